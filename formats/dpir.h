@@ -1,0 +1,212 @@
+/* dpir.h: the DevProc IR library: types, values, ops, functions; DPIR
+ * reading/writing (msgpack), text IR printing/parsing, verification. */
+#ifndef DPIR_H
+#define DPIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define DP_MAJOR 1     /* bumped only on structural change; others rejected */
+#define DP_MINOR 0
+#define DP_MAXRANK 8
+
+/* dtypes: X(enum, text name, bytes per element, PyTorch schema enum) */
+#define DP_DTYPES(X) \
+	X(DP_U8, "u8", 1, 1) X(DP_I8, "i8", 1, 2) X(DP_I16, "i16", 2, 3) \
+	X(DP_I32, "i32", 4, 4) X(DP_I64, "i64", 8, 5) X(DP_F16, "f16", 2, 6) \
+	X(DP_F32, "f32", 4, 7) X(DP_F64, "f64", 8, 8) X(DP_BOOL, "bool", 1, 12) \
+	X(DP_BF16, "bf16", 2, 13)
+
+#define DP_ENUM1(e, ...) e,
+enum { DP_DTYPES(DP_ENUM1) DP_NDTYPE };
+
+enum { DEV_CPU, DEV_CUDA, DEV_N };          /* devices; text names "cpu", "cuda" */
+enum { D_CPU = 1 << DEV_CPU, D_CUDA = 1 << DEV_CUDA };
+
+#include "ops.h"
+#define DP_ENUM7(e, ...) e,
+enum { DP_OPS(DP_ENUM7) DP_NOP };
+#define DP_ENUM2(e, n) e,
+enum { DP_CLASSES(DP_ENUM2) DP_NCLASS };
+
+/* A tensor type; a rank-0 tensor is a scalar. */
+typedef struct Type {
+	uint8_t dtype;
+	uint8_t dev;
+	uint8_t rank;
+	int64_t dim[DP_MAXRANK];
+} Type;
+
+enum { A_INT, A_FLOAT, A_STR, A_INTS, A_FLOATS };
+
+typedef struct Attr {
+	const char *key;
+	int kind;          /* A_* */
+	int n;             /* element count of A_INTS / A_FLOATS */
+	int64_t i;
+	double f;
+	const char *s;
+	int64_t *ints;
+	double *floats;
+} Attr;
+
+typedef struct Op {
+	int kind;          /* O* / A* from ops.h */
+	int nin, nout, nattr;
+	int *in, *out;     /* value ids */
+	Attr *attr;        /* sorted by key */
+	uint8_t dev;       /* device that runs it (DEV_*) */
+	int part;          /* partition index; -1 before partition */
+	const char *rule;  /* why place chose dev; NULL before place */
+	int line, col;     /* position in text IR, 0 when not from text */
+} Op;
+
+typedef struct Val {
+	Type t;
+	int def;           /* index of the defining op */
+} Val;
+
+typedef struct Port {      /* a named graph output */
+	const char *name;
+	int val;
+} Port;
+
+typedef struct Dep {       /* a file the IR was made from, and its content hash */
+	const char *path;  /* as the user wrote it, never made absolute */
+	const char *hash;
+} Dep;
+
+typedef struct Part {      /* a device partition (after partition) */
+	uint8_t dev;
+} Part;
+
+typedef struct Arena Arena;
+
+typedef struct Fn {
+	Arena *arena;      /* owns everything below */
+	const char *name;  /* pipeline name: a C identifier */
+	const char *stage; /* stage that produced it */
+	const char *weights; /* weight blob file name (no directory), or NULL */
+	const char *whash; /* its content hash (hex) */
+	int64_t wsize;     /* its size in bytes */
+	Val *val; int nval, capval;
+	Op *op; int nop, capop;
+	Port *out; int nout, capout;
+	Dep *dep; int ndep, capdep;
+	Part *part; int npart, cappart;
+} Fn;
+
+/* An error from library code: a message and, for text, a position. */
+typedef struct Err {
+	int line, col;     /* 0 when not known */
+	char msg[768];
+} Err;
+
+/* Tables, indexed by the enums above. */
+extern const char *const dp_dtype_name[DP_NDTYPE];
+extern const int dp_dtype_size[DP_NDTYPE];
+extern const int dp_dtype_pt2[DP_NDTYPE];
+extern const char *const dp_dev_name[DEV_N];
+extern const char *const dp_op_name[DP_NOP];
+extern const int dp_op_nin[DP_NOP];
+extern const int dp_op_nout[DP_NOP];
+extern const int dp_op_class[DP_NOP];
+extern const int dp_op_devs[DP_NOP];
+extern const char *const dp_op_attrs[DP_NOP];
+extern const char *const dp_class_name[DP_NCLASS];
+
+int dp_dtype_lookup(const char *name);     /* -1 if unknown */
+int dp_dtype_from_pt2(int e);              /* -1 if unknown */
+int dp_dev_lookup(const char *name);
+int dp_op_lookup(const char *name);
+int dp_class_lookup(const char *name);
+
+/* Memory. dp_alloc returns zeroed memory owned by the arena; on exhaustion
+ * it aborts with a message (allocation sizes are checked for overflow). */
+Arena *dp_arena_new(void);
+void dp_arena_free(Arena *a);
+void *dp_alloc(Arena *a, size_t n, size_t size);
+char *dp_strdup(Arena *a, const char *s);
+char *dp_strndup(Arena *a, const char *s, size_t n);
+
+/* Building IR.  Op and Val pointers stay valid only until the next call that
+ * adds an op or value; keep indices. */
+Fn *dp_new(const char *name, const char *stage);
+void dp_free(Fn *fn);
+int dp_addval(Fn *fn, Type t, int def);
+/* Appends an op with inputs in[0..nin-1] and no results yet; returns its index. */
+int dp_addop(Fn *fn, int kind, const int *in, int nin);
+/* Adds a result of type t to op; returns the new value id. */
+int dp_addout(Fn *fn, int op, Type t);
+void dp_seti(Fn *fn, int op, const char *key, int64_t v);
+void dp_setf(Fn *fn, int op, const char *key, double v);
+void dp_sets(Fn *fn, int op, const char *key, const char *v);
+void dp_setints(Fn *fn, int op, const char *key, const int64_t *v, int n);
+void dp_setfloats(Fn *fn, int op, const char *key, const double *v, int n);
+void dp_addport(Fn *fn, const char *name, int val);
+void dp_adddep(Fn *fn, const char *path, const char *hash);
+
+/* Computes the result types of op from its inputs and attributes (filling
+ * optional attributes with their defaults) and adds the results, on the
+ * device of the first input (cpu when none).  0, or -1 with err set. */
+int dp_infer(Fn *fn, int op, Err *err);
+/* The same shape/dtype rule, into out[] without touching fn. */
+int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
+
+/* Attribute access: NULL / default when absent. */
+const Attr *dp_attr(const Op *op, const char *key);
+int64_t dp_geti(const Op *op, const char *key, int64_t def);
+double dp_getf(const Op *op, const char *key, double def);
+const char *dp_gets(const Op *op, const char *key);
+
+/* Types. */
+int64_t dp_numel(const Type *t);               /* -1 on overflow */
+int64_t dp_nbytes(const Type *t);              /* -1 on overflow */
+int dp_type_eq(const Type *a, const Type *b);  /* dtype, shape and device */
+/* Formats "f32[1,512] @cpu" into buf (with the device when dev is nonzero). */
+char *dp_type_str(const Type *t, int dev, char *buf, size_t n);
+
+/* Checks SSA, attribute kinds, the shape/dtype rule of every op, device
+ * legality and the outputs.  0, or -1 with err naming the op. */
+int dp_verify(const Fn *fn, Err *err);
+
+/* DPIR (msgpack).  Encoding canonicalizes nothing and is deterministic.
+ * dp_read verifies after decoding; dp_write verifies before encoding and
+ * writes only when the bytes differ from the file's (temp file + rename). */
+int dp_encode(const Fn *fn, char **buf, size_t *len, Err *err); /* *buf from malloc */
+int dp_decode(const char *buf, size_t len, Fn **fn, Err *err);
+int dp_read(const char *path, Fn **fn, Err *err);
+int dp_write(const char *path, const Fn *fn, Err *err);
+
+/* Text IR. dp_parse verifies the result; errors carry line:col. */
+int dp_print(FILE *f, const Fn *fn);
+int dp_parse(const char *text, size_t len, Fn **fn, Err *err);
+
+/* Renumbers values in definition order (op order, results in order) so that
+ * printing and encoding are canonical.  Call before writing new IR. */
+void dp_canon(Fn *fn);
+
+/* Files. */
+/* Reads a whole file into malloc'd memory (NUL-terminated). 0 or -1. */
+int dp_slurp(const char *path, char **buf, size_t *len, Err *err);
+/* Writes buf to path atomically (temp file in the same folder, fsync-free
+ * rename), skipping the write when the file already holds these bytes. */
+int dp_write_file(const char *path, const void *buf, size_t len, Err *err);
+/* 64-bit FNV-1a content hash, as 16 lowercase hex digits into out[17]. */
+uint64_t dp_hash(const void *p, size_t n, uint64_t h);
+#define DP_HASH_INIT 0xcbf29ce484222325ULL
+void dp_hash_hex(uint64_t h, char out[17]);
+
+/* Reporting for stage mains: prints "file:line:col: stage: msg" (or
+ * "file: stage: msg" when err has no position) to stderr. */
+void dp_report(const char *file, const char *stage, const Err *err);
+void dp_seterr(Err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dp_seterr_at(Err *err, int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Internal error: prints "internal error: file:line: msg" and aborts. */
+#define dp_die(...) dp_die_at(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void dp_die_at(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
