@@ -146,6 +146,7 @@ void dp_setints(Fn *fn, int op, const char *key, const int64_t *v, int n);
 void dp_setfloats(Fn *fn, int op, const char *key, const double *v, int n);
 void dp_addport(Fn *fn, const char *name, int val);
 void dp_adddep(Fn *fn, const char *path, const char *hash);
+int dp_addpart(Fn *fn, int dev);           /* returns the partition index */
 
 /* Computes the result types of op from its inputs and attributes (filling
  * optional attributes with their defaults) and adds the results, on the
@@ -197,6 +198,40 @@ int dp_write_file(const char *path, const void *buf, size_t len, Err *err);
 uint64_t dp_hash(const void *p, size_t n, uint64_t h);
 #define DP_HASH_INIT 0xcbf29ce484222325ULL
 void dp_hash_hex(uint64_t h, char out[17]);
+
+/* Target mappings (formats/target.md): devices present, placement rules,
+ * tunables. */
+enum { R_DEFAULT, R_CLASS, R_OP };
+typedef struct Rule {
+	int what;          /* R_* */
+	int key;           /* class or op kind */
+	int dev;
+	int line;          /* in the mapping file */
+} Rule;
+
+typedef struct Tune {
+	char key[32];
+	char val[128];
+} Tune;
+
+typedef struct Target {
+	char name[64];
+	int devs;          /* D_* bits of the devices present */
+	char arch[16];     /* cuda arch, e.g. sm_90 */
+	Rule rule[256]; int nrule;
+	Tune tune[32]; int ntune;
+} Target;
+
+/* Reads a mapping file; errors carry line:col. */
+int dp_target_parse(const char *text, size_t len, Target *t, Err *err);
+int dp_target_read(const char *path, Target *t, Err *err);
+/* Chooses the device for an op kind: the last matching op rule, else the
+ * last matching class rule, else the default; an op that cannot run on the
+ * chosen device goes to the cpu.  why receives the reason, e.g.
+ * "class matmul -> cuda (line 7)". */
+int dp_target_place(const Target *t, const char *file, int kind, char *why, size_t n);
+/* A tunable's value, or def. */
+const char *dp_target_tune(const Target *t, const char *key, const char *def);
 
 /* Reporting for stage mains: prints "file:line:col: stage: msg" (or
  * "file: stage: msg" when err has no position) to stderr. */

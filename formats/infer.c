@@ -1,0 +1,541 @@
+/* infer.c: attribute schemas and the shape/dtype rule of every op. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpir.h"
+#include "dpint.h"
+
+/* ---- attribute schemas (the strings in ops.h) ---- */
+
+/* Parses the i-th entry of an op's schema; 0 when there is none. */
+int
+dp_spec(int kind, int i, Spec *s)
+{
+	if (kind < 0 || kind >= DP_NOP)
+		return 0;
+	const char *p = dp_op_attrs[kind];
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return 0;
+		const char *e = p + strcspn(p, " ");
+		if (i-- == 0) {
+			const char *c = memchr(p, ':', e - p);
+			if (!c)
+				dp_die("bad attribute schema for %s", dp_op_name[kind]);
+			s->klen = c - p;
+			memcpy(s->key, p, s->klen);
+			s->key[s->klen] = 0;
+			const char *eq = memchr(c, '=', e - c);
+			const char *ke = eq ? eq : e;
+			if (ke - c - 1 == 1)
+				s->kind = c[1] == 'i' ? A_INT : c[1] == 'f' ? A_FLOAT : A_STR;
+			else
+				s->kind = c[1] == 'i' ? A_INTS : A_FLOATS;
+			s->optional = eq != NULL;
+			s->def = eq ? strtod(eq + 1, NULL) : 0;
+			return 1;
+		}
+		p = e;
+	}
+}
+
+static const char *const kindname[] = { "int", "float", "string", "int list", "float list" };
+
+/* Checks op's attributes against its schema: all required present with the
+ * right kind, no unknown keys. */
+int
+dp_check_attrs(const Op *op, Err *err)
+{
+	Spec s;
+	for (int i = 0; dp_spec(op->kind, i, &s); i++) {
+		const Attr *a = dp_attr(op, s.key);
+		if (!a) {
+			if (s.optional)
+				continue;
+			dp_seterr(err, "%s: missing attribute '%s'", dp_op_name[op->kind], s.key);
+			return -1;
+		}
+		if (a->kind != s.kind) {
+			dp_seterr(err, "%s: attribute '%s' must be a %s, not a %s", dp_op_name[op->kind],
+			          s.key, kindname[s.kind], kindname[a->kind]);
+			return -1;
+		}
+	}
+	for (int j = 0; j < op->nattr; j++) {
+		int known = 0;
+		for (int i = 0; dp_spec(op->kind, i, &s); i++)
+			if (strcmp(s.key, op->attr[j].key) == 0)
+				known = 1;
+		if (!known) {
+			dp_seterr(err, "%s: unknown attribute '%s'", dp_op_name[op->kind], op->attr[j].key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Converts int attributes where the schema wants floats (as hand-written text
+ * and importers produce them) and fills optional attributes with defaults. */
+void
+dp_fix_attrs(Fn *fn, int opi)
+{
+	Spec s;
+	for (int i = 0; dp_spec(fn->op[opi].kind, i, &s); i++) {
+		const Attr *a = dp_attr(&fn->op[opi], s.key);
+		if (!a) {
+			if (!s.optional)
+				continue;
+			if (s.kind == A_INT)
+				dp_seti(fn, opi, s.key, (int64_t)s.def);
+			else if (s.kind == A_FLOAT)
+				dp_setf(fn, opi, s.key, s.def);
+			continue;
+		}
+		if (s.kind == A_FLOAT && a->kind == A_INT)
+			dp_setf(fn, opi, s.key, (double)a->i);
+		else if (s.kind == A_FLOATS && a->kind == A_INTS) {
+			int n = a->n;
+			double *v = dp_alloc(fn->arena, n ? n : 1, sizeof *v);
+			for (int k = 0; k < n; k++)
+				v[k] = (double)a->ints[k];
+			dp_setfloats(fn, opi, s.key, v, n);
+		}
+	}
+}
+
+/* ---- shape rules ---- */
+
+#define NAME dp_op_name[op->kind]
+
+static int
+isfloat(int dt)
+{
+	return dt == DP_F32 || dt == DP_F64 || dt == DP_F16 || dt == DP_BF16;
+}
+
+/* Normalizes axis d (may be negative) for rank r; -1 when out of range. */
+static int
+axis(int64_t d, int r)
+{
+	if (d < 0)
+		d += r;
+	return d >= 0 && d < r ? (int)d : -1;
+}
+
+static int
+badaxis(Err *err, const Op *op, const char *what, int64_t d, int r)
+{
+	dp_seterr(err, "%s: %s %lld is out of range for rank %d", NAME, what, (long long)d, r);
+	return -1;
+}
+
+static int
+shapestr_err(Err *err, const Op *op, const char *msg, const Type *a, const Type *b)
+{
+	char x[128], y[128];
+	dp_type_str(a, 0, x, sizeof x);
+	if (b)
+		dp_type_str(b, 0, y, sizeof y);
+	dp_seterr(err, "%s: %s: %s%s%s", NAME, msg, x, b ? " and " : "", b ? y : "");
+	return -1;
+}
+
+/* Result of reshaping t to shape[0..n-1] (one entry may be -1). */
+static int
+reshape(const Op *op, const Type *t, const int64_t *shape, int n, Type *out, Err *err)
+{
+	if (n > DP_MAXRANK) {
+		dp_seterr(err, "%s: rank %d exceeds %d", NAME, n, DP_MAXRANK);
+		return -1;
+	}
+	int64_t total = dp_numel(t), known = 1;
+	int infer = -1;
+	*out = *t;
+	out->rank = (uint8_t)n;
+	for (int i = 0; i < n; i++) {
+		if (shape[i] == -1 && infer < 0) {
+			infer = i;
+			continue;
+		}
+		if (shape[i] < 0 || (shape[i] && known > INT64_MAX / shape[i])) {
+			dp_seterr(err, "%s: bad size %lld in shape", NAME, (long long)shape[i]);
+			return -1;
+		}
+		known *= shape[i];
+		out->dim[i] = shape[i];
+	}
+	if (infer >= 0) {
+		if (known == 0 || total % known) {
+			dp_seterr(err, "%s: cannot infer -1: %lld elements into blocks of %lld", NAME,
+			          (long long)total, (long long)known);
+			return -1;
+		}
+		out->dim[infer] = total / known;
+		known = total;
+	}
+	if (known != total) {
+		char x[128];
+		dp_seterr(err, "%s: cannot reshape %s (%lld elements) into %lld elements", NAME,
+		          dp_type_str(t, 0, x, sizeof x), (long long)total, (long long)known);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+permute(const Op *op, const Type *t, const Attr *dims, Type *out, Err *err)
+{
+	if (dims->n != t->rank) {
+		dp_seterr(err, "%s: dims has %d entries for a rank-%d input", NAME, dims->n, t->rank);
+		return -1;
+	}
+	int seen[DP_MAXRANK] = { 0 };
+	*out = *t;
+	for (int i = 0; i < t->rank; i++) {
+		int d = axis(dims->ints[i], t->rank);
+		if (d < 0)
+			return badaxis(err, op, "dim", dims->ints[i], t->rank);
+		if (seen[d]++) {
+			dp_seterr(err, "%s: dims repeats axis %d", NAME, d);
+			return -1;
+		}
+		out->dim[i] = t->dim[d];
+	}
+	return 0;
+}
+
+/* Numpy broadcasting of a and b into out. */
+static int
+broadcast(const Op *op, const Type *a, const Type *b, Type *out, Err *err)
+{
+	int r = a->rank > b->rank ? a->rank : b->rank;
+	*out = *a;
+	out->rank = (uint8_t)r;
+	for (int i = 0; i < r; i++) {
+		int ia = i - (r - a->rank), ib = i - (r - b->rank);
+		int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return shapestr_err(err, op, "shapes do not broadcast", a, b);
+		out->dim[i] = da == 1 ? db : da;
+	}
+	return 0;
+}
+
+static int
+samedtype(const Op *op, const Type *a, const Type *b, Err *err)
+{
+	if (a->dtype != b->dtype) {
+		dp_seterr(err, "%s: operand dtypes differ: %s and %s", NAME, dp_dtype_name[a->dtype],
+		          dp_dtype_name[b->dtype]);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+needfloat(const Op *op, const Type *a, Err *err)
+{
+	if (!isfloat(a->dtype)) {
+		dp_seterr(err, "%s: needs a floating-point operand, got %s", NAME, dp_dtype_name[a->dtype]);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+matmul(const Op *op, const Type *a, const Type *b, Type *out, Err *err)
+{
+	if (samedtype(op, a, b, err) || needfloat(op, a, err))
+		return -1;
+	if (a->rank == 0 || b->rank == 0)
+		return shapestr_err(err, op, "operands must have rank >= 1", a, b);
+	int64_t k1 = a->dim[a->rank - 1];
+	int64_t k2 = b->rank == 1 ? b->dim[0] : b->dim[b->rank - 2];
+	if (k1 != k2)
+		return shapestr_err(err, op, "inner dimensions differ", a, b);
+	*out = *a;
+	if (a->rank <= 2 && b->rank <= 2) {
+		int r = 0;
+		if (a->rank == 2)
+			out->dim[r++] = a->dim[0];
+		if (b->rank == 2)
+			out->dim[r++] = b->dim[1];
+		out->rank = (uint8_t)r;
+		return 0;
+	}
+	/* batched: broadcast the batch dims */
+	Type ba = *a, bb = *b, bo;
+	ba.rank = a->rank >= 2 ? a->rank - 2 : 0;
+	bb.rank = b->rank >= 2 ? b->rank - 2 : 0;
+	if (broadcast(op, &ba, &bb, &bo, err))
+		return -1;
+	int r = bo.rank;
+	if (r + 2 > DP_MAXRANK)
+		return shapestr_err(err, op, "result rank too large", a, b);
+	*out = bo;
+	if (a->rank >= 2)
+		out->dim[r++] = a->dim[a->rank - 2];
+	if (b->rank >= 2)
+		out->dim[r++] = b->dim[b->rank - 1];
+	out->rank = (uint8_t)r;
+	return 0;
+}
+
+int
+dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
+{
+	const Type *t[8];
+	for (int i = 0; i < op->nin && i < 8; i++)
+		t[i] = &fn->val[op->in[i]].t;
+	if (dp_check_attrs(op, err))
+		return -1;
+	int nin = dp_op_nin[op->kind];
+	if (nin >= 0 && op->nin != nin) {
+		dp_seterr(err, "%s takes %d operand%s, got %d", NAME, nin, nin == 1 ? "" : "s", op->nin);
+		return -1;
+	}
+	const Attr *a;
+	switch (op->kind) {
+	case Oinput:
+	case Oconst:
+		if (op->nout != 1) {
+			dp_seterr(err, "%s must have one result", NAME);
+			return -1;
+		}
+		*out = fn->val[op->out[0]].t;
+		if (dp_nbytes(out) < 0) {
+			dp_seterr(err, "%s: tensor size overflows", NAME);
+			return -1;
+		}
+		if (op->kind == Oconst) {
+			int64_t nb = dp_geti(op, "nbytes", -1), off = dp_geti(op, "offset", -1);
+			if (nb != dp_nbytes(out)) {
+				dp_seterr(err, "const: nbytes=%lld but the type needs %lld", (long long)nb,
+				          (long long)dp_nbytes(out));
+				return -1;
+			}
+			if (off < 0 || off % 64) {
+				dp_seterr(err, "const: offset %lld is not a 64-byte-aligned file offset",
+				          (long long)off);
+				return -1;
+			}
+			if (fn->weights && fn->wsize >= 0 && off + nb > fn->wsize) {
+				dp_seterr(err, "const: bytes [%lld, %lld) lie outside the %lld-byte weight blob",
+				          (long long)off, (long long)(off + nb), (long long)fn->wsize);
+				return -1;
+			}
+		} else if (!dp_gets(op, "name")[0]) {
+			dp_seterr(err, "input: empty name");
+			return -1;
+		}
+		return 0;
+	case Ocopy: {
+		int d = dp_dev_lookup(dp_gets(op, "to"));
+		if (d < 0) {
+			dp_seterr(err, "copy: unknown device '%s'", dp_gets(op, "to"));
+			return -1;
+		}
+		if (d == t[0]->dev) {
+			dp_seterr(err, "copy: operand is already on %s", dp_dev_name[d]);
+			return -1;
+		}
+		*out = *t[0];
+		out->dev = (uint8_t)d;
+		return 0;
+	}
+	case Ocast: {
+		int d = dp_dtype_lookup(dp_gets(op, "dtype"));
+		if (d < 0) {
+			dp_seterr(err, "cast: unknown dtype '%s'", dp_gets(op, "dtype"));
+			return -1;
+		}
+		*out = *t[0];
+		out->dtype = (uint8_t)d;
+		break;
+	}
+	case Onormalize: {
+		int ax = axis(dp_geti(op, "axis", -1), t[0]->rank);
+		if (ax < 0)
+			return badaxis(err, op, "axis", dp_geti(op, "axis", -1), t[0]->rank);
+		if (t[0]->dtype != DP_U8 && t[0]->dtype != DP_F32) {
+			dp_seterr(err, "normalize: input must be u8 or f32, got %s", dp_dtype_name[t[0]->dtype]);
+			return -1;
+		}
+		const Attr *m = dp_attr(op, "mean"), *s = dp_attr(op, "std");
+		if (m->n != t[0]->dim[ax] || s->n != t[0]->dim[ax]) {
+			dp_seterr(err, "normalize: mean and std need %lld values (axis %d), got %d and %d",
+			          (long long)t[0]->dim[ax], ax, m->n, s->n);
+			return -1;
+		}
+		for (int i = 0; i < s->n; i++)
+			if (s->floats[i] == 0) {
+				dp_seterr(err, "normalize: std[%d] is zero", i);
+				return -1;
+			}
+		*out = *t[0];
+		out->dtype = DP_F32;
+		break;
+	}
+	case Opermute:
+	case Apermute:
+		if (permute(op, t[0], dp_attr(op, "dims"), out, err))
+			return -1;
+		break;
+	case Oreshape:
+	case Areshape:
+	case Aview:
+		a = dp_attr(op, op->kind == Aview ? "size" : "shape");
+		if (reshape(op, t[0], a->ints, a->n, out, err))
+			return -1;
+		break;
+	case Oflatten: {
+		int r = t[0]->rank ? t[0]->rank : 1;
+		int s = axis(dp_geti(op, "start", 1), r), e = axis(dp_geti(op, "end", -1), r);
+		if (s < 0)
+			return badaxis(err, op, "start", dp_geti(op, "start", 1), t[0]->rank);
+		if (e < 0)
+			return badaxis(err, op, "end", dp_geti(op, "end", -1), t[0]->rank);
+		if (s > e) {
+			dp_seterr(err, "flatten: start %d is after end %d", s, e);
+			return -1;
+		}
+		*out = *t[0];
+		if (t[0]->rank == 0) {
+			out->rank = 1;
+			out->dim[0] = 1;
+			break;
+		}
+		int k = 0;
+		for (int i = 0; i < s; i++)
+			out->dim[k++] = t[0]->dim[i];
+		int64_t n = 1;
+		for (int i = s; i <= e; i++)
+			n *= t[0]->dim[i];
+		out->dim[k++] = n;
+		for (int i = e + 1; i < t[0]->rank; i++)
+			out->dim[k++] = t[0]->dim[i];
+		out->rank = (uint8_t)k;
+		break;
+	}
+	case Oargmax: {
+		int d = axis(dp_geti(op, "dim", 0), t[0]->rank);
+		if (d < 0)
+			return badaxis(err, op, "dim", dp_geti(op, "dim", 0), t[0]->rank);
+		if (t[0]->dim[d] == 0) {
+			dp_seterr(err, "argmax: dim %d is empty", d);
+			return -1;
+		}
+		*out = *t[0];
+		out->dtype = DP_I64;
+		if (dp_geti(op, "keepdim", 0))
+			out->dim[d] = 1;
+		else {
+			for (int i = d; i + 1 < t[0]->rank; i++)
+				out->dim[i] = t[0]->dim[i + 1];
+			out->rank--;
+		}
+		break;
+	}
+	case Osoftmax: {
+		int d = axis(dp_geti(op, "dim", 0), t[0]->rank);
+		if (d < 0)
+			return badaxis(err, op, "dim", dp_geti(op, "dim", 0), t[0]->rank);
+		if (needfloat(op, t[0], err))
+			return -1;
+		*out = *t[0];
+		break;
+	}
+	case Aadd:
+	case Amul:
+		if (samedtype(op, t[0], t[1], err) || broadcast(op, t[0], t[1], out, err))
+			return -1;
+		break;
+	case Arelu:
+		*out = *t[0];
+		break;
+	case Alinear: {
+		if (op->nin != 2 && op->nin != 3) {
+			dp_seterr(err, "aten.linear takes 2 or 3 operands, got %d", op->nin);
+			return -1;
+		}
+		const Type *x = t[0], *w = t[1];
+		if (samedtype(op, x, w, err) || needfloat(op, x, err))
+			return -1;
+		if (x->rank < 1 || w->rank != 2 || x->dim[x->rank - 1] != w->dim[1])
+			return shapestr_err(err, op, "input and weight do not match", x, w);
+		if (op->nin == 3) {
+			const Type *b = t[2];
+			if (samedtype(op, x, b, err))
+				return -1;
+			if (b->rank != 1 || b->dim[0] != w->dim[0])
+				return shapestr_err(err, op, "bias does not match weight", b, w);
+		}
+		*out = *x;
+		out->dim[x->rank - 1] = w->dim[0];
+		break;
+	}
+	case Aaddmm: {
+		const Type *s = t[0], *m1 = t[1], *m2 = t[2];
+		if (m1->rank != 2 || m2->rank != 2)
+			return shapestr_err(err, op, "mat1 and mat2 must be 2-D", m1, m2);
+		if (matmul(op, m1, m2, out, err) || samedtype(op, s, m1, err))
+			return -1;
+		Type bc;
+		if (broadcast(op, s, out, &bc, err))
+			return -1;
+		if (!dp_type_eq(&bc, out))
+			return shapestr_err(err, op, "self does not broadcast to the product", s, out);
+		break;
+	}
+	case Amm:
+		if (t[0]->rank != 2 || t[1]->rank != 2)
+			return shapestr_err(err, op, "operands must be 2-D", t[0], t[1]);
+		/* fall through */
+	case Amatmul:
+		if (matmul(op, t[0], t[1], out, err))
+			return -1;
+		break;
+	case At:
+		if (t[0]->rank > 2) {
+			dp_seterr(err, "aten.t: input has rank %d (at most 2)", t[0]->rank);
+			return -1;
+		}
+		*out = *t[0];
+		if (t[0]->rank == 2) {
+			out->dim[0] = t[0]->dim[1];
+			out->dim[1] = t[0]->dim[0];
+		}
+		break;
+	default:
+		dp_die("no shape rule for op kind %d", op->kind);
+	}
+	out->dev = op->dev;
+	if (dp_nbytes(out) < 0) {
+		dp_seterr(err, "%s: result size overflows", NAME);
+		return -1;
+	}
+	return 0;
+}
+
+int
+dp_infer(Fn *fn, int opi, Err *err)
+{
+	Op *op = &fn->op[opi];
+	if (op->kind == Oinput || op->kind == Oconst)
+		dp_die("dp_infer on %s: give its type with dp_addout", NAME);
+	for (int i = 0; i < op->nin; i++)
+		if (op->in[i] < 0 || op->in[i] >= fn->nval)
+			dp_die("dp_infer: operand %d of %s is not a value", i, NAME);
+	dp_fix_attrs(fn, opi);
+	op = &fn->op[opi];
+	if (op->kind == Ocopy)
+		op->dev = (uint8_t)(dp_gets(op, "to") && dp_dev_lookup(dp_gets(op, "to")) >= 0
+		                            ? dp_dev_lookup(dp_gets(op, "to")) : op->dev);
+	Type out;
+	if (dp_rule(fn, op, &out, err))
+		return -1;
+	dp_addout(fn, opi, out);
+	return 0;
+}
