@@ -35,18 +35,21 @@ int
 cmd_parse(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL;
+	int raw = 0;
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+		if (!strcmp(argv[i], "--no-verify"))
+			raw = 1;
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
 		else if (!in && argv[i][0] != '-')
 			in = argv[i];
 		else {
-			fprintf(stderr, "usage: devproc parse TEXT -o OUT.dpir\n");
+			fprintf(stderr, "usage: devproc parse [--no-verify] TEXT -o OUT.dpir\n");
 			return 1;
 		}
 	}
 	if (!in || !out) {
-		fprintf(stderr, "usage: devproc parse TEXT -o OUT.dpir\n");
+		fprintf(stderr, "usage: devproc parse [--no-verify] TEXT -o OUT.dpir\n");
 		return 1;
 	}
 	char *buf;
@@ -57,11 +60,22 @@ cmd_parse(int argc, char **argv)
 		dp_report(in, "parse", &err);
 		return 1;
 	}
-	int rc = dp_parse(buf, len, &fn, &err);
+	int rc = raw ? dp_parse_raw(buf, len, &fn, &err) : dp_parse(buf, len, &fn, &err);
 	free(buf);
 	if (rc) {
 		dp_report(in, "parse", &err);
 		return 1;
+	}
+	if (raw) {   /* for testing the verifier: encode whatever was written */
+		char *b;
+		size_t n;
+		rc = dp_encode(fn, &b, &n, &err) || dp_write_file(out, b, n, &err);
+		if (!rc)
+			free(b);
+		dp_free(fn);
+		if (rc)
+			dp_report(out, "parse", &err);
+		return rc ? 1 : 0;
 	}
 	if (dp_write(out, fn, &err)) {
 		dp_report(out, "parse", &err);

@@ -169,7 +169,9 @@ int dp_type_eq(const Type *a, const Type *b);  /* dtype, shape and device */
 char *dp_type_str(const Type *t, int dev, char *buf, size_t n);
 
 /* Checks SSA, attribute kinds, the shape/dtype rule of every op, device
- * legality and the outputs.  0, or -1 with err naming the op. */
+ * legality (each op on a device that can run it; once partitioned, operands
+ * on the op's device and outputs on the cpu: copies explicit) and the
+ * outputs.  0, or -1 with err naming the op. */
 int dp_verify(const Fn *fn, Err *err);
 
 /* DPIR (msgpack).  Encoding canonicalizes nothing and is deterministic.
@@ -183,6 +185,8 @@ int dp_write(const char *path, const Fn *fn, Err *err);
 /* Text IR. dp_parse verifies the result; errors carry line:col. */
 int dp_print(FILE *f, const Fn *fn);
 int dp_parse(const char *text, size_t len, Fn **fn, Err *err);
+/* The same without verifying (for tools that test the verifier). */
+int dp_parse_raw(const char *text, size_t len, Fn **fn, Err *err);
 
 /* Renumbers values in definition order (op order, results in order) so that
  * printing and encoding are canonical.  Call before writing new IR. */

@@ -17,18 +17,18 @@
 	X(Oconst,     "const",        0, 1, Kconst, D_CPU|D_CUDA, "hash:s nbytes:i offset:i") \
 	X(Ocopy,      "copy",         1, 1, Kcopy,  D_CPU|D_CUDA, "to:s") \
 	X(Ocast,      "cast",         1, 1, Kelem,  D_CPU,        "dtype:s") \
-	X(Onormalize, "normalize",    1, 1, Knorm,  D_CPU,        "axis:i=-1 mean:fs scale:f=1 std:fs") \
+	X(Onormalize, "normalize",    1, 1, Knorm,  D_CPU|D_CUDA, "axis:i=-1 mean:fs scale:f=1 std:fs") \
 	X(Opermute,   "permute",      1, 1, Kshape, D_CPU,        "dims:is") \
 	X(Oreshape,   "reshape",      1, 1, Kshape, D_CPU,        "shape:is") \
 	X(Oflatten,   "flatten",      1, 1, Kshape, D_CPU,        "end:i=-1 start:i=1") \
 	X(Oargmax,    "argmax",       1, 1, Kindex, D_CPU,        "dim:i keepdim:i=0") \
 	X(Osoftmax,   "softmax",      1, 1, Kreduce,D_CPU,        "dim:i") \
-	X(Aadd,       "aten.add",     2, 1, Kelem,  D_CPU,        "alpha:f=1") \
-	X(Amul,       "aten.mul",     2, 1, Kelem,  D_CPU,        "") \
-	X(Arelu,      "aten.relu",    1, 1, Kelem,  D_CPU,        "") \
-	X(Alinear,    "aten.linear", -1, 1, Kmatmul,D_CPU,        "") \
-	X(Aaddmm,     "aten.addmm",   3, 1, Kmatmul,D_CPU,        "alpha:f=1 beta:f=1") \
-	X(Amm,        "aten.mm",      2, 1, Kmatmul,D_CPU,        "") \
+	X(Aadd,       "aten.add",     2, 1, Kelem,  D_CPU|D_CUDA, "alpha:f=1") \
+	X(Amul,       "aten.mul",     2, 1, Kelem,  D_CPU|D_CUDA, "") \
+	X(Arelu,      "aten.relu",    1, 1, Kelem,  D_CPU|D_CUDA, "") \
+	X(Alinear,    "aten.linear", -1, 1, Kmatmul,D_CPU|D_CUDA, "") \
+	X(Aaddmm,     "aten.addmm",   3, 1, Kmatmul,D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
+	X(Amm,        "aten.mm",      2, 1, Kmatmul,D_CPU|D_CUDA, "") \
 	X(Amatmul,    "aten.matmul",  2, 1, Kmatmul,D_CPU,        "") \
 	X(Aview,      "aten.view",    1, 1, Kshape, D_CPU,        "size:is") \
 	X(Areshape,   "aten.reshape", 1, 1, Kshape, D_CPU,        "shape:is") \

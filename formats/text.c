@@ -673,13 +673,13 @@ parse(Lex *L, Fn *fn, Names *nm)
 	return 0;
 }
 
-int
-dp_parse(const char *text, size_t len, Fn **out, Err *err)
+static int
+parse_text(const char *text, size_t len, Fn **out, Err *err, int verify)
 {
 	Fn *fn = dp_new("", "");
 	Names nm = { 0 };
 	Lex L = { .p = text, .end = text + len, .bol = text, .line = 1, .a = fn->arena, .err = err };
-	int rc = next(&L) || parse(&L, fn, &nm) || dp_verify(fn, err) ? -1 : 0;
+	int rc = next(&L) || parse(&L, fn, &nm) || (verify && dp_verify(fn, err)) ? -1 : 0;
 	free(nm.id);
 	free(nm.line);
 	if (rc) {
@@ -688,4 +688,16 @@ dp_parse(const char *text, size_t len, Fn **out, Err *err)
 	}
 	*out = fn;
 	return 0;
+}
+
+int
+dp_parse(const char *text, size_t len, Fn **out, Err *err)
+{
+	return parse_text(text, len, out, err, 1);
+}
+
+int
+dp_parse_raw(const char *text, size_t len, Fn **out, Err *err)
+{
+	return parse_text(text, len, out, err, 0);
 }

@@ -85,7 +85,7 @@ dp_verify(const Fn *fn, Err *err)
 		}
 		for (int k = 0; k < op->nin; k++) {
 			const Type *t = &fn->val[op->in[k]].t;
-			if (op->kind != Ocopy && t->dev != op->dev) {
+			if (fn->npart && op->kind != Ocopy && t->dev != op->dev) {
 				snprintf(msg, sizeof msg, "operand %%%d is on %s but the op runs on %s (a copy is missing)",
 				         op->in[k], dp_dev_name[t->dev], dp_dev_name[op->dev]);
 				bad(err, fn, i, msg);
@@ -143,7 +143,7 @@ dp_verify(const Fn *fn, Err *err)
 			dp_seterr(err, "output %d has an empty name", k);
 			goto out;
 		}
-		if (fn->val[p->val].t.dev != DEV_CPU) {
+		if (fn->npart && fn->val[p->val].t.dev != DEV_CPU) {
 			dp_seterr(err, "output '%s' is on %s; outputs leave on the cpu (a copy is missing)",
 			          p->name, dp_dev_name[fn->val[p->val].t.dev]);
 			goto out;

@@ -1,0 +1,148 @@
+/* partition: splits the placed schedule into device partitions, inserting an
+ * explicit copy at every device boundary (and only there). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpir.h"
+
+static const char usage[] =
+	"usage: dp-partition IN.dpir -o OUT.dpir\n"
+	"Groups the placed ops of IN, in schedule order, into partitions: maximal\n"
+	"runs of ops on one device.  Where an op reads a value made on another\n"
+	"device a copy op is inserted (one per value and device), and graph outputs\n"
+	"made off the cpu are copied back to it.  The host runs the partitions in\n"
+	"order.\n";
+
+typedef struct P {
+	const Fn *src;
+	Fn *dst;
+	int *map;          /* src value -> dst value */
+	int *copy[DEV_N];  /* src value -> its copy on a device, or -1 */
+	int cur;           /* current partition, -1 before the first */
+} P;
+
+/* Puts the new op i of dst into a partition, opening one when the device
+ * changes. */
+static void
+assign(P *p, int i)
+{
+	Op *op = &p->dst->op[i];
+	if (p->cur < 0 || p->dst->part[p->cur].dev != op->dev)
+		p->cur = dp_addpart(p->dst, op->dev);
+	p->dst->op[i].part = p->cur;
+}
+
+/* The value to use for src value v on device dev, copying it there once. */
+static int
+onto(P *p, int v, int dev, Err *err)
+{
+	int have = p->map[v];
+	if (p->dst->val[have].t.dev == dev)
+		return have;
+	if (p->copy[dev][v] >= 0)
+		return p->copy[dev][v];
+	int c = dp_addop(p->dst, Ocopy, &have, 1);
+	dp_sets(p->dst, c, "to", dp_dev_name[dev]);
+	p->dst->op[c].dev = (uint8_t)dev;
+	p->dst->op[c].rule = "copy at a device boundary";
+	if (dp_infer(p->dst, c, err))
+		return -1;
+	assign(p, c);
+	return p->copy[dev][v] = p->dst->op[c].out[0];
+}
+
+static int
+partition(P *p, Err *err)
+{
+	const Fn *s = p->src;
+	for (int i = 0; i < s->nop; i++) {
+		const Op *op = &s->op[i];
+		int in[256];
+		if (op->nin > 256)
+			dp_die("op with %d operands", op->nin);
+		for (int k = 0; k < op->nin; k++)
+			if ((in[k] = onto(p, op->in[k], op->dev, err)) < 0)
+				return -1;
+		int j = dp_addop(p->dst, op->kind, in, op->nin);
+		Op *n = &p->dst->op[j];
+		n->dev = op->dev;
+		n->rule = op->rule ? dp_strdup(p->dst->arena, op->rule) : NULL;
+		for (int k = 0; k < op->nattr; k++) {
+			const Attr *a = &op->attr[k];
+			switch (a->kind) {
+			case A_INT: dp_seti(p->dst, j, a->key, a->i); break;
+			case A_FLOAT: dp_setf(p->dst, j, a->key, a->f); break;
+			case A_STR: dp_sets(p->dst, j, a->key, a->s); break;
+			case A_INTS: dp_setints(p->dst, j, a->key, a->ints, a->n); break;
+			case A_FLOATS: dp_setfloats(p->dst, j, a->key, a->floats, a->n); break;
+			}
+		}
+		for (int k = 0; k < op->nout; k++)
+			p->map[op->out[k]] = dp_addout(p->dst, j, s->val[op->out[k]].t);
+		assign(p, j);
+	}
+	for (int k = 0; k < s->nout; k++) {
+		int v = onto(p, s->out[k].val, DEV_CPU, err);
+		if (v < 0)
+			return -1;
+		dp_addport(p->dst, s->out[k].name, v);
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!in && argv[i][0] != '-')
+			in = argv[i];
+		else {
+			fputs(usage, stderr);
+			return 1;
+		}
+	}
+	if (!in || !out) {
+		fputs(usage, stderr);
+		return 1;
+	}
+	Err err;
+	Fn *fn;
+	if (dp_read(in, &fn, &err)) {
+		dp_report(in, "partition", &err);
+		return 1;
+	}
+	for (int i = 0; i < fn->nop; i++)
+		if (!fn->op[i].rule) {
+			fprintf(stderr, "%s: partition: op %d (%s) was never placed (run place first)\n", in, i,
+			        dp_op_name[fn->op[i].kind]);
+			return 1;
+		}
+	if (fn->npart) {
+		fprintf(stderr, "%s: partition: the IR is already partitioned\n", in);
+		return 1;
+	}
+	P p = { .src = fn, .cur = -1 };
+	p.dst = dp_new(fn->name, "partition");
+	p.dst->weights = fn->weights;
+	p.dst->whash = fn->whash;
+	p.dst->wsize = fn->wsize;
+	for (int i = 0; i < fn->ndep; i++)
+		dp_adddep(p.dst, fn->dep[i].path, fn->dep[i].hash);
+	p.map = calloc(fn->nval + 1, sizeof *p.map);
+	for (int d = 0; d < DEV_N; d++) {
+		p.copy[d] = malloc((fn->nval + 1) * sizeof *p.copy[d]);
+		for (int v = 0; v < fn->nval; v++)
+			p.copy[d][v] = -1;
+	}
+	if (partition(&p, &err) || dp_write(out, p.dst, &err)) {
+		dp_report(in, "partition", &err);
+		return 1;
+	}
+	return 0;
+}

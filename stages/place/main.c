@@ -1,0 +1,103 @@
+/* place: gives every op a device by the rules of a target mapping file and
+ * records which rule decided it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpir.h"
+
+static const char usage[] =
+	"usage: dp-place IN.dpir -t MAPPING -o OUT.dpir\n"
+	"Places every op of IN on a device by MAPPING's rules (formats/target.md):\n"
+	"the last matching 'op' rule, else the last matching 'class' rule, else\n"
+	"'default'; an op with no kernel on that device stays on the cpu.  Graph\n"
+	"inputs are on the cpu; a const goes where its first user runs.  Each op\n"
+	"records the rule that placed it (devproc dump shows it).\n";
+
+/* Places fn's ops; consts follow their first user. */
+static void
+place(Fn *fn, const Target *t, const char *tname)
+{
+	char why[256];
+	for (int i = 0; i < fn->nop; i++) {
+		Op *op = &fn->op[i];
+		if (op->kind == Oinput) {
+			op->dev = DEV_CPU;
+			op->rule = "graph inputs arrive on the cpu";
+		} else if (op->kind == Oconst)
+			continue;
+		else {
+			op->dev = (uint8_t)dp_target_place(t, tname, op->kind, why, sizeof why);
+			op->rule = dp_strdup(fn->arena, why);
+		}
+	}
+	for (int i = 0; i < fn->nop; i++) {
+		Op *op = &fn->op[i];
+		if (op->kind != Oconst)
+			continue;
+		op->dev = DEV_CPU;
+		op->rule = "const with no user: cpu";
+		int user = -1;
+		for (int j = i + 1; j < fn->nop && user < 0; j++)
+			for (int k = 0; k < fn->op[j].nin; k++)
+				if (fn->op[j].in[k] == op->out[0])
+					user = j;
+		if (user >= 0) {
+			op->dev = fn->op[user].dev;
+			snprintf(why, sizeof why, "const follows its first user, %%%d (%s)",
+			         fn->op[user].out[0], dp_op_name[fn->op[user].kind]);
+			op->rule = dp_strdup(fn->arena, why);
+		}
+	}
+	for (int i = 0; i < fn->nop; i++)
+		for (int k = 0; k < fn->op[i].nout; k++)
+			fn->val[fn->op[i].out[k]].t.dev = fn->op[i].dev;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL, *map = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
+			map = argv[++i];
+		else if (!in && argv[i][0] != '-')
+			in = argv[i];
+		else {
+			fputs(usage, stderr);
+			return 1;
+		}
+	}
+	if (!in || !out || !map) {
+		fputs(usage, stderr);
+		return 1;
+	}
+	Err err;
+	Target t;
+	Fn *fn;
+	if (dp_target_read(map, &t, &err)) {
+		dp_report(map, "place", &err);
+		return 1;
+	}
+	if (dp_read(in, &fn, &err)) {
+		dp_report(in, "place", &err);
+		return 1;
+	}
+	if (fn->npart) {
+		fprintf(stderr, "%s: place: the IR is already partitioned (stage %s)\n", in, fn->stage);
+		return 1;
+	}
+	const char *tname = strrchr(map, '/') ? strrchr(map, '/') + 1 : map;
+	place(fn, &t, tname);
+	fn->stage = "place";
+	if (dp_write(out, fn, &err)) {
+		dp_report(in, "place", &err);
+		return 1;
+	}
+	dp_free(fn);
+	return 0;
+}
