@@ -427,7 +427,7 @@ lookupval(Lex *L, Names *nm)
 }
 
 static int
-defval(Lex *L, Names *nm, int64_t num, int id, int line)
+defval(Lex *L, Names *nm, int64_t num, int id, int line, int col)
 {
 	if (num >= nm->n) {
 		int nn = (int)num + 64;
@@ -441,7 +441,8 @@ defval(Lex *L, Names *nm, int64_t num, int id, int line)
 		char b[64];
 		snprintf(b, sizeof b, "%%%lld is defined twice (first on line %d)", (long long)num,
 		         nm->line[num]);
-		return lerr(L, "%s", b);
+		dp_seterr_at(L->err, line, col, "%s", b);
+		return -1;
 	}
 	nm->id[num] = id;
 	nm->line[num] = line;
@@ -453,12 +454,14 @@ static int
 pop(Lex *L, Fn *fn, Names *nm)
 {
 	int64_t res[64];
+	int rescol[64];
 	int nres = 0, line = L->tline, col = L->tcol;
 	for (;;) {
 		if (L->t != Tval)
 			return lerr(L, "expected a result such as %3", NULL);
 		if (nres == 64)
 			return lerr(L, "too many results", NULL);
+		rescol[nres] = L->tcol;
 		res[nres++] = L->i;
 		if (next(L))
 			return -1;
@@ -521,7 +524,7 @@ pop(Lex *L, Fn *fn, Names *nm)
 		if (ptype(L, &t))
 			return -1;
 		int v = dp_addout(fn, opi, t);
-		if (defval(L, nm, res[k], v, line))
+		if (defval(L, nm, res[k], v, line, rescol[k]))
 			return -1;
 	}
 	Op *op = &fn->op[opi];

@@ -43,8 +43,8 @@ place(Fn *fn, const Target *t, const char *tname)
 					user = j;
 		if (user >= 0) {
 			op->dev = fn->op[user].dev;
-			snprintf(why, sizeof why, "const follows its first user, %%%d (%s)",
-			         fn->op[user].out[0], dp_op_name[fn->op[user].kind]);
+			snprintf(why, sizeof why, "const follows its first user (%s, op %d)",
+			         dp_op_name[fn->op[user].kind], user);
 			op->rule = dp_strdup(fn->arena, why);
 		}
 	}
