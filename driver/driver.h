@@ -5,6 +5,7 @@ typedef struct Gen {
 	const char *root;      /* DevProc folder (bin/, lib/, runtime/, targets/, rules.ninja) */
 	const char *dir;       /* build folder */
 	const char *target;    /* mapping name or path */
+	const char *file;      /* the ninja file's name in dir */
 	const char *pipe[64];  /* .dp files */
 	int npipe;
 } Gen;

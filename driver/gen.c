@@ -130,7 +130,7 @@ gen_ninja(Gen *g)
 	fclose(f);
 
 	char out[PATH_MAX];
-	snprintf(out, sizeof out, "%s/build.ninja", g->dir);
+	snprintf(out, sizeof out, "%s/%s", g->dir, g->file);
 	int rc = dp_write_file(out, buf, len, &err);
 	free(buf);
 	if (rc) {

@@ -14,8 +14,9 @@ static const char usage[] =
 	"commands:\n"
 	"  build PIPELINE.dp... [--target T] [-C DIR] [-j N]\n"
 	"                      generate DIR/build.ninja and run ninja in DIR\n"
-	"  gen PIPELINE.dp... [--target T] [-C DIR]\n"
-	"                      only generate DIR/build.ninja\n"
+	"  gen PIPELINE.dp... [--target T] [-C DIR] [-o FILE]\n"
+	"                      only generate DIR/build.ninja (or DIR/FILE, for\n"
+	"                      pulling into another build with subninja)\n"
 	"  dump FILE           print a DPIR file as text IR (or summarize a weight blob)\n"
 	"  parse TEXT -o OUT.dpir\n"
 	"                      read text IR, verify it and write it as DPIR\n"
@@ -71,7 +72,7 @@ findroot(const char *argv0)
 static int
 cmd_gen(int argc, char **argv, const char *root, int run)
 {
-	Gen g = { .root = root, .dir = "build", .target = "cpu" };
+	Gen g = { .root = root, .dir = "build", .target = "cpu", .file = "build.ninja" };
 	const char *jobs = NULL;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -81,6 +82,8 @@ cmd_gen(int argc, char **argv, const char *root, int run)
 			g.target = a + 9;
 		else if (strcmp(a, "-C") == 0 && i + 1 < argc)
 			g.dir = argv[++i];
+		else if (strcmp(a, "-o") == 0 && i + 1 < argc && !run)
+			g.file = argv[++i];
 		else if (strcmp(a, "-j") == 0 && i + 1 < argc)
 			jobs = argv[++i];
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
