@@ -1,0 +1,136 @@
+#!/bin/sh
+# import.t: golden tests of dp-import (TAP): each tests/import/NAME.dp must
+# fail with exit 1, the first stderr line of NAME.err, and no output left;
+# archives broken at test time (pt2_NAME.err) likewise; then a few imports
+# that must succeed, be deterministic and leave unchanged outputs alone.
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+imp=$root/bin/dp-import
+dir=tests/import
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+ncase=$(ls $dir/*.dp | wc -l)
+narch=$(ls $dir/pt2_*.err | wc -l)
+echo "1..$((ncase + narch + 6))"
+
+n=0
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); echo "not ok $n - $1"; shift; for l; do printf '%s\n' "$l" | sed 's/^/# /'; done; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# errcase NAME FOLDER DP ERRFILE: runs dp-import on DP from FOLDER.
+errcase() {
+	out=$tmp/out
+	rm -rf "$out"
+	mkdir "$out"
+	(cd "$2" && "$imp" "$3" -o "$out/x.dpir" -w "$out/w.bin" -d "$out/x.d") >/dev/null 2>"$tmp/stderr"
+	rc=$?
+	got=$(head -n 1 "$tmp/stderr")
+	want=$(cat "$4")
+	left=$(ls -A "$out")
+	if [ "$rc" -eq 1 ] && [ "$got" = "$want" ] && [ -z "$left" ]; then
+		pass "$1"
+	else
+		fail "$1" "exit status $rc (want 1)" "got:  $got" "want: $want" "left behind: $left"
+	fi
+}
+
+for f in $dir/*.dp; do
+	name=$(basename "$f" .dp)
+	errcase "$name" . "$f" "$dir/$name.err"
+done
+
+# broken archives, made from tests/data/mlp_core.pt2 by zpatch (same-length
+# byte replacements with the CRC-32s fixed) or head -c
+a=$tmp/a
+mkdir "$a"
+cp $dir/archive.dp.in "$a/pt2.dp"
+core=tests/data/mlp_core.pt2
+zp=
+if ${CC:-cc} -o "$tmp/zpatch" $dir/zpatch.c 2>"$tmp/cc.log"; then
+	zp=$tmp/zpatch
+fi
+for e in $dir/pt2_*.err; do
+	name=$(basename "$e" .err)
+	rm -f "$a/bad.pt2"
+	case $name in
+	pt2_truncated) head -c 100000 $core >"$a/bad.pt2" ;;
+	*)
+		if [ -z "$zp" ]; then
+			skip "$name" "cannot compile $dir/zpatch.c"
+			continue
+		fi
+		case $name in
+		pt2_unsupported) $zp $core "$a/bad.pt2" aten.relu.default aten.gelu.default \
+			aten.permute.default aten.permutx.default ;;
+		pt2_schema) $zp $core "$a/bad.pt2" '"major": 8' '"major": 9' ;;
+		pt2_symbolic) $zp $core "$a/bad.pt2" \
+			'"x": {"dtype": 7, "sizes": [{"as_int": 1}, {"as_int": 3072}], "requires_grad": false,' \
+			'"x": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": "s77"}}, {"as_int": 3072}],     ' ;;
+		pt2_short_weight) $zp $core "$a/bad.pt2" '"fc1.bias": {"path_name": "weight_1"' \
+			'"fc1.bias": {"path_name": "weight_3"' ;;
+		*) fail "$name" "no recipe for $name in tests/import.t"; continue ;;
+		esac ;;
+	esac
+	errcase "$name" "$a" pt2.dp "$e"
+done
+
+# imports that must succeed
+o=$tmp/ok
+mkdir "$o"
+if "$imp" examples/classify/classify.dp -o "$o/1.import.dpir" -w "$o/weights.bin" -d "$o/1.import.d" 2>"$tmp/stderr" &&
+	[ -s "$o/1.import.dpir" ] && [ -s "$o/weights.bin" ] &&
+	[ "$(cat "$o/1.import.d")" = "$o/1.import.dpir: examples/classify/mlp.pt2" ]; then
+	pass "classify.dp imports"
+else
+	fail "classify.dp imports" "$(cat "$tmp/stderr")" "depfile: $(cat "$o/1.import.d" 2>/dev/null)"
+fi
+
+if [ "$(head -c 4 "$o/weights.bin")" = DPWB ] && [ $(($(wc -c <"$o/weights.bin") % 64)) -eq 0 ]; then
+	pass "weight blob has its magic and a size that is a multiple of 64"
+else
+	fail "weight blob has its magic and a size that is a multiple of 64"
+fi
+
+touch "$tmp/stamp"
+sleep 1
+"$imp" examples/classify/classify.dp -o "$o/1.import.dpir" -w "$o/weights.bin" -d "$o/1.import.d"
+newer=$(find "$o" -newer "$tmp/stamp" -type f)
+if [ -z "$newer" ]; then
+	pass "a second import rewrites nothing"
+else
+	fail "a second import rewrites nothing" "rewritten: $newer"
+fi
+
+mkdir -p "$tmp/elsewhere/x" "$tmp/elsewhere/out"
+cp examples/classify/classify.dp examples/classify/mlp.pt2 "$tmp/elsewhere/x/"
+(cd "$tmp/elsewhere" && "$imp" x/classify.dp -o out/1.import.dpir -w out/weights.bin)
+if cmp -s "$o/1.import.dpir" "$tmp/elsewhere/out/1.import.dpir" &&
+	cmp -s "$o/weights.bin" "$tmp/elsewhere/out/weights.bin"; then
+	pass "the same pipeline in another folder gives identical bytes"
+else
+	fail "the same pipeline in another folder gives identical bytes"
+fi
+
+mkdir "$tmp/core"
+cp $core "$tmp/core/"
+printf 'input x: f32[1,3072]\ny = model("mlp_core.pt2", x)\np = softmax(y, dim=-1)\noutput y, p\n' >"$tmp/core/core.dp"
+if "$imp" "$tmp/core/core.dp" -o "$tmp/core/1.dpir" -w "$tmp/core/w.bin" 2>"$tmp/stderr" &&
+	cmp -s "$tmp/core/w.bin" "$o/weights.bin"; then
+	pass "core ATen archive (permute, addmm) imports, to the same weights"
+else
+	fail "core ATen archive (permute, addmm) imports, to the same weights" "$(cat "$tmp/stderr")"
+fi
+
+if [ -x bin/devproc ]; then
+	grep -v '^dep "classify.dp"' $dir/classify.ir >"$tmp/want.ir"
+	bin/devproc dump "$o/1.import.dpir" 2>&1 | grep -v '^dep "classify.dp"' >"$tmp/got.ir"
+	if cmp -s "$tmp/want.ir" "$tmp/got.ir"; then
+		pass "classify.dp imports to tests/import/classify.ir"
+	else
+		fail "classify.dp imports to tests/import/classify.ir" "$(diff "$tmp/want.ir" "$tmp/got.ir" | head -20)"
+	fi
+else
+	skip "classify.dp imports to tests/import/classify.ir" "no bin/devproc to dump IR"
+fi
