@@ -280,8 +280,10 @@ slot(Fn *fn, int opi, const char *key)
 		return &op->attr[i];
 	}
 	Attr *na = dp_alloc(fn->arena, op->nattr + 1, sizeof *na);
-	memcpy(na, op->attr, (size_t)i * sizeof *na);
-	memcpy(na + i + 1, op->attr + i, (size_t)(op->nattr - i) * sizeof *na);
+	if (i)
+		memcpy(na, op->attr, (size_t)i * sizeof *na);
+	if (op->nattr - i)
+		memcpy(na + i + 1, op->attr + i, (size_t)(op->nattr - i) * sizeof *na);
 	op->attr = na;
 	op->nattr++;
 	na[i].key = dp_strdup(fn->arena, key);

@@ -93,7 +93,7 @@ head -c 100000 "$root/examples/classify/mlp.pt2" >"$tmp/bad/mlp.pt2"
 cp "$root/examples/classify/classify.dp" "$tmp/bad/classify.dp"
 check "truncated .pt2: one error, exit 1, no output" fails_cleanly "^$tmp/bad/classify.dp:.*: import: .*mlp.pt2" "$tmp/out" "$tmp/bad/classify.dp"
 printf 'input x: f32[1,3072]\ny = model("mlp.pt2" x)\noutput y\n' >"$tmp/bad/syntax.dp"
-check ".dp syntax error: file:line:col, exit 1, no output" fails_cleanly "^$tmp/bad/syntax.dp:2:22: import: " "$tmp/out" "$tmp/bad/syntax.dp"
+check ".dp syntax error: file:line:col, exit 1, no output" fails_cleanly "^$tmp/bad/syntax.dp:2:21: import: " "$tmp/out" "$tmp/bad/syntax.dp"
 check "unsupported ATen op: named, exit 1, no output" fails_cleanly "import: .*unsupported ops: aten.conv2d.default" "$tmp/out" "$data/cnn.dp"
 printf 'dpir 1.0 bad import\n%%0 = input {name="x"} : f32[2,3] @cpu\n%%1 = aten.mm %%0, %%0 : f32[2,3] @cpu\nreturn y=%%1\n' >"$tmp/bad/bad.ir"
 illegal() {

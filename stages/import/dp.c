@@ -1,0 +1,726 @@
+/* dp.c: the .dp pipeline language (formats/dp.md): a lexer and a
+ * recursive-descent parser that build IR as each statement is read. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import.h"
+
+enum { TIDENT, TNUM, TSTR, TPUNCT, TNL, TEOF };
+
+typedef struct Tok {
+	int kind;
+	Pos at;
+	const char *s;     /* TIDENT, TSTR (unescaped), TPUNCT: the text */
+	int isint;         /* TNUM */
+	int64_t i;
+	double f;
+} Tok;
+
+enum { VINT, VFLOAT, VSTR, VNAME, VLIST };
+
+typedef struct Value {
+	int kind;
+	Pos at;
+	int64_t i;
+	double f;          /* VFLOAT, and VINT as a double */
+	const char *s;     /* VSTR, VNAME */
+	struct Value *e;   /* VLIST elements */
+	int n;
+} Value;
+
+typedef struct Arg {
+	const char *key;   /* NULL when positional */
+	Pos keyat;
+	Value v;
+} Arg;
+
+typedef struct Sym {       /* a named value of the pipeline */
+	const char *name;
+	int val;
+	Pos at;
+} Sym;
+
+typedef struct Out {       /* an output statement, resolved at the end */
+	const char *name;
+	Pos at;
+} Out;
+
+typedef struct P {
+	Imp *imp;
+	const Src *src;
+	Arena *a;
+	Tok *tok;
+	int ntok, captok, k;
+	Sym *sym;
+	int nsym, capsym;
+	Out *out;
+	int nout, capout;
+	const char *name;  /* from a pipeline statement */
+	Pos nameat;
+} P;
+
+/* ---- lexer ---- */
+
+static Tok *
+newtok(P *p, int kind, Pos at)
+{
+	if (p->ntok == p->captok) {
+		p->captok = p->captok ? 2 * p->captok : 256;
+		p->tok = xrealloc(p->tok, (size_t)p->captok, sizeof *p->tok);
+	}
+	Tok *t = &p->tok[p->ntok++];
+	memset(t, 0, sizeof *t);
+	t->kind = kind;
+	t->at = at;
+	return t;
+}
+
+static int
+isident(int c, int first)
+{
+	return c == '_' || isalpha(c) || (!first && isdigit(c));
+}
+
+static void
+lex(P *p)
+{
+	const Src *s = p->src;
+	const char *c = s->text, *end = s->text + s->len, *bol = c;
+	int line = 1, depth = 0;
+	while (c < end) {
+		Pos at = { line, (int)(c - bol) + 1 };
+		if (*c == '\n') {
+			if (depth == 0)
+				newtok(p, TNL, at);
+			c++;
+			line++;
+			bol = c;
+		} else if (*c == ' ' || *c == '\t' || *c == '\r') {
+			c++;
+		} else if (*c == '#') {
+			while (c < end && *c != '\n')
+				c++;
+		} else if (isident((unsigned char)*c, 1)) {
+			const char *b = c;
+			while (c < end && isident((unsigned char)*c, 0))
+				c++;
+			newtok(p, TIDENT, at)->s = dp_strndup(p->a, b, (size_t)(c - b));
+		} else if (isdigit((unsigned char)*c) || (*c == '.' && c + 1 < end && isdigit((unsigned char)c[1]))) {
+			const char *b = c;
+			int isint = 1;
+			while (c < end && isdigit((unsigned char)*c))
+				c++;
+			if (c < end && *c == '.') {
+				isint = 0;
+				for (c++; c < end && isdigit((unsigned char)*c); c++)
+					;
+			}
+			if (c < end && (*c == 'e' || *c == 'E')) {
+				const char *e = c + 1;
+				if (e < end && (*e == '+' || *e == '-'))
+					e++;
+				if (e < end && isdigit((unsigned char)*e)) {
+					isint = 0;
+					for (c = e; c < end && isdigit((unsigned char)*c); c++)
+						;
+				}
+			}
+			if (c < end && (isident((unsigned char)*c, 0) || *c == '.'))
+				errat(s, at, "malformed number");
+			char *txt = dp_strndup(p->a, b, (size_t)(c - b));
+			Tok *t = newtok(p, TNUM, at);
+			t->s = txt;
+			t->isint = isint;
+			errno = 0;
+			if (isint) {
+				t->i = strtoll(txt, NULL, 10);
+				if (errno)
+					errat(s, at, "integer %s is too large", txt);
+				t->f = (double)t->i;
+			} else {
+				t->f = strtod(txt, NULL);
+				if (errno || !isfinite(t->f))
+					errat(s, at, "number %s is out of range", txt);
+			}
+		} else if (*c == '"') {
+			char *buf = dp_alloc(p->a, (size_t)(end - c), 1);
+			int n = 0;
+			for (c++;; c++) {
+				if (c >= end || *c == '\n')
+					errat(s, at, "unterminated string");
+				if (*c == '"')
+					break;
+				if (*c == '\\') {
+					if (++c >= end || *c == '\n')
+						errat(s, at, "unterminated string");
+					switch (*c) {
+					case 'n': buf[n++] = '\n'; break;
+					case 't': buf[n++] = '\t'; break;
+					case '\\': case '"': buf[n++] = *c; break;
+					default:
+						errat(s, (Pos){ line, (int)(c - bol) }, "unknown escape '\\%c' in string", *c);
+					}
+				} else
+					buf[n++] = *c;
+			}
+			c++;
+			newtok(p, TSTR, at)->s = buf;
+		} else if (strchr("()[],=:/-+", *c)) {
+			if (*c == '(' || *c == '[')
+				depth++;
+			else if ((*c == ')' || *c == ']') && depth > 0)
+				depth--;
+			newtok(p, TPUNCT, at)->s = dp_strndup(p->a, c, 1);
+			c++;
+		} else if (isprint((unsigned char)*c))
+			errat(s, at, "unexpected character '%c'", *c);
+		else
+			errat(s, at, "unexpected byte 0x%02x", (unsigned char)*c);
+	}
+	Pos at = { line, (int)(c - bol) + 1 };
+	if (p->ntok == 0 || p->tok[p->ntok - 1].kind != TNL)
+		newtok(p, TNL, at);
+	newtok(p, TEOF, at);
+}
+
+/* ---- parser helpers ---- */
+
+static Tok *
+peek(P *p)
+{
+	return &p->tok[p->k];
+}
+
+static Tok *
+next(P *p)
+{
+	Tok *t = &p->tok[p->k];
+	if (t->kind != TEOF)
+		p->k++;
+	return t;
+}
+
+static int
+punct(Tok *t, int c)
+{
+	return t->kind == TPUNCT && t->s[0] == c;
+}
+
+static const char *
+tokdesc(Tok *t)
+{
+	static char buf[96];
+	switch (t->kind) {
+	case TIDENT: snprintf(buf, sizeof buf, "'%.80s'", t->s); break;
+	case TNUM: snprintf(buf, sizeof buf, "number %.80s", t->s); break;
+	case TSTR: return "a string";
+	case TPUNCT: snprintf(buf, sizeof buf, "'%s'", t->s); break;
+	case TNL: return "end of line";
+	default: return "end of file";
+	}
+	return buf;
+}
+
+static Tok *
+expect(P *p, int c, const char *what)
+{
+	Tok *t = peek(p);
+	if (!punct(t, c))
+		errat(p->src, t->at, "expected %s, got %s", what, tokdesc(t));
+	return next(p);
+}
+
+static Tok *
+ident(P *p, const char *what)
+{
+	Tok *t = peek(p);
+	if (t->kind != TIDENT)
+		errat(p->src, t->at, "expected %s, got %s", what, tokdesc(t));
+	return next(p);
+}
+
+static Sym *
+lookup(P *p, const char *name)
+{
+	for (int i = 0; i < p->nsym; i++)
+		if (strcmp(p->sym[i].name, name) == 0)
+			return &p->sym[i];
+	return NULL;
+}
+
+static _Noreturn void
+undefined(P *p, const char *name, Pos at)
+{
+	const char **cand = xrealloc(NULL, (size_t)p->nsym + 1, sizeof *cand);
+	for (int i = 0; i < p->nsym; i++)
+		cand[i] = p->sym[i].name;
+	const char *s = suggest(name, cand, p->nsym);
+	if (s)
+		errat(p->src, at, "'%s' is not defined; did you mean '%s'?", name, s);
+	errat(p->src, at, "'%s' is not defined", name);
+}
+
+static void
+define(P *p, const char *name, Pos at, int val)
+{
+	Sym *s = lookup(p, name);
+	if (s)
+		errat(p->src, at, "redefinition of '%s' (first defined at %d:%d)", name, s->at.line, s->at.col);
+	if (p->nsym == p->capsym) {
+		p->capsym = p->capsym ? 2 * p->capsym : 32;
+		p->sym = xrealloc(p->sym, (size_t)p->capsym, sizeof *p->sym);
+	}
+	p->sym[p->nsym++] = (Sym){ name, val, at };
+}
+
+/* ---- values ---- */
+
+static void
+number(P *p, Value *v)
+{
+	Tok *t = peek(p);
+	int neg = 0;
+	v->at = t->at;
+	if (punct(t, '-') || punct(t, '+')) {
+		neg = t->s[0] == '-';
+		next(p);
+		t = peek(p);
+	}
+	if (t->kind != TNUM)
+		errat(p->src, t->at, "expected a number, got %s", tokdesc(t));
+	next(p);
+	v->kind = t->isint ? VINT : VFLOAT;
+	v->i = neg ? -t->i : t->i;
+	v->f = neg ? -t->f : t->f;
+}
+
+static void
+value(P *p, Value *v)
+{
+	Tok *t = peek(p);
+	memset(v, 0, sizeof *v);
+	v->at = t->at;
+	if (t->kind == TSTR) {
+		v->kind = VSTR;
+		v->s = next(p)->s;
+	} else if (t->kind == TIDENT) {
+		v->kind = VNAME;
+		v->s = next(p)->s;
+	} else if (punct(t, '[')) {
+		next(p);
+		int cap = 8;
+		v->kind = VLIST;
+		v->e = xrealloc(NULL, (size_t)cap, sizeof *v->e);
+		while (!punct(peek(p), ']')) {
+			if (v->n == cap)
+				v->e = xrealloc(v->e, (size_t)(cap *= 2), sizeof *v->e);
+			Tok *et = peek(p);
+			if (et->kind != TNUM && !punct(et, '-') && !punct(et, '+'))
+				errat(p->src, et->at, "expected a number in the list, got %s", tokdesc(et));
+			value(p, &v->e[v->n++]);
+			if (!punct(peek(p), ','))
+				break;
+			next(p);
+		}
+		expect(p, ']', "',' or ']'");
+	} else if (t->kind == TNUM || punct(t, '-') || punct(t, '+')) {
+		number(p, v);
+		if (punct(peek(p), '/')) {
+			Tok *slash = next(p);
+			Value d;
+			number(p, &d);
+			if (d.f == 0)
+				errat(p->src, slash->at, "division by zero");
+			v->kind = VFLOAT;
+			v->f = v->f / d.f;
+		}
+	} else
+		errat(p->src, t->at, "expected a value, got %s", tokdesc(t));
+}
+
+/* ---- statements ---- */
+
+static void
+input(P *p)
+{
+	Tok *name = ident(p, "the input's name after 'input'");
+	expect(p, ':', "':' and a type after the input's name");
+	Tok *dt = ident(p, "a dtype (u8, f32, ...)");
+	int d = dp_dtype_lookup(dt->s);
+	if (d < 0) {
+		const char *s = suggest(dt->s, dp_dtype_name, DP_NDTYPE);
+		if (s)
+			errat(p->src, dt->at, "unknown dtype '%s'; did you mean '%s'?", dt->s, s);
+		errat(p->src, dt->at, "unknown dtype '%s' (u8 i8 i16 i32 i64 f16 f32 f64 bool bf16)", dt->s);
+	}
+	Type t = { .dtype = (uint8_t)d, .dev = DEV_CPU };
+	expect(p, '[', "'[' and the input's shape");
+	while (!punct(peek(p), ']')) {
+		Tok *n = peek(p);
+		if (n->kind != TNUM || !n->isint || n->i <= 0)
+			errat(p->src, n->at, "expected a positive integer size, got %s", tokdesc(n));
+		if (t.rank == DP_MAXRANK)
+			errat(p->src, n->at, "rank exceeds %d", DP_MAXRANK);
+		t.dim[t.rank++] = next(p)->i;
+		if (!punct(peek(p), ','))
+			break;
+		next(p);
+	}
+	expect(p, ']', "',' or ']'");
+	if (dp_nbytes(&t) < 0)
+		errat(p->src, name->at, "input '%s' is too large", name->s);
+	Fn *fn = p->imp->fn;
+	int op = dp_addop(fn, Oinput, NULL, 0);
+	dp_sets(fn, op, "name", name->s);
+	int v = dp_addout(fn, op, t);
+	define(p, name->s, name->at, v);
+}
+
+static void
+output(P *p)
+{
+	for (;;) {
+		Tok *name = ident(p, "an output's name after 'output'");
+		for (int i = 0; i < p->nout; i++)
+			if (strcmp(p->out[i].name, name->s) == 0)
+				errat(p->src, name->at, "'%s' is already an output (at %d:%d)", name->s,
+				      p->out[i].at.line, p->out[i].at.col);
+		if (p->nout == p->capout) {
+			p->capout = p->capout ? 2 * p->capout : 8;
+			p->out = xrealloc(p->out, (size_t)p->capout, sizeof *p->out);
+		}
+		p->out[p->nout++] = (Out){ name->s, name->at };
+		if (!punct(peek(p), ','))
+			break;
+		next(p);
+	}
+}
+
+/* Key and kind ("i", "f", "s", "is", "fs") of the i-th attribute of op
+ * kind k, from the schema string in ops.h; 0 when there is none. */
+static int
+attrspec(int k, int i, char *key, size_t nkey, char *kind, int *optional)
+{
+	const char *s = dp_op_attrs[k];
+	for (;;) {
+		s += strspn(s, " ");
+		if (!*s)
+			return 0;
+		size_t n = strcspn(s, " ");
+		if (i-- == 0) {
+			const char *c = memchr(s, ':', n);
+			if (!c || (size_t)(c - s) >= nkey)
+				dp_die("bad attribute schema for %s", dp_op_name[k]);
+			memcpy(key, s, (size_t)(c - s));
+			key[c - s] = 0;
+			size_t kl = strcspn(c + 1, " =");
+			if (kl > 2)
+				dp_die("bad attribute schema for %s", dp_op_name[k]);
+			memcpy(kind, c + 1, kl);
+			kind[kl] = 0;
+			*optional = c[1 + kl] == '=';
+			return 1;
+		}
+		s += n;
+	}
+}
+
+static int
+pipelineop(const char *name)
+{
+	int k = dp_op_lookup(name);
+	if (k < 0 || strchr(name, '.') || k == Oinput || k == Oconst || k == Ocopy)
+		return -1;
+	return k;
+}
+
+static _Noreturn void
+unknownop(P *p, Tok *t)
+{
+	const char *cand[DP_NOP + 1];
+	int n = 0;
+	for (int k = 0; k < DP_NOP; k++)
+		if (pipelineop(dp_op_name[k]) >= 0)
+			cand[n++] = dp_op_name[k];
+	cand[n++] = "model";
+	const char *s = suggest(t->s, cand, n);
+	if (s)
+		errat(p->src, t->at, "unknown op '%s'; did you mean '%s'?", t->s, s);
+	errat(p->src, t->at, "unknown op '%s'", t->s);
+}
+
+static int
+operand(P *p, const Value *v)
+{
+	if (v->kind != VNAME)
+		errat(p->src, v->at, "expected the name of a value");
+	Sym *s = lookup(p, v->s);
+	if (!s)
+		undefined(p, v->s, v->at);
+	return s->val;
+}
+
+static void
+setattr(P *p, int op, int k, const Arg *a, const char *kind)
+{
+	Fn *fn = p->imp->fn;
+	const Value *v = &a->v;
+	const char *on = dp_op_name[k];
+	if (strcmp(kind, "i") == 0) {
+		if (v->kind != VINT)
+			errat(p->src, v->at, "%s: '%s' must be an integer", on, a->key);
+		dp_seti(fn, op, a->key, v->i);
+	} else if (strcmp(kind, "f") == 0) {
+		if (v->kind != VINT && v->kind != VFLOAT)
+			errat(p->src, v->at, "%s: '%s' must be a number", on, a->key);
+		dp_setf(fn, op, a->key, v->f);
+	} else if (strcmp(kind, "s") == 0) {
+		if (v->kind != VSTR && v->kind != VNAME)
+			errat(p->src, v->at, "%s: '%s' must be a name or a string", on, a->key);
+		if (strcmp(a->key, "dtype") == 0 && dp_dtype_lookup(v->s) < 0) {
+			const char *s = suggest(v->s, dp_dtype_name, DP_NDTYPE);
+			if (s)
+				errat(p->src, v->at, "unknown dtype '%s'; did you mean '%s'?", v->s, s);
+			errat(p->src, v->at, "unknown dtype '%s' (u8 i8 i16 i32 i64 f16 f32 f64 bool bf16)", v->s);
+		}
+		dp_sets(fn, op, a->key, v->s);
+	} else {
+		int ints = strcmp(kind, "is") == 0;
+		if (v->kind != VLIST)
+			errat(p->src, v->at, "%s: '%s' must be a list of %s", on, a->key, ints ? "integers" : "numbers");
+		int64_t *iv = dp_alloc(fn->arena, (size_t)v->n + 1, sizeof *iv);
+		double *fv = dp_alloc(fn->arena, (size_t)v->n + 1, sizeof *fv);
+		for (int i = 0; i < v->n; i++) {
+			if (ints && v->e[i].kind != VINT)
+				errat(p->src, v->e[i].at, "%s: '%s' must be a list of integers", on, a->key);
+			iv[i] = v->e[i].i;
+			fv[i] = v->e[i].f;
+		}
+		if (ints)
+			dp_setints(fn, op, a->key, iv, v->n);
+		else
+			dp_setfloats(fn, op, a->key, fv, v->n);
+	}
+}
+
+/* A pipeline op: operands by position, attributes by keyword. */
+static int
+pipeop(P *p, int k, Tok *opt, Arg *arg, int narg, Pos resat, int nres)
+{
+	Fn *fn = p->imp->fn;
+	const char *on = dp_op_name[k];
+	int want = dp_op_nin[k], nin = 0;
+	int *in = xrealloc(NULL, (size_t)narg + 1, sizeof *in);
+	for (int i = 0; i < narg; i++) {
+		if (arg[i].key)
+			continue;
+		if (want >= 0 && nin == want)
+			errat(p->src, arg[i].v.at, "%s takes %d operand%s; attributes go by keyword (key=value)",
+			      on, want, want == 1 ? "" : "s");
+		in[nin++] = operand(p, &arg[i].v);
+	}
+	if (want >= 0 && nin < want)
+		errat(p->src, opt->at, "%s takes %d operand%s, got %d", on, want, want == 1 ? "" : "s", nin);
+	if (nres != dp_op_nout[k])
+		errat(p->src, resat, "%s returns %d value%s, but %d name%s bound", on, dp_op_nout[k],
+		      dp_op_nout[k] == 1 ? "" : "s", nres, nres == 1 ? " is" : "s are");
+	int op = dp_addop(fn, k, in, nin);
+	free(in);
+	char key[32], kind[4], found[32];
+	int optional;
+	for (int i = 0; i < narg; i++) {
+		if (!arg[i].key)
+			continue;
+		const char *keys[32];
+		int nk = 0, hit = 0;
+		for (int j = 0; attrspec(k, j, key, sizeof key, kind, &optional) && nk < 32; j++) {
+			keys[nk++] = dp_strdup(p->a, key);
+			if (strcmp(key, arg[i].key) == 0) {
+				hit = 1;
+				memcpy(found, kind, sizeof kind);
+			}
+		}
+		if (!hit) {
+			const char *s = suggest(arg[i].key, keys, nk);
+			if (s)
+				errat(p->src, arg[i].keyat, "%s has no argument '%s'; did you mean '%s'?", on, arg[i].key, s);
+			errat(p->src, arg[i].keyat, "%s has no argument '%s'", on, arg[i].key);
+		}
+		if (dp_attr(&fn->op[op], arg[i].key))
+			errat(p->src, arg[i].keyat, "%s: '%s' is given twice", on, arg[i].key);
+		setattr(p, op, k, &arg[i], found);
+	}
+	for (int j = 0; attrspec(k, j, key, sizeof key, kind, &optional); j++)
+		if (!optional && !dp_attr(&fn->op[op], key))
+			errat(p->src, opt->at, "%s: missing argument '%s'", on, key);
+	Err err = { 0 };
+	if (dp_infer(fn, op, &err))
+		errat(p->src, opt->at, "%s", err.msg);
+	return op;
+}
+
+static void
+modelcall(P *p, Tok *opt, Arg *arg, int narg, Tok **res, int nres)
+{
+	if (narg == 0 || arg[0].key || arg[0].v.kind != VSTR)
+		errat(p->src, narg ? arg[0].v.at : opt->at,
+		      "model: the first argument must be the archive's path as a string (model(\"net.pt2\", x))");
+	int *in = xrealloc(NULL, (size_t)narg, sizeof *in);
+	Pos *inat = xrealloc(NULL, (size_t)narg, sizeof *inat);
+	const char **inname = xrealloc(NULL, (size_t)narg, sizeof *inname);
+	int nin = 0;
+	for (int i = 1; i < narg; i++) {
+		if (arg[i].key)
+			errat(p->src, arg[i].keyat, "model has no argument '%s'", arg[i].key);
+		inname[nin] = arg[i].v.s;
+		inat[nin] = arg[i].v.at;
+		in[nin++] = operand(p, &arg[i].v);
+	}
+	Call c = {
+		.path = arg[0].v.s, .at = opt->at, .pathat = arg[0].v.at,
+		.arg = in, .argat = inat, .argname = inname, .narg = nin,
+		.nres = nres, .resat = res[0]->at,
+	};
+	int *out = xrealloc(NULL, (size_t)nres, sizeof *out);
+	pt2_call(p->imp, &c, out, nres);
+	for (int i = 0; i < nres; i++)
+		define(p, res[i]->s, res[i]->at, out[i]);
+	free(out);
+	free(in);
+	free(inat);
+	free(inname);
+}
+
+static void
+assign(P *p)
+{
+	int nres = 0, cap = 4;
+	Tok **res = xrealloc(NULL, (size_t)cap, sizeof *res);
+	for (;;) {
+		Tok *t = ident(p, "a statement (input, output, or NAME = op(...))");
+		if (lookup(p, t->s))
+			define(p, t->s, t->at, 0); /* reports the redefinition */
+		for (int i = 0; i < nres; i++)
+			if (strcmp(res[i]->s, t->s) == 0)
+				errat(p->src, t->at, "'%s' is bound twice", t->s);
+		if (nres == cap)
+			res = xrealloc(res, (size_t)(cap *= 2), sizeof *res);
+		res[nres++] = t;
+		if (!punct(peek(p), ','))
+			break;
+		next(p);
+	}
+	expect(p, '=', "'=' after the name");
+	Tok *opt = ident(p, "an op name");
+	int k = strcmp(opt->s, "model") == 0 ? -2 : pipelineop(opt->s);
+	if (k == -1)
+		unknownop(p, opt);
+	expect(p, '(', "'(' after the op name");
+	int narg = 0, capa = 4;
+	Arg *arg = xrealloc(NULL, (size_t)capa, sizeof *arg);
+	while (!punct(peek(p), ')')) {
+		if (narg == capa)
+			arg = xrealloc(arg, (size_t)(capa *= 2), sizeof *arg);
+		Arg *a = &arg[narg++];
+		memset(a, 0, sizeof *a);
+		if (peek(p)->kind == TIDENT && punct(&p->tok[p->k + 1], '=')) {
+			Tok *kt = next(p);
+			next(p);
+			a->key = kt->s;
+			a->keyat = kt->at;
+			for (int i = 0; i < narg - 1; i++)
+				if (arg[i].key && strcmp(arg[i].key, a->key) == 0)
+					errat(p->src, kt->at, "'%s' is given twice", a->key);
+		} else if (narg > 1 && arg[narg - 2].key)
+			errat(p->src, peek(p)->at, "positional argument after keyword arguments");
+		value(p, &a->v);
+		if (!punct(peek(p), ','))
+			break;
+		next(p);
+	}
+	expect(p, ')', "',' or ')'");
+	if (k == -2)
+		modelcall(p, opt, arg, narg, res, nres);
+	else {
+		int op = pipeop(p, k, opt, arg, narg, res[0]->at, nres);
+		for (int i = 0; i < nres; i++)
+			define(p, res[i]->s, res[i]->at, p->imp->fn->op[op].out[i]);
+	}
+	for (int i = 0; i < narg; i++)
+		if (arg[i].v.kind == VLIST)
+			free(arg[i].v.e);
+	free(arg);
+	free(res);
+}
+
+static void
+statement(P *p)
+{
+	Tok *t = peek(p);
+	if (t->kind == TIDENT && strcmp(t->s, "input") == 0) {
+		next(p);
+		input(p);
+	} else if (t->kind == TIDENT && strcmp(t->s, "output") == 0) {
+		next(p);
+		output(p);
+	} else if (t->kind == TIDENT && strcmp(t->s, "pipeline") == 0) {
+		next(p);
+		Tok *n = ident(p, "the pipeline's name after 'pipeline'");
+		if (p->name)
+			errat(p->src, t->at, "second pipeline statement (the first is at %d:%d)",
+			      p->nameat.line, p->nameat.col);
+		p->name = n->s;
+		p->nameat = t->at;
+	} else
+		assign(p);
+	Tok *e = peek(p);
+	if (e->kind != TNL)
+		errat(p->src, e->at, "expected end of line, got %s", tokdesc(e));
+	next(p);
+}
+
+static int
+iscident(const char *s)
+{
+	if (!isident((unsigned char)*s, 1))
+		return 0;
+	for (; *s; s++)
+		if (!isident((unsigned char)*s, 0))
+			return 0;
+	return 1;
+}
+
+/* Parses imp->src into imp->fn: graph inputs, ops, inlined models, outputs;
+ * sets the function's name.  Reports the first error and exits. */
+void
+parse(Imp *imp)
+{
+	P p = { .imp = imp, .src = imp->src, .a = imp->fn->arena };
+	lex(&p);
+	while (peek(&p)->kind != TEOF) {
+		if (peek(&p)->kind == TNL)
+			next(&p);
+		else
+			statement(&p);
+	}
+	Fn *fn = imp->fn;
+	for (int i = 0; i < p.nout; i++) {
+		Sym *s = lookup(&p, p.out[i].name);
+		if (!s)
+			errat(p.src, p.out[i].at, "output '%s' is never defined", p.out[i].name);
+		dp_addport(fn, p.out[i].name, s->val);
+	}
+	if (p.nout == 0)
+		errat(p.src, peek(&p)->at, "the pipeline has no outputs (add 'output NAME')");
+	if (p.name)
+		fn->name = dp_strdup(fn->arena, p.name);
+	else if (!iscident(fn->name))
+		errfile(p.src->path, "pipeline name '%s' (from the file name) is not a C identifier; "
+		        "add a 'pipeline NAME' statement", fn->name);
+	free(p.tok);
+	free(p.sym);
+	free(p.out);
+}

@@ -1,0 +1,113 @@
+/* import.h: private interface of the import stage (.dp parser, .pt2 reader,
+ * ATen op table, weight blob). */
+#ifndef IMPORT_H
+#define IMPORT_H
+
+#include <stdint.h>
+
+#include "dpir.h"
+
+typedef struct Pos {
+	int line, col;     /* 1-based; col counts bytes */
+} Pos;
+
+/* The .dp source, kept for error messages with the offending line. */
+typedef struct Src {
+	const char *path;  /* as given on the command line */
+	const char *dir;   /* its folder with a trailing '/', or "" */
+	char *text;
+	size_t len;
+} Src;
+
+/* The weight blob being built (formats/weights.md). */
+typedef struct Stored {    /* one distinct tensor in the blob */
+	uint64_t hash;
+	int64_t off, n;    /* file offset and length in bytes */
+} Stored;
+
+typedef struct Blob {
+	char *buf;
+	size_t len, cap;   /* len: bytes used, a multiple of 64 between tensors */
+	Stored *t;
+	int nt, capt;
+} Blob;
+
+typedef struct Model Model;
+
+typedef struct Const {     /* a const op already emitted, for reuse */
+	int64_t off, n;    /* its bytes in the blob */
+	Type t;
+	int val;
+} Const;
+
+/* The state of one import run. */
+typedef struct Imp {
+	Fn *fn;
+	Src *src;
+	Blob blob;
+	Model **model;     /* archives read so far, in first-use order */
+	int nmodel;
+	Const *konst;      /* const ops emitted so far */
+	int nkonst, capkonst;
+} Imp;
+
+/* A model("file.pt2", args...) call as parsed. */
+typedef struct Call {
+	const char *path;  /* as written in the .dp */
+	Pos at;            /* the op name */
+	Pos pathat;        /* the string */
+	const int *arg;    /* value ids of the arguments */
+	const Pos *argat;
+	const char *const *argname; /* their names in the .dp */
+	int narg;
+	int nres;          /* names on the left-hand side */
+	Pos resat;         /* the first of them */
+} Call;
+
+/* util.c */
+_Noreturn void errat(const Src *s, Pos p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+_Noreturn void errfile(const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *suggest(const char *word, const char *const *cand, int n);
+void *xrealloc(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+char *strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *typestr(const Type *t);
+
+/* dp.c */
+void parse(Imp *imp);
+
+/* pt2.c */
+typedef struct Graph Graph; /* a model graph being inlined */
+int pt2_call(Imp *imp, const Call *c, int *res, int maxres);
+void pt2_deps(Imp *imp);
+char *pt2_depfile(Imp *imp, const char *target);
+void pt2_free(Imp *imp);
+int g_value(Graph *g, const char *name, const char *node);
+int g_scalar(Graph *g, double v, int dtype);
+int g_type(Graph *g, const char *name, Type *t);
+void g_bind(Graph *g, const char *name, int v);
+_Noreturn void g_err(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+Imp *g_imp(Graph *g);
+
+/* aten.c */
+typedef struct Aten {
+	const char *target;  /* without "torch.ops." */
+	int kind;            /* IR op, or -1 for nodes that import drops */
+	const char *args;    /* argument schema (see aten.c) */
+	int inplace;         /* mutates its first argument */
+} Aten;
+const Aten *aten_lookup(const char *target);
+struct json_t;
+void aten_node(Graph *g, struct json_t *node);
+
+/* weights.c */
+void blob_init(Blob *b);
+char *blob_room(Blob *b, size_t n);
+int64_t blob_commit(Blob *b, size_t n, char hash[17]);
+void blob_finish(Blob *b);
+void blob_free(Blob *b);
+void tobytes(double v, int dtype, void *out);
+
+#endif

@@ -1,0 +1,131 @@
+/* main.c: the import stage: reads a .dp pipeline and the .pt2 archives it
+ * names; writes the IR, the weight blob and a Ninja depfile. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import.h"
+
+static const char usage[] =
+	"usage: dp-import PIPELINE.dp -o OUT.dpir -w WEIGHTS.bin [-d DEPFILE]\n"
+	"\n"
+	"Parses the pipeline, inlines every model(\"file.pt2\", ...) it calls (paths\n"
+	"relative to the .dp's folder) and writes:\n"
+	"  -o OUT.dpir     the IR (DPIR, msgpack), written only when it changes\n"
+	"  -w WEIGHTS.bin  the weight blob the IR's constants point into\n"
+	"  -d DEPFILE      a Ninja depfile naming the archives read\n"
+	"Errors: FILE:LINE:COL: import: MESSAGE on stderr, exit status 1, and no\n"
+	"output written.\n";
+
+static const char *
+base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static const char *outs[3]; /* -w, -o, -d: removed all when one write fails */
+
+static _Noreturn void
+writefail(const char *path, const Err *err)
+{
+	dp_report(path, "import", err);
+	for (int i = 0; i < 3; i++)
+		if (outs[i])
+			remove(outs[i]);
+	exit(1);
+}
+
+static void
+writeout(const char *path, const void *buf, size_t n)
+{
+	Err err = { 0 };
+	if (dp_write_file(path, buf, n, &err))
+		writefail(path, &err);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL, *wout = NULL, *dep = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		const char **opt = strcmp(a, "-o") == 0 ? &out : strcmp(a, "-w") == 0 ? &wout
+		                 : strcmp(a, "-d") == 0 ? &dep : NULL;
+		if (opt) {
+			if (i + 1 == argc) {
+				fprintf(stderr, "dp-import: %s needs an argument (see --help)\n", a);
+				return 1;
+			}
+			*opt = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "dp-import: unknown option '%s' (see --help)\n", a);
+			return 1;
+		} else if (in) {
+			fprintf(stderr, "dp-import: more than one pipeline ('%s' and '%s')\n", in, a);
+			return 1;
+		} else
+			in = a;
+	}
+	if (!in || !out || !wout) {
+		fputs(usage, stderr);
+		return 1;
+	}
+
+	/* read the pipeline */
+	Src src = { .path = in };
+	Err err = { 0 };
+	if (dp_slurp(in, &src.text, &src.len, &err)) {
+		dp_report(in, "import", &err);
+		return 1;
+	}
+	const char *b = base(in);
+	char *dir = strfmt("%.*s", (int)(b - in), in);
+	src.dir = dir;
+	const char *dot = strrchr(b, '.');
+	char *name = strfmt("%.*s", (int)(dot && dot != b ? (size_t)(dot - b) : strlen(b)), b);
+
+	/* build the IR: parse, inline the models, collect the weights */
+	Imp imp = { .src = &src };
+	imp.fn = dp_new(name, "import");
+	blob_init(&imp.blob);
+	parse(&imp);
+	Fn *fn = imp.fn;
+	char hash[17];
+	dp_hash_hex(dp_hash(src.text, src.len, DP_HASH_INIT), hash);
+	dp_adddep(fn, b, hash);
+	pt2_deps(&imp);
+	blob_finish(&imp.blob);
+	dp_hash_hex(dp_hash(imp.blob.buf, imp.blob.len, DP_HASH_INIT), hash);
+	fn->weights = dp_strdup(fn->arena, base(wout));
+	fn->whash = dp_strdup(fn->arena, hash);
+	fn->wsize = (int64_t)imp.blob.len;
+	dp_canon(fn);
+	if (dp_verify(fn, &err))
+		dp_die("the imported IR does not verify: %s", err.msg);
+
+	/* write, each only when its bytes change; none when one fails */
+	outs[0] = wout;
+	outs[1] = out;
+	outs[2] = dep;
+	writeout(wout, imp.blob.buf, imp.blob.len);
+	if (dp_write(out, fn, &err))
+		writefail(out, &err);
+	if (dep) {
+		char *d = pt2_depfile(&imp, out);
+		writeout(dep, d, strlen(d));
+		free(d);
+	}
+
+	pt2_free(&imp);
+	blob_free(&imp.blob);
+	dp_free(fn);
+	free(src.text);
+	free(dir);
+	free(name);
+	return 0;
+}

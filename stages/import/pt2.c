@@ -1,0 +1,684 @@
+/* pt2.c: reads torch.export archives (.pt2) and inlines a model's graph
+ * into the pipeline's function: user inputs bound to the call's arguments,
+ * parameters/buffers/constants as consts into the weight blob. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <zip.h>
+
+#include "import.h"
+
+enum { SCHEMA_MAJOR = 8 };
+
+struct Model {
+	const char *path;  /* as written in the .dp */
+	char *file;        /* as opened: the .dp's folder + path */
+	const Src *src;    /* the .dp, and the position of the call being */
+	Pos at;            /* inlined: where errors in the archive are shown */
+	void *map;         /* the whole file, mapped */
+	size_t size;
+	zip_t *zip;
+	char *root;        /* the archive's top folder, with '/' */
+	json_t *prog;      /* models/model.json */
+	json_t *wcfg, *ccfg; /* weight and constant configs: FQN -> entry */
+	char hash[17];
+};
+
+/* A name -> value id map for one inlined graph (open addressing). */
+typedef struct Slot {
+	const char *key;
+	int val;           /* value id, or -1 - (index in input_specs) for a
+	                      parameter/buffer/constant not emitted yet */
+} Slot;
+
+struct Graph {
+	Imp *imp;
+	Model *m;
+	json_t *tv;        /* graph.tensor_values */
+	json_t *specs;     /* signature.input_specs */
+	Slot *slot;
+	size_t nslot, used;
+};
+
+/* ---- name map ---- */
+
+static size_t
+strhash(const char *s)
+{
+	return (size_t)dp_hash(s, strlen(s), DP_HASH_INIT);
+}
+
+static Slot *
+slotof(Graph *g, const char *key)
+{
+	size_t i = strhash(key) & (g->nslot - 1);
+	while (g->slot[i].key && strcmp(g->slot[i].key, key) != 0)
+		i = (i + 1) & (g->nslot - 1);
+	return &g->slot[i];
+}
+
+/* Binds name to value id v in g (rebinding an existing name). */
+void
+g_bind(Graph *g, const char *name, int v)
+{
+	if (2 * (g->used + 1) > g->nslot) {
+		Slot *old = g->slot;
+		size_t n = g->nslot;
+		g->nslot = n ? 2 * n : 256;
+		g->slot = xrealloc(NULL, g->nslot, sizeof *g->slot);
+		memset(g->slot, 0, g->nslot * sizeof *g->slot);
+		for (size_t i = 0; i < n; i++)
+			if (old[i].key)
+				*slotof(g, old[i].key) = old[i];
+		free(old);
+	}
+	Slot *s = slotof(g, name);
+	if (!s->key)
+		g->used++;
+	s->key = name;
+	s->val = v;
+}
+
+/* ---- errors ---- */
+
+static _Noreturn void
+vmerr(Model *m, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	errat(m->src, m->at, "%s: %s", m->path, msg);
+}
+
+/* Reports an error in archive m at the model() call being inlined:
+ * "PIPELINE.dp:line:col: import: ARCHIVE: msg"; exits 1. */
+static _Noreturn void __attribute__((format(printf, 2, 3)))
+merr(Model *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmerr(m, fmt, ap);
+}
+
+/* The same for an error in g's archive. */
+_Noreturn void
+g_err(Graph *g, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmerr(g->m, fmt, ap);
+}
+
+/* ---- archive access ---- */
+
+/* The import run g belongs to. */
+Imp *
+g_imp(Graph *g)
+{
+	return g->imp;
+}
+
+static zip_int64_t
+locate(Model *m, const char *rel, zip_uint64_t *size)
+{
+	char *name = strfmt("%s%s", m->root, rel);
+	zip_int64_t i = zip_name_locate(m->zip, name, 0);
+	free(name);
+	if (i >= 0 && size) {
+		zip_stat_t st;
+		if (zip_stat_index(m->zip, (zip_uint64_t)i, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+			merr(m, "cannot read the archive entry %s%s: %s", m->root, rel, zip_strerror(m->zip));
+		*size = st.size;
+	}
+	return i;
+}
+
+/* Reads n bytes of entry i (its first n, or all of it with the CRC check
+ * when n is its size) into buf. */
+static void
+readentry(Model *m, zip_int64_t i, const char *rel, void *buf, zip_uint64_t n, zip_uint64_t size)
+{
+	zip_file_t *f = zip_fopen_index(m->zip, (zip_uint64_t)i, 0);
+	if (!f)
+		merr(m, "cannot read %s%s: %s", m->root, rel, zip_strerror(m->zip));
+	zip_uint64_t got = 0;
+	while (got < n) {
+		zip_int64_t r = zip_fread(f, (char *)buf + got, n - got);
+		if (r < 0)
+			merr(m, "cannot read %s%s: %s", m->root, rel, zip_file_strerror(f));
+		if (r == 0)
+			break;
+		got += (zip_uint64_t)r;
+	}
+	if (got != n)
+		merr(m, "%s%s is truncated (%llu of %llu bytes)", m->root, rel,
+		        (unsigned long long)got, (unsigned long long)n);
+	if (n == size) {
+		char c;
+		if (zip_fread(f, &c, 1) != 0)
+			merr(m, "cannot read %s%s: %s", m->root, rel, zip_file_strerror(f));
+	}
+	zip_fclose(f);
+}
+
+static json_t *
+readjson(Model *m, const char *rel, int optional)
+{
+	zip_uint64_t size;
+	zip_int64_t i = locate(m, rel, &size);
+	if (i < 0) {
+		if (optional)
+			return NULL;
+		merr(m, "not a torch.export archive: no entry %s%s", m->root, rel);
+	}
+	char *buf = xrealloc(NULL, size + 1, 1);
+	readentry(m, i, rel, buf, size, size);
+	json_error_t je;
+	json_t *j = json_loadb(buf, size, 0, &je);
+	free(buf);
+	if (!j)
+		merr(m, "%s%s:%d:%d: bad JSON: %s", m->root, rel, je.line, je.column, je.text);
+	return j;
+}
+
+static json_t *
+getobj(Model *m, json_t *o, const char *key, const char *what)
+{
+	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+	if (!v)
+		merr(m, "malformed archive: %s has no '%s'", what, key);
+	return v;
+}
+
+static json_t *
+config(Model *m, const char *rel)
+{
+	json_t *j = readjson(m, rel, 1);
+	if (!j)
+		return NULL;
+	json_t *c = json_object_get(j, "config");
+	if (!json_is_object(c))
+		merr(m, "malformed archive: %s%s has no 'config' object", m->root, rel);
+	json_incref(c);
+	json_decref(j);
+	return c;
+}
+
+static Model *
+load(Imp *imp, const Call *c)
+{
+	for (int i = 0; i < imp->nmodel; i++)
+		if (strcmp(imp->model[i]->path, c->path) == 0)
+			return imp->model[i];
+	Model *m = xrealloc(NULL, 1, sizeof *m);
+	memset(m, 0, sizeof *m);
+	m->path = c->path;
+	m->src = imp->src;
+	m->at = c->pathat;
+	m->file = c->path[0] == '/' ? xstrdup(c->path) : strfmt("%s%s", imp->src->dir, c->path);
+	int fd = open(m->file, O_RDONLY);
+	struct stat st;
+	if (fd < 0)
+		errat(imp->src, c->pathat, "cannot open '%s': %s", c->path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		errat(imp->src, c->pathat, "cannot open '%s': %s", c->path,
+		      S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file");
+	m->size = (size_t)st.st_size;
+	if (m->size == 0)
+		merr(m, "cannot read the archive: empty file");
+	m->map = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m->map == MAP_FAILED)
+		errat(imp->src, c->pathat, "cannot read '%s': %s", c->path, strerror(errno));
+	dp_hash_hex(dp_hash(m->map, m->size, DP_HASH_INIT), m->hash);
+
+	zip_error_t ze;
+	zip_error_init(&ze);
+	zip_source_t *zs = zip_source_buffer_create(m->map, m->size, 0, &ze);
+	if (zs)
+		m->zip = zip_open_from_source(zs, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+	if (!m->zip)
+		merr(m, "cannot read the archive: %s", zip_error_strerror(&ze));
+	const char *first = zip_get_num_entries(m->zip, 0) > 0 ? zip_get_name(m->zip, 0, 0) : NULL;
+	const char *slash = first ? strchr(first, '/') : NULL;
+	if (!slash)
+		merr(m, "not a torch.export archive: entries are not under one folder");
+	m->root = strfmt("%.*s/", (int)(slash - first), first);
+
+	zip_uint64_t bsize;
+	zip_int64_t bi = locate(m, "byteorder", &bsize);
+	if (bi >= 0 && bsize < 64) {
+		char bo[64] = { 0 };
+		readentry(m, bi, "byteorder", bo, bsize, bsize);
+		if (strcmp(bo, "little") != 0)
+			merr(m, "the archive's tensors are %s-endian; DevProc reads little-endian only", bo);
+	}
+	m->prog = readjson(m, "models/model.json", 0);
+	json_t *v = json_object_get(json_object_get(m->prog, "schema_version"), "major");
+	if (!json_is_integer(v))
+		merr(m, "malformed archive: models/model.json has no schema_version.major");
+	if (json_integer_value(v) != SCHEMA_MAJOR)
+		merr(m, "unsupported ExportedProgram schema version %lld (DevProc reads major %d, "
+		        "written by PyTorch 2.9 and later)", (long long)json_integer_value(v), SCHEMA_MAJOR);
+	m->wcfg = config(m, "data/weights/model_weights_config.json");
+	m->ccfg = config(m, "data/constants/model_constants_config.json");
+
+	imp->model = xrealloc(imp->model, (size_t)imp->nmodel + 1, sizeof *imp->model);
+	imp->model[imp->nmodel++] = m;
+	return m;
+}
+
+/* ---- types ---- */
+
+static int
+sameshape(const Type *a, const Type *b)
+{
+	if (a->dtype != b->dtype || a->rank != b->rank)
+		return 0;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dim[i] != b->dim[i])
+			return 0;
+	return 1;
+}
+
+static int64_t
+symint(Model *m, json_t *s, const char *what, const char *name, int i)
+{
+	json_t *v = json_object_get(s, "as_int");
+	if (json_is_integer(v))
+		return json_integer_value(v);
+	const char *key = json_is_object(s) ? json_object_iter_key(json_object_iter(s)) : NULL;
+	const char *sym = json_string_value(json_object_get(json_object_get(s, "as_expr"), "expr_str"));
+	merr(m, "%s '%s' has a symbolic size at dimension %d (%s); DevProc needs static "
+	        "shapes (export without dynamic_shapes)", what, name, i, sym ? sym : key ? key : "not an integer");
+}
+
+/* Reads a TensorMeta (tensor_values entry or a config's tensor_meta). */
+static void
+meta(Model *m, json_t *tm, const char *what, const char *name, Type *t)
+{
+	json_t *dt = json_object_get(tm, "dtype"), *sz = json_object_get(tm, "sizes");
+	if (!json_is_integer(dt) || !json_is_array(sz))
+		merr(m, "malformed archive: %s '%s' has no dtype or sizes", what, name);
+	int d = dp_dtype_from_pt2((int)json_integer_value(dt));
+	if (d < 0)
+		merr(m, "%s '%s' has an unsupported dtype (schema enum %lld)", what, name,
+		        (long long)json_integer_value(dt));
+	memset(t, 0, sizeof *t);
+	t->dtype = (uint8_t)d;
+	t->dev = DEV_CPU;
+	if (json_array_size(sz) > DP_MAXRANK)
+		merr(m, "%s '%s' has rank %zu (at most %d)", what, name, json_array_size(sz), DP_MAXRANK);
+	t->rank = (uint8_t)json_array_size(sz);
+	for (int i = 0; i < t->rank; i++) {
+		t->dim[i] = symint(m, json_array_get(sz, (size_t)i), what, name, i);
+		if (t->dim[i] < 0)
+			merr(m, "%s '%s' has a negative size", what, name);
+	}
+	if (dp_nbytes(t) < 0)
+		merr(m, "%s '%s' is too large", what, name);
+}
+
+/* The type the archive gives graph value name; 0 when it gives none. */
+int
+g_type(Graph *g, const char *name, Type *t)
+{
+	json_t *tm = json_object_get(g->tv, name);
+	if (!tm)
+		return 0;
+	meta(g->m, tm, "value", name, t);
+	return 1;
+}
+
+/* ---- constants ---- */
+
+static int
+constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t)
+{
+	for (int i = 0; i < imp->nkonst; i++) {
+		Const *k = &imp->konst[i];
+		if (k->off == off && k->n == n && dp_type_eq(&k->t, t))
+			return k->val;
+	}
+	Fn *fn = imp->fn;
+	int op = dp_addop(fn, Oconst, NULL, 0);
+	dp_seti(fn, op, "offset", off);
+	dp_seti(fn, op, "nbytes", n);
+	dp_sets(fn, op, "hash", hash);
+	int v = dp_addout(fn, op, *t);
+	if (imp->nkonst == imp->capkonst) {
+		imp->capkonst = imp->capkonst ? 2 * imp->capkonst : 64;
+		imp->konst = xrealloc(imp->konst, (size_t)imp->capkonst, sizeof *imp->konst);
+	}
+	imp->konst[imp->nkonst++] = (Const){ off, n, *t, v };
+	return v;
+}
+
+/* A rank-0 const holding v as dtype. */
+int
+g_scalar(Graph *g, double v, int dtype)
+{
+	Type t = { .dtype = (uint8_t)dtype, .dev = DEV_CPU };
+	int n = dp_dtype_size[dtype];
+	char hash[17];
+	tobytes(v, dtype, blob_room(&g->imp->blob, (size_t)n));
+	int64_t off = blob_commit(&g->imp->blob, (size_t)n, hash);
+	return constop(g->imp, off, n, hash, &t);
+}
+
+/* Emits the const of a parameter, buffer or tensor constant named fqn (graph
+ * value name): its bytes, dense in C order, go into the blob. */
+static int
+weight(Graph *g, const char *name, const char *fqn)
+{
+	Model *m = g->m;
+	const char *dir = "data/weights/";
+	json_t *e = m->wcfg ? json_object_get(m->wcfg, fqn) : NULL;
+	if (!e && m->ccfg && (e = json_object_get(m->ccfg, fqn)))
+		dir = "data/constants/";
+	if (!e)
+		merr(m, "'%s' is not in the archive's weight or constant configs", fqn);
+	if (json_is_true(json_object_get(e, "use_pickle")))
+		merr(m, "'%s' is stored pickled; DevProc reads raw tensor files only", fqn);
+	const char *pn = json_string_value(json_object_get(e, "path_name"));
+	json_t *tm = json_object_get(e, "tensor_meta");
+	if (!pn || !tm)
+		merr(m, "malformed archive: the config entry of '%s' has no path_name or tensor_meta", fqn);
+	Type t, tv;
+	meta(m, tm, "tensor", fqn, &t);
+	if (g_type(g, name, &tv) && !sameshape(&t, &tv))
+		merr(m, "'%s' is %s in the config but %s in the graph", fqn, typestr(&t), typestr(&tv));
+	json_t *lay = json_object_get(tm, "layout");
+	if (lay && json_integer_value(lay) != 7)
+		merr(m, "'%s' is not a strided (dense) tensor (layout %lld)", fqn,
+		        (long long)json_integer_value(lay));
+
+	/* element strides and offset into the stored bytes */
+	int64_t st[DP_MAXRANK], off = 0, dense = 1;
+	json_t *js = json_object_get(tm, "strides"), *jo = json_object_get(tm, "storage_offset");
+	if (js && json_array_size(js) != t.rank)
+		merr(m, "malformed archive: '%s' has %zu strides for rank %d", fqn, json_array_size(js), t.rank);
+	int contiguous = 1;
+	for (int i = t.rank - 1; i >= 0; i--) {
+		st[i] = js ? symint(m, json_array_get(js, (size_t)i), "tensor", fqn, i) : dense;
+		if (st[i] < 0)
+			merr(m, "'%s' has a negative stride", fqn);
+		if (t.dim[i] != 1 && st[i] != dense)
+			contiguous = 0;
+		dense *= t.dim[i];
+	}
+	if (jo)
+		off = symint(m, jo, "tensor", fqn, 0);
+	if (off < 0)
+		merr(m, "'%s' has a negative storage offset", fqn);
+	int64_t numel = dp_numel(&t), es = dp_dtype_size[t.dtype], need = 0;
+	if (numel > 0) {
+		int64_t last = off;
+		for (int i = 0; i < t.rank; i++)
+			last += (t.dim[i] - 1) * st[i];
+		need = (last + 1) * es;
+	}
+	char *rel = strfmt("%s%s", dir, pn);
+	zip_uint64_t size;
+	zip_int64_t zi = locate(m, rel, &size);
+	if (zi < 0)
+		merr(m, "no entry %s%s for '%s'", m->root, rel, fqn);
+	if ((int64_t)size < need)
+		merr(m, "%s%s holds %llu bytes but '%s' (%s) needs %lld", m->root, rel,
+		        (unsigned long long)size, fqn, typestr(&t), (long long)need);
+	size_t nb = (size_t)(numel * es);
+	char hash[17];
+	Blob *b = &g->imp->blob;
+	if (contiguous && off == 0 && (int64_t)size == need) {
+		readentry(m, zi, rel, blob_room(b, nb), nb, size);
+	} else {
+		/* copy the strided view into dense C order */
+		char *raw = xrealloc(NULL, size ? size : 1, 1);
+		readentry(m, zi, rel, raw, size, size);
+		char *dst = blob_room(b, nb);
+		int64_t idx[DP_MAXRANK] = { 0 };
+		for (int64_t k = 0; k < numel; k++) {
+			int64_t src = off;
+			for (int i = 0; i < t.rank; i++)
+				src += idx[i] * st[i];
+			memcpy(dst + k * es, raw + src * es, (size_t)es);
+			for (int i = t.rank - 1; i >= 0; i--) {
+				if (++idx[i] < t.dim[i])
+					break;
+				idx[i] = 0;
+			}
+		}
+		free(raw);
+	}
+	free(rel);
+	int64_t at = blob_commit(b, nb, hash);
+	return constop(g->imp, at, (int64_t)nb, hash, &t);
+}
+
+/* The value id of graph value name, emitting its const on first use. */
+int
+g_value(Graph *g, const char *name, const char *node)
+{
+	Slot *s = slotof(g, name);
+	if (!s->key)
+		merr(g->m, "node '%s' uses '%s', which is not defined before it", node, name);
+	if (s->val >= 0)
+		return s->val;
+	json_t *spec = json_array_get(g->specs, (size_t)(-1 - s->val));
+	const char *kind = json_object_iter_key(json_object_iter(spec));
+	json_t *body = json_object_iter_value(json_object_iter(spec));
+	const char *key = strcmp(kind, "parameter") == 0 ? "parameter_name"
+	                : strcmp(kind, "buffer") == 0 ? "buffer_name" : "tensor_constant_name";
+	const char *fqn = json_string_value(json_object_get(body, key));
+	if (!fqn)
+		merr(g->m, "malformed archive: input spec of '%s' has no %s", name, key);
+	int v = weight(g, name, fqn);
+	s = slotof(g, name);
+	s->val = v;
+	return v;
+}
+
+/* ---- inlining ---- */
+
+static const char *
+tensorname(json_t *arg)
+{
+	return json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
+}
+
+/* Names every unsupported target of the graph with a count and first node. */
+static void
+unsupported(Model *m, json_t *nodes)
+{
+	size_t n = json_array_size(nodes), nbad = 0;
+	const char **tgt = xrealloc(NULL, n + 1, sizeof *tgt), **first = xrealloc(NULL, n + 1, sizeof *first);
+	int *cnt = xrealloc(NULL, n + 1, sizeof *cnt);
+	for (size_t i = 0; i < n; i++) {
+		json_t *nd = json_array_get(nodes, i);
+		const char *t = json_string_value(json_object_get(nd, "target"));
+		const char *name = json_string_value(json_object_get(nd, "name"));
+		if (!t || !name)
+			merr(m, "malformed archive: node %zu has no target or name", i);
+		if (strncmp(t, "torch.ops.", 10) == 0)
+			t += 10;
+		const Aten *a = aten_lookup(t);
+		if (a) {
+			json_t *outs = json_object_get(nd, "outputs");
+			if (a->kind >= 0 && (json_array_size(outs) != 1 || !tensorname(json_array_get(outs, 0))))
+				merr(m, "node '%s' (%s): only ops with one tensor result are supported", name, t);
+			continue;
+		}
+		size_t j;
+		for (j = 0; j < nbad && strcmp(tgt[j], t) != 0; j++)
+			;
+		if (j == nbad) {
+			tgt[nbad] = t;
+			first[nbad] = name;
+			cnt[nbad++] = 0;
+		}
+		cnt[j]++;
+	}
+	if (nbad) {
+		size_t len = 0;
+		for (size_t j = 0; j < nbad; j++)
+			len += strlen(tgt[j]) + strlen(first[j]) + 48;
+		char *msg = xrealloc(NULL, len + 1, 1), *p = msg;
+		for (size_t j = 0; j < nbad; j++)
+			p += sprintf(p, "%s%s (%d, first at node '%s')", j ? ", " : "", tgt[j], cnt[j], first[j]);
+		merr(m, "unsupported ops: %s", msg);
+	}
+	free(tgt);
+	free(first);
+	free(cnt);
+}
+
+/* Binds the model's inputs: user inputs to the call's arguments (checked),
+ * the others to their not-yet-emitted consts. */
+static void
+inputs(Graph *g, const Call *c)
+{
+	Imp *imp = g->imp;
+	Model *m = g->m;
+	size_t n = json_array_size(g->specs);
+	int nuser = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_t *spec = json_array_get(g->specs, i);
+		const char *kind = json_object_iter_key(json_object_iter(spec));
+		json_t *body = json_object_iter_value(json_object_iter(spec));
+		if (!kind)
+			merr(m, "malformed archive: empty input spec %zu", i);
+		if (strcmp(kind, "user_input") == 0) {
+			json_t *arg = json_object_get(body, "arg");
+			const char *name = tensorname(arg);
+			if (!name)
+				merr(m, "input %d of the model is not a tensor (%s); DevProc passes tensors only",
+				        nuser + 1, json_is_object(arg) ? json_object_iter_key(json_object_iter(arg)) : "?");
+			if (nuser < c->narg) {
+				Type t, *a = &imp->fn->val[c->arg[nuser]].t;
+				if (!g_type(g, name, &t))
+					merr(m, "malformed archive: no type for input '%s'", name);
+				if (!sameshape(&t, a))
+					errat(imp->src, c->argat[nuser], "model '%s' input %d ('%s') must be %s, but '%s' is %s",
+					      c->path, nuser + 1, name, typestr(&t), c->argname[nuser], typestr(a));
+				g_bind(g, name, c->arg[nuser]);
+			}
+			nuser++;
+		} else if (strcmp(kind, "parameter") == 0 || strcmp(kind, "buffer") == 0 ||
+		           strcmp(kind, "tensor_constant") == 0) {
+			const char *name = json_string_value(json_object_get(json_object_get(body, "arg"), "name"));
+			if (!name)
+				merr(m, "malformed archive: input spec %zu has no arg name", i);
+			g_bind(g, name, -1 - (int)i);
+		} else
+			merr(m, "model inputs of kind '%s' are not supported", kind);
+	}
+	if (nuser != c->narg)
+		errat(imp->src, c->at, "model '%s' takes %d input%s, got %d", c->path, nuser,
+		      nuser == 1 ? "" : "s", c->narg);
+}
+
+/* Inlines the model of call c into imp->fn; puts the value ids of its
+ * results in res[0..c->nres-1].  Reports errors and exits. */
+int
+pt2_call(Imp *imp, const Call *c, int *res, int maxres)
+{
+	Model *m = load(imp, c);
+	m->at = c->pathat;
+	json_t *gm = getobj(m, m->prog, "graph_module", "models/model.json");
+	json_t *gr = getobj(m, gm, "graph", "graph_module");
+	json_t *sig = getobj(m, gm, "signature", "graph_module");
+	json_t *nodes = getobj(m, gr, "nodes", "graph");
+	Graph g = { .imp = imp, .m = m };
+	g.tv = getobj(m, gr, "tensor_values", "graph");
+	g.specs = getobj(m, sig, "input_specs", "signature");
+	json_t *outs = getobj(m, sig, "output_specs", "signature");
+
+	unsupported(m, nodes);
+	inputs(&g, c);
+	size_t nres = json_array_size(outs);
+	if ((int)nres != maxres)
+		errat(imp->src, c->resat, "model '%s' returns %zu value%s, but %d name%s bound", c->path,
+		      nres, nres == 1 ? "" : "s", maxres, maxres == 1 ? " is" : "s are");
+	for (size_t i = 0; i < json_array_size(nodes); i++)
+		aten_node(&g, json_array_get(nodes, i));
+	for (size_t i = 0; i < nres; i++) {
+		json_t *spec = json_array_get(outs, i);
+		const char *kind = json_object_iter_key(json_object_iter(spec));
+		json_t *body = json_object_iter_value(json_object_iter(spec));
+		const char *name = tensorname(json_object_get(body, "arg"));
+		if (!kind || strcmp(kind, "user_output") != 0)
+			merr(m, "model outputs of kind '%s' are not supported (a model that mutates "
+			        "its buffers, or training output?)", kind ? kind : "?");
+		if (!name)
+			merr(m, "output %zu of the model is not a tensor", i + 1);
+		res[i] = g_value(&g, name, "output");
+	}
+	free(g.slot);
+	return (int)nres;
+}
+
+/* Records each archive read, with its content hash, as a dependency. */
+void
+pt2_deps(Imp *imp)
+{
+	for (int i = 0; i < imp->nmodel; i++)
+		dp_adddep(imp->fn, imp->model[i]->path, imp->model[i]->hash);
+}
+
+static void
+add(char **buf, size_t *len, size_t *cap, const char *s, int esc)
+{
+	for (; *s; s++) {
+		if (*len + 3 > *cap)
+			*buf = xrealloc(*buf, *cap *= 2, 1);
+		if (esc && (*s == ' ' || *s == '#' || *s == '\\'))
+			(*buf)[(*len)++] = '\\';
+		else if (esc && *s == '$')
+			(*buf)[(*len)++] = '$';
+		(*buf)[(*len)++] = *s;
+	}
+	(*buf)[*len] = 0;
+}
+
+/* The Ninja depfile text "target: archive...\n" (malloc'd), with the
+ * archives' paths as opened (relative to the working folder). */
+char *
+pt2_depfile(Imp *imp, const char *target)
+{
+	size_t len = 0, cap = 256;
+	char *buf = xrealloc(NULL, cap, 1);
+	add(&buf, &len, &cap, target, 1);
+	add(&buf, &len, &cap, ":", 0);
+	for (int i = 0; i < imp->nmodel; i++) {
+		add(&buf, &len, &cap, " ", 0);
+		add(&buf, &len, &cap, imp->model[i]->file, 1);
+	}
+	add(&buf, &len, &cap, "\n", 0);
+	return buf;
+}
+
+/* Closes the archives. */
+void
+pt2_free(Imp *imp)
+{
+	for (int i = 0; i < imp->nmodel; i++) {
+		Model *m = imp->model[i];
+		zip_discard(m->zip);
+		munmap(m->map, m->size);
+		json_decref(m->prog);
+		json_decref(m->wcfg);
+		json_decref(m->ccfg);
+		free(m->file);
+		free(m->root);
+		free(m);
+	}
+	free(imp->model);
+	free(imp->konst);
+}
