@@ -58,6 +58,16 @@ int dprt_npy_read(const char *path, int dtype, int rank, const int64_t *dim,
 int dprt_npy_write(const char *path, int dtype, int rank, const int64_t *dim,
                    const void *src, char *err, size_t errn);
 
+/* Reads any .npy file this runtime supports, whatever its dtype and shape:
+ * sets *dtype, *rank, dim[0..*rank-1] (dim has room for DPRT_MAXRANK) and
+ * *data (malloc'd, at least 1 byte; the caller frees it).  0, or -1 with a
+ * message in err. */
+int dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim,
+                  void **data, char *err, size_t errn);
+
+/* Writes "[1,32,32,3]" (or "[]" for rank 0) into buf; returns buf. */
+char *dprt_shape_str(char *buf, size_t n, int rank, const int64_t *dim);
+
 /* Monotonic clock in seconds. */
 double dprt_now(void);
 
@@ -67,6 +77,13 @@ double dprt_now(void);
 /* dst[i] = (dst dtype) src[i], for any pair of dtypes (C conversion rules;
  * float → integer truncates toward zero). */
 void dprt_cast(void *dst, int dtype_dst, const void *src, int dtype_src, int64_t n);
+
+/* One f16 or bf16 value (as its bit pattern) to f32 and back; the narrowing
+ * direction rounds to nearest even, overflows to infinity and keeps NaN. */
+float dprt_f16_to_f32(uint16_t h);
+uint16_t dprt_f32_to_f16(float f);
+float dprt_bf16_to_f32(uint16_t h);
+uint16_t dprt_f32_to_bf16(float f);
 
 /* y[o,c,i] = (x[o,c,i] * scale - mean[c]) / std[c], x viewed as
  * [outer, C, inner]; x is u8 or f32, y is f32. */

@@ -49,6 +49,7 @@ parse() {
 	mm) # W [4,3] at 0, b [4] at 64, m [2,3,2] at 128: 192 bytes
 		{ f32 1 0 0  0 1 0  0 0 1  1 1 1; zeros 16; f32 1 2 3 4; zeros 48
 		  f32 1 0  0 1  0 0  1 1  1 1  1 1; zeros 16; } >"$tmp/$1/weights.bin" ;;
+	edge) { f32 1 2 3; zeros 52; } >"$tmp/$1/weights.bin" ;;
 	cpu) zeros 6400 >"$tmp/$1/weights.bin" ;;
 	esac
 }

@@ -240,6 +240,10 @@ test_gemm(void)
 	gemm1(2, 3, 0, 0, 0, 1, 1, 3, BFULL);		/* K = 0 */
 	gemm1(3, 4, 5, 0, 0, 1, 1, 0, BFULL);		/* beta 0 ignores C0 */
 	gemm1(50, 70, 2000, 0, 1, 1, 1, 1, BROW);
+	gemm1(8, 100, 777, 0, 1, 1, 0.5f, 1, BCOL);	/* few rows, weight [N,K] */
+	gemm1(32, 65, 70, 0, 1, 1, 1, -1, BFULL);
+	gemm1(33, 65, 70, 0, 1, 1, 1, 1, BROW);
+	gemm1(5, 3, 2, 0, 1, 2, 1, 1, BROW);
 }
 
 /* ---- permute ---- */

@@ -1,0 +1,392 @@
+/* main.c: the command line of generated executables (dprt_main): read inputs,
+ * run the program, write or print outputs, benchmark. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "dprtint.h"
+
+enum {
+	NSHOW = 8,	/* tensors up to this many elements are printed whole */
+	NHEAD = 6	/* elements shown of larger ones */
+};
+
+/* One run of the command line; everything it owns, freed by cleanup(). */
+typedef struct Cli {
+	const dprt_prog *p;
+	const char **infile, **outfile;	/* per io, NULL if not named */
+	void **in, **out;
+	void *arena, *state;
+	int inited;
+	long bench;
+	char **tmp;			/* temporary output files not yet renamed */
+	char err[1024];
+} Cli;
+
+static void *
+alloc64(size_t n)
+{
+	n = n < 64 ? 64 : (n + 63) / 64 * 64;
+	if (n == 0)	/* rounded past SIZE_MAX */
+		return NULL;
+	return aligned_alloc(64, n);
+}
+
+/* dtype[shape] of an io into buf. */
+static char *
+iotype(char *buf, size_t n, const dprt_io *io)
+{
+	char s[200];
+
+	snprintf(buf, n, "%s%s", dprt_dtype_name[io->dtype],
+	         dprt_shape_str(s, sizeof s, io->rank, io->dim));
+	return buf;
+}
+
+static void
+usage(const dprt_prog *p, FILE *f)
+{
+	char t[256];
+	int i;
+
+	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
+	        "[--bench N] [--help]\n", p->name);
+	fprintf(f, "inputs (all required):\n");
+	for (i = 0; i < p->nin; i++)
+		fprintf(f, "  %s  %s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]));
+	fprintf(f, "outputs (written with --out, else printed):\n");
+	for (i = 0; i < p->nout; i++)
+		fprintf(f, "  %s  %s\n", p->out[i].name, iotype(t, sizeof t, &p->out[i]));
+	fprintf(f, "--bench N runs the program N more times after the first and "
+	        "prints the median, min and max time of run().\n");
+}
+
+/* Finds the io named by the NAME of "NAME=FILE" (length n); -1 if none. */
+static int
+findio(const dprt_io *io, int nio, const char *name, size_t n)
+{
+	int i;
+
+	for (i = 0; i < nio; i++)
+		if (strlen(io[i].name) == n && memcmp(io[i].name, name, n) == 0)
+			return i;
+	return -1;
+}
+
+/* Records NAME=FILE for an --in (out = 0) or --out (out = 1). */
+static int
+bind(Cli *c, int out, const char *opt, const char *arg)
+{
+	const dprt_io *io = out ? c->p->out : c->p->in;
+	int nio = out ? c->p->nout : c->p->nin;
+	const char **file = out ? c->outfile : c->infile;
+	const char *eq;
+	int i, len;
+
+	eq = arg ? strchr(arg, '=') : NULL;
+	if (!eq || eq == arg || !eq[1])
+		return dprt_errf(c->err, sizeof c->err, "%s needs NAME=FILE, got '%s'",
+		                 opt, arg ? arg : "");
+	i = findio(io, nio, arg, (size_t)(eq - arg));
+	len = (int)(eq - arg);
+	if (i < 0)
+		return dprt_errf(c->err, sizeof c->err, "no %s named '%.*s' (see --help)",
+		                 out ? "output" : "input", len, arg);
+	if (file[i])
+		return dprt_errf(c->err, sizeof c->err, "%s %.*s given twice", opt, len, arg);
+	file[i] = eq + 1;
+	return 0;
+}
+
+/* Parses argv; 1 when --help was asked for, 0 to run, -1 on error. */
+static int
+parse(Cli *c, int argc, char **argv)
+{
+	const char *a, *v;
+	char *end;
+	int i, out;
+
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			return 1;
+		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
+		    strcmp(a, "--bench") == 0) {
+			v = i + 1 < argc ? argv[++i] : NULL;
+		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
+		           strncmp(a, "--bench=", 8) == 0) {
+			v = strchr(a, '=') + 1;
+		} else {
+			return dprt_errf(c->err, sizeof c->err,
+			                 "unknown argument '%s' (see --help)", a);
+		}
+		if (a[2] == 'b') {
+			if (!v || !*v)
+				return dprt_errf(c->err, sizeof c->err, "--bench needs a count");
+			c->bench = strtol(v, &end, 10);
+			if (*end || c->bench < 1 || c->bench > 100000000)
+				return dprt_errf(c->err, sizeof c->err,
+				                 "--bench needs a count from 1 to 100000000, got '%s'", v);
+			continue;
+		}
+		out = a[2] == 'o';
+		if (bind(c, out, out ? "--out" : "--in", v) < 0)
+			return -1;
+	}
+	for (i = 0; i < c->p->nin; i++)
+		if (!c->infile[i]) {
+			char t[256];
+			return dprt_errf(c->err, sizeof c->err, "missing --in %s (%s)",
+			                 c->p->in[i].name, iotype(t, sizeof t, &c->p->in[i]));
+		}
+	return 0;
+}
+
+/* Allocates the arena and io buffers and reads the inputs. */
+static int
+setup(Cli *c)
+{
+	const dprt_prog *p = c->p;
+	char t[256];
+	int64_t ne;
+	size_t n;
+	void *b;
+	int i;
+
+	c->arena = alloc64(p->arena_bytes);
+	if (!c->arena)
+		return dprt_errf(c->err, sizeof c->err, "out of memory (arena of %zu bytes)",
+		                 p->arena_bytes);
+	for (i = 0; i < p->nin + p->nout; i++) {
+		const dprt_io *io = i < p->nin ? &p->in[i] : &p->out[i - p->nin];
+		if (io->dtype < 0 || io->dtype >= DPRT_NDTYPE || io->rank < 0 ||
+		    io->rank > DPRT_MAXRANK || dprt_numel(io->rank, io->dim, &ne) < 0)
+			return dprt_errf(c->err, sizeof c->err,
+			                 "internal error: bad type for %s", io->name);
+		n = dprt_io_bytes(io);
+		if (n == 0 && ne > 0)
+			return dprt_errf(c->err, sizeof c->err, "%s is too large", io->name);
+		b = alloc64(n);
+		if (!b)
+			return dprt_errf(c->err, sizeof c->err,
+			                 "out of memory (%s %s)", io->name, iotype(t, sizeof t, io));
+		if (i < p->nin)
+			c->in[i] = b;
+		else
+			c->out[i - p->nin] = b;
+	}
+	for (i = 0; i < p->nin; i++)
+		if (dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
+		                  p->in[i].dim, c->in[i], c->err, sizeof c->err) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+runonce(Cli *c)
+{
+	return c->p->run(c->state, c->arena, (const void *const *)c->in,
+	                 (void *const *)c->out, c->err, sizeof c->err);
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* --bench: N timed runs after the first (the warm-up), host to host. */
+static int
+bench(Cli *c)
+{
+	double *t, t0, med;
+	long i, n;
+
+	n = c->bench;
+	t = malloc(sizeof *t * (size_t)n);
+	if (!t)
+		return dprt_errf(c->err, sizeof c->err, "out of memory (--bench %ld)", n);
+	for (i = 0; i < n; i++) {
+		t0 = dprt_now();
+		if (runonce(c) < 0) {
+			free(t);
+			return -1;
+		}
+		t[i] = (dprt_now() - t0) * 1e6;
+	}
+	qsort(t, (size_t)n, sizeof *t, cmpd);
+	med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+	printf("bench: %ld runs, median %.1f us, min %.1f us, max %.1f us\n", n, med,
+	       t[0], t[n - 1]);
+	free(t);
+	return 0;
+}
+
+/* Element k of x as text. */
+static void
+elem(char *buf, size_t n, int dtype, const void *x, int64_t k)
+{
+	switch (dtype) {
+	case DPRT_U8: snprintf(buf, n, "%u", ((const uint8_t *)x)[k]); break;
+	case DPRT_I8: snprintf(buf, n, "%d", ((const int8_t *)x)[k]); break;
+	case DPRT_I16: snprintf(buf, n, "%d", ((const int16_t *)x)[k]); break;
+	case DPRT_I32: snprintf(buf, n, "%ld", (long)((const int32_t *)x)[k]); break;
+	case DPRT_I64: snprintf(buf, n, "%lld", (long long)((const int64_t *)x)[k]); break;
+	case DPRT_F16:
+		snprintf(buf, n, "%g", dprt_f16_to_f32(((const uint16_t *)x)[k]));
+		break;
+	case DPRT_BF16:
+		snprintf(buf, n, "%g", dprt_bf16_to_f32(((const uint16_t *)x)[k]));
+		break;
+	case DPRT_F32: snprintf(buf, n, "%g", ((const float *)x)[k]); break;
+	case DPRT_F64: snprintf(buf, n, "%g", ((const double *)x)[k]); break;
+	case DPRT_BOOL:
+		snprintf(buf, n, "%s", ((const uint8_t *)x)[k] ? "true" : "false");
+		break;
+	default: snprintf(buf, n, "?"); break;
+	}
+}
+
+/* One line: "label = [3]" when small, else "logits: f32[1,10] = [0.1, ...]". */
+static void
+show(const dprt_io *io, const void *x)
+{
+	char t[256], v[64];
+	int64_t n, k, m;
+
+	if (dprt_numel(io->rank, io->dim, &n) < 0)
+		n = 0;
+	if (n <= NSHOW)
+		printf("%s = ", io->name);
+	else
+		printf("%s: %s = ", io->name, iotype(t, sizeof t, io));
+	if (io->rank == 0 && n == 1) {
+		elem(v, sizeof v, io->dtype, x, 0);
+		printf("%s\n", v);
+		return;
+	}
+	m = n <= NSHOW ? n : NHEAD;
+	printf("[");
+	for (k = 0; k < m; k++) {
+		elem(v, sizeof v, io->dtype, x, k);
+		printf("%s%s", k ? ", " : "", v);
+	}
+	printf("%s]\n", m < n ? ", ..." : "");
+}
+
+/* Writes every --out to a temporary file, then renames them all, so a
+ * failure leaves no output behind; prints the other outputs. */
+static int
+finish(Cli *c)
+{
+	const dprt_prog *p = c->p;
+	int i;
+
+	for (i = 0; i < p->nout; i++) {
+		if (!c->outfile[i])
+			continue;
+		c->tmp[i] = malloc(4096);
+		if (!c->tmp[i])
+			return dprt_errf(c->err, sizeof c->err, "out of memory");
+		if (dprt_npy_write_tmp(c->outfile[i], c->tmp[i], 4096, p->out[i].dtype,
+		                       p->out[i].rank, p->out[i].dim, c->out[i], c->err,
+		                       sizeof c->err) < 0) {
+			free(c->tmp[i]);
+			c->tmp[i] = NULL;
+			return -1;
+		}
+	}
+	for (i = 0; i < p->nout; i++) {
+		if (!c->tmp[i])
+			continue;
+		if (rename(c->tmp[i], c->outfile[i]) < 0)
+			return dprt_errf(c->err, sizeof c->err, "%s: cannot rename into place",
+			                 c->outfile[i]);
+		free(c->tmp[i]);
+		c->tmp[i] = NULL;
+	}
+	for (i = 0; i < p->nout; i++)
+		if (!c->outfile[i])
+			show(&p->out[i], c->out[i]);
+	return 0;
+}
+
+static void
+cleanup(Cli *c)
+{
+	int i;
+
+	if (c->inited && c->p->fini)
+		c->p->fini(c->state);
+	for (i = 0; c->tmp && i < c->p->nout; i++)
+		if (c->tmp[i]) {
+			unlink(c->tmp[i]);
+			free(c->tmp[i]);
+		}
+	for (i = 0; c->in && i < c->p->nin; i++)
+		free(c->in[i]);
+	for (i = 0; c->out && i < c->p->nout; i++)
+		free(c->out[i]);
+	free(c->infile);
+	free(c->outfile);
+	free(c->in);
+	free(c->out);
+	free(c->tmp);
+	free(c->arena);
+}
+
+/*
+ * The generated executable's main: NAME --in NAME=FILE.npy ... [--out
+ * NAME=FILE.npy ...] [--bench N] [--help].  Errors go to stderr as
+ * "NAME: message"; returns 0, or 1 on any error.
+ */
+int
+dprt_main(const dprt_prog *p, int argc, char **argv)
+{
+	Cli c;
+	int rc;
+	size_t nin, nout;
+
+	memset(&c, 0, sizeof c);
+	c.p = p;
+	nin = p->nin > 0 ? (size_t)p->nin : 1;
+	nout = p->nout > 0 ? (size_t)p->nout : 1;
+	c.infile = calloc(nin, sizeof *c.infile);
+	c.in = calloc(nin, sizeof *c.in);
+	c.outfile = calloc(nout, sizeof *c.outfile);
+	c.out = calloc(nout, sizeof *c.out);
+	c.tmp = calloc(nout, sizeof *c.tmp);
+	if (!c.infile || !c.in || !c.outfile || !c.out || !c.tmp) {
+		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
+		goto done;
+	}
+	rc = parse(&c, argc, argv);
+	if (rc == 1) {
+		usage(p, stdout);
+		cleanup(&c);
+		return 0;
+	}
+	if (rc == 0)
+		rc = setup(&c);
+	if (rc == 0 && p->init) {
+		rc = p->init(&c.state, c.err, sizeof c.err);
+		c.inited = rc == 0;
+	} else if (rc == 0) {
+		c.inited = 1;
+	}
+	if (rc == 0)
+		rc = runonce(&c);
+	if (rc == 0)
+		rc = finish(&c);
+	if (rc == 0 && c.bench > 0)
+		rc = bench(&c);
+done:
+	if (rc < 0) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s\n", p->name, c.err);
+	}
+	cleanup(&c);
+	return rc < 0 ? 1 : 0;
+}

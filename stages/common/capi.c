@@ -1,0 +1,189 @@
+/* capi.c: the typed C API of a generated program (NAME_create, NAME_run,
+ * NAME_error, NAME_destroy): parameter names, C types and declarations;
+ * shared by lower_cpu (which defines it) and link (which declares it). */
+#include <stdio.h>
+#include <string.h>
+
+#include "capi.h"
+
+static const char *const keywords[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do",
+	"double", "else", "enum", "extern", "float", "for", "goto", "if",
+	"inline", "int", "long", "register", "restrict", "return", "short",
+	"signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+	"unsigned", "void", "volatile", "while", "bool", "true", "false",
+	"m", "in", "out",   /* names inside NAME_run */
+	"NULL", "NAN", "INFINITY", "EOF", "errno",   /* macros of the headers */
+	NULL
+};
+
+static int
+iskeyword(const char *s)
+{
+	int i;
+
+	for (i = 0; keywords[i]; i++)
+		if (strcmp(s, keywords[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+isidchar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_';
+}
+
+static int
+isident(const char *s)
+{
+	const char *p;
+
+	if (s == NULL || !*s || (*s >= '0' && *s <= '9'))
+		return 0;
+	for (p = s; *p; p++)
+		if (!isidchar(*p))
+			return 0;
+	return 1;
+}
+
+static int
+taken(const Fn *fn, const Param *p, int n, const char *s)
+{
+	int i;
+
+	if (iskeyword(s) || strcmp(s, fn->name) == 0)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (strcmp(p[i].name, s) == 0)
+			return 1;
+	return 0;
+}
+
+/* A C identifier for io name s, unique among p[0..n-1]: other bytes become
+ * '_', a leading digit gets an 'x', clashes get "_2", "_3"... */
+static const char *
+ident(Fn *fn, const Param *p, int n, const char *s)
+{
+	size_t len = strlen(s);
+	char *b = dp_alloc(fn->arena, len + 24, 1);
+	char *q = b;
+	int k;
+
+	if (len == 0 || (*s >= '0' && *s <= '9'))
+		*q++ = 'x';
+	for (; *s; s++)
+		*q++ = isidchar(*s) ? *s : '_';
+	*q = '\0';
+	for (k = 2; taken(fn, p, n, b); k++)
+		snprintf(q, 24, "_%d", k);
+	return b;
+}
+
+/* The C element type of a dtype. */
+const char *
+capi_ctype(int dtype)
+{
+	switch (dtype) {
+	case DP_U8: return "uint8_t";
+	case DP_I8: return "int8_t";
+	case DP_I16: return "int16_t";
+	case DP_I32: return "int32_t";
+	case DP_I64: return "int64_t";
+	case DP_F16: return "uint16_t";
+	case DP_F32: return "float";
+	case DP_F64: return "double";
+	case DP_BOOL: return "uint8_t";
+	case DP_BF16: return "uint16_t";
+	}
+	dp_die("bad dtype %d", dtype);
+}
+
+/* Collects the parameters of NAME_run (inputs, then outputs) into memory
+ * owned by fn's arena. */
+int
+capi_params(Fn *fn, Param **pp, int *np, Err *err)
+{
+	Param *p;
+	int i, n = 0;
+
+	if (!isident(fn->name) || iskeyword(fn->name)) {
+		dp_seterr(err, "the pipeline name \"%s\" is not a C identifier",
+		          fn->name ? fn->name : "");
+		return -1;
+	}
+	p = dp_alloc(fn->arena, (size_t)fn->nop + (size_t)fn->nout + 1, sizeof *p);
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		const char *io;
+
+		if (op->kind != Oinput)
+			continue;
+		io = dp_gets(op, "name");
+		if (io == NULL || op->nout != 1)
+			dp_die("op %d: input without a name or result", i);
+		p[n].io = io;
+		p[n].name = ident(fn, p, n, io);
+		p[n].val = op->out[0];
+		p[n].t = fn->val[op->out[0]].t;
+		p[n].ctype = capi_ctype(p[n].t.dtype);
+		p[n].isout = 0;
+		n++;
+	}
+	for (i = 0; i < fn->nout; i++) {
+		p[n].io = fn->out[i].name;
+		p[n].name = ident(fn, p, n, fn->out[i].name);
+		p[n].val = fn->out[i].val;
+		p[n].t = fn->val[p[n].val].t;
+		p[n].ctype = capi_ctype(p[n].t.dtype);
+		p[n].isout = 1;
+		n++;
+	}
+	*pp = p;
+	*np = n;
+	return 0;
+}
+
+/* Appends the declarations of the typed API, parameters commented with
+ * their shapes. */
+void
+capi_decls(Str *s, const Fn *fn, const Param *p, int np)
+{
+	const char *nm = fn->name;
+	char ty[128];
+	size_t w = 0;
+	int i;
+
+	str_printf(s, "typedef struct %s %s;\n\n", nm, nm);
+	str_printf(s, "/* Makes an instance with its own scratch memory; NULL when out of\n"
+	              " * memory.  An instance may be used by one thread at a time. */\n");
+	str_printf(s, "%s *%s_create(void);\n", nm, nm);
+	str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
+	              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
+	              " * in %s_error(m). */\n", nm);
+	str_printf(s, "int %s_run(%s *m%s\n", nm, nm, np ? "," : ");");
+	for (i = 0; i < np; i++) {
+		size_t len = strlen(p[i].ctype) + strlen(p[i].name) + (p[i].isout ? 2 : 8);
+		if (len > w)
+			w = len;
+	}
+	for (i = 0; i < np; i++) {
+		Str a = {0};
+
+		str_printf(&a, "%s%s *%s%s", p[i].isout ? "" : "const ", p[i].ctype,
+		           p[i].name, i + 1 < np ? "," : ");");
+		str_printf(s, "\t%-*s /* %s", (int)w + 2, a.p, p[i].isout ? "out" : "in");
+		if (strcmp(p[i].name, p[i].io) != 0) {
+			str_put(s, " \"");
+			str_comment(s, p[i].io);
+			str_put(s, "\"");
+		}
+		str_printf(s, ": %s */\n", dp_type_str(&p[i].t, 0, ty, sizeof ty));
+		str_free(&a);
+	}
+	str_printf(s, "/* The message of the last failure of m (\"\" when none). */\n");
+	str_printf(s, "const char *%s_error(const %s *m);\n", nm, nm);
+	str_printf(s, "/* Frees m and its memory; NULL is allowed. */\n");
+	str_printf(s, "void %s_destroy(%s *m);\n", nm, nm);
+}

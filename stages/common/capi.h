@@ -1,0 +1,50 @@
+/* capi.h: a text buffer for code generators and the typed C API of a
+ * generated program; shared by lower_cpu (which defines the API) and link
+ * (which declares it in NAME.h), so the two can never disagree. */
+#ifndef CAPI_H
+#define CAPI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "dpir.h"
+
+/* A growable NUL-terminated text buffer; the zero value is empty. */
+typedef struct Str {
+	char *p;
+	size_t n, cap;     /* length without the NUL; allocated bytes */
+} Str;
+
+void str_put(Str *s, const char *t);
+void str_putn(Str *s, const char *t, size_t n);
+void str_printf(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void str_free(Str *s);
+/* Appends t as a C string literal (quotes and escapes included). */
+void str_cstring(Str *s, const char *t);
+/* Appends text for a comment body, breaking any star-slash in it. */
+void str_comment(Str *s, const char *t);
+/* Appends a float literal that reads back as (float)f: "0.5f", "INFINITY". */
+void str_float(Str *s, double f);
+/* Appends "{1, 32, 32, 3}" (or "{0}" for n = 0). */
+void str_ints(Str *s, const int64_t *v, int n);
+
+/* One parameter of NAME_run: a graph input or output. */
+typedef struct Param {
+	const char *name;  /* the C identifier used for it */
+	const char *io;    /* the graph's name for it */
+	const char *ctype; /* element type: "float", "uint8_t"... */
+	int isout;
+	int val;           /* value id */
+	Type t;
+} Param;
+
+/* Fills *p with the inputs (input ops in schedule order) then the outputs
+ * (fn->out order) of fn; names are unique C identifiers.  Checks that the
+ * pipeline name is a C identifier.  0, or -1 with err set. */
+int capi_params(Fn *fn, Param **p, int *np, Err *err);
+/* The C element type of a dtype (bool as uint8_t, f16/bf16 as uint16_t). */
+const char *capi_ctype(int dtype);
+/* Appends the typedef and the four prototypes of the typed API. */
+void capi_decls(Str *s, const Fn *fn, const Param *p, int np);
+
+#endif

@@ -1,0 +1,54 @@
+/* link.h: private interfaces of the link stage (child processes and files,
+ * generated sources). */
+#ifndef LINK_H
+#define LINK_H
+
+#include "capi.h"
+#include "dpir.h"
+
+/* What dp-link was asked to do, and its temporary folder. */
+typedef struct Link {
+	Arena *a;              /* owns what the run allocates */
+	const char *in;        /* the .dpir, as given */
+	const char *out;       /* -o: the executable; lib and header go beside it */
+	const char *weights;   /* --weights, or NULL */
+	const char *libdir;    /* --runtime: holds libdprt.a */
+	const char *incdir;    /* --include: holds dprt.h */
+	const char *cc, *ar;
+	const char **obj;      /* --obj, in order */
+	int nobj;
+	const char **ldflag;   /* --ldflag, in order */
+	int nldflag;
+	char *dir, *base;      /* folder and file name of out */
+	char *tmp;             /* temporary folder inside dir, or NULL */
+	const char *toollog;   /* the messages of the tool that failed, or NULL */
+	Fn *fn;
+} Link;
+
+/* files.c */
+/* Path parts joined as "a/b", allocated in arena m. */
+char *join(Arena *m, const char *a, const char *b);
+/* Runs argv (argv[0] looked up on PATH) in folder cwd (NULL: ours), stdin
+ * from /dev/null, stdout to outpath (NULL: into the log) and stderr to the
+ * log file.  0, or -1 with err naming the tool and what it was doing. */
+int spawn(char *const *argv, const char *cwd, const char *outpath, const char *log,
+          const char *what, Err *err);
+/* Copies the first lines of the log to stderr, indented. */
+void showlog(const char *log);
+/* Removes a folder and everything in it (best effort, no symlinks followed). */
+void rmtree(const char *path);
+/* Renames the built file tmp to dst unless dst already holds the same
+ * bytes (so that timestamps only move on change).  0, or -1 with err. */
+int install(const char *tmp, const char *dst, Err *err);
+/* Whether path names a readable regular file; its size into *size. */
+int regfile(const char *path, long long *size);
+
+/* gen.c: the text of NAME.h, of the assembly file embedding the weights
+ * (path as given, resolved by the assembler from the current folder), and
+ * of the executable's main(). */
+int gen_header(Fn *fn, const char *hname, const char *src, const char *lib, Str *s,
+               Err *err);
+void gen_weights(const Fn *fn, const char *path, long long size, Str *s);
+void gen_main(const Fn *fn, Str *s);
+
+#endif

@@ -1,0 +1,349 @@
+/* main.c: dp-link: links the lowered objects, the weight blob and the
+ * runtime into the executable NAME, the static library libNAME.a and the
+ * header NAME.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "link.h"
+
+#define STAGE "link"
+
+static const char usage[] =
+	"usage: dp-link IN.dpir OBJ.o... [--weights BLOB] --runtime LIBDIR\n"
+	"               [--include DIR] [--cc CC] [--ar AR] [--ldflag ARG ...] -o OUT\n"
+	"\n"
+	"Links a DevProc program.  Writes three files: the executable OUT, the\n"
+	"static library DIR/libBASE.a and the header DIR/BASE.h, where DIR and BASE\n"
+	"are the folder and file name of OUT; symbols are named after the pipeline\n"
+	"(NAME_create, NAME_run... from IN.dpir).  libBASE.a is self-contained: the\n"
+	"objects, the weight blob and the runtime, no main().  Each output is\n"
+	"replaced only when its bytes change; with the same inputs and tools the\n"
+	"bytes are the same wherever the build runs.\n"
+	"\n"
+	"  OBJ.o           the objects to link (dp-lower_cpu's, dp-lower_gpu's), in\n"
+	"                  order; --obj OBJ.o says the same\n"
+	"  --weights BLOB  the weight blob, embedded as NAME_weights by assembling\n"
+	"                  `.incbin \"BLOB\"` from the current folder (default: the\n"
+	"                  blob the IR names, in IN.dpir's folder); its size must be\n"
+	"                  the IR's\n"
+	"  --runtime DIR   the folder holding libdprt.a\n"
+	"  --include DIR   the folder holding dprt.h (default: DIR/../runtime for\n"
+	"                  the --runtime DIR, as in the source tree)\n"
+	"  --cc CC         the C compiler and linker driver (default: cc)\n"
+	"  --ar AR         the archiver (default: ar)\n"
+	"  --ldflag ARG    one more argument for the final link, after the library\n"
+	"                  (e.g. --ldflag -L/usr/local/cuda/lib64 --ldflag -lcudart);\n"
+	"                  repeatable\n"
+	"  -o OUT          the executable to write\n"
+	"  --help          this text\n"
+	"\n"
+	"Tools run directly (no shell); temporaries live in DIR/.BASE.link-XXXXXX,\n"
+	"removed on success and failure.  Errors: `IN: link: message` then the\n"
+	"failing tool's messages, exit status 1, no output changed.\n";
+
+/* Reads the command line; objects are the operands after IN.dpir (as
+ * Ninja's $in gives them) or --obj. */
+static int
+args(Link *l, int argc, char **argv)
+{
+	static const char *const flags[] = {"--obj", "--weights", "--runtime", "--include",
+	                                    "--cc", "--ar", "--ldflag", "-o", NULL};
+	int i, f;
+
+	l->obj = dp_alloc(l->a, (size_t)argc, sizeof *l->obj);
+	l->ldflag = dp_alloc(l->a, (size_t)argc, sizeof *l->ldflag);
+	l->cc = "cc";
+	l->ar = "ar";
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage, stdout);
+			exit(0);
+		}
+		for (f = 0; flags[f] && strcmp(a, flags[f]) != 0; f++)
+			;
+		if (flags[f] && i + 1 >= argc) {
+			fprintf(stderr, "dp-link: %s needs an argument (see --help)\n", a);
+			return -1;
+		}
+		switch (flags[f] ? f : -1) {
+		case 0: l->obj[l->nobj++] = argv[++i]; break;
+		case 1: l->weights = argv[++i]; break;
+		case 2: l->libdir = argv[++i]; break;
+		case 3: l->incdir = argv[++i]; break;
+		case 4: l->cc = argv[++i]; break;
+		case 5: l->ar = argv[++i]; break;
+		case 6: l->ldflag[l->nldflag++] = argv[++i]; break;
+		case 7: l->out = argv[++i]; break;
+		default:
+			if (a[0] == '-' && a[1] != '\0') {
+				fprintf(stderr, "dp-link: unknown option %s (see --help)\n", a);
+				return -1;
+			}
+			if (l->in)
+				l->obj[l->nobj++] = a;
+			else
+				l->in = a;
+		}
+	}
+	if (!l->in || !l->out || !l->libdir || l->nobj == 0) {
+		fprintf(stderr, "dp-link: need IN.dpir, objects, --runtime and -o (see --help)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The folder part of path ("." when none, "/" for "/x"). */
+static char *
+dirof(Arena *a, const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	if (s == NULL)
+		return dp_strdup(a, ".");
+	return dp_strndup(a, path, (size_t)(s - path) + (s == path));
+}
+
+/* Splits -o into folder and file name; finds the weight blob and the
+ * runtime; checks every input file. */
+static int
+check(Link *l, long long *wsize, Err *err)
+{
+	const Fn *fn = l->fn;
+	const char *slash = strrchr(l->out, '/');
+	char *p;
+	int i, nconst = 0;
+
+	l->base = dp_strdup(l->a, slash ? slash + 1 : l->out);
+	l->dir = dirof(l->a, l->out);
+	if (!*l->base || strcmp(l->base, ".") == 0 || strcmp(l->base, "..") == 0) {
+		dp_seterr(err, "-o %s does not name a file", l->out);
+		return -1;
+	}
+	for (i = 0; i < l->nobj; i++) {
+		if (!regfile(l->obj[i], NULL)) {
+			dp_seterr(err, "cannot read object %s: %s", l->obj[i],
+			          errno ? strerror(errno) : "not a regular file");
+			return -1;
+		}
+	}
+	for (i = 0; i < fn->nop; i++)
+		nconst += fn->op[i].kind == Oconst;
+	if (!l->weights && fn->weights)   /* beside the IR, where import wrote it */
+		l->weights = strchr(l->in, '/') ? join(l->a, dirof(l->a, l->in), fn->weights)
+		                                : fn->weights;
+	if (nconst && !l->weights) {
+		dp_seterr(err, "the program has %d constants but no weight blob: pass "
+		          "--weights FILE", nconst);
+		return -1;
+	}
+	if (l->weights) {
+		if (strpbrk(l->weights, "\n\r")) {
+			dp_seterr(err, "the weights path has a line break in it");
+			return -1;
+		}
+		if (!regfile(l->weights, wsize)) {
+			dp_seterr(err, "cannot read the weight blob %s: %s", l->weights,
+			          errno ? strerror(errno) : "not a regular file");
+			return -1;
+		}
+		if (fn->weights && *wsize != fn->wsize) {
+			dp_seterr(err, "the weight blob %s holds %lld bytes, but the IR's %s holds "
+			          "%lld (a stale blob?)", l->weights, *wsize, fn->weights,
+			          (long long)fn->wsize);
+			return -1;
+		}
+	}
+	p = join(l->a, l->libdir, "libdprt.a");
+	if (!regfile(p, NULL)) {
+		dp_seterr(err, "cannot read the runtime library %s (check --runtime)", p);
+		return -1;
+	}
+	if (!l->incdir)
+		l->incdir = join(l->a, l->libdir, "../runtime");
+	p = join(l->a, l->incdir, "dprt.h");
+	if (!regfile(p, NULL)) {
+		dp_seterr(err, "cannot read the runtime header %s (check --include)", p);
+		return -1;
+	}
+	return 0;
+}
+
+/* A path in the temporary folder: tmp/PREFIX + name + SUFFIX. */
+static char *
+tmppath(Link *l, const char *pre, const char *name, const char *suf)
+{
+	size_t n = strlen(pre) + strlen(name) + strlen(suf) + 1;
+	char *s = dp_alloc(l->a, n, 1);
+
+	snprintf(s, n, "%s%s%s", pre, name, suf);
+	return join(l->a, l->tmp, s);
+}
+
+/* Lists the members of libdprt.a and extracts them into tmp/rt; their
+ * paths go to mem[] in archive order. */
+static int
+runtime(Link *l, const char *log, char ***mem, int *nmem, Err *err)
+{
+	char *lib = join(l->a, l->libdir, "libdprt.a"), abs[PATH_MAX], line[PATH_MAX];
+	char *list = join(l->a, l->tmp, "members"), *rt = join(l->a, l->tmp, "rt");
+	char *argv[4], **m;
+	FILE *f;
+	int n = 0;
+
+	if (realpath(lib, abs) == NULL || mkdir(rt, 0777) != 0) {
+		dp_seterr(err, "cannot prepare the runtime library %s: %s", lib, strerror(errno));
+		return -1;
+	}
+	argv[0] = (char *)l->ar, argv[1] = "t", argv[2] = abs, argv[3] = NULL;
+	if (spawn(argv, NULL, list, log, "listing the runtime library", err) != 0)
+		return -1;
+	argv[1] = "x";
+	if (spawn(argv, rt, NULL, log, "extracting the runtime library", err) != 0)
+		return -1;
+	if ((f = fopen(list, "r")) == NULL) {
+		dp_seterr(err, "cannot read %s: %s", list, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof line, f))
+		n++;
+	m = dp_alloc(l->a, (size_t)n + 1, sizeof *m);
+	rewind(f);
+	for (n = 0; fgets(line, sizeof line, f);) {
+		line[strcspn(line, "\n")] = '\0';
+		if (*line)
+			m[n++] = join(l->a, rt, line);
+	}
+	fclose(f);
+	*mem = m;
+	*nmem = n;
+	return 0;
+}
+
+/* Makes the outputs in the temporary folder, then puts them in place. */
+static int
+build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *libname,
+      Err *err)
+{
+	const char *nm = l->fn->name;
+	char *log = join(l->a, l->tmp, "log");
+	char *msrc = tmppath(l, "", nm, "_main.c"), *mobj = tmppath(l, "", nm, "_main.o");
+	char *wsrc = tmppath(l, "", nm, "_weights.s"), *wobj = tmppath(l, "", nm, "_weights.o");
+	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
+	char **mem, **cmd;
+	Str text = {0};
+	int nmem, n, i, rc;
+
+	/* main(): no debug information, so that no path leaks into it */
+	gen_main(l->fn, &text);
+	rc = dp_write_file(msrc, text.p, text.n, err);
+	str_free(&text);
+	if (rc != 0)
+		return -1;
+	cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", (char *)l->incdir,
+	                 "-c", msrc, "-o", mobj, NULL};
+	if (spawn(cmd, NULL, NULL, log, "compiling main()", err) != 0)
+		goto toolfail;
+
+	/* the weight blob, by .incbin */
+	if (l->weights) {
+		gen_weights(l->fn, l->weights, wsize, &text);
+		rc = dp_write_file(wsrc, text.p, text.n, err);
+		str_free(&text);
+		if (rc != 0)
+			return -1;
+		cmd = (char *[]){(char *)l->cc, "-c", wsrc, "-o", wobj, NULL};
+		if (spawn(cmd, NULL, NULL, log, "assembling the weight blob", err) != 0)
+			goto toolfail;
+	}
+
+	/* libNAME.a: the objects, the weights, the runtime; deterministic (D) */
+	if (runtime(l, log, &mem, &nmem, err) != 0)
+		goto toolfail;
+	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + l->nldflag) + 16, sizeof *cmd);
+	n = 0;
+	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
+	for (i = 0; i < l->nobj; i++)
+		cmd[n++] = (char *)l->obj[i];
+	if (l->weights)
+		cmd[n++] = wobj;
+	for (i = 0; i < nmem; i++)
+		cmd[n++] = mem[i];
+	cmd[n] = NULL;
+	if (spawn(cmd, NULL, NULL, log, "archiving the library", err) != 0)
+		goto toolfail;
+
+	/* the executable: main() and the library */
+	n = 0;
+	cmd[n++] = (char *)l->cc, cmd[n++] = "-o", cmd[n++] = exe, cmd[n++] = mobj;
+	cmd[n++] = lib;
+	for (i = 0; i < l->nldflag; i++)
+		cmd[n++] = (char *)l->ldflag[i];
+	cmd[n++] = "-lm", cmd[n++] = "-lpthread", cmd[n] = NULL;
+	if (spawn(cmd, NULL, NULL, log, "linking the executable", err) != 0)
+		goto toolfail;
+
+	/* each output renamed into place only when its bytes changed */
+	if (install(lib, join(l->a, l->dir, libname), err) != 0 ||
+	    dp_write_file(join(l->a, l->dir, hname), hdr->p, hdr->n, err) != 0 ||
+	    install(exe, l->out, err) != 0)
+		return -1;
+	return 0;
+toolfail:
+	l->toollog = log;   /* shown after the error line */
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	Link l = {0};
+	Err err = {0};
+	Str hdr = {0};
+	char tmpl[PATH_MAX], *hname, *libname;
+	const char *src;
+	long long wsize = 0;
+	int rc = 1;
+
+	l.a = dp_arena_new();
+	if (args(&l, argc, argv) != 0)
+		goto done;
+	if (dp_read(l.in, &l.fn, &err) != 0 || check(&l, &wsize, &err) != 0)
+		goto fail;
+	hname = dp_alloc(l.a, strlen(l.base) + 8, 1);
+	libname = dp_alloc(l.a, strlen(l.base) + 8, 1);
+	sprintf(hname, "%s.h", l.base);
+	sprintf(libname, "lib%s.a", l.base);
+	src = strrchr(l.in, '/') ? strrchr(l.in, '/') + 1 : l.in;
+	if (gen_header(l.fn, hname, src, libname, &hdr, &err) != 0)
+		goto fail;
+
+	/* the temporary folder, beside the outputs so that rename works */
+	if ((size_t)snprintf(tmpl, sizeof tmpl, "%s/.%s.link-XXXXXX", l.dir, l.base) >=
+	    sizeof tmpl || mkdtemp(tmpl) == NULL) {
+		dp_seterr(&err, "cannot make a temporary folder in %s: %s", l.dir, strerror(errno));
+		goto fail;
+	}
+	l.tmp = tmpl;
+	if (build(&l, wsize, &hdr, hname, libname, &err) != 0)
+		goto fail;
+	rc = 0;
+	goto done;
+fail:
+	dp_report(l.in, STAGE, &err);
+	if (l.toollog)
+		showlog(l.toollog);
+done:
+	if (l.tmp)
+		rmtree(l.tmp);
+	str_free(&hdr);
+	if (l.fn)
+		dp_free(l.fn);
+	dp_arena_free(l.a);
+	return rc;
+}

@@ -1,0 +1,266 @@
+/* emit.c: assembles the generated C file: the typed API declarations, the
+ * io tables, run() (buffer plan, then the schedule one op at a time), the
+ * dprt_prog descriptor and the typed API definitions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower.h"
+
+/* Copies outputs that cannot be computed in place (inputs, constants, a
+ * value named by two outputs) right after their value is made. */
+static void
+portcopies(Ctx *c, int i)
+{
+	const Fn *fn = c->fn;
+	int j, v;
+
+	for (j = 0; j < fn->nout; j++) {
+		v = fn->out[j].val;
+		if (!c->plan->copy[j] || fn->val[v].def != i)
+			continue;
+		c->used[v] = 1;
+		str_printf(c->body, "\tmemcpy(out[%d], v%d, %lld);   /* output \"", j, v,
+		           (long long)c->plan->h[v].bytes);
+		str_comment(c->body, fn->out[j].name);
+		str_put(c->body, "\" */\n");
+	}
+}
+
+/* Declares the pointer of every value the schedule names: the buffer plan
+ * at a glance. */
+static void
+decls(Ctx *c, Str *s)
+{
+	const Fn *fn = c->fn;
+	const Plan *p = c->plan;
+	int i, k, v;
+
+	for (i = fn->nop - 1; i >= 0; i--)   /* a named view names its base */
+		for (k = 0; k < fn->op[i].nout; k++) {
+			v = fn->op[i].out[k];
+			if (c->used[v] && p->h[v].kind == H_VIEW)
+				c->used[p->h[v].base] = 1;
+		}
+	for (i = 0; i < fn->nop; i++) {
+		for (k = 0; k < fn->op[i].nout; k++) {
+			const Home *h;
+			const char *ct;
+			char ty[160];
+			Str d = {0};
+
+			v = fn->op[i].out[k];
+			h = &p->h[v];
+			if (!c->used[v])
+				continue;
+			ct = capi_ctype(fn->val[v].t.dtype);
+			str_printf(&d, "%s%s *v%d = ", h->ro ? "const " : "", ct, v);
+			switch (h->kind) {
+			case H_IN: str_printf(&d, "in[%lld];", (long long)h->idx); break;
+			case H_OUT: str_printf(&d, "out[%lld];", (long long)h->idx); break;
+			case H_CONST:
+				str_printf(&d, "(const %s *)(%s_weights + %lld);", ct, fn->name,
+				           (long long)h->idx);
+				break;
+			case H_ARENA:
+				str_printf(&d, "(%s *)(A + %lld);", ct, (long long)h->idx);
+				break;
+			case H_VIEW: str_printf(&d, "v%d;", h->base); break;
+			default: dp_die("value %d has no home", v);
+			}
+			str_printf(s, "\t%-40s /* %s", d.p, dp_type_str(&fn->val[v].t, 0, ty, sizeof ty));
+			switch (h->kind) {
+			case H_IN: str_put(s, ", input"); break;
+			case H_OUT: str_put(s, ", output"); break;
+			case H_CONST: str_put(s, ", weights"); break;
+			case H_ARENA:
+				str_printf(s, ", arena [%lld,%lld) until op %d", (long long)h->idx,
+				           (long long)(h->idx + h->bytes), h->last);
+				break;
+			case H_VIEW:
+				str_printf(s, ", %s of %%%d", h->trans ? "transposed view" : "view", h->base);
+				break;
+			}
+			str_put(s, " */\n");
+			str_free(&d);
+		}
+	}
+}
+
+/* The dprt_io table of the inputs or the outputs. */
+static void
+iotable(Str *s, const Fn *fn, const Param *p, int np, int isout)
+{
+	int i, n = 0;
+
+	for (i = 0; i < np; i++)
+		n += p[i].isout == isout;
+	if (n == 0)
+		return;
+	str_printf(s, "static const dprt_io %s_%s[%d] = {\n", fn->name,
+	           isout ? "outputs" : "inputs", n);
+	for (i = 0; i < np; i++) {
+		if (p[i].isout != isout)
+			continue;
+		str_put(s, "\t{");
+		str_cstring(s, p[i].io);
+		str_printf(s, ", %s, %d, ", dprt_enum(p[i].t.dtype), p[i].t.rank);
+		str_ints(s, p[i].t.dim, p[i].t.rank);
+		str_put(s, "},\n");
+	}
+	str_put(s, "};\n");
+}
+
+/* Whether the schedule names a value living in a home of this kind. */
+static int
+uses(const Ctx *c, int kind)
+{
+	int v;
+
+	for (v = 0; v < c->fn->nval; v++)
+		if (c->used[v] && c->plan->h[v].kind == kind)
+			return 1;
+	return 0;
+}
+
+/* The run() function: scratch pointer, buffer plan, schedule. */
+static void
+runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
+{
+	const Fn *fn = c->fn;
+	int j, usesout = uses(c, H_OUT);
+
+	for (j = 0; j < fn->nout; j++)
+		usesout |= c->plan->copy[j];
+	str_put(s, "/* Runs the host schedule once (see dprt_prog in dprt.h). */\n");
+	str_printf(s, "static int\n%s_schedule(void *state, void *arena, const void *const *in,\n"
+	              "\tvoid *const *out, char *err, size_t errn)\n{\n", fn->name);
+	if (uses(c, H_ARENA))
+		str_put(s, "\tunsigned char *A = arena;\n");
+	str_put(s, decl->p ? decl->p : "");
+	str_put(s, "\n\t(void)state, (void)err, (void)errn;\n");
+	if (!uses(c, H_ARENA))
+		str_put(s, "\t(void)arena;\n");
+	if (!uses(c, H_IN))
+		str_put(s, "\t(void)in;\n");
+	if (!usesout)
+		str_put(s, "\t(void)out;\n");
+	str_put(s, body->p ? body->p : "");
+	str_put(s, "\treturn 0;\n}\n");
+}
+
+/* The typed API: an instance owns an aligned arena; run passes the typed
+ * pointers to the schedule. */
+static void
+api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
+{
+	const char *nm = fn->name;
+	int i, nin = 0, nout = 0;
+
+	str_put(s, "/* ---- The typed C API ---- */\n\n");
+	str_printf(s, "struct %s {\n"
+	              "\tvoid *mem;        /* from malloc */\n"
+	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n"
+	              "\tchar err[256];    /* the last failure, or \"\" */\n"
+	              "};\n\n", nm);
+	str_printf(s, "%s *\n%s_create(void)\n{\n"
+	              "\t%s *m = calloc(1, sizeof *m);\n\n"
+	              "\tif (m == NULL)\n\t\treturn NULL;\n"
+	              "\tm->mem = malloc(%lld + 64);\n"
+	              "\tif (m->mem == NULL) {\n\t\tfree(m);\n\t\treturn NULL;\n\t}\n"
+	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n"
+	              "\treturn m;\n}\n\n", nm, nm, nm, (long long)pl->arena);
+	str_printf(s, "int\n%s_run(%s *m", nm, nm);
+	for (i = 0; i < np; i++) {
+		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
+		if (p[i].isout)
+			nout++;
+		else
+			nin++;
+	}
+	str_put(s, ")\n{\n\tconst void *in[] = {");
+	for (i = 0; i < np; i++)
+		if (!p[i].isout)
+			str_printf(s, "%s%s", i ? ", " : "", p[i].name);
+	str_printf(s, "%s};\n\tvoid *out[] = {", nin ? "" : "NULL");
+	for (i = 0; i < np; i++)
+		if (p[i].isout)
+			str_printf(s, "%s%s", i > nin ? ", " : "", p[i].name);
+	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
+	str_printf(s, "\tm->err[0] = '\\0';\n"
+	              "\treturn %s_schedule(NULL, m->arena, in, out, m->err, sizeof m->err) == 0 "
+	              "? 0 : -1;\n}\n\n", nm);
+	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
+	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
+	str_printf(s, "void\n%s_destroy(%s *m)\n{\n"
+	              "\tif (m == NULL)\n\t\treturn;\n"
+	              "\tfree(m->mem);\n\tfree(m);\n}\n", nm, nm);
+}
+
+/* Writes the C file of fn into *out. */
+int
+emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
+{
+	Str top = {0}, body = {0}, decl = {0};
+	Param *par;
+	Plan pl;
+	Ctx c;
+	int np, i, rc = -1, nin = 0, nout = 0;
+
+	if (capi_params(fn, &par, &np, err) != 0 || plan(fn, &pl, err) != 0)
+		return -1;
+	for (i = 0; i < np; i++) {
+		nin += !par[i].isout;
+		nout += par[i].isout;
+	}
+	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err};
+	c.used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+	/* The schedule, in order.  Ops of a cuda partition will become one
+	 * call of NAME_gpu_partK(state, ...) per partition here, the copy ops
+	 * at its boundary staying host statements (main.c rejects them until
+	 * lower_gpu emits those functions). */
+	for (i = 0; i < fn->nop; i++) {
+		if (emit_op(&c, i) != 0)
+			goto done;
+		portcopies(&c, i);
+	}
+	decls(&c, &decl);
+
+	str_printf(out, "/* %s: the host code of the DevProc program \"%s\", generated by\n"
+	                " * dp-lower_cpu from ", dst, fn->name);
+	str_comment(out, src);
+	str_printf(out, "; do not edit.  Buffer plan: %lld bytes of arena,\n"
+	                " * offsets 64-byte aligned and reused once a value is dead; inputs are\n"
+	                " * read and outputs written in the caller's buffers. */\n", (long long)pl.arena);
+	str_put(out, "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n"
+	             "#include <string.h>\n\n#include \"dprt.h\"\n\n");
+	str_printf(out, "/* The typed C API, as declared in %s.h (written by dp-link). */\n", fn->name);
+	capi_decls(out, fn, par, np);
+	str_printf(out, "\nextern const dprt_prog %s_prog;\n", fn->name);
+	if (uses(&c, H_CONST))
+		str_printf(out, "extern const unsigned char %s_weights[];   /* the weight blob "
+		                "(dp-link) */\n", fn->name);
+	str_put(out, "\n");
+	if (top.n)
+		str_printf(out, "%s\n", top.p);
+	iotable(out, fn, par, np, 0);
+	iotable(out, fn, par, np, 1);
+	str_put(out, "\n");
+	runfn(&c, out, &body, &decl);
+	str_printf(out, "\n/* The program descriptor that dprt_main and the typed API run. */\n"
+	                "const dprt_prog %s_prog = {\n\t.name = ", fn->name);
+	str_cstring(out, fn->name);
+	str_printf(out, ",\n\t.nin = %d,\n\t.nout = %d,\n", nin, nout);
+	if (nin)
+		str_printf(out, "\t.in = %s_inputs,\n", fn->name);
+	if (nout)
+		str_printf(out, "\t.out = %s_outputs,\n", fn->name);
+	str_printf(out, "\t.arena_bytes = %lld,\n\t.init = NULL,\n\t.fini = NULL,\n"
+	                "\t.run = %s_schedule,\n};\n\n", (long long)pl.arena, fn->name);
+	api(out, fn, &pl, par, np);
+	rc = 0;
+done:
+	str_free(&top);
+	str_free(&body);
+	str_free(&decl);
+	return rc;
+}

@@ -1,0 +1,599 @@
+/* kernels.c: one emitter per op kind: the C statements (runtime calls from
+ * dprt.h) that run one op of the host schedule, in a table by op kind. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower.h"
+
+static const char *const dprt_dtype[] = {
+	"DPRT_U8", "DPRT_I8", "DPRT_I16", "DPRT_I32", "DPRT_I64", "DPRT_F16",
+	"DPRT_F32", "DPRT_F64", "DPRT_BOOL", "DPRT_BF16",
+};
+_Static_assert(sizeof dprt_dtype / sizeof *dprt_dtype == DP_NDTYPE,
+               "dprt_dtype[] must follow DP_DTYPES");
+
+/* The runtime's name of a dtype: "DPRT_F32". */
+const char *
+dprt_enum(int dtype)
+{
+	if (dtype < 0 || dtype >= DP_NDTYPE)
+		dp_die("bad dtype %d", dtype);
+	return dprt_dtype[dtype];
+}
+
+/* A matrix operand of dprt_sgemm: a pointer expression and element strides. */
+typedef struct Mat {
+	char p[256];
+	int64_t rs, cs;
+} Mat;
+
+static const Type *
+ty(const Ctx *c, int v)
+{
+	return &c->fn->val[v].t;
+}
+
+/* Marks v as named by the generated code and returns it, for "v%d". */
+static int
+V(Ctx *c, int v)
+{
+	c->used[v] = 1;
+	return v;
+}
+
+static int64_t
+prod(const Type *t, int from, int to)
+{
+	int64_t n = 1;
+	int i;
+
+	for (i = from; i < to; i++)
+		n *= t->dim[i];
+	return n;
+}
+
+static int
+normdim(int64_t d, int rank)
+{
+	if (d < 0)
+		d += rank;
+	if (d < 0 || d >= (rank ? rank : 1))
+		dp_die("dim %lld out of range for rank %d (verify should catch this)",
+		       (long long)d, rank);
+	return (int)d;
+}
+
+/* Fails unless every operand and result of op is f32: the cpu target's
+ * arithmetic kernels are f32 only for now. */
+static int
+needf32(Ctx *c, const Op *op, int i)
+{
+	int k;
+
+	for (k = 0; k < op->nin + op->nout; k++) {
+		int v = k < op->nin ? op->in[k] : op->out[k - op->nin];
+		int dt = ty(c, v)->dtype;
+		if (dt != DP_F32) {
+			dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for %s "
+			          "tensors (only f32)", i, dp_op_name[op->kind], dp_dtype_name[dt]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Appends f as the text IR prints it: the shortest form that reads back
+ * to the same double, with a '.' or an exponent. */
+static void
+shortest(Str *s, double f)
+{
+	char buf[64];
+	int prec;
+
+	if (isnan(f) || isinf(f)) {
+		str_put(s, isnan(f) ? "nan" : f < 0 ? "-inf" : "inf");
+		return;
+	}
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, f);
+		if (strtod(buf, NULL) == f)
+			break;
+	}
+	snprintf(buf, sizeof buf, "%.*g", prec, f);
+	if (!strpbrk(buf, ".e"))
+		strcat(buf, ".0");
+	str_put(s, buf);
+}
+
+/* Appends the text form of op: results, name, operands, attributes, type. */
+void
+op_text(Str *s, const Fn *fn, const Op *op)
+{
+	char buf[160];
+	int k, j;
+
+	for (k = 0; k < op->nout; k++)
+		str_printf(s, "%s%%%d", k ? ", " : "", op->out[k]);
+	str_printf(s, " = %s", dp_op_name[op->kind]);
+	for (k = 0; k < op->nin; k++)
+		str_printf(s, "%s %%%d", k ? "," : "", op->in[k]);
+	for (k = 0, j = 0; k < op->nattr; k++) {
+		const Attr *a = &op->attr[k];
+		str_printf(s, "%s%s=", j++ ? ", " : " {", a->key);
+		switch (a->kind) {
+		case A_INT: str_printf(s, "%lld", (long long)a->i); break;
+		case A_FLOAT: shortest(s, a->f); break;
+		case A_STR:
+			str_put(s, "\"");
+			str_comment(s, a->s);
+			str_put(s, "\"");
+			break;
+		case A_INTS: case A_FLOATS: {
+			int e;
+			str_put(s, "[");
+			for (e = 0; e < a->n; e++) {
+				str_put(s, e ? ", " : "");
+				if (a->kind == A_INTS)
+					str_printf(s, "%lld", (long long)a->ints[e]);
+				else
+					shortest(s, a->floats[e]);
+			}
+			str_put(s, "]");
+			break;
+		}
+		}
+	}
+	if (j)
+		str_put(s, "}");
+	for (k = 0; k < op->nout; k++)
+		str_printf(s, "%s%s", k ? ", " : " : ",
+		           dp_type_str(&fn->val[op->out[k]].t, 0, buf, sizeof buf));
+}
+
+/* A dense copy (a reshape into an output buffer, a host-to-host copy). */
+static int
+k_memcpy(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+
+	if (c->plan->h[y].kind == H_VIEW)
+		return 0;   /* a view: no code */
+	str_printf(c->body, "\tmemcpy(v%d, v%d, %lld);\n", V(c, y), V(c, x),
+	           (long long)c->plan->h[y].bytes);
+	return 0;
+}
+
+static int
+k_none(Ctx *c, const Op *op, int i)
+{
+	return 0;   /* inputs and constants: named in the buffer plan */
+}
+
+static int
+k_cast(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+
+	str_printf(c->body, "\tdprt_cast(v%d, %s, v%d, %s, %lld);\n", V(c, y),
+	           dprt_dtype[ty(c, y)->dtype], V(c, x), dprt_dtype[ty(c, x)->dtype],
+	           (long long)dp_numel(ty(c, y)));
+	return 0;
+}
+
+/* A per-channel table of normalize as a file-scope array; n = 1 is
+ * repeated for every channel. */
+static void
+chantable(Ctx *c, int y, const char *what, const Attr *a, int64_t C)
+{
+	int64_t k;
+
+	str_printf(c->top, "static const float v%d_%s[%lld] = {", y, what, (long long)C);
+	for (k = 0; k < C; k++) {
+		str_put(c->top, k ? ", " : "");
+		str_float(c->top, a->floats[a->n == 1 ? 0 : k]);
+	}
+	str_put(c->top, "};\n");
+}
+
+static int
+k_normalize(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x);
+	const Attr *mean = dp_attr(op, "mean"), *std = dp_attr(op, "std");
+	int ax = normdim(dp_geti(op, "axis", -1), tx->rank);
+	int64_t C = tx->rank ? tx->dim[ax] : 1;
+
+	if ((tx->dtype != DP_U8 && tx->dtype != DP_F32) || ty(c, y)->dtype != DP_F32) {
+		dp_seterr(c->err, "op %d (normalize): the cpu target has no kernel for %s "
+		          "to %s (only u8 or f32 to f32)", i, dp_dtype_name[tx->dtype],
+		          dp_dtype_name[ty(c, y)->dtype]);
+		return -1;
+	}
+	if (!mean || !std || mean->kind != A_FLOATS || std->kind != A_FLOATS ||
+	    (mean->n != C && mean->n != 1) || (std->n != C && std->n != 1))
+		dp_die("op %d: normalize tables do not match %lld channels", i, (long long)C);
+	chantable(c, y, "mean", mean, C);
+	chantable(c, y, "std", std, C);
+	str_printf(c->body, "\tdprt_normalize(v%d, v%d, %s, %lld, %lld, %lld, ", V(c, y),
+	           V(c, x), dprt_dtype[tx->dtype], (long long)prod(tx, 0, ax), (long long)C,
+	           (long long)prod(tx, tx->rank ? ax + 1 : 0, tx->rank));
+	str_float(c->body, dp_getf(op, "scale", 1));
+	str_printf(c->body, ", v%d_mean, v%d_std);\n", y, y);
+	return 0;
+}
+
+static int
+k_permute(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x);
+	const Attr *a = dp_attr(op, "dims");
+	int64_t perm[DP_MAXRANK];
+	int k;
+
+	if (c->plan->h[y].kind == H_VIEW)
+		return 0;   /* a transpose read through matmul strides */
+	if (tx->rank < 2)
+		return k_memcpy(c, op, i);
+	for (k = 0; k < tx->rank; k++)
+		perm[k] = op->kind == At ? 1 - k : normdim(a->ints[k], tx->rank);
+	str_printf(c->body, "\tdprt_permute(v%d, v%d, %d, %d, (const int64_t[])", V(c, y),
+	           V(c, x), dp_dtype_size[tx->dtype], tx->rank);
+	str_ints(c->body, tx->dim, tx->rank);
+	str_put(c->body, ", (const int64_t[])");
+	str_ints(c->body, perm, tx->rank);
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+/* argmax and softmax: x viewed as [outer, n, inner] around dim. */
+static int
+k_reduce(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x);
+	int d = normdim(dp_geti(op, "dim", 0), tx->rank);
+	int64_t n = tx->rank ? tx->dim[d] : 1;
+
+	if (tx->dtype != DP_F32) {
+		dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for %s tensors "
+		          "(only f32)", i, dp_op_name[op->kind], dp_dtype_name[tx->dtype]);
+		return -1;
+	}
+	str_printf(c->body, "\t%s(v%d, v%d, %lld, %lld, %lld);\n",
+	           op->kind == Oargmax ? "dprt_argmax_f32" : "dprt_softmax_f32", V(c, y),
+	           V(c, x), (long long)prod(tx, 0, d), (long long)n,
+	           (long long)prod(tx, tx->rank ? d + 1 : 0, tx->rank));
+	return 0;
+}
+
+static int
+k_relu(Ctx *c, const Op *op, int i)
+{
+	if (needf32(c, op, i) != 0)
+		return -1;
+	str_printf(c->body, "\tdprt_relu_f32(v%d, v%d, %lld);\n", V(c, op->out[0]),
+	           V(c, op->in[0]), (long long)dp_numel(ty(c, op->out[0])));
+	return 0;
+}
+
+/* Element strides of t read at the index of shape out (numpy broadcasting:
+ * axes aligned on the right, 0 where t's axis is 1 or missing). */
+static void
+bstrides(const Type *t, const Type *out, int64_t *s)
+{
+	int off = out->rank - t->rank, i;
+	int64_t st = 1;
+
+	for (i = out->rank - 1; i >= 0; i--) {
+		int k = i - off;
+		s[i] = k < 0 || t->dim[k] == 1 ? 0 : st;
+		if (k >= 0)
+			st *= t->dim[k];
+	}
+}
+
+/* aten.add and aten.mul with broadcasting; axes that are contiguous in
+ * both operands are merged so that the loop nest is as flat as it can be. */
+static int
+k_binary(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], a = op->in[0], b = op->in[1];
+	const Type *to = ty(c, y);
+	int64_t d[DP_MAXRANK], sa[DP_MAXRANK], sb[DP_MAXRANK], ta[DP_MAXRANK], tb[DP_MAXRANK];
+	int r = 0, k;
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	bstrides(ty(c, a), to, ta);
+	bstrides(ty(c, b), to, tb);
+	for (k = 0; k < to->rank; k++) {
+		if (to->dim[k] == 1)
+			continue;
+		if (r > 0 && sa[r - 1] == ta[k] * to->dim[k] && sb[r - 1] == tb[k] * to->dim[k]) {
+			d[r - 1] *= to->dim[k];
+			sa[r - 1] = ta[k];
+			sb[r - 1] = tb[k];
+			continue;
+		}
+		d[r] = to->dim[k];
+		sa[r] = ta[k];
+		sb[r] = tb[k];
+		r++;
+	}
+	if (r == 0) {   /* a single element */
+		d[0] = 1;
+		sa[0] = sb[0] = 0;
+		r = 1;
+	}
+	str_printf(c->body, "\tdprt_binary_f32(%s, v%d, v%d, (const int64_t[])",
+	           op->kind == Aadd ? "DPRT_ADD" : "DPRT_MUL", V(c, y), V(c, a));
+	str_ints(c->body, sa, r);
+	str_printf(c->body, ", v%d, (const int64_t[])", V(c, b));
+	str_ints(c->body, sb, r);
+	str_printf(c->body, ", %d, (const int64_t[])", r);
+	str_ints(c->body, d, r);
+	str_put(c->body, ", ");
+	str_float(c->body, op->kind == Aadd ? dp_getf(op, "alpha", 1) : 1);
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+/* Value v read as an R x C matrix: dense, or the transposed view of a
+ * dense C x R matrix (see plan.c). */
+static Mat
+matrix(Ctx *c, int v, int64_t R, int64_t C)
+{
+	Mat m;
+
+	snprintf(m.p, sizeof m.p, "v%d", V(c, v));
+	if (c->plan->h[v].kind == H_VIEW && c->plan->h[v].trans) {
+		m.rs = 1;
+		m.cs = R;
+	} else {
+		m.rs = C;
+		m.cs = 1;
+	}
+	return m;
+}
+
+/* Strides that broadcast bias t (rank 0..2) over an M x N result. */
+static Mat
+bias(Ctx *c, int v)
+{
+	const Type *t = ty(c, v);
+	Mat m;
+
+	snprintf(m.p, sizeof m.p, "v%d", V(c, v));
+	m.rs = m.cs = 0;
+	if (t->rank >= 1)
+		m.cs = t->dim[t->rank - 1] == 1 ? 0 : 1;
+	if (t->rank == 2)
+		m.rs = t->dim[0] == 1 ? 0 : t->dim[1];
+	if (t->rank > 2)
+		dp_die("bias of rank %d", t->rank);
+	return m;
+}
+
+/* One dprt_sgemm call: y = alpha*A*B + beta*C0 (C0 NULL when c0 is). */
+static void
+sgemm(Ctx *c, const char *ind, int64_t M, int64_t N, int64_t K, double alpha,
+      const Mat *a, const Mat *b, double beta, const Mat *c0, const char *y, int64_t ldc)
+{
+	Str *s = c->body;
+
+	str_printf(s, "%sdprt_sgemm(%lld, %lld, %lld, ", ind, (long long)M, (long long)N,
+	           (long long)K);
+	str_float(s, alpha);
+	str_printf(s, ", %s, %lld, %lld, %s, %lld, %lld, ", a->p, (long long)a->rs,
+	           (long long)a->cs, b->p, (long long)b->rs, (long long)b->cs);
+	str_float(s, c0 ? beta : 0);
+	if (c0)
+		str_printf(s, ", %s, %lld, %lld", c0->p, (long long)c0->rs, (long long)c0->cs);
+	else
+		str_put(s, ", NULL, 0, 0");
+	str_printf(s, ", %s, %lld);\n", y, (long long)ldc);
+}
+
+/* aten.linear: y[..., N] = x[..., K] W^T + b, W being N x K. */
+static int
+k_linear(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0], w = op->in[1];
+	const Type *tx = ty(c, x), *tw = ty(c, w);
+	int64_t N = tw->dim[0], K = tw->dim[1], M = K ? dp_numel(tx) / K : 0;
+	char dst[32];
+	Mat a, wm, b, c0;
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	if (op->nin < 2 || op->nin > 3 || tw->rank != 2)
+		dp_die("op %d: malformed aten.linear", i);
+	if (tx->rank == 2) {
+		a = matrix(c, x, M, K);
+	} else {   /* [..., K] as (numel/K) x K */
+		a = (Mat){.rs = K, .cs = 1};
+		snprintf(a.p, sizeof a.p, "v%d", V(c, x));
+	}
+	wm = matrix(c, w, N, K);
+	b = wm;
+	b.rs = wm.cs;   /* B = W^T */
+	b.cs = wm.rs;
+	if (op->nin == 3)
+		c0 = bias(c, op->in[2]);
+	snprintf(dst, sizeof dst, "v%d", V(c, y));
+	sgemm(c, "\t", M, N, K, 1, &a, &b, 1, op->nin == 3 ? &c0 : NULL, dst, N);
+	return 0;
+}
+
+/* aten.addmm: y = beta*self + alpha*mat1*mat2; aten.mm: y = mat1*mat2. */
+static int
+k_mm(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], k0 = op->kind == Aaddmm;
+	const Type *ta = ty(c, op->in[k0]), *tb = ty(c, op->in[k0 + 1]);
+	int64_t M = ta->dim[0], K = ta->dim[1], N = tb->dim[1];
+	double beta = k0 ? dp_getf(op, "beta", 1) : 0;
+	char dst[32];
+	Mat a, b, c0;
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	a = matrix(c, op->in[k0], M, K);
+	b = matrix(c, op->in[k0 + 1], K, N);
+	if (k0 && beta != 0)
+		c0 = bias(c, op->in[0]);
+	snprintf(dst, sizeof dst, "v%d", V(c, y));
+	sgemm(c, "\t", M, N, K, k0 ? dp_getf(op, "alpha", 1) : 1, &a, &b, beta,
+	      k0 && beta != 0 ? &c0 : NULL, dst, N);
+	return 0;
+}
+
+/* Appends " + i0*s0 + i1*s1" for the nonzero strides. */
+static void
+offexpr(char *buf, size_t n, const char *base, const int64_t *st, int nb)
+{
+	size_t len;
+	int k;
+
+	snprintf(buf, n, "%s", base);
+	for (k = 0; k < nb; k++) {
+		len = strlen(buf);
+		if (st[k] != 0)
+			snprintf(buf + len, n - len, " + i%d*%lld", k, (long long)st[k]);
+	}
+}
+
+/* aten.matmul (torch.matmul): 1-D operands get a unit axis (dropped from
+ * the result), leading batch axes broadcast; one sgemm when b has no batch
+ * axes (a's batch folds into M), else a loop nest over the batch. */
+static int
+k_matmul(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], va = op->in[0], vb = op->in[1];
+	Type ta = *ty(c, va), tb = *ty(c, vb);
+	Type bo = {0};   /* broadcast batch shape */
+	int64_t M, N, K, sa[DP_MAXRANK], sb[DP_MAXRANK], so[DP_MAXRANK];
+	int k, nb;
+	Mat a, b;
+	char yp[256], base[32];
+	Str ind = {0};
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	if (ta.rank == 2 && tb.rank == 2) {
+		M = ta.dim[0], K = ta.dim[1], N = tb.dim[1];
+		a = matrix(c, va, M, K);
+		b = matrix(c, vb, K, N);
+		snprintf(yp, sizeof yp, "v%d", V(c, y));
+		sgemm(c, "\t", M, N, K, 1, &a, &b, 0, NULL, yp, N);
+		return 0;
+	}
+	if (ta.rank == 1) {   /* [K] -> [1,K] */
+		ta.dim[1] = ta.dim[0];
+		ta.dim[0] = 1;
+		ta.rank = 2;
+	}
+	if (tb.rank == 1) {   /* [K] -> [K,1] */
+		tb.dim[1] = 1;
+		tb.rank = 2;
+	}
+	M = ta.dim[ta.rank - 2], K = ta.dim[ta.rank - 1], N = tb.dim[tb.rank - 1];
+	a = (Mat){.rs = K, .cs = 1};
+	b = (Mat){.rs = N, .cs = 1};
+	if (tb.rank == 2) {   /* fold a's batch into M */
+		snprintf(a.p, sizeof a.p, "v%d", V(c, va));
+		snprintf(b.p, sizeof b.p, "v%d", V(c, vb));
+		snprintf(yp, sizeof yp, "v%d", V(c, y));
+		sgemm(c, "\t", prod(&ta, 0, ta.rank - 2) * M, N, K, 1, &a, &b, 0, NULL, yp, N);
+		return 0;
+	}
+	/* batch shapes: ta.dim[0..ta.rank-3], tb.dim[0..tb.rank-3] */
+	nb = (ta.rank > tb.rank ? ta.rank : tb.rank) - 2;
+	bo.rank = (uint8_t)nb;
+	for (k = 0; k < nb; k++) {
+		int ka = k - (nb - (ta.rank - 2)), kb = k - (nb - (tb.rank - 2));
+		int64_t da = ka >= 0 ? ta.dim[ka] : 1, db = kb >= 0 ? tb.dim[kb] : 1;
+		bo.dim[k] = da > db ? da : db;
+	}
+	{   /* per-batch-axis strides in elements (0 where broadcast) */
+		Type ba = ta, bb = tb;
+		ba.rank -= 2;
+		bb.rank -= 2;
+		bstrides(&ba, &bo, sa);
+		bstrides(&bb, &bo, sb);
+		bstrides(&bo, &bo, so);
+		for (k = 0; k < nb; k++) {
+			sa[k] *= M * K;
+			sb[k] *= K * N;
+			so[k] *= M * N;
+		}
+	}
+	str_put(c->body, "\t{   /* over the batch [");
+	for (k = 0; k < nb; k++)
+		str_printf(c->body, "%s%lld", k ? "," : "", (long long)bo.dim[k]);
+	str_put(c->body, "] */\n");
+	str_put(&ind, "\t");
+	for (k = 0; k < nb; k++) {
+		str_printf(c->body, "%s\tfor (int64_t i%d = 0; i%d < %lld; i%d++)\n", ind.p, k, k,
+		           (long long)bo.dim[k], k);
+		str_put(&ind, "\t");
+	}
+	str_put(&ind, "\t");
+	snprintf(yp, sizeof yp, "v%d", V(c, va));
+	offexpr(a.p, sizeof a.p, yp, sa, nb);
+	snprintf(yp, sizeof yp, "v%d", V(c, vb));
+	offexpr(b.p, sizeof b.p, yp, sb, nb);
+	snprintf(base, sizeof base, "v%d", V(c, y));
+	offexpr(yp, sizeof yp, base, so, nb);
+	sgemm(c, ind.p, M, N, K, 1, &a, &b, 0, NULL, yp, N);
+	str_put(c->body, "\t}\n");
+	str_free(&ind);
+	return 0;
+}
+
+typedef int Emitter(Ctx *c, const Op *op, int i);
+
+static Emitter *const emitters[DP_NOP] = {
+	[Oinput] = k_none,
+	[Oconst] = k_none,
+	[Ocopy] = k_memcpy,
+	[Ocast] = k_cast,
+	[Onormalize] = k_normalize,
+	[Opermute] = k_permute,
+	[Oreshape] = k_memcpy,
+	[Oflatten] = k_memcpy,
+	[Oargmax] = k_reduce,
+	[Osoftmax] = k_reduce,
+	[Aadd] = k_binary,
+	[Amul] = k_binary,
+	[Arelu] = k_relu,
+	[Alinear] = k_linear,
+	[Aaddmm] = k_mm,
+	[Amm] = k_mm,
+	[Amatmul] = k_matmul,
+	[Aview] = k_memcpy,
+	[Areshape] = k_memcpy,
+	[Apermute] = k_permute,
+	[At] = k_permute,
+};
+
+/* Appends op i's comment and statements to the schedule. */
+int
+emit_op(Ctx *c, int i)
+{
+	const Op *op = &c->fn->op[i];
+
+	str_put(c->body, "\t/* ");
+	op_text(c->body, c->fn, op);
+	str_put(c->body, " */\n");
+	if (emitters[op->kind] == NULL) {
+		dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for this op", i,
+		          dp_op_name[op->kind]);
+		return -1;
+	}
+	return emitters[op->kind](c, op, i);
+}

@@ -1,0 +1,202 @@
+/* npycmp.c: compares two .npy files: floats to a relative tolerance, integers exactly. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dprt.h"
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	        "usage: npycmp [--tol T] [--exact] GOT.npy REF.npy\n"
+	        "  floats (f16, bf16, f32, f64, in any mix): passes when\n"
+	        "  max|got-ref| / max|ref| <= T (default 1e-5; absolute when\n"
+	        "  max|ref| is 0); --exact asks for equal values.  Integers and\n"
+	        "  bool must be equal.  Exit 0 on a match, 1 on a mismatch, 2 on\n"
+	        "  a usage or read error.\n");
+}
+
+static int
+isfloat(int dt)
+{
+	return dt == DPRT_F16 || dt == DPRT_BF16 || dt == DPRT_F32 || dt == DPRT_F64;
+}
+
+/* One loaded file. */
+typedef struct File {
+	const char *path;
+	int dtype, rank;
+	int64_t dim[DPRT_MAXRANK];
+	int64_t n;
+	void *data;
+} File;
+
+static int
+load(File *f, const char *path)
+{
+	char err[512];
+	int i;
+
+	f->path = path;
+	if (dprt_npy_load(path, &f->dtype, &f->rank, f->dim, &f->data, err, sizeof err) < 0) {
+		fprintf(stderr, "npycmp: %s\n", err);
+		return -1;
+	}
+	f->n = 1;
+	for (i = 0; i < f->rank; i++)
+		f->n *= f->dim[i];	/* checked by the loader */
+	return 0;
+}
+
+/* Converts the data to f64 (floats) or i64 (integers, bool) in place of the
+ * original; returns -1 when out of memory. */
+static int
+widen(File *f, int to)
+{
+	void *w;
+
+	w = malloc(f->n > 0 ? (size_t)f->n * 8 : 1);
+	if (!w) {
+		fprintf(stderr, "npycmp: %s: out of memory\n", f->path);
+		return -1;
+	}
+	dprt_cast(w, to, f->data, f->dtype, f->n);
+	free(f->data);
+	f->data = w;
+	return 0;
+}
+
+/* Float comparison: 0 match, 1 mismatch. */
+static int
+cmpfloat(const File *g, const File *r, double tol, int exact)
+{
+	const double *a = g->data, *b = r->data;
+	double me, mr, e, rel;
+	int64_t i, at, nnan;
+
+	me = mr = 0;
+	at = -1;
+	nnan = 0;
+	for (i = 0; i < g->n; i++) {
+		if (isnan(a[i]) || isnan(b[i])) {
+			if (isnan(a[i]) && isnan(b[i]))
+				continue;
+			e = INFINITY;
+			nnan++;
+		} else if (a[i] == b[i]) {
+			e = 0;		/* also equal infinities */
+		} else {
+			e = fabs(a[i] - b[i]);
+		}
+		if (e > me || (at < 0 && e > 0)) {
+			me = e;
+			at = i;
+		}
+		if (isfinite(b[i]) && fabs(b[i]) > mr)
+			mr = fabs(b[i]);
+	}
+	rel = mr > 0 ? me / mr : me;
+	printf("max|err|=%.6g max|ref|=%.6g rel=%.6g\n", me, mr, rel);
+	if (exact ? me == 0 : rel <= tol)
+		return 0;
+	if (nnan)
+		fprintf(stderr, "npycmp: %s: NaN where %s has a number (%lld elements)\n",
+		        g->path, r->path, (long long)nnan);
+	if (exact)
+		fprintf(stderr, "npycmp: %s: differs from %s at element %lld (got %.9g, ref %.9g)\n",
+		        g->path, r->path, (long long)at, a[at], b[at]);
+	else
+		fprintf(stderr, "npycmp: %s: %s error %.6g exceeds tolerance %g "
+		        "(worst at element %lld: got %.9g, ref %.9g)\n", g->path,
+		        mr > 0 ? "relative" : "absolute", rel, tol, (long long)at, a[at], b[at]);
+	return 1;
+}
+
+/* Integer comparison: 0 match, 1 mismatch. */
+static int
+cmpint(const File *g, const File *r)
+{
+	const int64_t *a = g->data, *b = r->data;
+	int64_t i, bad, first;
+
+	bad = 0;
+	first = -1;
+	for (i = 0; i < g->n; i++)
+		if (a[i] != b[i] && bad++ == 0)
+			first = i;
+	if (bad == 0) {
+		printf("equal: %lld elements\n", (long long)g->n);
+		return 0;
+	}
+	printf("mismatches=%lld of %lld\n", (long long)bad, (long long)g->n);
+	fprintf(stderr, "npycmp: %s: %lld of %lld elements differ from %s, first at "
+	        "element %lld (got %lld, ref %lld)\n", g->path, (long long)bad,
+	        (long long)g->n, r->path, (long long)first, (long long)a[first],
+	        (long long)b[first]);
+	return 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *files[2];
+	char sg[200], sr[200], *end;
+	double tol = 1e-5;
+	int exact = 0, nf = 0, i, rc, same;
+	File g, r;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--tol") == 0 && i + 1 < argc) {
+			tol = strtod(argv[++i], &end);
+			if (*end || !(tol >= 0) || !isfinite(tol)) {
+				fprintf(stderr, "npycmp: bad --tol '%s'\n", argv[i]);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--exact") == 0) {
+			exact = 1;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage();
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "npycmp: unknown option '%s'\n", argv[i]);
+			usage();
+			return 2;
+		} else if (nf < 2) {
+			files[nf++] = argv[i];
+		} else {
+			usage();
+			return 2;
+		}
+	}
+	if (nf != 2) {
+		usage();
+		return 2;
+	}
+	memset(&g, 0, sizeof g);
+	memset(&r, 0, sizeof r);
+	if (load(&g, files[0]) < 0 || load(&r, files[1]) < 0) {
+		free(g.data);
+		return 2;
+	}
+	same = g.rank == r.rank;
+	for (i = 0; same && i < g.rank; i++)
+		same = g.dim[i] == r.dim[i];
+	rc = 1;
+	if (!same) {
+		fprintf(stderr, "npycmp: shape mismatch: %s is %s, %s is %s\n", g.path,
+		        dprt_shape_str(sg, sizeof sg, g.rank, g.dim), r.path,
+		        dprt_shape_str(sr, sizeof sr, r.rank, r.dim));
+	} else if (isfloat(g.dtype) != isfloat(r.dtype)) {
+		fprintf(stderr, "npycmp: dtype mismatch: %s is %s, %s is %s\n", g.path,
+		        dprt_dtype_name[g.dtype], r.path, dprt_dtype_name[r.dtype]);
+	} else if (isfloat(g.dtype)) {
+		rc = widen(&g, DPRT_F64) < 0 || widen(&r, DPRT_F64) < 0 ? 2 :
+		     cmpfloat(&g, &r, tol, exact);
+	} else {
+		rc = widen(&g, DPRT_I64) < 0 || widen(&r, DPRT_I64) < 0 ? 2 : cmpint(&g, &r);
+	}
+	free(g.data);
+	free(r.data);
+	return rc;
+}
