@@ -9,12 +9,14 @@
  * MC-tall row block of A its MC×KC block is packed into MR-tall panels; the
  * micro-kernel then multiplies one MR×KC panel by one KC×NR panel.  An A
  * panel (6 KB) and a B panel (8 KB) sit in L1, the packed A block (120 KB)
- * in L2, the packed B block (1 MB) in L3.  Packing reads any strides, so
- * transposed operands cost nothing extra; edges are packed with zeros.
+ * in L2, the packed B block (512 KB) in L2/L3.  Packing reads any strides,
+ * so transposed operands cost nothing extra; edges are packed with zeros.
+ * The two pack buffers are thread-local (632 KB per thread, in static TLS):
+ * kernels do not allocate, and concurrent calls from threads are safe.
  */
 enum {
 	MR = 6, NR = 8,		/* micro-tile: 12 SSE accumulators */
-	KC = 256, MC = 120, NC = 1024,
+	KC = 256, MC = 120, NC = 512,
 	JB = 256,		/* output columns per pass of the axpy path */
 	DOTM = 32, W = 64	/* the dot path: most rows, columns per pass */
 };

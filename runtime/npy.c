@@ -450,6 +450,8 @@ writeall(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* Writes the file to a fresh "PATH.PID.N.tmp" (O_EXCL), removed again on
+ * any failure; the caller renames it into place or unlinks it. */
 int
 dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn, int dtype, int rank,
                    const int64_t *dim, const void *src, char *err, size_t errn)

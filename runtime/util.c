@@ -14,6 +14,7 @@ _Static_assert(sizeof dprt_dtype_name / sizeof *dprt_dtype_name == DPRT_NDTYPE,
 _Static_assert(sizeof dprt_dtype_size / sizeof *dprt_dtype_size == DPRT_NDTYPE,
                "dprt_dtype_size");
 
+/* Formats into err (when there is room); returns -1 for `return dprt_errf(...)`. */
 int
 dprt_errf(char *err, size_t errn, const char *fmt, ...)
 {
@@ -27,6 +28,7 @@ dprt_errf(char *err, size_t errn, const char *fmt, ...)
 	return -1;
 }
 
+/* Element count of a shape; -1 on a negative dim or int64 overflow. */
 int
 dprt_numel(int rank, const int64_t *dim, int64_t *n)
 {
