@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dpir.h"
@@ -405,15 +406,22 @@ dp_gets(const Op *op, const char *key)
 int64_t
 dp_numel(const Type *t)
 {
+	/* the product of the non-zero sizes must fit too: shape rules multiply
+	 * sizes of tensors with no elements (flatten of [0,2^62,2^62]) */
 	int64_t n = 1;
+	int empty = 0;
 	for (int i = 0; i < t->rank; i++) {
 		if (t->dim[i] < 0)
 			return -1;
-		if (t->dim[i] && n > INT64_MAX / t->dim[i])
+		if (t->dim[i] == 0) {
+			empty = 1;
+			continue;
+		}
+		if (n > INT64_MAX / t->dim[i])
 			return -1;
 		n *= t->dim[i];
 	}
-	return n;
+	return empty ? 0 : n;
 }
 
 int64_t
@@ -496,6 +504,19 @@ dp_slurp(const char *path, char **buf, size_t *len, Err *err)
 int
 dp_write_file(const char *path, const void *buf, size_t len, Err *err)
 {
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or pipe: write straight to it, never rename over it */
+		FILE *f = fopen(path, "wb");
+		int bad = !f || (len && fwrite(buf, 1, len, f) != len);
+		if (f)
+			bad |= fclose(f) != 0;
+		if (bad) {
+			dp_seterr(err, "cannot write %s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
 	FILE *f = fopen(path, "rb");
 	if (f) {
 		int same = 1;

@@ -449,12 +449,105 @@ dfn(Dec *d, const msgpack_object *f)
 	return 0;
 }
 
+/* Big-endian unsigned of n bytes at p. */
+static uint64_t
+be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Walks the first msgpack value of buf[0..len) without building it, so that
+ * no declared size is believed before the bytes are there: msgpack-c
+ * allocates a container's elements as declared (an array32 of 2^32
+ * elements: 96 GiB) before it looks for them.  Every pending element needs
+ * at least one byte, so the elements declared may never exceed the bytes
+ * left.  0 when it is whole, 1 when the bytes end first, -1 (err set) when
+ * a size is impossible. */
+static int
+scan(const unsigned char *p, size_t len, Err *err)
+{
+	size_t off = 0, pending = 1;
+	while (pending) {
+		if (off >= len)
+			return 1;
+		size_t at = off;
+		unsigned c = p[off++];
+		uint64_t skip = 0, elems = 0;
+		int hdr = 0;          /* bytes of length field */
+		if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3)
+			;
+		else if (c >= 0x80 && c <= 0x8f)
+			elems = 2 * (uint64_t)(c & 15);
+		else if (c >= 0x90 && c <= 0x9f)
+			elems = c & 15;
+		else if (c >= 0xa0 && c <= 0xbf)
+			skip = c & 31;
+		else if (c == 0xc4 || c == 0xd9)
+			hdr = 1;
+		else if (c == 0xc5 || c == 0xda)
+			hdr = 2;
+		else if (c == 0xc6 || c == 0xdb)
+			hdr = 4;
+		else if (c == 0xc7 || c == 0xc8 || c == 0xc9) {   /* ext: length, type, data */
+			hdr = c == 0xc7 ? 1 : c == 0xc8 ? 2 : 4;
+			skip = 1;
+		} else if (c == 0xca || c == 0xce || c == 0xd2)
+			skip = 4;
+		else if (c == 0xcb || c == 0xcf || c == 0xd3)
+			skip = 8;
+		else if (c == 0xcc || c == 0xd0)
+			skip = 1;
+		else if (c == 0xcd || c == 0xd1)
+			skip = 2;
+		else if (c >= 0xd4 && c <= 0xd8)               /* fixext: type, 1..16 bytes */
+			skip = 1 + ((uint64_t)1 << (c - 0xd4));
+		else if (c == 0xdc || c == 0xde || c == 0xdd || c == 0xdf) {
+			int n = c == 0xdc || c == 0xde ? 2 : 4;
+			if (len - off < (size_t)n)
+				return 1;
+			elems = be(p + off, n) * (c >= 0xde ? 2 : 1);
+			off += (size_t)n;
+		} else {
+			dp_seterr(err, "malformed DPIR: not valid msgpack (byte 0x%02x at offset %zu)", c, at);
+			return -1;
+		}
+		if (hdr) {
+			if (len - off < (size_t)hdr)
+				return 1;
+			skip += be(p + off, hdr);
+			off += (size_t)hdr;
+		}
+		if (skip > len - off)
+			return 1;
+		off += (size_t)skip;
+		pending--;
+		if (elems > len - off || pending + elems > len - off) {
+			dp_seterr(err, "malformed DPIR: an array or map at offset %zu declares %llu "
+			          "elements, more than the %zu bytes that follow", at,
+			          (unsigned long long)elems, len - off);
+			return -1;
+		}
+		pending += (size_t)elems;
+	}
+	return 0;
+}
+
 int
 dp_decode(const char *buf, size_t len, Fn **out, Err *err)
 {
 	static const char magic[] = "\x95\xa4" "DPIR";
 	if (len < 6 || memcmp(buf, magic, 6) != 0) {
 		dp_seterr(err, "not a DPIR file (bad magic)");
+		return -1;
+	}
+	int sr = scan((const unsigned char *)buf, len, err);
+	if (sr < 0)
+		return -1;
+	if (sr > 0) {
+		dp_seterr(err, "truncated DPIR (file ends after %zu bytes)", len);
 		return -1;
 	}
 	msgpack_unpacked u;

@@ -162,7 +162,7 @@ double dp_getf(const Op *op, const char *key, double def);
 const char *dp_gets(const Op *op, const char *key);
 
 /* Types. */
-int64_t dp_numel(const Type *t);               /* -1 on overflow */
+int64_t dp_numel(const Type *t);               /* -1 when a product of sizes overflows */
 int64_t dp_nbytes(const Type *t);              /* -1 on overflow */
 int dp_type_eq(const Type *a, const Type *b);  /* dtype, shape and device */
 /* Formats "f32[1,512] @cpu" into buf (with the device when dev is nonzero). */

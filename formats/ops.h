@@ -16,13 +16,13 @@
 	X(Oinput,     "input",        0, 1, Kio,    D_CPU,        "name:s") \
 	X(Oconst,     "const",        0, 1, Kconst, D_CPU|D_CUDA, "hash:s nbytes:i offset:i") \
 	X(Ocopy,      "copy",         1, 1, Kcopy,  D_CPU|D_CUDA, "to:s") \
-	X(Ocast,      "cast",         1, 1, Kelem,  D_CPU,        "dtype:s") \
+	X(Ocast,      "cast",         1, 1, Kelem,  D_CPU|D_CUDA, "dtype:s") \
 	X(Onormalize, "normalize",    1, 1, Knorm,  D_CPU|D_CUDA, "axis:i=-1 mean:fs scale:f=1 std:fs") \
-	X(Opermute,   "permute",      1, 1, Kshape, D_CPU,        "dims:is") \
-	X(Oreshape,   "reshape",      1, 1, Kshape, D_CPU,        "shape:is") \
-	X(Oflatten,   "flatten",      1, 1, Kshape, D_CPU,        "end:i=-1 start:i=1") \
-	X(Oargmax,    "argmax",       1, 1, Kindex, D_CPU,        "dim:i keepdim:i=0") \
-	X(Osoftmax,   "softmax",      1, 1, Kreduce,D_CPU,        "dim:i") \
+	X(Opermute,   "permute",      1, 1, Kshape, D_CPU|D_CUDA, "dims:is") \
+	X(Oreshape,   "reshape",      1, 1, Kshape, D_CPU|D_CUDA, "shape:is") \
+	X(Oflatten,   "flatten",      1, 1, Kshape, D_CPU|D_CUDA, "end:i=-1 start:i=1") \
+	X(Oargmax,    "argmax",       1, 1, Kindex, D_CPU|D_CUDA, "dim:i keepdim:i=0") \
+	X(Osoftmax,   "softmax",      1, 1, Kreduce,D_CPU|D_CUDA, "dim:i") \
 	X(Aadd,       "aten.add",     2, 1, Kelem,  D_CPU|D_CUDA, "alpha:f=1") \
 	X(Amul,       "aten.mul",     2, 1, Kelem,  D_CPU|D_CUDA, "") \
 	X(Arelu,      "aten.relu",    1, 1, Kelem,  D_CPU|D_CUDA, "") \
@@ -30,10 +30,10 @@
 	X(Aaddmm,     "aten.addmm",   3, 1, Kmatmul,D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
 	X(Amm,        "aten.mm",      2, 1, Kmatmul,D_CPU|D_CUDA, "") \
 	X(Amatmul,    "aten.matmul",  2, 1, Kmatmul,D_CPU,        "") \
-	X(Aview,      "aten.view",    1, 1, Kshape, D_CPU,        "size:is") \
-	X(Areshape,   "aten.reshape", 1, 1, Kshape, D_CPU,        "shape:is") \
-	X(Apermute,   "aten.permute", 1, 1, Kshape, D_CPU,        "dims:is") \
-	X(At,         "aten.t",       1, 1, Kshape, D_CPU,        "")
+	X(Aview,      "aten.view",    1, 1, Kshape, D_CPU|D_CUDA, "size:is") \
+	X(Areshape,   "aten.reshape", 1, 1, Kshape, D_CPU|D_CUDA, "shape:is") \
+	X(Apermute,   "aten.permute", 1, 1, Kshape, D_CPU|D_CUDA, "dims:is") \
+	X(At,         "aten.t",       1, 1, Kshape, D_CPU|D_CUDA, "")
 
 /* Placement classes: X(enum, name) */
 #define DP_CLASSES(X) \

@@ -194,16 +194,20 @@ next(Lex *L)
 		L->p++;
 		if (L->p >= L->end || !isdigit((unsigned char)*L->p))
 			return lerr(L, "expected a value number after '%'", NULL);
-		errno = 0;
-		L->i = strtoll(L->p, (char **)&L->p, 10);
-		if (errno || L->i > (1 << 26))
-			return lerr(L, "value number too large", NULL);
+		/* digits up to L->end: the text need not end in a NUL */
+		for (L->i = 0; L->p < L->end && isdigit((unsigned char)*L->p); L->p++) {
+			L->i = L->i * 10 + (*L->p - '0');
+			if (L->i > (1 << 26))
+				return lerr(L, "value number too large", NULL);
+		}
 		L->t = Tval;
 		return 0;
 	}
 	if (c == '"') {
 		L->p++;
-		char *out = dp_alloc(L->a, (size_t)(L->end - L->p) + 1, 1);
+		/* a string ends on its line: room for the rest of the line */
+		const char *eol = memchr(L->p, '\n', (size_t)(L->end - L->p));
+		char *out = dp_alloc(L->a, (size_t)((eol ? eol : L->end) - L->p) + 1, 1);
 		size_t k = 0;
 		for (;;) {
 			if (L->p >= L->end || *L->p == '\n')
@@ -241,7 +245,7 @@ next(Lex *L)
 		const char *q = L->p;
 		if (*q == '-' || *q == '+')
 			q++;
-		if (strncmp(q, "inf", 3) == 0 && (q + 3 >= L->end || !identch(q[3]))) {
+		if (L->end - q >= 3 && memcmp(q, "inf", 3) == 0 && (q + 3 >= L->end || !identch(q[3]))) {
 			L->f = *L->p == '-' ? -INFINITY : INFINITY;
 			L->p = q + 3;
 			L->t = Tfloat;
@@ -571,7 +575,9 @@ parse(Lex *L, Fn *fn, Names *nm)
 		return -1;
 	if (L->t != Tfloat && L->t != Tint)
 		return lerr(L, "expected a version such as 1.0", NULL);
-	long major = strtol(L->s, NULL, 10);
+	long major = 0;   /* the digits before the '.', within the token */
+	for (const char *c = L->s; c < L->p && isdigit((unsigned char)*c) && major < 100000000; c++)
+		major = major * 10 + (*c - '0');
 	if (major != DP_MAJOR) {
 		char b[64];
 		snprintf(b, sizeof b, "%ld.x", major);

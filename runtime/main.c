@@ -301,7 +301,7 @@ finish(Cli *c)
 	for (i = 0; i < p->nout; i++) {
 		if (!c->tmp[i])
 			continue;
-		if (rename(c->tmp[i], c->outfile[i]) < 0)
+		if (c->tmp[i][0] && rename(c->tmp[i], c->outfile[i]) < 0)
 			return dprt_errf(c->err, sizeof c->err, "%s: cannot rename into place",
 			                 c->outfile[i]);
 		free(c->tmp[i]);

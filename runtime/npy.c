@@ -460,6 +460,7 @@ dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn, int dtype, int rank
 	size_t hl, nbytes, sz;
 	int64_t n;
 	int fd, i, e;
+	struct stat st;
 
 	if (dtype < 0 || dtype >= DPRT_NDTYPE || rank < 0 || rank > DPRT_MAXRANK)
 		return dprt_errf(err, errn, "%s: cannot write dtype %d rank %d", path,
@@ -472,6 +473,21 @@ dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn, int dtype, int rank
 	if (hl == 0)
 		return dprt_errf(err, errn, "%s: header too long", path);
 	fd = -1;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or pipe (/dev/stdout): write straight to it; tmp[0] = 0
+		 * tells the caller there is nothing to rename */
+		tmp[0] = 0;
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			return dprt_errf(err, errn, "%s: cannot open: %s", path, strerror(errno));
+		if (writeall(fd, hdr, hl) < 0 || writeall(fd, src, nbytes) < 0) {
+			e = errno;
+			close(fd);
+			return dprt_errf(err, errn, "%s: write error: %s", path, strerror(e));
+		}
+		close(fd);
+		return 0;
+	}
 	for (i = 0; i < 100 && fd < 0; i++) {
 		if ((size_t)snprintf(tmp, tmpn, "%s.%ld.%d.tmp", path, (long)getpid(), i) >= tmpn)
 			return dprt_errf(err, errn, "%s: path too long", path);
@@ -507,7 +523,7 @@ dprt_npy_write(const char *path, int dtype, int rank, const int64_t *dim,
 	if (dprt_npy_write_tmp(path, tmp, sizeof tmp, dtype, rank, dim, src, err,
 	                       errn) < 0)
 		return -1;
-	if (rename(tmp, path) < 0) {
+	if (tmp[0] && rename(tmp, path) < 0) {
 		e = errno;
 		unlink(tmp);
 		return dprt_errf(err, errn, "%s: cannot rename into place: %s", path,

@@ -1,0 +1,183 @@
+/* cuda.c: the CUDA side of the runtime: opening the device, the memory of
+ * the static plan, checked calls, and running each cuda partition eagerly
+ * once, then as a captured CUDA graph. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dprt_cuda.h"
+
+static int
+errf(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+errf(char *err, size_t errn, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errn > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errn, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* 0 when e is cudaSuccess, else -1 with "cuda: CALL: <error string>". */
+int
+dprt_cuda_ok(cudaError_t e, const char *call, char *err, size_t errn)
+{
+	if (e == cudaSuccess)
+		return 0;
+	return errf(err, errn, "cuda: %s: %s", call, cudaGetErrorString(e));
+}
+
+/* Checks the last launch. */
+int
+dprt_cuda_launched(const char *kernel, char *err, size_t errn)
+{
+	cudaError_t e = cudaGetLastError();
+
+	if (e == cudaSuccess)
+		return 0;
+	return errf(err, errn, "cuda: launch of %s: %s", kernel, cudaGetErrorString(e));
+}
+
+/* Finds a device: the first visible one. */
+static int
+device(char *err, size_t errn)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e != cudaSuccess || n == 0) {
+		cudaGetLastError();   /* clear it */
+		return errf(err, errn, "cuda: cudaGetDeviceCount: %s: no CUDA device (this "
+		            "program was built for the cuda target and needs an NVIDIA GPU; "
+		            "build it with --target cpu to run on the CPU)",
+		            e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+	}
+	return dprt_cuda_ok(cudaSetDevice(0), "cudaSetDevice", err, errn);
+}
+
+/* Opens the device and allocates the plan. */
+int
+dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
+{
+	dprt_cuda *g;
+	const char *env = getenv("DPRT_CUDA_GRAPHS");
+	int np = p->nparts > 0 ? p->nparts : 1;
+
+	*gp = NULL;
+	if (device(err, errn) != 0)
+		return -1;
+	g = calloc(1, sizeof *g);
+	if (g == NULL)
+		return errf(err, errn, "out of memory");
+	g->nparts = p->nparts;
+	g->graphs = !(env && strcmp(env, "0") == 0);
+	g->runs = calloc((size_t)np, sizeof *g->runs);
+	g->exec = calloc((size_t)np, sizeof *g->exec);
+	if (g->runs == NULL || g->exec == NULL) {
+		dprt_cuda_close(g);
+		return errf(err, errn, "out of memory");
+	}
+	if (dprt_cuda_ok(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
+	                 "cudaStreamCreateWithFlags", err, errn) != 0 ||
+	    (p->arena && dprt_cuda_ok(cudaMalloc((void **)&g->arena, p->arena),
+	                              "cudaMalloc", err, errn) != 0) ||
+	    (p->weights && dprt_cuda_ok(cudaMalloc((void **)&g->weights, p->weights),
+	                                "cudaMalloc", err, errn) != 0) ||
+	    (p->pinned && dprt_cuda_ok(cudaHostAlloc((void **)&g->pinned, p->pinned,
+	                                             cudaHostAllocDefault),
+	                               "cudaHostAlloc", err, errn) != 0)) {
+		dprt_cuda_close(g);
+		return -1;
+	}
+	*gp = g;
+	return 0;
+}
+
+/* Frees the state; errors on the way out are ignored. */
+void
+dprt_cuda_close(dprt_cuda *g)
+{
+	int i;
+
+	if (g == NULL)
+		return;
+	if (g->stream)
+		cudaStreamSynchronize(g->stream);
+	if (g->blasclose)
+		g->blasclose(g);
+	for (i = 0; g->exec && i < (g->nparts > 0 ? g->nparts : 1); i++)
+		if (g->exec[i])
+			cudaGraphExecDestroy(g->exec[i]);
+	cudaFree(g->arena);
+	cudaFree(g->weights);
+	cudaFreeHost(g->pinned);
+	if (g->stream)
+		cudaStreamDestroy(g->stream);
+	cudaGetLastError();
+	free(g->runs);
+	free(g->exec);
+	free(g);
+}
+
+/* Copies constants to the device, once. */
+int
+dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n, char *err,
+                 size_t errn)
+{
+	return dprt_cuda_ok(cudaMemcpy(g->weights + off, src, n, cudaMemcpyHostToDevice),
+	                    "cudaMemcpy", err, errn);
+}
+
+/* Captures rec into a graph on g's stream and instantiates it. */
+static int
+capture(dprt_cuda *g, int part, dprt_cuda_rec *rec, char *err, size_t errn)
+{
+	cudaGraph_t graph = NULL;
+	cudaError_t e;
+	int rc;
+
+	if (dprt_cuda_ok(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal),
+	                 "cudaStreamBeginCapture", err, errn) != 0)
+		return -1;
+	rc = rec(g, err, errn);
+	e = cudaStreamEndCapture(g->stream, &graph);
+	if (rc == 0)
+		rc = dprt_cuda_ok(e, "cudaStreamEndCapture", err, errn);
+	if (rc == 0)
+		rc = dprt_cuda_ok(cudaGraphInstantiate(&g->exec[part], graph, 0),
+		                  "cudaGraphInstantiate", err, errn);
+	if (graph)
+		cudaGraphDestroy(graph);
+	return rc;
+}
+
+/* Runs one cuda partition: eager, then captured, then replayed. */
+int
+dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, size_t errn)
+{
+	if (part < 0 || part >= g->nparts)
+		return errf(err, errn, "cuda: partition %d of %d", part, g->nparts);
+	if (g->exec[part] == NULL) {
+		if (g->runs[part] == 0 || !g->graphs) {
+			if (rec(g, err, errn) != 0)
+				return -1;
+		} else if (capture(g, part, rec, err, errn) != 0) {
+			return -1;
+		}
+	}
+	if (g->exec[part] != NULL &&
+	    dprt_cuda_ok(cudaGraphLaunch(g->exec[part], g->stream), "cudaGraphLaunch",
+	                 err, errn) != 0)
+		return -1;
+	g->runs[part]++;
+	if (sync)
+		return dprt_cuda_ok(cudaStreamSynchronize(g->stream), "cudaStreamSynchronize",
+		                    err, errn);
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* dprt_cuda.h: the CUDA side of the DevProc runtime (lib/libdprt_cuda.a):
+ * one device, device memory from the static plan, page-locked staging for
+ * transfers, one stream, and each cuda partition's schedule captured into a
+ * CUDA graph; called by the code that dp-lower_gpu generates. */
+#ifndef DPRT_CUDA_H
+#define DPRT_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a program's CUDA side needs, as dp-lower_gpu planned it. */
+typedef struct dprt_cuda_plan {
+	size_t arena;      /* device bytes of the buffer plan */
+	size_t weights;    /* device bytes of the constants used on cuda */
+	size_t pinned;     /* page-locked host bytes of the transfer staging */
+	int nparts;        /* cuda partitions: one CUDA graph each */
+	int blas;          /* nonzero when the program calls cuBLAS (it opens it) */
+} dprt_cuda_plan;
+
+typedef struct dprt_cuda dprt_cuda;
+
+/* A partition's schedule: enqueues all its work on g->stream (transfers,
+ * kernels, library calls) without waiting.  0, or -1 with a message. */
+typedef int dprt_cuda_rec(dprt_cuda *g, char *err, size_t errn);
+
+struct dprt_cuda {
+	cudaStream_t stream;     /* the one stream everything runs on */
+	unsigned char *arena;    /* device: the buffer plan */
+	unsigned char *weights;  /* device: the constants */
+	unsigned char *pinned;   /* host, page-locked: transfer staging */
+	struct cublasContext *blas; /* cuBLAS handle, or NULL */
+	void *blasws;            /* device: cuBLAS workspace, or NULL */
+	void (*blasclose)(dprt_cuda *g);
+	int nparts;
+	int graphs;              /* 0 when DPRT_CUDA_GRAPHS=0: always eager */
+	long *runs;              /* per partition: runs so far */
+	cudaGraphExec_t *exec;   /* per partition: its captured schedule */
+};
+
+/* Opens the first visible CUDA device and makes the state of one program
+ * instance: the device arena, the device weights, the pinned staging and
+ * the stream (the caller adds cuBLAS: dprt_cublas_open).  Where there is no usable
+ * device the error names it: "cuda: cudaGetDeviceCount: <why>: no CUDA
+ * device ...".  0, or -1 with a message (and nothing left allocated). */
+int dprt_cuda_open(dprt_cuda **g, const dprt_cuda_plan *p, char *err, size_t errn);
+
+/* Frees everything dprt_cuda_open made (g may be NULL). */
+void dprt_cuda_close(dprt_cuda *g);
+
+/* 0 when e is cudaSuccess, else -1 with "cuda: CALL: <error string>". */
+int dprt_cuda_ok(cudaError_t e, const char *call, char *err, size_t errn);
+
+/* Checks the launch just made (cudaGetLastError): 0, or -1 with
+ * "cuda: launch of KERNEL: <error string>". */
+int dprt_cuda_launched(const char *kernel, char *err, size_t errn);
+
+/* Copies n bytes of constants from host src to g->weights + off (at init,
+ * synchronously). */
+int dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n,
+                     char *err, size_t errn);
+
+/* Runs cuda partition part (0-based among the cuda partitions): the first
+ * run calls rec directly; the second captures rec into a CUDA graph and
+ * launches it; later runs launch the graph.  With sync set it then waits
+ * for the stream, so that staged device->host copies are on the host. */
+int dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync,
+                  char *err, size_t errn);
+
+/* cuBLAS (runtime/cuda/blas.c). */
+
+/* Creates g's cuBLAS handle on g's stream, with a workspace of its own (so
+ * that graph capture allocates nothing) and plain fp32 math (no TF32). */
+int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn);
+
+/* C = alpha·A·B on g's stream: A is M×K with element strides (rsa, csa), B
+ * is K×N with (rsb, csb), each with a unit stride on one axis; C is dense
+ * M×N with row stride ldc.  0, or -1 with "cuda: cublasSgemm: <status>". */
+int dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t rsa, int64_t csa,
+                      const float *B, int64_t rsb, int64_t csb,
+                      float *C, int64_t ldc, char *err, size_t errn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
