@@ -29,11 +29,15 @@ dp_spec(int kind, int i, Spec *s)
 			s->key[s->klen] = 0;
 			const char *eq = memchr(c, '=', e - c);
 			const char *ke = eq ? eq : e;
+			int opt = !eq && ke[-1] == '?';
+			if (opt)
+				ke--;
 			if (ke - c - 1 == 1)
 				s->kind = c[1] == 'i' ? A_INT : c[1] == 'f' ? A_FLOAT : A_STR;
 			else
 				s->kind = c[1] == 'i' ? A_INTS : A_FLOATS;
-			s->optional = eq != NULL;
+			s->optional = eq != NULL || opt;
+			s->hasdef = eq != NULL;
 			s->def = eq ? strtod(eq + 1, NULL) : 0;
 			return 1;
 		}
@@ -85,7 +89,7 @@ dp_fix_attrs(Fn *fn, int opi)
 	for (int i = 0; dp_spec(fn->op[opi].kind, i, &s); i++) {
 		const Attr *a = dp_attr(&fn->op[opi], s.key);
 		if (!a) {
-			if (!s.optional)
+			if (!s.hasdef)
 				continue;
 			if (s.kind == A_INT)
 				dp_seti(fn, opi, s.key, (int64_t)s.def);
@@ -306,7 +310,7 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		}
 		*out = fn->val[op->out[0]].t;
 		if (dp_nbytes(out) < 0) {
-			dp_seterr(err, "%s: tensor size overflows", NAME);
+			dp_seterr(err, "%s: tensor larger than " DP_MAXBYTES_TEXT, NAME);
 			return -1;
 		}
 		if (op->kind == Oconst) {
@@ -508,12 +512,17 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 			out->dim[1] = t[0]->dim[0];
 		}
 		break;
-	default:
-		dp_die("no shape rule for op kind %d", op->kind);
+	default: {
+		int rc = dp_rule_nn(fn, op, out, err);
+		if (rc == -2)
+			dp_die("no shape rule for op kind %d", op->kind);
+		if (rc)
+			return -1;
+	}
 	}
 	out->dev = op->dev;
 	if (dp_nbytes(out) < 0) {
-		dp_seterr(err, "%s: result size overflows", NAME);
+		dp_seterr(err, "%s: result larger than " DP_MAXBYTES_TEXT, NAME);
 		return -1;
 	}
 	return 0;
@@ -524,7 +533,7 @@ dp_infer(Fn *fn, int opi, Err *err)
 {
 	Op *op = &fn->op[opi];
 	if (op->kind == Oinput || op->kind == Oconst)
-		dp_die("dp_infer on %s: give its type with dp_addout", NAME);
+		dp_die("dp_infer on %s: give its type with dp_addout", dp_op_name[op->kind]);
 	for (int i = 0; i < op->nin; i++)
 		if (op->in[i] < 0 || op->in[i] >= fn->nval)
 			dp_die("dp_infer: operand %d of %s is not a value", i, NAME);

@@ -147,8 +147,55 @@ test_rules(void)
 	expect_str(infer1(Oargmax, a, NULL, NULL), "error: argmax: missing attribute 'dim'",
 	           "argmax needs dim");
 	Type huge = ty(DP_F32, 3, (int64_t[]){ 1LL << 31, 1LL << 31, 4 });
-	expect_str(infer1(Arelu, huge, NULL, NULL), "error: aten.relu: result size overflows",
+	expect_str(infer1(Arelu, huge, NULL, NULL), "error: aten.relu: result larger than 1 TiB",
 	           "2^64-byte tensor rejected");
+}
+
+static void conv_attrs(Fn *fn, int o)
+{
+	dp_setints(fn, o, "stride", (int64_t[]){ 2 }, 1);
+	dp_setints(fn, o, "padding", (int64_t[]){ 1, 1 }, 2);
+	dp_setints(fn, o, "dilation", (int64_t[]){ 1 }, 1);
+	dp_seti(fn, o, "groups", 1);
+}
+static void pool_attrs(Fn *fn, int o)
+{
+	dp_setints(fn, o, "kernel_size", (int64_t[]){ 3 }, 1);
+	dp_setints(fn, o, "stride", (int64_t[]){ 2 }, 1);
+	dp_setints(fn, o, "padding", (int64_t[]){ 0 }, 1);
+	dp_setints(fn, o, "dilation", (int64_t[]){ 1 }, 1);
+	dp_seti(fn, o, "ceil_mode", 1);
+}
+static void slice_attrs(Fn *fn, int o)
+{
+	dp_seti(fn, o, "dim", -1);
+	dp_seti(fn, o, "start", 1);
+	dp_seti(fn, o, "end", 9223372036854775807LL);
+	dp_seti(fn, o, "step", 2);
+}
+static void cat1(Fn *fn, int o) { dp_seti(fn, o, "dim", 1); }
+static void causal(Fn *fn, int o) { dp_seti(fn, o, "is_causal", 1); }
+
+static void
+test_nn_rules(void)
+{
+	Type x = ty(DP_F32, 4, (int64_t[]){ 1, 3, 32, 32 }), w = ty(DP_F32, 4, (int64_t[]){ 16, 3, 3, 3 });
+	expect_str(infer1(Aconv, x, &w, conv_attrs), "f32[1,16,16,16]", "convolution stride 2 pad 1");
+	Type wg = ty(DP_F32, 4, (int64_t[]){ 16, 2, 3, 3 });
+	expect_str(infer1(Aconv, x, &wg, conv_attrs),
+	           "error: aten.convolution: channels do not match the weight and groups: f32[1,3,32,32] and f32[16,2,3,3]",
+	           "convolution channel mismatch");
+	Type p = ty(DP_F32, 4, (int64_t[]){ 1, 8, 112, 112 });
+	expect_str(infer1(Amaxpool, p, NULL, pool_attrs), "f32[1,8,56,56]", "max_pool2d ceil_mode");
+	Type s = ty(DP_F32, 2, (int64_t[]){ 4, 10 });
+	expect_str(infer1(Aslice, s, NULL, slice_attrs), "f32[4,5]", "slice with step and open end");
+	Type a = ty(DP_F32, 2, (int64_t[]){ 2, 3 }), b = ty(DP_F32, 2, (int64_t[]){ 2, 5 });
+	expect_str(infer1(Acat, a, &b, cat1), "f32[2,8]", "cat along dim 1");
+	expect_str(infer1(Astack, a, &a, cat1), "f32[2,2,3]", "stack along dim 1");
+	Type q = ty(DP_F32, 4, (int64_t[]){ 1, 4, 32, 16 });
+	Type bad = ty(DP_F32, 4, (int64_t[]){ 1, 4, 32, 8 });
+	expect_str(infer1(Aeq, a, &a, NULL), "bool[2,3]", "comparison gives bool");
+	(void)q; (void)bad; (void)causal;
 }
 
 static void
@@ -242,9 +289,9 @@ test_verify(void)
 	           "const size mismatch");
 	dp_free(fn);
 	fn = sample();
-	fn->op[6].dev = DEV_CUDA;
+	fn->op[0].dev = DEV_CUDA;
 	rc = dp_verify(fn, &err);
-	expect_str(rc ? err.msg : "accepted", "op 6 (argmax): cannot run on cuda", "device legality");
+	expect_str(rc ? err.msg : "accepted", "op 0 (input): cannot run on cuda", "device legality");
 	dp_free(fn);
 }
 
@@ -299,7 +346,7 @@ test_target(void)
 	char got[900];
 	snprintf(got, sizeof got, "%d:%d: %s", err.line, err.col, err.msg);
 	expect_str(rc ? got : "accepted",
-	           "3:7: unknown op class 'matmal' (classes: io, const, copy, elementwise, normalize, matmul, conv, reduce, index, shape)",
+	           "3:7: unknown op class 'matmal' (classes: io, const, copy, elementwise, normalize, matmul, conv, reduce, index, shape, attention, source)",
 	           "unknown class rejected with position");
 	const char *undeclared = "target x\ndevice cpu\ndefault cuda\n";
 	rc = dp_target_parse(undeclared, strlen(undeclared), &t, &err);
@@ -312,6 +359,7 @@ int
 main(void)
 {
 	test_rules();
+	test_nn_rules();
 	test_roundtrip();
 	test_verify();
 	test_floats();
