@@ -1,15 +1,49 @@
-/* driver.h: the devproc driver's commands. */
+/* driver.h: the devproc driver's commands and the helpers they share. */
 #include "dpir.h"
 
 typedef struct Gen {
 	const char *root;      /* DevProc folder (bin/, lib/, runtime/, targets/, rules.ninja) */
-	const char *dir;       /* build folder */
+	const char *dir;       /* the build folder: ninja runs here (-C) */
 	const char *target;    /* mapping name or path */
-	const char *file;      /* the ninja file's name in dir */
+	const char *file;      /* the ninja file, relative to dir unless absolute (-o) */
+	int sub;               /* -o given: a file for subninja (no default, no regeneration) */
 	const char *pipe[64];  /* .dp files */
 	int npipe;
 } Gen;
 
-int gen_ninja(Gen *g);                 /* writes DIR/build.ninja; 0 or 1 */
-int cmd_dump(int argc, char **argv);
-int cmd_parse(int argc, char **argv);
+int gen_ninja(Gen *g);                 /* writes the ninja file; 0 or 1 */
+int cmd_dump(int argc, char **argv);   /* devproc dump */
+int cmd_parse(int argc, char **argv);  /* devproc parse */
+int cmd_stages(int argc, char **argv); /* devproc stages */
+int cmd_trace(int argc, char **argv);  /* devproc trace */
+
+/* dot.c: a placed or partitioned function as a Graphviz digraph. */
+void dot_print(FILE *f, const Fn *fn);
+
+/* dump.c helpers used by other commands. */
+/* FNV-1a hash of a whole file, read in chunks; 0, or -1 with err set. */
+int file_hash(const char *path, uint64_t *h, int64_t *size, Err *err);
+
+/* ninjalog.c: .ninja_log (versions 5 to 7) as a list of edge runs. */
+typedef struct LogEntry {
+	int64_t start, end;    /* ms since the start of that ninja run */
+	int64_t mtime;         /* the output's recorded mtime (ninja's units) */
+	char *path;            /* the output, as ninja names it */
+	char *hash;            /* the command's hash, as written */
+	int run;               /* which ninja run (0 = oldest in the file) wrote it */
+} LogEntry;
+
+typedef struct NinjaLog {
+	LogEntry *e;
+	int n, cap;
+	int nrun;              /* ninja runs told apart (end times restart) */
+} NinjaLog;
+
+/* Reads DIR/.ninja_log; 0, or -1 with err set (a missing log is an error). */
+int ninjalog_read(const char *dir, NinjaLog *log, Err *err);
+/* The newest entry for an output path, or NULL. */
+const LogEntry *ninjalog_find(const NinjaLog *log, const char *path);
+void ninjalog_free(NinjaLog *log);
+/* The stage that writes an artifact, from its file name in a pipeline's
+ * folder ("import" for 1.import.dpir...), or NULL when not a stage's. */
+const char *stage_of(const char *file, const char *pipe);

@@ -1,7 +1,8 @@
-/* gen.c: writes build.ninja for one or more pipelines (rules in rules.ninja). */
+/* gen.c: writes the ninja file for one or more pipelines (rules in rules.ninja). */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,24 +10,82 @@
 #include "config.h"
 #include "driver.h"
 
-static int
-fail(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static int
+fail(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "devproc: ");
-	fprintf(stderr, fmt, a, b);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	return 1;
 }
 
-/* Ninja escaping for paths: $ space and colon. */
+/* mkdir -p. */
+static int
+mkdirs(const char *dir)
+{
+	char p[PATH_MAX];
+	if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
+		return errno = ENAMETOOLONG, -1;
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(p, 0777) && errno != EEXIST)
+				return -1;
+			*s = '/';
+		}
+	return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+/* Where the ninja file names abs (a real path): relative to the build
+ * folder dir (a real path) when inside it, else absolute. */
+static const char *
+relto(const char *dir, const char *abs)
+{
+	size_t n = strlen(dir);
+	if (!strcmp(dir, "/"))
+		return abs + 1;
+	if (!strncmp(abs, dir, n) && abs[n] == '/')
+		return abs + n + 1;
+	return abs;
+}
+
+/* A path in a build line: $, space, colon and | escaped for ninja. */
 static void
-path(FILE *f, const char *s)
+npath(FILE *f, const char *s)
 {
 	for (; *s; s++) {
-		if (*s == '$' || *s == ' ' || *s == ':' || *s == '\n')
+		if (*s == '$' || *s == ' ' || *s == ':')
 			fputc('$', f);
 		fputc(*s, f);
 	}
+}
+
+/* A shell word in a variable's value: quoted for sh when it needs it, and
+ * $ doubled for ninja. */
+static void
+nshell(FILE *f, const char *s)
+{
+	int safe = *s != 0;
+	for (const char *c = s; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_./+-=@%,", *c))
+			safe = 0;
+	if (safe) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else if (*s == '$')
+			fputs("$$", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('\'', f);
 }
 
 /* Pipeline name from its file: basename without ".dp". */
@@ -37,31 +96,62 @@ pipename(const char *file, char *name, size_t n)
 	b = b ? b + 1 : file;
 	size_t len = strlen(b);
 	if (len < 4 || strcmp(b + len - 3, ".dp") != 0)
-		return fail("%s: a pipeline file's name must end in .dp%s", file, "");
+		return fail("%s: a pipeline file's name must end in .dp", file);
 	len -= 3;
 	if (len >= n)
-		return fail("%s: name too long%s", file, "");
+		return fail("%s: name too long", file);
 	memcpy(name, b, len);
 	name[len] = 0;
-	if (!isalpha((unsigned char)name[0]) && name[0] != '_')
-		return fail("%s: the pipeline name must be a C identifier%s", file, "");
+	int ok = isalpha((unsigned char)name[0]) || name[0] == '_';
 	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)name[i]) && name[i] != '_')
-			return fail("%s: the pipeline name must be a C identifier (letters, digits, _)%s", file, "");
+		ok &= isalnum((unsigned char)name[i]) || name[i] == '_';
+	if (!ok)
+		return fail("%s: the pipeline name must be a C identifier (letters, digits, _)", file);
 	return 0;
 }
 
+/* One pipeline's edges: import, verify (a validation edge of place), place,
+ * partition, the lowerings and their compiles, link. */
+static void
+edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int alias)
+{
+	fprintf(f, "\n# pipeline %s\n", n);
+	fprintf(f, "build %s/1.import.dpir %s/weights.bin: dp_import ", n, n);
+	npath(f, dp);
+	fprintf(f, " | $dp_bin/dp-import\n  dir = %s\n", n);
+	fprintf(f, "build %s/2.verify.stamp: dp_verify %s/1.import.dpir | $dp_bin/dp-verify\n", n, n);
+	fprintf(f, "build %s/3.place.dpir: dp_place %s/1.import.dpir | ", n, n);
+	npath(f, map);
+	fprintf(f, " $dp_bin/dp-place |@ %s/2.verify.stamp\n", n);
+	fprintf(f, "build %s/4.partition.dpir: dp_partition %s/3.place.dpir | $dp_bin/dp-partition\n", n, n);
+	fprintf(f, "build %s/5.cpu.c: dp_lower_cpu %s/4.partition.dpir | $dp_bin/dp-lower_cpu\n", n, n);
+	fprintf(f, "build %s/5.cpu.o: dp_cc %s/5.cpu.c\n", n, n);
+	if (cuda) {
+		fprintf(f, "build %s/5.gpu.cu: dp_lower_gpu %s/4.partition.dpir | $dp_bin/dp-lower_gpu\n", n, n);
+		fprintf(f, "build %s/5.gpu.o: dp_nvcc %s/5.gpu.cu\n", n, n);
+	}
+	fprintf(f, "build %s/%s %s/lib%s.a %s/%s.h: dp_link %s/4.partition.dpir %s/5.cpu.o%s%s%s", n, n,
+	        n, n, n, n, n, n, cuda ? " " : "", cuda ? n : "", cuda ? "/5.gpu.o" : "");
+	fprintf(f, " | %s/weights.bin $dp_bin/dp-link $dp_root/lib/libdprt.a $dp_root/runtime/dprt.h%s\n",
+	        n, cuda ? " $dp_root/lib/libdprt_cuda.a" : "");
+	fprintf(f, "  name = %s\n  dir = %s\n", n, n);
+	if (alias)
+		fprintf(f, "build %s: phony %s/%s\n", n, n, n);
+}
+
+/* Writes the ninja file for g's pipelines: every path in it is relative to
+ * g->dir (where ninja runs, also for a subninja) or absolute. */
 int
 gen_ninja(Gen *g)
 {
-	char target[PATH_MAX], tpath[PATH_MAX];
+	char target[PATH_MAX], tpath[PATH_MAX], dir[PATH_MAX];
 	if (strchr(g->target, '/'))
 		snprintf(tpath, sizeof tpath, "%s", g->target);
 	else
 		snprintf(tpath, sizeof tpath, "%s/targets/%s", g->root, g->target);
 	if (!realpath(tpath, target))
-		return fail("unknown target '%s' (%s); the targets shipped are in targets/", g->target,
-		            strerror(errno));
+		return fail("unknown target '%s' (%s); the targets shipped are in %s/targets/",
+		            g->target, strerror(errno), g->root);
 	Target t;
 	Err err;
 	if (dp_target_read(target, &t, &err)) {
@@ -70,12 +160,12 @@ gen_ninja(Gen *g)
 	}
 	int cuda = (t.devs & D_CUDA) != 0;
 	if (cuda && !DP_HAVE_NVCC)
-		return fail("target '%s' needs CUDA but configure found no nvcc; build with --target cpu%s",
-		            g->target, "");
+		return fail("target '%s' needs CUDA but configure found no nvcc; build with --target cpu",
+		            g->target);
 
-	if (mkdir(g->dir, 0777) && errno != EEXIST)
+	if (mkdirs(g->dir) || !realpath(g->dir, dir))
 		return fail("cannot create %s: %s", g->dir, strerror(errno));
-	char names[64][128], dps[64][PATH_MAX];
+	static char names[64][128], dps[64][PATH_MAX];
 	for (int i = 0; i < g->npipe; i++) {
 		if (pipename(g->pipe[i], names[i], sizeof names[i]))
 			return 1;
@@ -83,54 +173,71 @@ gen_ninja(Gen *g)
 			return fail("%s: %s", g->pipe[i], strerror(errno));
 		for (int j = 0; j < i; j++)
 			if (!strcmp(names[i], names[j]))
-				return fail("two pipelines are named '%s'%s", names[i], "");
+				return fail("two pipelines are named '%s'", names[i]);
 	}
+	for (int i = -2; i < g->npipe; i++) {   /* ninja paths cannot hold one */
+		const char *p = i == -2 ? dir : i == -1 ? target : dps[i];
+		if (strchr(p, '\n') || strchr(g->root, '\n'))
+			return fail("a line break in a path: %s", strchr(p, '\n') ? p : g->root);
+	}
+	/* a path with a slash, so that devproc gen reads it as a file again */
+	char map[PATH_MAX + 2];
+	snprintf(map, sizeof map, "%s%s", strchr(relto(dir, target), '/') ? "" : "./",
+	         relto(dir, target));
 
 	char *buf;
 	size_t len;
 	FILE *f = open_memstream(&buf, &len);
-	fprintf(f, "# build.ninja: generated by devproc gen; edit the .dp files, not this.\n");
+	if (!f)
+		return fail("out of memory");
+	fprintf(f, "# %s: written by devproc gen; edit the pipelines, not this file.\n",
+	        g->sub ? "DevProc pipelines for subninja" : "build.ninja");
+	fprintf(f, "# Paths are relative to the folder ninja runs in, or absolute.\n");
 	fprintf(f, "ninja_required_version = 1.11\n");
 	fprintf(f, "dp_root = ");
-	path(f, g->root);
-	fprintf(f, "\ndp_bin = $dp_root/bin\ncc = %s\ncflags = -O2\nnvcc = %s\n", DP_CC, DP_NVCC);
-	fprintf(f, "cuda_arch = %s\n", t.arch[0] ? t.arch : "sm_90");
-	fprintf(f, "include $dp_root/rules.ninja\n");
-	for (int i = 0; i < g->npipe; i++) {
-		const char *n = names[i];
-		fprintf(f, "\n# pipeline %s\n", n);
-		fprintf(f, "build %s/1.import.dpir %s/weights.bin: dp_import ", n, n);
-		path(f, dps[i]);
-		fprintf(f, " | $dp_bin/dp-import\n  dir = %s\n", n);
-		fprintf(f, "build %s/2.verify.stamp: dp_verify %s/1.import.dpir | $dp_bin/dp-verify\n", n, n);
-		fprintf(f, "build %s/3.place.dpir: dp_place %s/1.import.dpir | ", n, n);
-		path(f, target);
-		fprintf(f, " $dp_bin/dp-place |@ %s/2.verify.stamp\n  target = ", n);
-		path(f, target);
-		fprintf(f, "\nbuild %s/4.partition.dpir: dp_partition %s/3.place.dpir | $dp_bin/dp-partition\n", n, n);
-		fprintf(f, "build %s/5.cpu.c: dp_lower_cpu %s/4.partition.dpir | $dp_bin/dp-lower_cpu\n", n, n);
-		fprintf(f, "build %s/5.cpu.o: dp_cc %s/5.cpu.c | $dp_root/runtime/dprt.h\n", n, n);
-		const char *gpuobj = "";
-		if (cuda) {
-			fprintf(f, "build %s/5.gpu.cu: dp_lower_gpu %s/4.partition.dpir | $dp_bin/dp-lower_gpu\n", n, n);
-			fprintf(f, "build %s/5.gpu.o: dp_nvcc %s/5.gpu.cu | $dp_root/runtime/dprt.h\n", n, n);
-			gpuobj = "gpu";
-		}
-		fprintf(f, "build %s/%s %s/lib%s.a %s/%s.h: dp_link %s/4.partition.dpir %s/5.cpu.o", n, n, n, n, n, n, n, n);
-		if (*gpuobj)
-			fprintf(f, " %s/5.gpu.o", n);
-		fprintf(f, " | %s/weights.bin $dp_bin/dp-link $dp_root/lib/libdprt.a\n", n);
-		fprintf(f, "  name = %s\n  dir = %s\n", n, n);
-		fprintf(f, "build %s: phony %s/%s\n", n, n, n);
-	}
-	fprintf(f, "\ndefault");
+	npath(f, g->root);
+	fprintf(f, "\ndp_rootq = ");
+	nshell(f, g->root);
+	fprintf(f, "\ndp_bin = $dp_root/bin\ndp_binq = $dp_rootq/bin\n");
+	fprintf(f, "cc = %s\ncflags = -O2\n", DP_CC);
+	fprintf(f, "nvcc = %s\ncuda_arch = %s\n", *DP_NVCC ? DP_NVCC : "nvcc",
+	        t.arch[0] ? t.arch : "sm_90");
+	fprintf(f, "ldflags =");   /* dp-link finds the CUDA libraries itself */
+	fprintf(f, "\ndp_target = ");
+	nshell(f, map);
+	fprintf(f, "\ninclude $dp_root/rules.ninja\n");
 	for (int i = 0; i < g->npipe; i++)
-		fprintf(f, " %s/%s", names[i], names[i]);
-	fprintf(f, "\n");
-	fclose(f);
+		edges(f, names[i], relto(dir, dps[i]), map, cuda, !g->sub);
 
-	char out[PATH_MAX];
-	snprintf(out, sizeof out, "%s/%s", g->dir, g->file);
+	if (!g->sub) {
+		/* ninja reruns devproc gen when the mapping (its devices decide
+		 * the edges) or devproc changes; unchanged output is not rewritten */
+		fprintf(f, "\n# regeneration\nbuild build.ninja: dp_regen | ");
+		npath(f, map);
+		fprintf(f, " $dp_bin/devproc\n  dp_pipelines =");
+		for (int i = 0; i < g->npipe; i++) {
+			fputc(' ', f);
+			nshell(f, relto(dir, dps[i]));
+		}
+		fprintf(f, "\n\ndefault");
+		for (int i = 0; i < g->npipe; i++)
+			fprintf(f, " %s/%s", names[i], names[i]);
+		fprintf(f, "\n");
+	}
+	if (fclose(f))
+		return fail("out of memory");
+
+	char out[PATH_MAX], parent[PATH_MAX];
+	if (g->file[0] == '/')
+		snprintf(out, sizeof out, "%s", g->file);
+	else
+		snprintf(out, sizeof out, "%s/%s", g->dir, g->file);
+	snprintf(parent, sizeof parent, "%s", out);
+	*strrchr(parent, '/') = 0;
+	if (*parent && mkdirs(parent)) {
+		free(buf);
+		return fail("cannot create %s: %s", parent, strerror(errno));
+	}
 	int rc = dp_write_file(out, buf, len, &err);
 	free(buf);
 	if (rc) {

@@ -1,6 +1,7 @@
-/* main.c: the devproc driver: build, gen, dump, parse. */
+/* main.c: the devproc driver: build, gen, dump, parse, stages, trace. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,29 +16,52 @@ static const char usage[] =
 	"  build PIPELINE.dp... [--target T] [-C DIR] [-j N]\n"
 	"                      generate DIR/build.ninja and run ninja in DIR\n"
 	"  gen PIPELINE.dp... [--target T] [-C DIR] [-o FILE]\n"
-	"                      only generate DIR/build.ninja (or DIR/FILE, for\n"
-	"                      pulling into another build with subninja)\n"
-	"  dump FILE           print a DPIR file as text IR (or summarize a weight blob)\n"
+	"                      only generate DIR/build.ninja; with -o, write FILE\n"
+	"                      (relative to DIR, or absolute) for a build.ninja in\n"
+	"                      DIR to pull in with subninja: no default targets,\n"
+	"                      no aliases, no self-regeneration\n"
+	"  dump [--dot] [--ir X.dpir] FILE\n"
+	"                      print any artifact as text: DPIR as text IR, a\n"
+	"                      weight blob's header and sizes (its tensors too,\n"
+	"                      from --ir or the 1.import.dpir beside it), a target\n"
+	"                      mapping's rules and where each op goes, an archive's\n"
+	"                      members; text files as they are; others' size and\n"
+	"                      hash.  --dot: a DPIR file as a Graphviz graph\n"
+	"                      (devices coloured, copies marked, partitions boxed)\n"
 	"  parse TEXT -o OUT.dpir\n"
 	"                      read text IR, verify it and write it as DPIR\n"
+	"  stages BUILDDIR     per pipeline, each stage's artifacts: size, content\n"
+	"                      hash, and how long its last run took (.ninja_log;\n"
+	"                      * where that run was the latest one doing work)\n"
+	"  trace BUILDDIR [-o FILE]\n"
+	"                      the edges of the latest ninja run that did any work,\n"
+	"                      from .ninja_log, as a Chrome/Perfetto trace (JSON;\n"
+	"                      open it in ui.perfetto.dev or chrome://tracing)\n"
 	"  help                this text\n"
 	"\n"
 	"options:\n"
-	"  --target T          a target mapping: a name under targets/ (cpu) or a file\n"
-	"                      path (default: cpu)\n"
-	"  -C DIR              the build folder (default: build)\n"
+	"  --target T          a target mapping: a name under targets/ (cpu, cuda) or\n"
+	"                      a file path (default: cpu)\n"
+	"  -C DIR              the build folder, where ninja runs (default: build)\n"
 	"  -j N                parallel jobs for ninja\n"
 	"\n"
 	"Each pipeline NAME.dp builds into DIR/NAME/: the stage artifacts\n"
-	"1.import.dpir, weights.bin, 3.place.dpir, 4.partition.dpir, 5.cpu.c, and\n"
-	"the executable DIR/NAME/NAME, DIR/NAME/libNAME.a and DIR/NAME/NAME.h.\n";
+	"1.import.dpir, weights.bin, 2.verify.stamp, 3.place.dpir, 4.partition.dpir,\n"
+	"5.cpu.c, 5.cpu.o (5.gpu.cu, 5.gpu.o for a cuda mapping), and the\n"
+	"executable DIR/NAME/NAME, DIR/NAME/libNAME.a and DIR/NAME/NAME.h.  Paths\n"
+	"in the generated file are relative to DIR (or absolute), so it works as\n"
+	"a subninja of a build.ninja in DIR.  The tools, the runtime and rules.ninja\n"
+	"come from the folder above this executable's, or $DEVPROC_ROOT.\n";
 
-static void
-die(const char *fmt, const char *a)
+__attribute__((format(printf, 1, 2))) static _Noreturn void
+die(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "devproc: ");
-	fprintf(stderr, fmt, a);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	exit(1);
 }
 
@@ -73,6 +97,7 @@ static int
 cmd_gen(int argc, char **argv, const char *root, int run)
 {
 	Gen g = { .root = root, .dir = "build", .target = "cpu", .file = "build.ninja" };
+	const char *cmd = run ? "build" : "gen";
 	const char *jobs = NULL;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -82,22 +107,23 @@ cmd_gen(int argc, char **argv, const char *root, int run)
 			g.target = a + 9;
 		else if (strcmp(a, "-C") == 0 && i + 1 < argc)
 			g.dir = argv[++i];
-		else if (strcmp(a, "-o") == 0 && i + 1 < argc && !run)
+		else if (strcmp(a, "-o") == 0 && i + 1 < argc && !run) {
 			g.file = argv[++i];
-		else if (strcmp(a, "-j") == 0 && i + 1 < argc)
+			g.sub = 1;
+		} else if (strcmp(a, "-j") == 0 && i + 1 < argc)
 			jobs = argv[++i];
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
 			return 0;
 		} else if (a[0] == '-')
-			die("unknown option '%s' (see devproc --help)", a);
+			die("%s: unknown option or missing argument '%s' (see devproc --help)", cmd, a);
 		else if (g.npipe < (int)(sizeof g.pipe / sizeof *g.pipe))
 			g.pipe[g.npipe++] = a;
 		else
-			die("too many pipelines (at most %s)", "64");
+			die("too many pipelines (at most %d)", 64);
 	}
 	if (!g.npipe)
-		die("%s: no pipeline given (devproc build PIPELINE.dp)", run ? "build" : "gen");
+		die("%s: no pipeline given (devproc %s PIPELINE.dp)", cmd, cmd);
 	if (gen_ninja(&g))
 		return 1;
 	if (!run)
@@ -136,5 +162,9 @@ main(int argc, char **argv)
 		return cmd_dump(argc - 2, argv + 2);
 	if (!strcmp(cmd, "parse"))
 		return cmd_parse(argc - 2, argv + 2);
+	if (!strcmp(cmd, "stages"))
+		return cmd_stages(argc - 2, argv + 2);
+	if (!strcmp(cmd, "trace"))
+		return cmd_trace(argc - 2, argv + 2);
 	die("unknown command '%s' (see devproc --help)", cmd);
 }

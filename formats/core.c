@@ -431,7 +431,7 @@ dp_nbytes(const Type *t)
 	if (n < 0 || t->dtype >= DP_NDTYPE)
 		return -1;
 	int sz = dp_dtype_size[t->dtype];
-	if (n > INT64_MAX / sz)
+	if (n > DP_MAXBYTES / sz)
 		return -1;
 	return n * sz;
 }

@@ -199,8 +199,9 @@ get(Dec *d, const msgpack_object *o, const char *key)
 		if (isstr(k) && k->via.str.size == n && memcmp(k->via.str.ptr, key, n) == 0)
 			return &o->via.map.ptr[i].val;
 	}
-	snprintf(d->where + strlen(d->where), sizeof d->where - strlen(d->where), ".%s", key);
-	fail(d, "missing");
+	char m[80];
+	snprintf(m, sizeof m, "no '%s' key", key);
+	fail(d, m);
 	return NULL;
 }
 
@@ -214,6 +215,22 @@ intin(Dec *d, const msgpack_object *o, int64_t lo, int64_t hi, int64_t *v)
 		return fail(d, "integer out of range");
 	if (*v < lo || *v > hi)
 		return fail(d, "integer out of range");
+	return 0;
+}
+
+/* A value id of fn: what (e.g. "operand 0") refers to it. */
+static int
+valid(Dec *d, const msgpack_object *o, const char *what, int64_t *v)
+{
+	char m[160];
+	if (!isint(o) || (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 > INT64_MAX))
+		return intin(d, o, 0, 0, v);
+	*v = ival(o);
+	if (*v < 0 || *v >= d->fn->nval) {
+		snprintf(m, sizeof m, "%s refers to value %lld, but there are %d values", what,
+		         (long long)*v, d->fn->nval);
+		return fail(d, m);
+	}
 	return 0;
 }
 
@@ -362,7 +379,9 @@ dops(Dec *d, const msgpack_object *o)
 		int in[4096];
 		for (uint32_t k = 0; k < ins->size; k++) {
 			int64_t v;
-			if (intin(d, &ins->ptr[k], 0, fn->nval - 1, &v))
+			char what[32];
+			snprintf(what, sizeof what, "operand %u", k);
+			if (valid(d, &ins->ptr[k], what, &v))
 				return -1;
 			in[k] = (int)v;
 		}
@@ -372,11 +391,17 @@ dops(Dec *d, const msgpack_object *o)
 		op->nout = (int)outs->size;
 		for (uint32_t k = 0; k < outs->size; k++) {
 			int64_t v;
-			if (intin(d, &outs->ptr[k], 0, fn->nval - 1, &v))
+			char what[32];
+			snprintf(what, sizeof what, "result %u", k);
+			if (valid(d, &outs->ptr[k], what, &v))
 				return -1;
 			op->out[k] = (int)v;
-			if (fn->val[v].def != -1)
-				return fail(d, "a value is defined twice");
+			if (fn->val[v].def != -1) {
+				char m[120];
+				snprintf(m, sizeof m, "value %lld is defined twice (by ops %d and %d)",
+				         (long long)v, fn->val[v].def, opi);
+				return fail(d, m);
+			}
 			fn->val[v].def = opi;
 		}
 		const msgpack_object *m = &e->ptr[3];
@@ -429,7 +454,11 @@ dfn(Dec *d, const msgpack_object *f)
 		const msgpack_object_array *e = arr(d, &a->ptr[k], 2);
 		const char *name;
 		int64_t v;
-		if (!e || !(name = str(d, &e->ptr[0])) || intin(d, &e->ptr[1], 0, fn->nval - 1, &v))
+		if (!e || !(name = str(d, &e->ptr[0])))
+			return -1;
+		char what[160];
+		snprintf(what, sizeof what, "output '%.100s'", name);
+		if (valid(d, &e->ptr[1], what, &v))
 			return -1;
 		dp_addport(fn, name, (int)v);
 	}
@@ -464,8 +493,8 @@ be(const unsigned char *p, int n)
  * allocates a container's elements as declared (an array32 of 2^32
  * elements: 96 GiB) before it looks for them.  Every pending element needs
  * at least one byte, so the elements declared may never exceed the bytes
- * left.  0 when it is whole, 1 when the bytes end first, -1 (err set) when
- * a size is impossible. */
+ * left.  0 when it is whole, 1 when the bytes end first (or would have to,
+ * for a declared size), -1 (err set) on a byte msgpack never uses. */
 static int
 scan(const unsigned char *p, size_t len, Err *err)
 {
@@ -524,12 +553,8 @@ scan(const unsigned char *p, size_t len, Err *err)
 			return 1;
 		off += (size_t)skip;
 		pending--;
-		if (elems > len - off || pending + elems > len - off) {
-			dp_seterr(err, "malformed DPIR: an array or map at offset %zu declares %llu "
-			          "elements, more than the %zu bytes that follow", at,
-			          (unsigned long long)elems, len - off);
-			return -1;
-		}
+		if (elems > len - off || pending + elems > len - off)
+			return 1;   /* a truncated file, or a size no file of len bytes holds */
 		pending += (size_t)elems;
 	}
 	return 0;
@@ -580,7 +605,7 @@ dp_decode(const char *buf, size_t len, Fn **out, Err *err)
 		goto out;
 	}
 	if (off != len) {
-		dp_seterr(err, "malformed DPIR: %zu stray bytes after the IR", len - off);
+		dp_seterr(err, "malformed DPIR: %zu stray byte%s after the IR", len - off, len - off == 1 ? "" : "s");
 		goto out;
 	}
 	if (dheader(&d, &top->ptr[3]) || dfn(&d, &top->ptr[4]))

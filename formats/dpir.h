@@ -10,6 +10,8 @@
 #define DP_MAJOR 1     /* bumped only on structural change; others rejected */
 #define DP_MINOR 0
 #define DP_MAXRANK 8
+#define DP_MAXBYTES ((int64_t)1 << 40) /* the largest tensor, in bytes: 1 TiB */
+#define DP_MAXBYTES_TEXT "1 TiB"
 
 /* dtypes: X(enum, text name, bytes per element, PyTorch schema enum) */
 #define DP_DTYPES(X) \
@@ -163,7 +165,7 @@ const char *dp_gets(const Op *op, const char *key);
 
 /* Types. */
 int64_t dp_numel(const Type *t);               /* -1 when a product of sizes overflows */
-int64_t dp_nbytes(const Type *t);              /* -1 on overflow */
+int64_t dp_nbytes(const Type *t);              /* -1 on overflow or above DP_MAXBYTES */
 int dp_type_eq(const Type *a, const Type *b);  /* dtype, shape and device */
 /* Formats "f32[1,512] @cpu" into buf (with the device when dev is nonzero). */
 char *dp_type_str(const Type *t, int dev, char *buf, size_t n);

@@ -489,6 +489,7 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		Type bc;
 		if (broadcast(op, s, out, &bc, err))
 			return -1;
+		bc.dev = out->dev;   /* placed but not partitioned: devices may differ */
 		if (!dp_type_eq(&bc, out))
 			return shapestr_err(err, op, "self does not broadcast to the product", s, out);
 		break;

@@ -92,7 +92,8 @@
 	X(Aarange,    "aten.arange",       0, 1, Ksource, D_CPU, "dtype:s end:f start:f=0 step:f=1") \
 	X(Afull,      "aten.full",         0, 1, Ksource, D_CPU, "dtype:s size:is value:f") \
 	X(Afulllike,  "aten.full_like",    1, 1, Ksource, D_CPU, "dtype:s? value:f") \
-	X(Ascalar,    "aten.scalar_tensor", 0, 1, Ksource, D_CPU, "dtype:s value:f")
+	X(Ascalar,    "aten.scalar_tensor", 0, 1, Ksource, D_CPU, "dtype:s value:f") \
+	X(Aany,       "aten.any",          1, 1, Kreduce, D_CPU, "dim:is keepdim:i=0")
 
 /* Placement classes: X(enum, name) */
 #define DP_CLASSES(X) \

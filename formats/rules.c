@@ -295,8 +295,8 @@ dtypeattr(Err *err, const Op *op, const char *key, int def)
 int
 dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 {
-	const Type *t[4] = { 0 };
-	for (int i = 0; i < op->nin && i < 4; i++)
+	const Type *t[5] = { 0 };
+	for (int i = 0; i < op->nin && i < 5; i++)
 		t[i] = &fn->val[op->in[i]].t;
 	switch (op->kind) {
 	case Aconv:
@@ -339,6 +339,11 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		/* fall through */
 	case Asum:
 		return reduce(op, t[0], out, err);
+	case Aany:
+		if (reduce(op, t[0], out, err))
+			return -1;
+		out->dtype = DP_BOOL;
+		return 0;
 	case Atranspose: {
 		int a = axis(dp_geti(op, "dim0", 0), t[0]->rank), b = axis(dp_geti(op, "dim1", 0), t[0]->rank);
 		if (a < 0 || b < 0)

@@ -37,6 +37,18 @@ int
 dp_target_parse(const char *text, size_t len, Target *t, Err *err)
 {
 	memset(t, 0, sizeof *t);
+	const char *nul = memchr(text, 0, len);
+	if (nul) {   /* the lines below end at a NUL: refuse rather than cut */
+		int line = 1;
+		const char *bol = text;
+		for (const char *c = text; c < nul; c++)
+			if (*c == '\n') {
+				line++;
+				bol = c + 1;
+			}
+		dp_seterr_at(err, line, (int)(nul - bol) + 1, "NUL byte (a mapping is a text file)");
+		return -1;
+	}
 	char *buf = malloc(len + 1);
 	if (!buf) {
 		dp_seterr(err, "out of memory");
@@ -57,6 +69,13 @@ dp_target_parse(const char *text, size_t len, Target *t, Err *err)
 				*c = 0;
 				break;
 			}
+		int nq = 0;
+		for (char *c = bol; *c; c++)
+			nq += *c == '"';
+		if (nq % 2) {
+			dp_seterr_at(err, line, (int)(strrchr(bol, '"') - bol) + 1, "unterminated string");
+			goto out;
+		}
 		char *cur = bol;
 		int col = 1, col2 = 1, col3 = 1;
 		char *w = word(&cur, &col, bol);
@@ -148,9 +167,16 @@ dp_target_parse(const char *text, size_t len, Target *t, Err *err)
 				dp_seterr_at(err, line, col, "expected 'tune KEY VALUE'");
 				goto out;
 			}
-			if (t->ntune == (int)(sizeof t->tune / sizeof *t->tune) || strlen(a) >= 32 ||
-			    strlen(b) >= 128) {
-				dp_seterr_at(err, line, col, "tunable too long, or too many");
+			if (t->ntune == (int)(sizeof t->tune / sizeof *t->tune)) {
+				dp_seterr_at(err, line, col, "more than %d tunables",
+				             (int)(sizeof t->tune / sizeof *t->tune));
+				goto out;
+			}
+			if (strlen(a) >= sizeof t->tune[0].key || strlen(b) >= sizeof t->tune[0].val) {
+				int k = strlen(a) >= sizeof t->tune[0].key;
+				dp_seterr_at(err, line, k ? col2 : col3, "tunable %s longer than %d bytes",
+				             k ? "name" : "value",
+				             (int)(k ? sizeof t->tune[0].key : sizeof t->tune[0].val) - 1);
 				goto out;
 			}
 			snprintf(t->tune[t->ntune].key, 32, "%s", a);

@@ -268,7 +268,9 @@ next(Lex *L)
 			L->i = strtoll(num, &e, 10);
 			L->t = Tint;
 		}
-		if (*e || errno)
+		/* strtod sets ERANGE for subnormals too, which print and read
+		 * back exactly: only an overflow is an error */
+		if (*e || (errno && (L->t == Tint || isinf(L->f))))
 			return lerr(L, "bad number '%s'", num);
 		L->p = q;
 		return 0;
@@ -292,8 +294,12 @@ next(Lex *L)
 		L->t = Tpunct;
 		return 0;
 	}
-	char cs[2] = { c, 0 };
-	return lerr(L, "unexpected character '%s'", cs);
+	char cs[8];
+	if (isprint((unsigned char)c))
+		snprintf(cs, sizeof cs, "'%c'", c);
+	else
+		snprintf(cs, sizeof cs, "0x%02x", (unsigned char)c);
+	return lerr(L, "unexpected character %s", cs);
 }
 
 static int

@@ -16,9 +16,30 @@ bad(Err *err, const Fn *fn, int i, const char *msg)
 	return -1;
 }
 
+/* 1 when s is a C identifier (names become symbols of the generated C). */
+static int
+isident(const char *s)
+{
+	if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
 int
 dp_verify(const Fn *fn, Err *err)
 {
+	if (!isident(fn->name)) {
+		dp_seterr(err, "the function's name '%.100s' is not a C identifier", fn->name ? fn->name : "");
+		return -1;
+	}
+	if (!isident(fn->stage)) {
+		dp_seterr(err, "the stage name '%.100s' is not an identifier", fn->stage ? fn->stage : "");
+		return -1;
+	}
 	char msg[600], x[160], y[160];
 	int rc = -1;
 	int *defby = calloc(fn->nval ? fn->nval : 1, sizeof *defby); /* op index + 1 */
@@ -143,6 +164,10 @@ dp_verify(const Fn *fn, Err *err)
 			dp_seterr(err, "output %d has an empty name", k);
 			goto out;
 		}
+		if (!isident(p->name)) {
+			dp_seterr(err, "output name '%.100s' is not a C identifier", p->name);
+			goto out;
+		}
 		if (fn->npart && fn->val[p->val].t.dev != DEV_CPU) {
 			dp_seterr(err, "output '%s' is on %s; outputs leave on the cpu (a copy is missing)",
 			          p->name, dp_dev_name[fn->val[p->val].t.dev]);
@@ -157,6 +182,12 @@ dp_verify(const Fn *fn, Err *err)
 	for (int i = 0; i < fn->nop; i++) {
 		if (fn->op[i].kind != Oinput)
 			continue;
+		if (!isident(dp_gets(&fn->op[i], "name"))) {
+			snprintf(msg, sizeof msg, "input name '%.100s' is not a C identifier",
+			         dp_gets(&fn->op[i], "name"));
+			bad(err, fn, i, msg);
+			goto out;
+		}
 		for (int j = 0; j < i; j++)
 			if (fn->op[j].kind == Oinput &&
 			    strcmp(dp_gets(&fn->op[i], "name"), dp_gets(&fn->op[j], "name")) == 0) {

@@ -124,4 +124,126 @@ void dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
                 float beta, const float *C0, int64_t rs0, int64_t cs0,
                 float *C, int64_t ldc);
 
+/* ---- Neural-network kernels (elem.c: elementwise, data movement, fills;
+ * nn.c: reductions, norms, pooling, convolution, attention).  Tensors are
+ * dense C order unless element strides are passed; shapes are element
+ * counts.  Only dprt_gather can fail (on an index out of range). ---- */
+
+/* Unary ops on n dense elements (y may be x).  DPRT_CLAMP clamps to
+ * [lo, hi] (±infinity for no bound; NaN stays NaN); the others ignore lo, hi.
+ * GELU is the erf form, GELU_TANH the tanh approximation. */
+enum {
+	DPRT_RSQRT, DPRT_SQRT, DPRT_EXP, DPRT_LOG, DPRT_COS, DPRT_SIN, DPRT_NEG,
+	DPRT_ABS, DPRT_RECIP, DPRT_SIGMOID, DPRT_TANH, DPRT_SILU, DPRT_GELU,
+	DPRT_GELU_TANH, DPRT_HARDSWISH, DPRT_HARDSIGMOID, DPRT_CLAMP, DPRT_RELU
+};
+void dprt_unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi);
+/* DPRT_NEG, DPRT_ABS, DPRT_CLAMP and DPRT_RELU on i64. */
+void dprt_unary_i64(int op, int64_t *y, const int64_t *x, int64_t n, int64_t lo, int64_t hi);
+
+/* Binary ops beyond dprt_binary_f32's (the numbering continues it). */
+enum {
+	DPRT_POW = DPRT_DIV + 1, DPRT_EQ, DPRT_NE, DPRT_LT, DPRT_LE, DPRT_GT, DPRT_GE,
+	DPRT_AND, DPRT_OR, DPRT_XOR
+};
+/*
+ * y[idx] = a[idx·sa] op b[idx·sb] over the shape dim[0..rank-1] (element
+ * strides, 0 on broadcast axes; y dense).  a and b have dtype dtype:
+ * DPRT_ADD/SUB/MUL (y = a op alpha·b for ADD and SUB) on f32, i64, i32;
+ * DIV and POW on f32; comparisons EQ..GE on f32, i64, i32, bool, u8, giving
+ * bool (0/1 bytes).  Logical AND/OR/XOR go through dprt_logical.
+ */
+void dprt_binary(int op, int dtype, void *y, const void *a, const int64_t *sa,
+                 const void *b, const int64_t *sb, int rank, const int64_t *dim,
+                 double alpha);
+/* y = (a != 0) op (b != 0) as bool, a and b of any dtypes (strides as above). */
+void dprt_logical(int op, uint8_t *y, const void *a, int dtype_a, const int64_t *sa,
+                  const void *b, int dtype_b, const int64_t *sb, int rank,
+                  const int64_t *dim);
+/* y = !x as bool, x of any dtype. */
+void dprt_not(uint8_t *y, const void *x, int dtype, int64_t n);
+/* y = c ? a : b elementwise with broadcasting (c bool; a, b, y of es bytes). */
+void dprt_where(void *y, int es, const uint8_t *c, const int64_t *sc, const void *a,
+                const int64_t *sa, const void *b, const int64_t *sb, int rank,
+                const int64_t *dim);
+
+/* Copies the shape dim[0..rank-1] of es-byte elements from x (element
+ * strides sx, 0 to broadcast) to y (strides sy): slices, expand, cat. */
+void dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es,
+               int rank, const int64_t *dim);
+/* y[i] = v (converted to dtype) for n elements. */
+void dprt_fill(void *y, int dtype, double v, int64_t n);
+/* y[i] = start + i·step, computed in f64 then converted to dtype. */
+void dprt_arange(void *y, int dtype, double start, double step, int64_t n);
+/* Gathers along the middle axis of x viewed as [outer, n, inner] (es-byte
+ * elements): y[o, j, i] = x[o, idx[j], i] for j < m; idx is i64 or i32, a
+ * negative index counts from the end.  0, or -1 with a message in err when
+ * an index is out of range (what names the op). */
+int dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t inner,
+                const void *idx, int dtype_idx, int64_t m, const char *what,
+                char *err, size_t errn);
+
+/* Reductions: y[k] = op over r of x[k·kst + r·rst], the kept axes kdim
+ * [0..nk-1] (y dense in that shape) and the reduced axes rdim[0..nr-1].
+ * DPRT_SUM on f32 (f64 accumulator), i64, i32; DPRT_MEAN on f32; DPRT_ANY
+ * on any dtype giving bool. */
+enum { DPRT_SUM, DPRT_MEAN, DPRT_ANY };
+void dprt_reduce(int op, int dtype, void *y, const void *x, int nk, const int64_t *kdim,
+                 const int64_t *kst, int nr, const int64_t *rdim, const int64_t *rst);
+
+/* Inference batch norm over x viewed as [N, C, inner]: with a = w/√(var+eps)
+ * and b' = b - mean·a per channel, y = x·a + b'. */
+void dprt_batchnorm_f32(float *y, const float *x, const float *w, const float *b,
+                        const float *mean, const float *var, float eps, int64_t N,
+                        int64_t C, int64_t inner);
+/* Layer norm over the last n elements of x viewed as [outer, n]: w and b
+ * (n each) may be NULL.  Moments in f64. */
+void dprt_layernorm_f32(float *y, const float *x, const float *w, const float *b,
+                        int64_t outer, int64_t n, float eps);
+/* RMS norm: y = x · 1/√(mean(x²) + eps) · w over rows of n (w may be NULL). */
+void dprt_rmsnorm_f32(float *y, const float *x, const float *w, int64_t outer, int64_t n,
+                      float eps);
+
+/* 2-D pooling over x viewed as [NC, H, W] into y [NC, OH, OW].  k, s, p, d
+ * are (h, w) pairs: kernel, stride, padding, dilation.  Max pooling
+ * propagates NaN; average pooling divides by divisor when it is nonzero,
+ * else by the window's size (padding counted when count_pad). */
+void dprt_maxpool2d_f32(float *y, const float *x, int64_t NC, int64_t H, int64_t W,
+                        int64_t OH, int64_t OW, const int64_t *k, const int64_t *s,
+                        const int64_t *p, const int64_t *d);
+void dprt_avgpool2d_f32(float *y, const float *x, int64_t NC, int64_t H, int64_t W,
+                        int64_t OH, int64_t OW, const int64_t *k, const int64_t *s,
+                        const int64_t *p, int count_pad, int64_t divisor);
+/* Adaptive average pooling: window [⌊i·H/OH⌋, ⌈(i+1)·H/OH⌉) (and along W). */
+void dprt_adaptive_avgpool2d_f32(float *y, const float *x, int64_t NC, int64_t H,
+                                 int64_t W, int64_t OH, int64_t OW);
+
+/*
+ * 2-D convolution, x [N, C, H, W], weight [O, C/groups, k0, k1], bias [O]
+ * or NULL, y [N, O, OH, OW]; s, p, d are (h, w) stride, padding, dilation.
+ * Depthwise (groups == C) runs directly; otherwise im2col into scratch and
+ * dprt_sgemm per image and group.  scratch holds
+ * dprt_conv2d_scratch(...) floats (0 for 1x1, stride 1, no padding).
+ */
+void dprt_conv2d_f32(float *y, const float *x, const float *w, const float *bias,
+                     int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t OH,
+                     int64_t OW, int64_t groups, const int64_t *k, const int64_t *s,
+                     const int64_t *p, const int64_t *d, float *scratch);
+int64_t dprt_conv2d_scratch(int64_t C, int64_t OH, int64_t OW, int64_t groups,
+                            const int64_t *k, const int64_t *s, const int64_t *p);
+
+/*
+ * Scaled dot-product attention per batch b < B: y[b] = softmax(scale·q[b]·
+ * k[b]ᵀ + mask) · v[b], q [B, L, E], k [B, S, E], v [B, S, Ev], y [B, L, Ev].
+ * causal masks j > i.  mask (NULL for none) is bool (false masks) or f32
+ * (added); its element at batch b, row i, column j lies at offset
+ * Σ bidx[t]·mbst[t] + i·msl + j·mss, bidx being b's index in the batch
+ * shape bdim[0..nb-1].  A row with every score masked gives zeros.  scratch
+ * holds L·S floats.
+ */
+void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
+                   int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
+                   const void *mask, int dtype_mask, int nb, const int64_t *bdim,
+                   const int64_t *mbst, int64_t msl, int64_t mss, float *scratch);
+
 #endif

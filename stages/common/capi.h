@@ -28,6 +28,10 @@ void str_float(Str *s, double f);
 /* Appends "{1, 32, 32, 3}" (or "{0}" for n = 0). */
 void str_ints(Str *s, const int64_t *v, int n);
 
+/* optext.c: appends the op's text form, as a comment body:
+ * "%5 = aten.linear %4, %1, %2 : f32[1,512]". */
+void op_text(Str *s, const Fn *fn, const Op *op);
+
 /* One parameter of NAME_run: a graph input or output. */
 typedef struct Param {
 	const char *name;  /* the C identifier used for it */

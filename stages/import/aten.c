@@ -1,5 +1,5 @@
-/* aten.c: the ATen targets import understands, their argument schemas and
- * defaults, and the conversion of one graph node into one IR op. */
+/* aten.c: the conversion of one graph node of a torch.export archive into
+ * an IR op (or none), driven by the argument schemas of atab.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,50 +10,7 @@
 
 #include "import.h"
 
-/*
- * Argument schemas: space-separated "name:kind[=default][>irkey]", in the
- * ATen schema's order.  Kinds:
- *   T   tensor operand          T?  optional tensor operand (may be omitted
- *                                   or None; only at the end)
- *   S   tensor operand, or a Python scalar that becomes a rank-0 const of
- *       the first operand's dtype
- *   i f is   int, float, int list attribute (default: the ATen default,
- *       set explicitly when the node omits the argument)
- *   0   must be omitted, None or False (a variant import does not support)
- * The attribute is named irkey in the IR, else name.  Nodes omit arguments
- * equal to their schema default, so every optional one needs its default.
- */
-static const Aten aten[] = {
-	{ "aten.linear.default", Alinear, "input:T weight:T bias:T?", 0 },
-	{ "aten.relu.default", Arelu, "self:T", 0 },
-	{ "aten.relu_.default", Arelu, "self:T", 1 },
-	{ "aten.permute.default", Apermute, "self:T dims:is", 0 },
-	{ "aten.addmm.default", Aaddmm, "self:T mat1:T mat2:T beta:f=1 alpha:f=1", 0 },
-	{ "aten.add.Tensor", Aadd, "self:T other:S alpha:f=1", 0 },
-	{ "aten.add_.Tensor", Aadd, "self:T other:S alpha:f=1", 1 },
-	{ "aten.mul.Tensor", Amul, "self:T other:S", 0 },
-	{ "aten.mul_.Tensor", Amul, "self:T other:S", 1 },
-	{ "aten.mm.default", Amm, "self:T mat2:T", 0 },
-	{ "aten.matmul.default", Amatmul, "self:T other:T", 0 },
-	{ "aten.view.default", Aview, "self:T size:is", 0 },
-	{ "aten.reshape.default", Areshape, "self:T shape:is", 0 },
-	{ "aten.t.default", At, "self:T", 0 },
-	{ "aten.flatten.using_ints", Oflatten, "self:T start_dim:i=0>start end_dim:i=-1>end", 0 },
-	{ "aten.softmax.int", Osoftmax, "self:T dim:i dtype:0", 0 },
-	{ "aten._softmax.default", Osoftmax, "self:T dim:i half_to_float:0", 0 },
-	/* checks of static metadata: nothing to do at run time */
-	{ "aten._assert_tensor_metadata.default", -1, "", 0 },
-};
-
-/* The entry for target (without "torch.ops."), or NULL. */
-const Aten *
-aten_lookup(const char *target)
-{
-	for (size_t i = 0; i < sizeof aten / sizeof aten[0]; i++)
-		if (strcmp(aten[i].target, target) == 0)
-			return &aten[i];
-	return NULL;
-}
+enum { MAXF = 24, MAXIN = 64 };   /* schema fields; operands of one node */
 
 typedef struct Field {     /* one parsed schema entry */
 	char name[32], kind[4], key[32];
@@ -90,20 +47,41 @@ field(const char *s, int i, Field *f)
 					dp_die("bad ATen schema '%s'", s);
 				memcpy(f->key, p, c);
 			} else
-				memcpy(f->key, f->name, sizeof f->name);
+				strcpy(f->key, f->name + (f->name[0] == '@'));
 			return 1;
 		}
 		s += n;
 	}
 }
 
-typedef struct Ctx {
+/* An attribute as parsed, before it is set on the op. */
+typedef struct Av {
+	const char *key;
+	int kind;          /* A_INT, A_FLOAT, A_STR, A_INTS */
+	int64_t i;
+	double f;
+	const char *s;
+	int64_t *ints;
+	int n;
+	int isint;         /* a number the archive gave as an int (or bool) */
+	int isbool;        /* ... as a bool */
+} Av;
+
+/* The node being converted. */
+typedef struct Node {
 	Graph *g;
+	Fn *fn;
+	const Aten *a;
 	const char *node, *target;
-} Ctx;
+	json_t *json;
+	int in[MAXIN], nin;
+	int slot[MAXF];    /* per schema field: its operand index, or -1 */
+	Av av[MAXF];
+	int nav;
+} Node;
 
 static _Noreturn void __attribute__((format(printf, 2, 3)))
-bad(const Ctx *c, const char *fmt, ...)
+bad(const Node *c, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -148,159 +126,606 @@ isfloat(int dt)
 	return dt == DP_F16 || dt == DP_F32 || dt == DP_F64 || dt == DP_BF16;
 }
 
-/* A scalar argument as a rank-0 const of dtype like. */
+/* A Python number argument (as_int, as_bool, as_float): 0 when it is none. */
 static int
-scalar(const Ctx *c, const char *name, json_t *arg, int like)
+pynumber(json_t *arg, double *x, int *isint, int *isbool)
 {
 	json_t *v;
-	double x;
-	int isint = 1;
+
+	*isbool = 0;
+	*isint = 1;
 	if ((v = json_object_get(arg, "as_int")) && json_is_integer(v))
-		x = (double)json_integer_value(v);
-	else if ((v = json_object_get(arg, "as_bool")) && json_is_boolean(v))
-		x = json_is_true(v);
-	else if ((v = json_object_get(arg, "as_float")) && number(v, &x))
-		isint = 0;
+		*x = (double)json_integer_value(v);
+	else if ((v = json_object_get(arg, "as_bool")) && json_is_boolean(v)) {
+		*x = json_is_true(v);
+		*isbool = 1;
+	} else if ((v = json_object_get(arg, "as_float")) && number(v, x))
+		*isint = 0;
 	else
-		bad(c, "argument '%s' is a %s, not a tensor or a number", name, unionkey(arg));
+		return 0;
+	return 1;
+}
+
+/* A scalar argument as a rank-0 const of dtype like. */
+static int
+scalar(const Node *c, const char *name, json_t *arg, int like)
+{
+	double x;
+	int isint, isbool;
+
+	if (!pynumber(arg, &x, &isint, &isbool))
+		bad(c, "argument '%s' (%s) is neither a tensor nor a number", name, unionkey(arg));
 	if (like < 0)
-		bad(c, "argument '%s' is a number but the op has no tensor operand before it", name);
+		bad(c, "argument '%s' is a number but the op has no tensor operand", name);
 	if ((!isint && !isfloat(like)) || (like == DP_BOOL && x != 0 && x != 1))
 		bad(c, "a %s scalar with a %s tensor needs type promotion, which import does not do",
 		    isint ? "int" : "float", dp_dtype_name[like]);
+	static const double lo[DP_NDTYPE] = { [DP_U8] = 0, [DP_I8] = -128, [DP_I16] = -32768,
+	                                      [DP_I32] = -2147483648.0, [DP_I64] = -9223372036854775808.0 };
+	static const double hi[DP_NDTYPE] = { [DP_U8] = 256, [DP_I8] = 128, [DP_I16] = 32768,
+	                                      [DP_I32] = 2147483648.0, [DP_I64] = 9223372036854775808.0 };
+	if (hi[like] > 0 && !(x >= lo[like] && x < hi[like]))
+		bad(c, "scalar %.17g does not fit a %s tensor", x, dp_dtype_name[like]);
 	return g_scalar(c->g, x, like);
 }
 
-/* Converts node (one entry of graph.nodes) into an IR op and binds its
- * result to the node's output name. */
-void
-aten_node(Graph *g, json_t *node)
+static const char *
+tensorname(json_t *arg)
 {
-	Ctx c = { g, json_string_value(json_object_get(node, "name")), NULL };
-	const char *t = json_string_value(json_object_get(node, "target"));
-	c.target = strncmp(t, "torch.ops.", 10) == 0 ? t + 10 : t;
-	const Aten *a = aten_lookup(c.target);
-	if (!a)
-		dp_die("unsupported op %s got past the check", c.target);
-	if (a->kind < 0)
-		return;
-	Imp *imp = g_imp(g);
-	Fn *fn = imp->fn;
-	json_t *args = json_object_get(node, "inputs");
-	size_t nargs = json_array_size(args);
-	char *used = xrealloc(NULL, nargs + 1, 1);
-	memset(used, 0, nargs + 1);
-	int in[16], nin = 0, like = -1;
-	struct { const Field *f; json_t *v; } at[16];
-	Field fs[16];
-	int nat = 0;
+	return json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
+}
 
-	Field f;
-	for (int i = 0; field(a->args, i, &f); i++) {
-		if (i >= 16)
-			dp_die("ATen schema too long: %s", a->target);
-		fs[i] = f;
-		json_t *arg = NULL;
-		for (size_t j = 0; j < nargs; j++) {
-			json_t *e = json_array_get(args, j);
-			const char *n = json_string_value(json_object_get(e, "name"));
-			if (n && strcmp(n, f.name) == 0) {
-				arg = json_object_get(e, "arg");
-				used[j] = 1;
+static Av *
+newav(Node *c, const char *key, int kind)
+{
+	if (c->nav == MAXF)
+		dp_die("too many attributes");
+	Av *v = &c->av[c->nav++];
+	memset(v, 0, sizeof *v);
+	v->key = key;
+	v->kind = kind;
+	return v;
+}
+
+static Av *
+findav(Node *c, const char *key)
+{
+	for (int i = 0; i < c->nav; i++)
+		if (c->av[i].key && strcmp(c->av[i].key, key) == 0)
+			return &c->av[i];
+	return NULL;
+}
+
+static void
+dropav(Node *c, const char *key)
+{
+	Av *v = findav(c, key);
+	if (v)
+		v->key = NULL;
+}
+
+/* An attribute from its schema default text. */
+static void
+fromdefault(Node *c, const Field *f)
+{
+	const char *d = f->def;
+	if (strcmp(f->kind, "is") == 0) {
+		Av *v = newav(c, f->key, A_INTS);
+		v->ints = dp_alloc(c->fn->arena, (size_t)f->deflen + 1, sizeof *v->ints);
+		for (const char *p = d; p < d + f->deflen; p++) {
+			v->ints[v->n++] = strtoll(p, (char **)&p, 10);
+			if (*p != ',')
 				break;
-			}
 		}
-		int none = !arg || json_object_get(arg, "as_none");
-		if (f.kind[0] == 'T' || f.kind[0] == 'S') {
-			if (none) {
-				if (f.kind[1] == '?')
-					continue;
-				bad(&c, "missing tensor argument '%s'", f.name);
-			}
-			const char *tn = json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
-			if (tn)
-				in[nin] = g_value(g, tn, c.node);
-			else if (f.kind[0] == 'S')
-				in[nin] = scalar(&c, f.name, arg, like);
-			else
-				bad(&c, "argument '%s' is a %s, not a tensor", f.name, unionkey(arg));
-			if (like < 0)
-				like = fn->val[in[nin]].t.dtype;
-			nin++;
-		} else if (f.kind[0] == '0') {
-			if (!none && !json_is_false(json_object_get(arg, "as_bool")))
-				bad(&c, "argument '%s' = %s is not supported", f.name, unionkey(arg));
-		} else {
-			if (none && !f.def)
-				bad(&c, "missing argument '%s'", f.name);
-			fs[i].def = none ? f.def : NULL;
-			at[nat].f = &fs[i];
-			at[nat++].v = none ? NULL : arg;
+	} else if (f->kind[0] == 'i') {
+		Av *v = newav(c, f->key, A_INT);
+		v->i = strtoll(d, NULL, 10);
+		v->isint = 1;
+	} else if (f->kind[0] == 's') {
+		newav(c, f->key, A_STR)->s = dp_strndup(c->fn->arena, d, (size_t)f->deflen);
+	} else {
+		Av *v = newav(c, f->key, A_FLOAT);
+		v->f = strtod(d, NULL);
+		v->isint = strspn(d, "-0123456789") == (size_t)f->deflen;
+	}
+}
+
+/* An attribute from the node's argument v (not none). */
+static void
+fromarg(Node *c, const Field *f, json_t *v)
+{
+	json_t *x;
+	if (strcmp(f->kind, "is") == 0) {
+		Av *a = newav(c, f->key, A_INTS);
+		if ((x = json_object_get(v, "as_int")) && json_is_integer(x)) {
+			a->ints = dp_alloc(c->fn->arena, 1, sizeof *a->ints);
+			a->ints[a->n++] = json_integer_value(x);
+			return;
+		}
+		x = json_object_get(v, "as_ints");
+		if (!json_is_array(x))
+			bad(c, "argument '%s' (%s) is not an int list", f->name, unionkey(v));
+		size_t n = json_array_size(x);
+		if (n > DP_MAXRANK * 4)
+			bad(c, "argument '%s' has %zu entries", f->name, n);
+		a->ints = dp_alloc(c->fn->arena, n + 1, sizeof *a->ints);
+		for (size_t k = 0; k < n; k++) {
+			if (!json_is_integer(json_array_get(x, k)))
+				bad(c, "argument '%s' has a symbolic entry; DevProc needs static shapes", f->name);
+			a->ints[a->n++] = json_integer_value(json_array_get(x, k));
+		}
+	} else if (strncmp(f->kind, "dt", 2) == 0) {
+		x = json_object_get(v, "as_scalar_type");
+		int d = json_is_integer(x) && json_integer_value(x) >= 0 && json_integer_value(x) < 256
+		        ? dp_dtype_from_pt2((int)json_integer_value(x)) : -1;
+		if (!json_is_integer(x))
+			bad(c, "argument '%s' (%s) is not a dtype", f->name, unionkey(v));
+		if (d < 0)
+			bad(c, "argument '%s': unsupported dtype (schema enum %lld)", f->name,
+			    (long long)json_integer_value(x));
+		newav(c, f->key, A_STR)->s = dp_dtype_name[d];
+	} else if (f->kind[0] == 's') {
+		x = json_object_get(v, "as_string");
+		if (!json_is_string(x))
+			bad(c, "argument '%s' (%s) is not a string", f->name, unionkey(v));
+		newav(c, f->key, A_STR)->s = dp_strdup(c->fn->arena, json_string_value(x));
+	} else if (f->kind[0] == 'i') {
+		Av *a = newav(c, f->key, A_INT);
+		a->isint = 1;
+		if ((x = json_object_get(v, "as_int")) && json_is_integer(x))
+			a->i = json_integer_value(x);
+		else if ((x = json_object_get(v, "as_bool")) && json_is_boolean(x))
+			a->i = json_is_true(x);
+		else
+			bad(c, "argument '%s' (%s) is not an int", f->name, unionkey(v));
+	} else {
+		Av *a = newav(c, f->key, A_FLOAT);
+		if (!pynumber(v, &a->f, &a->isint, &a->isbool))
+			bad(c, "argument '%s' (%s) is not a number", f->name, unionkey(v));
+	}
+}
+
+/* Checks an argument of kind 0, dev or lay. */
+static void
+check(Node *c, const Field *f, json_t *arg, int none)
+{
+	json_t *x;
+	double d;
+	int isint, isbool;
+	if (none)
+		return;
+	if (strcmp(f->kind, "0") == 0) {
+		if (pynumber(arg, &d, &isint, &isbool) && d == 0)
+			return;
+		bad(c, "argument '%s' = %s is not supported", f->name, unionkey(arg));
+	}
+	if (strcmp(f->kind, "dev") == 0) {
+		const char *t = json_string_value(json_object_get(json_object_get(arg, "as_device"), "type"));
+		if (!t || (strcmp(t, "cpu") && strcmp(t, "cuda")))
+			bad(c, "argument '%s': only cpu and cuda devices are supported, not %s", f->name,
+			    t ? t : unionkey(arg));
+		return;
+	}
+	if (strcmp(f->kind, "lay") == 0) {
+		x = json_object_get(arg, "as_layout");
+		if (!json_is_integer(x) || json_integer_value(x) != 7)
+			bad(c, "argument '%s': only the strided layout is supported", f->name);
+		return;
+	}
+}
+
+/* The argument of node c named name, marking it used; NULL when omitted. */
+static json_t *
+argument(Node *c, const char *name, char *used)
+{
+	json_t *args = json_object_get(c->json, "inputs");
+	for (size_t j = 0; j < json_array_size(args); j++) {
+		json_t *e = json_array_get(args, j);
+		const char *n = json_string_value(json_object_get(e, "name"));
+		if (n && strcmp(n, name) == 0) {
+			used[j] = 1;
+			return json_object_get(e, "arg");
 		}
 	}
-	for (size_t j = 0; j < nargs; j++)
-		if (!used[j])
-			bad(&c, "unexpected argument '%s'",
-			    json_string_value(json_object_get(json_array_get(args, j), "name")));
-	free(used);
+	return NULL;
+}
 
-	int op = dp_addop(fn, a->kind, in, nin);
-	for (int i = 0; i < nat; i++) {
-		const Field *fp = at[i].f;
-		json_t *v = at[i].v, *x;
-		double d;
-		if (fp->def) {
-			d = strtod(fp->def, NULL);
-			if (fp->kind[0] == 'i')
-				dp_seti(fn, op, fp->key, (int64_t)d);
-			else
-				dp_setf(fn, op, fp->key, d);
-		} else if (strcmp(fp->kind, "is") == 0) {
-			x = json_object_get(v, "as_ints");
-			if (!json_is_array(x))
-				bad(&c, "argument '%s' is a %s, not an int list", fp->name, unionkey(v));
-			size_t n = json_array_size(x);
-			int64_t *iv = dp_alloc(fn->arena, n + 1, sizeof *iv);
-			for (size_t k = 0; k < n; k++) {
-				if (!json_is_integer(json_array_get(x, k)))
-					bad(&c, "argument '%s' has a symbolic entry; DevProc needs static shapes", fp->name);
-				iv[k] = json_integer_value(json_array_get(x, k));
+static int
+addin(Node *c, int v)
+{
+	if (c->nin == MAXIN)
+		bad(c, "more than %d tensor operands", MAXIN);
+	c->in[c->nin] = v;
+	return c->nin++;
+}
+
+/* Reads every argument of the node by the schema: operands (scalars made
+ * consts), attributes (defaults filled in). */
+static void
+readargs(Node *c)
+{
+	json_t *args = json_object_get(c->json, "inputs"), *arg[MAXF];
+	char *used = dp_alloc(c->fn->arena, json_array_size(args) + 1, 1);
+	Field fs[MAXF];
+	int nf, like = -1, tlike = -1;
+
+	for (nf = 0; field(c->a->args, nf, &fs[nf]); nf++)
+		if (nf + 1 >= MAXF)
+			dp_die("ATen schema too long: %s", c->a->target);
+	for (int i = 0; i < nf; i++) {
+		Field *f = &fs[i];
+		json_t *v = f->name[0] == '@' ? NULL : argument(c, f->name, used);
+		int none = !v || json_object_get(v, "as_none");
+		const char *tn = v ? tensorname(v) : NULL;
+		arg[i] = v;
+		c->slot[i] = -1;
+		switch (f->kind[0]) {
+		case 'T': case 'S': case 'W':
+			if (none) {
+				if (f->kind[0] != 'W' && f->kind[1] != '?')
+					bad(c, "missing tensor argument '%s'", f->name);
+				if (f->kind[0] == 'W')
+					c->slot[i] = addin(c, -1);   /* filled below */
+				continue;
 			}
-			dp_setints(fn, op, fp->key, iv, (int)n);
-		} else if (fp->kind[0] == 'i') {
-			if ((x = json_object_get(v, "as_int")) && json_is_integer(x))
-				dp_seti(fn, op, fp->key, json_integer_value(x));
-			else if ((x = json_object_get(v, "as_bool")) && json_is_boolean(x))
-				dp_seti(fn, op, fp->key, json_is_true(x));
+			if (tn) {
+				c->slot[i] = addin(c, g_value(c->g, tn, c->node));
+				int dt = c->fn->val[c->in[c->slot[i]]].t.dtype;
+				if (f->kind[0] == 'S' && like < 0)
+					like = dt;
+				if (f->kind[0] != 'S' && tlike < 0)
+					tlike = dt;
+			} else if (f->kind[0] == 'S')
+				c->slot[i] = addin(c, -2);   /* a scalar, made below */
 			else
-				bad(&c, "argument '%s' is a %s, not an int", fp->name, unionkey(v));
-		} else {
-			if ((x = json_object_get(v, "as_float")) && number(x, &d))
-				dp_setf(fn, op, fp->key, d);
-			else if ((x = json_object_get(v, "as_int")) && json_is_integer(x))
-				dp_setf(fn, op, fp->key, (double)json_integer_value(x));
-			else
-				bad(&c, "argument '%s' is a %s, not a number", fp->name, unionkey(v));
+				bad(c, "argument '%s' (%s) is not a tensor", f->name, unionkey(v));
+			break;
+		case 'L': {
+			json_t *l = json_object_get(v, "as_tensors");
+			if (!json_is_array(l))
+				bad(c, "argument '%s' (%s) is not a list of tensors", f->name,
+				    v ? unionkey(v) : "omitted");
+			for (size_t k = 0; k < json_array_size(l); k++) {
+				const char *n = json_string_value(json_object_get(json_array_get(l, k), "name"));
+				if (!n)
+					bad(c, "argument '%s': entry %zu is not a tensor", f->name, k);
+				addin(c, g_value(c->g, n, c->node));
+			}
+			break;
+		}
+		case '0': case '-':
+			check(c, f, v, none);
+			break;
+		default:
+			if (strcmp(f->kind, "dev") == 0 || strcmp(f->kind, "lay") == 0) {
+				check(c, f, v, none);
+				break;
+			}
+			if (!none)
+				fromarg(c, f, v);
+			else if (f->def)
+				fromdefault(c, f);
+			else if (!strchr(f->kind, '?'))
+				bad(c, "missing argument '%s'", f->name);
+		}
+	}
+	for (size_t j = 0; j < json_array_size(args); j++)
+		if (!used[j])
+			bad(c, "unexpected argument '%s'",
+			    json_string_value(json_object_get(json_array_get(args, j), "name")));
+	if (like < 0)
+		like = tlike;
+	for (int i = 0; i < nf; i++) {
+		int k = c->slot[i];
+		if (k < 0)
+			continue;
+		if (c->in[k] == -2)
+			c->in[k] = scalar(c, fs[i].name, arg[i], like);
+		else if (c->in[k] == -1) {   /* W: a per-channel const */
+			const Type *x = &c->fn->val[c->in[0]].t;
+			Type t = { .dtype = x->dtype, .dev = DEV_CPU, .rank = 1 };
+			if (x->rank < 2)
+				bad(c, "input must be [N,C,...], got %s", typestr(x));
+			t.dim[0] = x->dim[1];
+			c->in[k] = g_filled(c->g, &t, strtod(fs[i].def ? fs[i].def : "0", NULL));
+		}
+	}
+}
+
+/* ---- what the schema cannot say ---- */
+
+static int
+normdim(const Node *c, int64_t d, int rank)
+{
+	if (d < 0)
+		d += rank;
+	if (d < 0 || d >= (rank ? rank : 1))
+		bad(c, "dim %lld is out of range for rank %d", (long long)d, rank);
+	return (int)d;
+}
+
+/* unsqueeze and squeeze as aten.view with the computed size. */
+static void
+viewsize(Node *c)
+{
+	const Type *x = &c->fn->val[c->in[0]].t;
+	Av *d = findav(c, "dim");
+	int64_t *size = dp_alloc(c->fn->arena, DP_MAXRANK + 1, sizeof *size);
+	int n = 0, drop[DP_MAXRANK] = { 0 };
+
+	if (c->a->hook == H_UNSQUEEZE) {
+		int at = normdim(c, d->i, x->rank + 1);
+		if (x->rank + 1 > DP_MAXRANK)
+			bad(c, "the result would have rank %d (at most %d)", x->rank + 1, DP_MAXRANK);
+		for (int i = 0; i <= x->rank; i++) {
+			if (i == at)
+				size[n++] = 1;
+			if (i < x->rank)
+				size[n++] = x->dim[i];
+		}
+	} else {
+		for (int i = 0; i < x->rank; i++)
+			drop[i] = !d && x->dim[i] == 1;
+		for (int k = 0; d && k < d->n; k++) {
+			int a = normdim(c, d->ints[k], x->rank);
+			drop[a] = x->rank > 0 && x->dim[a] == 1;
+		}
+		for (int i = 0; i < x->rank; i++)
+			if (!drop[i])
+				size[n++] = x->dim[i];
+	}
+	dropav(c, "dim");
+	Av *s = newav(c, "size", A_INTS);
+	s->ints = size;
+	s->n = n;
+}
+
+/* index.Tensor: exactly one tensor among the indices, at position dim. */
+static void
+index1(Node *c)
+{
+	json_t *l = NULL, *arg = NULL, *args = json_object_get(c->json, "inputs");
+	for (size_t j = 0; j < json_array_size(args); j++) {
+		const char *n = json_string_value(json_object_get(json_array_get(args, j), "name"));
+		if (n && strcmp(n, "indices") == 0)
+			arg = json_object_get(json_array_get(args, j), "arg");
+	}
+	if (!(l = json_object_get(arg, "as_optional_tensors")) && !(l = json_object_get(arg, "as_tensors")))
+		bad(c, "argument 'indices' (%s) is not a list of tensors", arg ? unionkey(arg) : "omitted");
+	int dim = -1;
+	for (size_t k = 0; k < json_array_size(l); k++) {
+		json_t *e = json_array_get(l, k);
+		const char *n = tensorname(e);
+		if (!n)
+			n = json_string_value(json_object_get(e, "name"));
+		if (!n)
+			continue;
+		if (dim >= 0)
+			bad(c, "indexing with more than one index tensor is not supported");
+		dim = (int)k;
+		addin(c, g_value(c->g, n, c->node));
+	}
+	if (dim < 0)
+		bad(c, "no index tensor");
+	newav(c, "dim", A_INT)->i = dim;
+}
+
+/* A dtype attribute defaulting to name when the node gives none. */
+static void
+dtypedef(Node *c, const char *name)
+{
+	if (!findav(c, "dtype"))
+		newav(c, "dtype", A_STR)->s = name;
+}
+
+/* The result bound to operand k: no op at all. */
+static void
+identity(Node *c, int k)
+{
+	json_t *out = json_array_get(json_object_get(c->json, "outputs"), 0);
+	const char *on = tensorname(out);
+	Type want, *got = &c->fn->val[c->in[k]].t;
+	if (!g_type(c->g, on, &want))
+		bad(c, "the archive gives no type for its result '%s'", on);
+	if (got->dtype != want.dtype || got->rank != want.rank ||
+	    memcmp(got->dim, want.dim, (size_t)want.rank * sizeof want.dim[0]) != 0)
+		bad(c, "import computes %s but the archive says %s", typestr(got), typestr(&want));
+	char what[160];
+	snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+	g_define(c->g, on, c->in[k], what);
+}
+
+/* Applies the entry's hook; returns 0 when the node needs no op. */
+static int
+hook(Node *c)
+{
+	Av *v;
+	switch (c->a->hook) {
+	case H_IDENTITY:
+		identity(c, 0);
+		return 0;
+	case H_UNSQUEEZE:
+	case H_SQUEEZE:
+		viewsize(c);
+		break;
+	case H_INDEX:
+		index1(c);
+		break;
+	case H_ARANGE: {
+		int isint = 1;
+		for (int i = 0; i < c->nav; i++)
+			if (c->av[i].key && c->av[i].kind == A_FLOAT)
+				isint &= c->av[i].isint;
+		dtypedef(c, isint ? "i64" : "f32");
+		break;
+	}
+	case H_FULL:
+		v = findav(c, "value");
+		dtypedef(c, v->isbool ? "bool" : v->isint ? "i64" : "f32");
+		break;
+	case H_FLOATDEF:
+		dtypedef(c, "f32");
+		break;
+	case H_NEW:
+		dtypedef(c, dp_dtype_name[c->fn->val[c->in[0]].t.dtype]);
+		c->nin = 0;
+		break;
+	case H_TOCOPY:
+		v = findav(c, "dtype");
+		if (!v || dp_dtype_lookup(v->s) == c->fn->val[c->in[0]].t.dtype) {
+			identity(c, 0);
+			return 0;
+		}
+		break;
+	case H_TYPEAS:
+		if (c->fn->val[c->in[1]].t.dtype == c->fn->val[c->in[0]].t.dtype) {
+			identity(c, 0);
+			return 0;
+		}
+		newav(c, "dtype", A_STR)->s = dp_dtype_name[c->fn->val[c->in[1]].t.dtype];
+		c->nin = 1;
+		break;
+	case H_LAYERNORM:
+		/* a bias without a weight: the weight becomes ones */
+		if (c->slot[2] < 0 && c->slot[3] >= 0) {
+			Type t = c->fn->val[c->in[0]].t;
+			v = findav(c, "normalized_shape");
+			t.rank = (uint8_t)(v->n <= DP_MAXRANK ? v->n : DP_MAXRANK);
+			for (int i = 0; i < t.rank; i++)
+				t.dim[i] = v->ints[i] >= 0 ? v->ints[i] : 0;
+			t.dev = DEV_CPU;
+			c->in[2] = c->in[1];
+			c->in[1] = g_filled(c->g, &t, 1);
+			c->nin = 3;
+		}
+		break;
+	case H_RSUB: {
+		int t = c->in[0];
+		c->in[0] = c->in[1];
+		c->in[1] = t;
+		break;
+	}
+	case H_BOOL:
+		for (int i = 0; i < c->nin; i++)
+			if (c->fn->val[c->in[i]].t.dtype != DP_BOOL)
+				bad(c, "bitwise ops are supported on bool tensors only, not %s",
+				    dp_dtype_name[c->fn->val[c->in[i]].t.dtype]);
+		break;
+	}
+	return 1;
+}
+
+/* Adds op kind on operands in[0..nin-1] with the node's attributes, checks
+ * its result against the archive's type for name on and binds it. */
+static int
+emit(Node *c, int kind, const int *in, int nin, const char *on, const char *what)
+{
+	Fn *fn = c->fn;
+	int op = dp_addop(fn, kind, in, nin);
+	for (int i = 0; i < c->nav; i++) {
+		const Av *v = &c->av[i];
+		if (!v->key)
+			continue;
+		switch (v->kind) {
+		case A_INT: dp_seti(fn, op, v->key, v->i); break;
+		case A_FLOAT: dp_setf(fn, op, v->key, v->f); break;
+		case A_STR: dp_sets(fn, op, v->key, v->s); break;
+		default: dp_setints(fn, op, v->key, v->ints, v->n); break;
 		}
 	}
 	Err err = { 0 };
 	if (dp_infer(fn, op, &err))
-		bad(&c, "%s", err.msg);
+		bad(c, "%s", err.msg);
 	int res = fn->op[op].out[0];
-	json_t *out = json_array_get(json_object_get(node, "outputs"), 0);
-	const char *on = json_string_value(json_object_get(json_object_get(out, "as_tensor"), "name"));
 	Type want;
-	if (!g_type(g, on, &want))
-		bad(&c, "the archive gives no type for its result '%s'", on);
+	if (!on || !g_type(c->g, on, &want))
+		bad(c, "the archive gives no type for its result '%s'", on ? on : "?");
 	Type *got = &fn->val[res].t;
 	if (got->dtype != want.dtype || got->rank != want.rank ||
 	    memcmp(got->dim, want.dim, (size_t)want.rank * sizeof want.dim[0]) != 0)
-		bad(&c, "import computes %s but the archive says %s", typestr(got), typestr(&want));
-	g_bind(g, on, res);
-	if (a->inplace) {
+		bad(c, "import computes %s but the archive says %s", typestr(got), typestr(&want));
+	g_define(c->g, on, res, what);
+	return res;
+}
+
+/* split, split_with_sizes, chunk, unbind: one aten.slice (aten.select for
+ * unbind) per entry of the result list. */
+static void
+split(Node *c, const char *what)
+{
+	json_t *l = json_object_get(json_array_get(json_object_get(c->json, "outputs"), 0), "as_tensors");
+	const Type *x = &c->fn->val[c->in[0]].t;
+	int d = normdim(c, findav(c, "dim")->i, x->rank);
+	int64_t n = x->rank ? x->dim[d] : 1, at = 0, size = 1;
+	size_t cnt = json_array_size(l);
+	Av *ss = findav(c, "split_sizes"), *s1 = findav(c, "split_size"), *ch = findav(c, "chunks");
+	const int64_t *sizes = ss ? ss->ints : NULL;   /* in the arena: outlives c->av */
+
+	if (ss && (size_t)ss->n != cnt)
+		bad(c, "%d split sizes for %zu results", ss->n, cnt);
+	if ((s1 && s1->i < 1) || (ch && ch->i < 1))
+		bad(c, "the split size must be positive");
+	if (s1)
+		size = s1->i;
+	if (ch)
+		size = (n + ch->i - 1) / ch->i;
+	for (size_t k = 0; k < cnt; k++) {
+		const char *on = json_string_value(json_object_get(json_array_get(l, k), "name"));
+		c->nav = 0;
+		newav(c, "dim", A_INT)->i = d;
+		if (c->a->kind == Aselect)
+			newav(c, "index", A_INT)->i = (int64_t)k;
+		else {
+			if (sizes)
+				size = sizes[k];
+			if (size < 0 || at > n)
+				bad(c, "the split sizes do not fit dimension %d of size %lld", d, (long long)n);
+			newav(c, "start", A_INT)->i = at;
+			newav(c, "end", A_INT)->i = at + size < n ? at + size : n;
+			at += size;
+		}
+		emit(c, c->a->kind, c->in, 1, on, what);
+	}
+}
+
+/* Converts node (one entry of graph.nodes) into an IR op and binds its
+ * result to the node's output name (its other results, which must be
+ * unused, to an error). */
+void
+aten_node(Graph *g, json_t *node)
+{
+	Node c = { .g = g, .json = node };
+	c.node = json_string_value(json_object_get(node, "name"));
+	const char *t = json_string_value(json_object_get(node, "target"));
+	c.target = strncmp(t, "torch.ops.", 10) == 0 ? t + 10 : t;
+	c.a = aten_lookup(c.target);
+	if (!c.a)
+		dp_die("unsupported op %s got past the check", c.target);
+	if (c.a->kind < 0)
+		return;
+	c.fn = g_imp(g)->fn;
+	char what[160];
+	snprintf(what, sizeof what, "node '%.64s' (%.64s)", c.node, c.target);
+
+	readargs(&c);
+	json_t *outs = json_object_get(node, "outputs");
+	for (size_t k = 1; k < json_array_size(outs); k++) {
+		const char *n = tensorname(json_array_get(outs, k));
+		if (n)
+			g_unused(g, n, what);
+	}
+	if (c.a->hook == H_SPLIT) {
+		split(&c, what);
+		return;
+	}
+	if (!hook(&c))
+		return;
+
+	int res = emit(&c, c.a->kind, c.in, c.nin, tensorname(json_array_get(outs, 0)), what);
+	if (c.a->flags & F_INPLACE) {
 		/* later uses of the mutated tensor see the result */
-		json_t *self = json_object_get(json_array_get(args, 0), "arg");
-		const char *sn = json_string_value(json_object_get(json_object_get(self, "as_tensor"), "name"));
+		json_t *self = json_object_get(json_array_get(json_object_get(node, "inputs"), 0), "arg");
+		const char *sn = tensorname(self);
 		if (sn)
 			g_bind(g, sn, res);
 	}

@@ -67,10 +67,7 @@ typedef struct P {
 static Tok *
 newtok(P *p, int kind, Pos at)
 {
-	if (p->ntok == p->captok) {
-		p->captok = p->captok ? 2 * p->captok : 256;
-		p->tok = xrealloc(p->tok, (size_t)p->captok, sizeof *p->tok);
-	}
+	p->tok = agrow(p->a, p->tok, &p->captok, p->ntok, sizeof *p->tok);
 	Tok *t = &p->tok[p->ntok++];
 	memset(t, 0, sizeof *t);
 	t->kind = kind;
@@ -142,11 +139,13 @@ lex(P *p)
 				t->f = (double)t->i;
 			} else {
 				t->f = strtod(txt, NULL);
-				if (errno || !isfinite(t->f))
+				if (!isfinite(t->f))   /* not errno: subnormals set it */
 					errat(s, at, "number %s is out of range", txt);
 			}
 		} else if (*c == '"') {
-			char *buf = dp_alloc(p->a, (size_t)(end - c), 1);
+			/* a string ends on its line: room for the rest of the line */
+			const char *eol = memchr(c, '\n', (size_t)(end - c));
+			char *buf = dp_alloc(p->a, (size_t)((eol ? eol : end) - c), 1);
 			int n = 0;
 			for (c++;; c++) {
 				if (c >= end || *c == '\n')
@@ -168,7 +167,7 @@ lex(P *p)
 			}
 			c++;
 			newtok(p, TSTR, at)->s = buf;
-		} else if (strchr("()[],=:/-+", *c)) {
+		} else if (*c && strchr("()[],=:/-+", *c)) {
 			if (*c == '(' || *c == '[')
 				depth++;
 			else if ((*c == ')' || *c == ']') && depth > 0)
@@ -254,7 +253,7 @@ lookup(P *p, const char *name)
 static _Noreturn void
 undefined(P *p, const char *name, Pos at)
 {
-	const char **cand = xrealloc(NULL, (size_t)p->nsym + 1, sizeof *cand);
+	const char **cand = dp_alloc(p->a, (size_t)p->nsym + 1, sizeof *cand);
 	for (int i = 0; i < p->nsym; i++)
 		cand[i] = p->sym[i].name;
 	const char *s = suggest(name, cand, p->nsym);
@@ -269,10 +268,7 @@ define(P *p, const char *name, Pos at, int val)
 	Sym *s = lookup(p, name);
 	if (s)
 		errat(p->src, at, "redefinition of '%s' (first defined at %d:%d)", name, s->at.line, s->at.col);
-	if (p->nsym == p->capsym) {
-		p->capsym = p->capsym ? 2 * p->capsym : 32;
-		p->sym = xrealloc(p->sym, (size_t)p->capsym, sizeof *p->sym);
-	}
+	p->sym = agrow(p->a, p->sym, &p->capsym, p->nsym, sizeof *p->sym);
 	p->sym[p->nsym++] = (Sym){ name, val, at };
 }
 
@@ -311,12 +307,10 @@ value(P *p, Value *v)
 		v->s = next(p)->s;
 	} else if (punct(t, '[')) {
 		next(p);
-		int cap = 8;
+		int cap = 0;
 		v->kind = VLIST;
-		v->e = xrealloc(NULL, (size_t)cap, sizeof *v->e);
 		while (!punct(peek(p), ']')) {
-			if (v->n == cap)
-				v->e = xrealloc(v->e, (size_t)(cap *= 2), sizeof *v->e);
+			v->e = agrow(p->a, v->e, &cap, v->n, sizeof *v->e);
 			Tok *et = peek(p);
 			if (et->kind != TNUM && !punct(et, '-') && !punct(et, '+'))
 				errat(p->src, et->at, "expected a number in the list, got %s", tokdesc(et));
@@ -371,7 +365,8 @@ input(P *p)
 	}
 	expect(p, ']', "',' or ']'");
 	if (dp_nbytes(&t) < 0)
-		errat(p->src, name->at, "input '%s' is too large", name->s);
+		errat(p->src, name->at, "input '%s' (%s) is larger than " DP_MAXBYTES_TEXT
+		      ", the largest tensor DevProc handles", name->s, typestr(&t));
 	Fn *fn = p->imp->fn;
 	int op = dp_addop(fn, Oinput, NULL, 0);
 	dp_sets(fn, op, "name", name->s);
@@ -388,10 +383,7 @@ output(P *p)
 			if (strcmp(p->out[i].name, name->s) == 0)
 				errat(p->src, name->at, "'%s' is already an output (at %d:%d)", name->s,
 				      p->out[i].at.line, p->out[i].at.col);
-		if (p->nout == p->capout) {
-			p->capout = p->capout ? 2 * p->capout : 8;
-			p->out = xrealloc(p->out, (size_t)p->capout, sizeof *p->out);
-		}
+		p->out = agrow(p->a, p->out, &p->capout, p->nout, sizeof *p->out);
 		p->out[p->nout++] = (Out){ name->s, name->at };
 		if (!punct(peek(p), ','))
 			break;
@@ -513,7 +505,7 @@ pipeop(P *p, int k, Tok *opt, Arg *arg, int narg, Pos resat, int nres)
 	Fn *fn = p->imp->fn;
 	const char *on = dp_op_name[k];
 	int want = dp_op_nin[k], nin = 0;
-	int *in = xrealloc(NULL, (size_t)narg + 1, sizeof *in);
+	int *in = dp_alloc(p->a, (size_t)narg + 1, sizeof *in);
 	for (int i = 0; i < narg; i++) {
 		if (arg[i].key)
 			continue;
@@ -528,7 +520,6 @@ pipeop(P *p, int k, Tok *opt, Arg *arg, int narg, Pos resat, int nres)
 		errat(p->src, resat, "%s returns %d value%s, but %d name%s bound", on, dp_op_nout[k],
 		      dp_op_nout[k] == 1 ? "" : "s", nres, nres == 1 ? " is" : "s are");
 	int op = dp_addop(fn, k, in, nin);
-	free(in);
 	char key[32], kind[4], found[32];
 	int optional;
 	for (int i = 0; i < narg; i++) {
@@ -568,9 +559,9 @@ modelcall(P *p, Tok *opt, Arg *arg, int narg, Tok **res, int nres)
 	if (narg == 0 || arg[0].key || arg[0].v.kind != VSTR)
 		errat(p->src, narg ? arg[0].v.at : opt->at,
 		      "model: the first argument must be the archive's path as a string (model(\"net.pt2\", x))");
-	int *in = xrealloc(NULL, (size_t)narg, sizeof *in);
-	Pos *inat = xrealloc(NULL, (size_t)narg, sizeof *inat);
-	const char **inname = xrealloc(NULL, (size_t)narg, sizeof *inname);
+	int *in = dp_alloc(p->a, (size_t)narg, sizeof *in);
+	Pos *inat = dp_alloc(p->a, (size_t)narg, sizeof *inat);
+	const char **inname = dp_alloc(p->a, (size_t)narg, sizeof *inname);
 	int nin = 0;
 	for (int i = 1; i < narg; i++) {
 		if (arg[i].key)
@@ -584,21 +575,17 @@ modelcall(P *p, Tok *opt, Arg *arg, int narg, Tok **res, int nres)
 		.arg = in, .argat = inat, .argname = inname, .narg = nin,
 		.nres = nres, .resat = res[0]->at,
 	};
-	int *out = xrealloc(NULL, (size_t)nres, sizeof *out);
+	int *out = dp_alloc(p->a, (size_t)nres, sizeof *out);
 	pt2_call(p->imp, &c, out, nres);
 	for (int i = 0; i < nres; i++)
 		define(p, res[i]->s, res[i]->at, out[i]);
-	free(out);
-	free(in);
-	free(inat);
-	free(inname);
 }
 
 static void
 assign(P *p)
 {
-	int nres = 0, cap = 4;
-	Tok **res = xrealloc(NULL, (size_t)cap, sizeof *res);
+	int nres = 0, cap = 0;
+	Tok **res = NULL;
 	for (;;) {
 		Tok *t = ident(p, "a statement (input, output, or NAME = op(...))");
 		if (lookup(p, t->s))
@@ -606,8 +593,7 @@ assign(P *p)
 		for (int i = 0; i < nres; i++)
 			if (strcmp(res[i]->s, t->s) == 0)
 				errat(p->src, t->at, "'%s' is bound twice", t->s);
-		if (nres == cap)
-			res = xrealloc(res, (size_t)(cap *= 2), sizeof *res);
+		res = agrow(p->a, res, &cap, nres, sizeof *res);
 		res[nres++] = t;
 		if (!punct(peek(p), ','))
 			break;
@@ -619,11 +605,10 @@ assign(P *p)
 	if (k == -1)
 		unknownop(p, opt);
 	expect(p, '(', "'(' after the op name");
-	int narg = 0, capa = 4;
-	Arg *arg = xrealloc(NULL, (size_t)capa, sizeof *arg);
+	int narg = 0, capa = 0;
+	Arg *arg = NULL;
 	while (!punct(peek(p), ')')) {
-		if (narg == capa)
-			arg = xrealloc(arg, (size_t)(capa *= 2), sizeof *arg);
+		arg = agrow(p->a, arg, &capa, narg, sizeof *arg);
 		Arg *a = &arg[narg++];
 		memset(a, 0, sizeof *a);
 		if (peek(p)->kind == TIDENT && punct(&p->tok[p->k + 1], '=')) {
@@ -649,11 +634,6 @@ assign(P *p)
 		for (int i = 0; i < nres; i++)
 			define(p, res[i]->s, res[i]->at, p->imp->fn->op[op].out[i]);
 	}
-	for (int i = 0; i < narg; i++)
-		if (arg[i].v.kind == VLIST)
-			free(arg[i].v.e);
-	free(arg);
-	free(res);
 }
 
 static void
@@ -720,7 +700,4 @@ parse(Imp *imp)
 	else if (!iscident(fn->name))
 		errfile(p.src->path, "pipeline name '%s' (from the file name) is not a C identifier; "
 		        "add a 'pipeline NAME' statement", fn->name);
-	free(p.tok);
-	free(p.sym);
-	free(p.out);
 }

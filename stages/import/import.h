@@ -3,6 +3,7 @@
 #ifndef IMPORT_H
 #define IMPORT_H
 
+#include <setjmp.h>
 #include <stdint.h>
 
 #include "dpir.h"
@@ -64,16 +65,25 @@ typedef struct Call {
 	Pos resat;         /* the first of them */
 } Call;
 
-/* util.c */
+/* util.c.  errat and errfile report and exit 1; when imp_bail is set (an
+ * in-process caller: the fuzz harnesses) they longjmp there instead, and the
+ * caller frees the run with imp_free: every allocation of a run is owned by
+ * the Imp (its function's arena, its blob, its archives). */
+extern jmp_buf *imp_bail;
 _Noreturn void errat(const Src *s, Pos p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 _Noreturn void errfile(const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 const char *suggest(const char *word, const char *const *cand, int n);
 void *xrealloc(void *p, size_t n, size_t size);
+void *agrow(Arena *a, void *arr, int *cap, int n, size_t size);
 char *xstrdup(const char *s);
 char *strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *typestr(const Type *t);
+
+/* run.c */
+void imp_run(Imp *imp, const char *name, const char *dep, const char *wname);
+void imp_free(Imp *imp);
 
 /* dp.c */
 void parse(Imp *imp);
@@ -86,19 +96,34 @@ char *pt2_depfile(Imp *imp, const char *target);
 void pt2_free(Imp *imp);
 int g_value(Graph *g, const char *name, const char *node);
 int g_scalar(Graph *g, double v, int dtype);
+int g_filled(Graph *g, const Type *t, double v);
+void g_unused(Graph *g, const char *name, const char *what);
 int g_type(Graph *g, const char *name, Type *t);
 void g_bind(Graph *g, const char *name, int v);
+void g_define(Graph *g, const char *name, int v, const char *what);
 _Noreturn void g_err(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Imp *g_imp(Graph *g);
 
-/* aten.c */
+/* aten.c (the conversion) and atab.c (the table) */
+enum {                      /* Aten.flags */
+	F_INPLACE = 1,      /* mutates its first argument */
+	F_MULTI = 2,        /* results after the first exist but must be unused */
+	F_LIST = 4,         /* one result, a list of tensors (H_SPLIT) */
+};
+enum {                      /* Aten.hook: what aten.c does beyond the schema */
+	H_NONE, H_IDENTITY, H_UNSQUEEZE, H_SQUEEZE, H_INDEX, H_ARANGE, H_FULL,
+	H_FLOATDEF, H_NEW, H_TOCOPY, H_TYPEAS, H_LAYERNORM, H_RSUB, H_BOOL, H_SPLIT,
+};
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */
 	int kind;            /* IR op, or -1 for nodes that import drops */
-	const char *args;    /* argument schema (see aten.c) */
-	int inplace;         /* mutates its first argument */
+	const char *args;    /* argument schema (see atab.c) */
+	int flags;           /* F_* */
+	int hook;            /* H_* */
 } Aten;
 const Aten *aten_lookup(const char *target);
+int aten_count(void);
+const Aten *aten_entry(int i);
 struct json_t;
 void aten_node(Graph *g, struct json_t *node);
 

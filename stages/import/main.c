@@ -91,22 +91,8 @@ main(int argc, char **argv)
 
 	/* build the IR: parse, inline the models, collect the weights */
 	Imp imp = { .src = &src };
-	imp.fn = dp_new(name, "import");
-	blob_init(&imp.blob);
-	parse(&imp);
+	imp_run(&imp, name, b, base(wout));
 	Fn *fn = imp.fn;
-	char hash[17];
-	dp_hash_hex(dp_hash(src.text, src.len, DP_HASH_INIT), hash);
-	dp_adddep(fn, b, hash);
-	pt2_deps(&imp);
-	blob_finish(&imp.blob);
-	dp_hash_hex(dp_hash(imp.blob.buf, imp.blob.len, DP_HASH_INIT), hash);
-	fn->weights = dp_strdup(fn->arena, base(wout));
-	fn->whash = dp_strdup(fn->arena, hash);
-	fn->wsize = (int64_t)imp.blob.len;
-	dp_canon(fn);
-	if (dp_verify(fn, &err))
-		dp_die("the imported IR does not verify: %s", err.msg);
 
 	/* write, each only when its bytes change; none when one fails */
 	outs[0] = wout;
@@ -121,9 +107,7 @@ main(int argc, char **argv)
 		free(d);
 	}
 
-	pt2_free(&imp);
-	blob_free(&imp.blob);
-	dp_free(fn);
+	imp_free(&imp);
 	free(src.text);
 	free(dir);
 	free(name);

@@ -30,6 +30,8 @@ struct Model {
 	json_t *prog;      /* models/model.json */
 	json_t *wcfg, *ccfg; /* weight and constant configs: FQN -> entry */
 	char hash[17];
+	char *buf;         /* an entry being read, freed by pt2_free after an error */
+	zip_file_t *zf;    /* the entry open for reading, likewise */
 };
 
 /* A name -> value id map for one inlined graph (open addressing). */
@@ -37,6 +39,7 @@ typedef struct Slot {
 	const char *key;
 	int val;           /* value id, or -1 - (index in input_specs) for a
 	                      parameter/buffer/constant not emitted yet */
+	const char *unused; /* a result import does not compute: its node */
 } Slot;
 
 struct Graph {
@@ -73,18 +76,36 @@ g_bind(Graph *g, const char *name, int v)
 		Slot *old = g->slot;
 		size_t n = g->nslot;
 		g->nslot = n ? 2 * n : 256;
-		g->slot = xrealloc(NULL, g->nslot, sizeof *g->slot);
-		memset(g->slot, 0, g->nslot * sizeof *g->slot);
+		g->slot = dp_alloc(g->imp->fn->arena, g->nslot, sizeof *g->slot);
 		for (size_t i = 0; i < n; i++)
 			if (old[i].key)
 				*slotof(g, old[i].key) = old[i];
-		free(old);
 	}
 	Slot *s = slotof(g, name);
 	if (!s->key)
 		g->used++;
 	s->key = name;
 	s->val = v;
+	s->unused = NULL;
+}
+
+/* Binds a name the archive defines: an input spec's or a node's result;
+ * what names the definer (for the error when name is defined already). */
+void
+g_define(Graph *g, const char *name, int v, const char *what)
+{
+	if (g->nslot && slotof(g, name)->key)
+		g_err(g, "malformed archive: %s defines '%s', which is already defined", what, name);
+	g_bind(g, name, v);
+}
+
+/* Binds a result of node what that import does not compute (an extra
+ * result of a multi-result op): any use of it is an error. */
+void
+g_unused(Graph *g, const char *name, const char *what)
+{
+	g_define(g, name, -1, what);
+	slotof(g, name)->unused = dp_strdup(g->imp->fn->arena, what);
 }
 
 /* ---- errors ---- */
@@ -135,6 +156,15 @@ locate(Model *m, const char *rel, zip_uint64_t *size)
 		zip_stat_t st;
 		if (zip_stat_index(m->zip, (zip_uint64_t)i, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
 			merr(m, "cannot read the archive entry %s%s: %s", m->root, rel, zip_strerror(m->zip));
+		/* a size is believed only when the stored bytes can hold it
+		 * (deflate expands at most 1032 times): nothing is allocated
+		 * for what the archive only claims */
+		if ((st.valid & ZIP_STAT_COMP_SIZE) && (st.valid & ZIP_STAT_COMP_METHOD) &&
+		    (st.comp_size > m->size ||
+		     (st.comp_method == ZIP_CM_STORE ? st.size != st.comp_size
+		                                     : st.size / 1032 > st.comp_size + 1)))
+			merr(m, "malformed archive: entry %s%s claims %llu bytes, stored in %llu", m->root,
+			     rel, (unsigned long long)st.size, (unsigned long long)st.comp_size);
 		*size = st.size;
 	}
 	return i;
@@ -145,7 +175,7 @@ locate(Model *m, const char *rel, zip_uint64_t *size)
 static void
 readentry(Model *m, zip_int64_t i, const char *rel, void *buf, zip_uint64_t n, zip_uint64_t size)
 {
-	zip_file_t *f = zip_fopen_index(m->zip, (zip_uint64_t)i, 0);
+	zip_file_t *f = m->zf = zip_fopen_index(m->zip, (zip_uint64_t)i, 0);
 	if (!f)
 		merr(m, "cannot read %s%s: %s", m->root, rel, zip_strerror(m->zip));
 	zip_uint64_t got = 0;
@@ -165,6 +195,7 @@ readentry(Model *m, zip_int64_t i, const char *rel, void *buf, zip_uint64_t n, z
 		if (zip_fread(f, &c, 1) != 0)
 			merr(m, "cannot read %s%s: %s", m->root, rel, zip_file_strerror(f));
 	}
+	m->zf = NULL;
 	zip_fclose(f);
 }
 
@@ -178,10 +209,11 @@ readjson(Model *m, const char *rel, int optional)
 			return NULL;
 		merr(m, "not a torch.export archive: no entry %s%s", m->root, rel);
 	}
-	char *buf = xrealloc(NULL, size + 1, 1);
+	char *buf = m->buf = xrealloc(NULL, size + 1, 1);
 	readentry(m, i, rel, buf, size, size);
 	json_error_t je;
 	json_t *j = json_loadb(buf, size, 0, &je);
+	m->buf = NULL;
 	free(buf);
 	if (!j)
 		merr(m, "%s%s:%d:%d: bad JSON: %s", m->root, rel, je.line, je.column, je.text);
@@ -204,8 +236,10 @@ config(Model *m, const char *rel)
 	if (!j)
 		return NULL;
 	json_t *c = json_object_get(j, "config");
-	if (!json_is_object(c))
+	if (!json_is_object(c)) {
+		json_decref(j);
 		merr(m, "malformed archive: %s%s has no 'config' object", m->root, rel);
+	}
 	json_incref(c);
 	json_decref(j);
 	return c;
@@ -219,6 +253,8 @@ load(Imp *imp, const Call *c)
 			return imp->model[i];
 	Model *m = xrealloc(NULL, 1, sizeof *m);
 	memset(m, 0, sizeof *m);
+	imp->model = xrealloc(imp->model, (size_t)imp->nmodel + 1, sizeof *imp->model);
+	imp->model[imp->nmodel++] = m;
 	m->path = c->path;
 	m->src = imp->src;
 	m->at = c->pathat;
@@ -227,25 +263,34 @@ load(Imp *imp, const Call *c)
 	struct stat st;
 	if (fd < 0)
 		errat(imp->src, c->pathat, "cannot open '%s': %s", c->path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		errat(imp->src, c->pathat, "cannot open '%s': %s", c->path,
 		      S_ISDIR(st.st_mode) ? "Is a directory" : "not a regular file");
-	m->size = (size_t)st.st_size;
-	if (m->size == 0)
+	}
+	if (st.st_size == 0) {
+		close(fd);
 		merr(m, "cannot read the archive: empty file");
-	m->map = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	}
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (m->map == MAP_FAILED)
+	if (map == MAP_FAILED)
 		errat(imp->src, c->pathat, "cannot read '%s': %s", c->path, strerror(errno));
+	m->map = map;
+	m->size = (size_t)st.st_size;
 	dp_hash_hex(dp_hash(m->map, m->size, DP_HASH_INIT), m->hash);
 
 	zip_error_t ze;
 	zip_error_init(&ze);
 	zip_source_t *zs = zip_source_buffer_create(m->map, m->size, 0, &ze);
-	if (zs)
-		m->zip = zip_open_from_source(zs, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
-	if (!m->zip)
-		merr(m, "cannot read the archive: %s", zip_error_strerror(&ze));
+	if (zs && !(m->zip = zip_open_from_source(zs, ZIP_RDONLY | ZIP_CHECKCONS, &ze)))
+		zip_source_free(zs);
+	if (!m->zip) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "%s", zip_error_strerror(&ze));
+		zip_error_fini(&ze);
+		merr(m, "cannot read the archive: %s", msg);
+	}
 	const char *first = zip_get_num_entries(m->zip, 0) > 0 ? zip_get_name(m->zip, 0, 0) : NULL;
 	const char *slash = first ? strchr(first, '/') : NULL;
 	if (!slash)
@@ -258,7 +303,7 @@ load(Imp *imp, const Call *c)
 		char bo[64] = { 0 };
 		readentry(m, bi, "byteorder", bo, bsize, bsize);
 		if (strcmp(bo, "little") != 0)
-			merr(m, "the archive's tensors are %s-endian; DevProc reads little-endian only", bo);
+			merr(m, "the archive's byteorder is '%s'; DevProc reads little-endian archives only", bo);
 	}
 	m->prog = readjson(m, "models/model.json", 0);
 	json_t *v = json_object_get(json_object_get(m->prog, "schema_version"), "major");
@@ -269,9 +314,6 @@ load(Imp *imp, const Call *c)
 		        "written by PyTorch 2.9 and later)", (long long)json_integer_value(v), SCHEMA_MAJOR);
 	m->wcfg = config(m, "data/weights/model_weights_config.json");
 	m->ccfg = config(m, "data/constants/model_constants_config.json");
-
-	imp->model = xrealloc(imp->model, (size_t)imp->nmodel + 1, sizeof *imp->model);
-	imp->model[imp->nmodel++] = m;
 	return m;
 }
 
@@ -306,8 +348,9 @@ meta(Model *m, json_t *tm, const char *what, const char *name, Type *t)
 {
 	json_t *dt = json_object_get(tm, "dtype"), *sz = json_object_get(tm, "sizes");
 	if (!json_is_integer(dt) || !json_is_array(sz))
-		merr(m, "malformed archive: %s '%s' has no dtype or sizes", what, name);
-	int d = dp_dtype_from_pt2((int)json_integer_value(dt));
+		merr(m, "malformed archive: %s '%s' needs an integer dtype and a list of sizes", what, name);
+	json_int_t de = json_integer_value(dt);
+	int d = de >= 0 && de < 256 ? dp_dtype_from_pt2((int)de) : -1;
 	if (d < 0)
 		merr(m, "%s '%s' has an unsupported dtype (schema enum %lld)", what, name,
 		        (long long)json_integer_value(dt));
@@ -323,7 +366,8 @@ meta(Model *m, json_t *tm, const char *what, const char *name, Type *t)
 			merr(m, "%s '%s' has a negative size", what, name);
 	}
 	if (dp_nbytes(t) < 0)
-		merr(m, "%s '%s' is too large", what, name);
+		merr(m, "%s '%s' (%s) is larger than " DP_MAXBYTES_TEXT ", the largest tensor DevProc "
+		        "handles", what, name, typestr(t));
 }
 
 /* The type the archive gives graph value name; 0 when it gives none. */
@@ -373,6 +417,22 @@ g_scalar(Graph *g, double v, int dtype)
 	return constop(g->imp, off, n, hash, &t);
 }
 
+/* A const of type t with every element v. */
+int
+g_filled(Graph *g, const Type *t, double v)
+{
+	int64_t n = dp_numel(t), es = dp_dtype_size[t->dtype];
+	char hash[17], *p;
+
+	if (n < 0 || dp_nbytes(t) < 0)
+		dp_die("g_filled: bad type");
+	p = blob_room(&g->imp->blob, (size_t)(n * es));
+	for (int64_t i = 0; i < n; i++)
+		tobytes(v, t->dtype, p + i * es);
+	int64_t off = blob_commit(&g->imp->blob, (size_t)(n * es), hash);
+	return constop(g->imp, off, n * es, hash, t);
+}
+
 /* Emits the const of a parameter, buffer or tensor constant named fqn (graph
  * value name): its bytes, dense in C order, go into the blob. */
 static int
@@ -420,12 +480,19 @@ weight(Graph *g, const char *name, const char *fqn)
 		merr(m, "'%s' has a negative storage offset", fqn);
 	int64_t numel = dp_numel(&t), es = dp_dtype_size[t.dtype], need = 0;
 	if (numel > 0) {
+		/* the last element's offset, in elements, without overflow */
 		int64_t last = off;
-		for (int i = 0; i < t.rank; i++)
+		for (int i = 0; i < t.rank; i++) {
+			if (st[i] && t.dim[i] - 1 > (INT64_MAX - last) / st[i])
+				merr(m, "'%s': its strides and storage offset overflow", fqn);
 			last += (t.dim[i] - 1) * st[i];
+		}
+		if (last >= INT64_MAX / es)
+			merr(m, "'%s': its strides and storage offset overflow", fqn);
 		need = (last + 1) * es;
 	}
-	char *rel = strfmt("%s%s", dir, pn);
+	char *rel = dp_alloc(g->imp->fn->arena, strlen(dir) + strlen(pn) + 1, 1);
+	strcat(strcpy(rel, dir), pn);
 	zip_uint64_t size;
 	zip_int64_t zi = locate(m, rel, &size);
 	if (zi < 0)
@@ -440,7 +507,7 @@ weight(Graph *g, const char *name, const char *fqn)
 		readentry(m, zi, rel, blob_room(b, nb), nb, size);
 	} else {
 		/* copy the strided view into dense C order */
-		char *raw = xrealloc(NULL, size ? size : 1, 1);
+		char *raw = m->buf = xrealloc(NULL, size ? size : 1, 1);
 		readentry(m, zi, rel, raw, size, size);
 		char *dst = blob_room(b, nb);
 		int64_t idx[DP_MAXRANK] = { 0 };
@@ -455,9 +522,9 @@ weight(Graph *g, const char *name, const char *fqn)
 				idx[i] = 0;
 			}
 		}
+		m->buf = NULL;
 		free(raw);
 	}
-	free(rel);
 	int64_t at = blob_commit(b, nb, hash);
 	return constop(g->imp, at, (int64_t)nb, hash, &t);
 }
@@ -469,6 +536,9 @@ g_value(Graph *g, const char *name, const char *node)
 	Slot *s = slotof(g, name);
 	if (!s->key)
 		merr(g->m, "node '%s' uses '%s', which is not defined before it", node, name);
+	if (s->unused)
+		merr(g->m, "node '%s' uses '%s', a result of %s other than the first, which DevProc "
+		        "does not compute", node, name, s->unused);
 	if (s->val >= 0)
 		return s->val;
 	json_t *spec = json_array_get(g->specs, (size_t)(-1 - s->val));
@@ -495,11 +565,11 @@ tensorname(json_t *arg)
 
 /* Names every unsupported target of the graph with a count and first node. */
 static void
-unsupported(Model *m, json_t *nodes)
+unsupported(Model *m, Arena *a, json_t *nodes)
 {
 	size_t n = json_array_size(nodes), nbad = 0;
-	const char **tgt = xrealloc(NULL, n + 1, sizeof *tgt), **first = xrealloc(NULL, n + 1, sizeof *first);
-	int *cnt = xrealloc(NULL, n + 1, sizeof *cnt);
+	const char **tgt = dp_alloc(a, n + 1, sizeof *tgt), **first = dp_alloc(a, n + 1, sizeof *first);
+	int *cnt = dp_alloc(a, n + 1, sizeof *cnt);
 	for (size_t i = 0; i < n; i++) {
 		json_t *nd = json_array_get(nodes, i);
 		const char *t = json_string_value(json_object_get(nd, "target"));
@@ -511,7 +581,12 @@ unsupported(Model *m, json_t *nodes)
 		const Aten *a = aten_lookup(t);
 		if (a) {
 			json_t *outs = json_object_get(nd, "outputs");
-			if (a->kind >= 0 && (json_array_size(outs) != 1 || !tensorname(json_array_get(outs, 0))))
+			size_t no = json_array_size(outs);
+			if (a->flags & F_LIST) {
+				if (no != 1 || !json_is_array(json_object_get(json_array_get(outs, 0), "as_tensors")))
+					merr(m, "node '%s' (%s): its result is not a list of tensors", name, t);
+			} else if (a->kind >= 0 && (no < 1 || (no > 1 && !(a->flags & F_MULTI)) ||
+			                            !tensorname(json_array_get(outs, 0))))
 				merr(m, "node '%s' (%s): only ops with one tensor result are supported", name, t);
 			continue;
 		}
@@ -529,14 +604,11 @@ unsupported(Model *m, json_t *nodes)
 		size_t len = 0;
 		for (size_t j = 0; j < nbad; j++)
 			len += strlen(tgt[j]) + strlen(first[j]) + 48;
-		char *msg = xrealloc(NULL, len + 1, 1), *p = msg;
+		char *msg = dp_alloc(a, len + 1, 1), *p = msg;
 		for (size_t j = 0; j < nbad; j++)
 			p += sprintf(p, "%s%s (%d, first at node '%s')", j ? ", " : "", tgt[j], cnt[j], first[j]);
 		merr(m, "unsupported ops: %s", msg);
 	}
-	free(tgt);
-	free(first);
-	free(cnt);
 }
 
 /* Binds the model's inputs: user inputs to the call's arguments (checked),
@@ -567,7 +639,7 @@ inputs(Graph *g, const Call *c)
 				if (!sameshape(&t, a))
 					errat(imp->src, c->argat[nuser], "model '%s' input %d ('%s') must be %s, but '%s' is %s",
 					      c->path, nuser + 1, name, typestr(&t), c->argname[nuser], typestr(a));
-				g_bind(g, name, c->arg[nuser]);
+				g_define(g, name, c->arg[nuser], "an input spec");
 			}
 			nuser++;
 		} else if (strcmp(kind, "parameter") == 0 || strcmp(kind, "buffer") == 0 ||
@@ -575,7 +647,7 @@ inputs(Graph *g, const Call *c)
 			const char *name = json_string_value(json_object_get(json_object_get(body, "arg"), "name"));
 			if (!name)
 				merr(m, "malformed archive: input spec %zu has no arg name", i);
-			g_bind(g, name, -1 - (int)i);
+			g_define(g, name, -1 - (int)i, "an input spec");
 		} else
 			merr(m, "model inputs of kind '%s' are not supported", kind);
 	}
@@ -600,7 +672,7 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	g.specs = getobj(m, sig, "input_specs", "signature");
 	json_t *outs = getobj(m, sig, "output_specs", "signature");
 
-	unsupported(m, nodes);
+	unsupported(m, imp->fn->arena, nodes);
 	inputs(&g, c);
 	size_t nres = json_array_size(outs);
 	if ((int)nres != maxres)
@@ -618,9 +690,10 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 			        "its buffers, or training output?)", kind ? kind : "?");
 		if (!name)
 			merr(m, "output %zu of the model is not a tensor", i + 1);
+		if (!slotof(&g, name)->key)
+			merr(m, "output %zu of the model is '%s', which is never defined", i + 1, name);
 		res[i] = g_value(&g, name, "output");
 	}
-	free(g.slot);
 	return (int)nres;
 }
 
@@ -670,8 +743,12 @@ pt2_free(Imp *imp)
 {
 	for (int i = 0; i < imp->nmodel; i++) {
 		Model *m = imp->model[i];
+		if (m->zf)
+			zip_fclose(m->zf);
+		free(m->buf);
 		zip_discard(m->zip);
-		munmap(m->map, m->size);
+		if (m->map)
+			munmap(m->map, m->size);
 		json_decref(m->prog);
 		json_decref(m->wcfg);
 		json_decref(m->ccfg);

@@ -29,6 +29,18 @@ caret(const Src *s, Pos p)
 	fputs("^\n", stderr);
 }
 
+jmp_buf *imp_bail;
+
+/* Ends the run after an error has been reported: exit 1, or a longjmp to
+ * imp_bail for an in-process caller. */
+static _Noreturn void
+bail(void)
+{
+	if (imp_bail)
+		longjmp(*imp_bail, 1);
+	exit(1);
+}
+
 /* Reports "FILE:line:col: import: msg", shows the line with a caret under
  * the column, and exits 1.  No output file exists yet when it is called. */
 _Noreturn void
@@ -41,7 +53,7 @@ errat(const Src *s, Pos p, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	caret(s, p);
-	exit(1);
+	bail();
 }
 
 /* Reports "FILE: import: msg" (for binary inputs) and exits 1. */
@@ -54,7 +66,7 @@ errfile(const char *file, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(1);
+	bail();
 }
 
 static int
@@ -113,6 +125,25 @@ xrealloc(void *p, size_t n, size_t size)
 		fprintf(stderr, "import: out of memory (%zu bytes)\n", n * size);
 		exit(1);
 	}
+	return p;
+}
+
+/* Returns arr, an array in arena a of *cap elements of size bytes, grown
+ * (doubling) to hold element n. */
+void *
+agrow(Arena *a, void *arr, int *cap, int n, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	if (*cap > (1 << 28))
+		dp_die("array of %d elements overflows", *cap);
+	int nc = *cap ? 2 * *cap : 16;
+	while (nc <= n)
+		nc *= 2;
+	void *p = dp_alloc(a, (size_t)nc, size);
+	if (*cap)
+		memcpy(p, arr, (size_t)*cap * size);
+	*cap = nc;
 	return p;
 }
 

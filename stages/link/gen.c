@@ -5,10 +5,20 @@
 
 #include "link.h"
 
+/* The libraries of a cuda program: the CUDA runtime linked statically (so
+ * that the executable starts, and says there is no GPU, on machines without
+ * the toolkit), cuBLAS only where the program calls it. */
+const char *const cudalibs[] = {
+	"-Wl,--as-needed", "-lcublas", "-lstdc++", "-Wl,--no-as-needed",
+	"-lcudart_static", "-ldl", "-lrt", NULL
+};
+
 /* The text of the public header: a description of the inputs and outputs
- * and the typed API that lower_cpu defined (the same capi_decls). */
+ * and the typed API that lower_cpu defined (the same capi_decls).  cudalib
+ * is the CUDA library folder of a cuda program, else NULL. */
 int
-gen_header(Fn *fn, const char *hname, const char *src, const char *lib, Str *s, Err *err)
+gen_header(Fn *fn, const char *hname, const char *src, const char *lib, const char *cudalib,
+           Str *s, Err *err)
 {
 	Param *p;
 	char ty[160];
@@ -38,9 +48,22 @@ gen_header(Fn *fn, const char *hname, const char *src, const char *lib, Str *s, 
 	}
 	str_printf(s, " * Tensors are dense, in C order, of the C types below (bool as\n"
 	              " * uint8_t, f16/bf16 as raw uint16_t bits).\n *\n"
-	              " * Link with %s -lm.  Use:\n"
+	              " * Link with %s", lib);
+	if (cudalib) {
+		const char *const *l;
+		str_put(s, " -L");
+		str_comment(s, cudalib);
+		for (l = cudalibs; *l; l++)
+			str_printf(s, " %s", *l);
+		str_put(s, " -lpthread");
+	}
+	str_put(s, " -lm.");
+	if (cudalib)
+		str_printf(s, "\n * The program runs partly on an NVIDIA GPU: where none is present,\n"
+		              " * %s_run fails and %s_error says so.", fn->name, fn->name);
+	str_printf(s, "  Use:\n"
 	              " *     %s *m = %s_create();\n"
-	              " *     if (m == NULL || %s_run(m", lib, fn->name, fn->name, fn->name);
+	              " *     if (m == NULL || %s_run(m", fn->name, fn->name, fn->name);
 	for (i = 0; i < np; i++)
 		str_printf(s, ", %s", p[i].name);
 	str_printf(s, ") != 0)\n"

@@ -15,6 +15,9 @@ typedef struct Link {
 	const char *libdir;    /* --runtime: holds libdprt.a */
 	const char *incdir;    /* --include: holds dprt.h */
 	const char *cc, *ar;
+	const char *cuda;      /* --cuda: the CUDA toolkit folder (cuda programs) */
+	const char *cudalib;   /* its library folder, once found */
+	int gpu;               /* whether the program has cuda partitions */
 	const char **obj;      /* --obj, in order */
 	int nobj;
 	const char **ldflag;   /* --ldflag, in order */
@@ -46,9 +49,12 @@ int regfile(const char *path, long long *size);
 /* gen.c: the text of NAME.h, of the assembly file embedding the weights
  * (path as given, resolved by the assembler from the current folder), and
  * of the executable's main(). */
-int gen_header(Fn *fn, const char *hname, const char *src, const char *lib, Str *s,
-               Err *err);
+int gen_header(Fn *fn, const char *hname, const char *src, const char *lib,
+               const char *cudalib, Str *s, Err *err);
 void gen_weights(const Fn *fn, const char *path, long long size, Str *s);
 void gen_main(const Fn *fn, Str *s);
+/* The libraries a cuda program links after libNAME.a (NULL-terminated,
+ * static storage). */
+extern const char *const cudalibs[];
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "link.h"
 
 #define STAGE "link"
@@ -31,14 +32,18 @@ static const char usage[] =
 	"                  `.incbin \"BLOB\"` from the current folder (default: the\n"
 	"                  blob the IR names, in IN.dpir's folder); its size must be\n"
 	"                  the IR's\n"
-	"  --runtime DIR   the folder holding libdprt.a\n"
+	"  --runtime DIR   the folder holding libdprt.a (and, for a program with\n"
+	"                  cuda partitions, libdprt_cuda.a)\n"
 	"  --include DIR   the folder holding dprt.h (default: DIR/../runtime for\n"
 	"                  the --runtime DIR, as in the source tree)\n"
 	"  --cc CC         the C compiler and linker driver (default: cc)\n"
 	"  --ar AR         the archiver (default: ar)\n"
-	"  --ldflag ARG    one more argument for the final link, after the library\n"
-	"                  (e.g. --ldflag -L/usr/local/cuda/lib64 --ldflag -lcudart);\n"
+	"  --ldflag ARG    one more argument for the final link, after the library;\n"
 	"                  repeatable\n"
+	"  --cuda DIR      the CUDA toolkit folder, for a program with cuda\n"
+	"                  partitions (default: the one of the nvcc configure found);\n"
+	"                  such a program links its libraries: the CUDA runtime\n"
+	"                  statically, cuBLAS where it calls it\n"
 	"  -o OUT          the executable to write\n"
 	"  --help          this text\n"
 	"\n"
@@ -52,7 +57,7 @@ static int
 args(Link *l, int argc, char **argv)
 {
 	static const char *const flags[] = {"--obj", "--weights", "--runtime", "--include",
-	                                    "--cc", "--ar", "--ldflag", "-o", NULL};
+	                                    "--cc", "--ar", "--ldflag", "-o", "--cuda", NULL};
 	int i, f;
 
 	l->obj = dp_alloc(l->a, (size_t)argc, sizeof *l->obj);
@@ -80,6 +85,7 @@ args(Link *l, int argc, char **argv)
 		case 5: l->ar = argv[++i]; break;
 		case 6: l->ldflag[l->nldflag++] = argv[++i]; break;
 		case 7: l->out = argv[++i]; break;
+		case 8: l->cuda = argv[++i]; break;
 		default:
 			if (a[0] == '-' && a[1] != '\0') {
 				fprintf(stderr, "dp-link: unknown option %s (see --help)\n", a);
@@ -107,6 +113,47 @@ dirof(Arena *a, const char *path)
 	if (s == NULL)
 		return dp_strdup(a, ".");
 	return dp_strndup(a, path, (size_t)(s - path) + (s == path));
+}
+
+/* The CUDA library folder of a cuda program: DIR/lib64 (or the toolkit's
+ * targets/ARCH/lib) of --cuda DIR, or of the toolkit whose nvcc configure
+ * found; and libdprt_cuda.a beside libdprt.a. */
+static int
+cudadir(Link *l, Err *err)
+{
+	static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
+	                                  "targets/sbsa-linux/lib", NULL};
+	char nv[PATH_MAX];
+	const char *root = l->cuda;
+	int i;
+
+	if (root == NULL) {
+		if (!DP_HAVE_NVCC || realpath(DP_NVCC, nv) == NULL) {
+			dp_seterr(err, "the program has cuda partitions but configure found no nvcc; "
+			          "pass --cuda DIR (or build with --target cpu)");
+			return -1;
+		}
+		*strrchr(nv, '/') = '\0';   /* .../bin/nvcc -> .../bin */
+		*strrchr(nv, '/') = '\0';   /* -> the toolkit */
+		root = nv;
+	}
+	for (i = 0; sub[i]; i++) {
+		char *d = join(l->a, root, sub[i]);
+		if (regfile(join(l->a, d, "libcudart_static.a"), NULL)) {
+			l->cudalib = d;
+			break;
+		}
+	}
+	if (l->cudalib == NULL) {
+		dp_seterr(err, "no libcudart_static.a under the CUDA toolkit %s (check --cuda)", root);
+		return -1;
+	}
+	if (!regfile(join(l->a, l->libdir, "libdprt_cuda.a"), NULL)) {
+		dp_seterr(err, "cannot read the runtime library %s (the CUDA side; make builds it "
+		          "where configure found nvcc)", join(l->a, l->libdir, "libdprt_cuda.a"));
+		return -1;
+	}
+	return 0;
 }
 
 /* Splits -o into folder and file name; finds the weight blob and the
@@ -164,6 +211,10 @@ check(Link *l, long long *wsize, Err *err)
 		dp_seterr(err, "cannot read the runtime library %s (check --runtime)", p);
 		return -1;
 	}
+	for (i = 0; i < fn->npart; i++)
+		l->gpu |= fn->part[i].dev == DEV_CUDA;
+	if (l->gpu && cudadir(l, err) != 0)
+		return -1;
 	if (!l->incdir)
 		l->incdir = join(l->a, l->libdir, "../runtime");
 	p = join(l->a, l->incdir, "dprt.h");
@@ -185,13 +236,14 @@ tmppath(Link *l, const char *pre, const char *name, const char *suf)
 	return join(l->a, l->tmp, s);
 }
 
-/* Lists the members of libdprt.a and extracts them into tmp/rt; their
- * paths go to mem[] in archive order. */
+/* Lists the members of runtime library name and extracts them into
+ * tmp/sub; their paths go to mem[] in archive order. */
 static int
-runtime(Link *l, const char *log, char ***mem, int *nmem, Err *err)
+runtime(Link *l, const char *name, const char *sub, const char *log, char ***mem, int *nmem,
+        Err *err)
 {
-	char *lib = join(l->a, l->libdir, "libdprt.a"), abs[PATH_MAX], line[PATH_MAX];
-	char *list = join(l->a, l->tmp, "members"), *rt = join(l->a, l->tmp, "rt");
+	char *lib = join(l->a, l->libdir, name), abs[PATH_MAX], line[PATH_MAX];
+	char *list = join(l->a, l->tmp, "members"), *rt = join(l->a, l->tmp, sub);
 	char *argv[4], **m;
 	FILE *f;
 	int n = 0;
@@ -235,9 +287,9 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	char *msrc = tmppath(l, "", nm, "_main.c"), *mobj = tmppath(l, "", nm, "_main.o");
 	char *wsrc = tmppath(l, "", nm, "_weights.s"), *wobj = tmppath(l, "", nm, "_weights.o");
 	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
-	char **mem, **cmd;
+	char **mem, **cmem = NULL, **cmd;
 	Str text = {0};
-	int nmem, n, i, rc;
+	int nmem, ncmem = 0, n, i, rc;
 
 	/* main(): no debug information, so that no path leaks into it */
 	gen_main(l->fn, &text);
@@ -263,9 +315,10 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	}
 
 	/* libNAME.a: the objects, the weights, the runtime; deterministic (D) */
-	if (runtime(l, log, &mem, &nmem, err) != 0)
+	if (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
+	    (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))
 		goto toolfail;
-	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + l->nldflag) + 16, sizeof *cmd);
+	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + l->nldflag) + 32, sizeof *cmd);
 	n = 0;
 	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
 	for (i = 0; i < l->nobj; i++)
@@ -274,6 +327,8 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 		cmd[n++] = wobj;
 	for (i = 0; i < nmem; i++)
 		cmd[n++] = mem[i];
+	for (i = 0; i < ncmem; i++)
+		cmd[n++] = cmem[i];
 	cmd[n] = NULL;
 	if (spawn(cmd, NULL, NULL, log, "archiving the library", err) != 0)
 		goto toolfail;
@@ -284,6 +339,15 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	cmd[n++] = lib;
 	for (i = 0; i < l->nldflag; i++)
 		cmd[n++] = (char *)l->ldflag[i];
+	if (l->gpu) {   /* the CUDA libraries, found at run time where linked */
+		const char *const *c;
+		size_t rn = strlen(l->cudalib) + 16;
+		char *rpath = dp_alloc(l->a, rn, 1);
+		snprintf(rpath, rn, "-Wl,-rpath,%s", l->cudalib);
+		cmd[n++] = "-L", cmd[n++] = (char *)l->cudalib, cmd[n++] = rpath;
+		for (c = cudalibs; *c; c++)
+			cmd[n++] = (char *)*c;
+	}
 	cmd[n++] = "-lm", cmd[n++] = "-lpthread", cmd[n] = NULL;
 	if (spawn(cmd, NULL, NULL, log, "linking the executable", err) != 0)
 		goto toolfail;
@@ -320,7 +384,7 @@ main(int argc, char **argv)
 	sprintf(hname, "%s.h", l.base);
 	sprintf(libname, "lib%s.a", l.base);
 	src = strrchr(l.in, '/') ? strrchr(l.in, '/') + 1 : l.in;
-	if (gen_header(l.fn, hname, src, libname, &hdr, &err) != 0)
+	if (gen_header(l.fn, hname, src, libname, l.gpu ? l.cudalib : NULL, &hdr, &err) != 0)
 		goto fail;
 
 	/* the temporary folder, beside the outputs so that rename works */

@@ -26,6 +26,32 @@ portcopies(Ctx *c, int i)
 	}
 }
 
+/* The call of cuda partition k (op i is its first op): the values it
+ * takes from the host go to their staging buffers, then 5.gpu.cu runs it
+ * (and, when the host reads its results next, waits for it). */
+static void
+gpucall(Ctx *c, int i)
+{
+	const Fn *fn = c->fn;
+	int k = fn->op[i].part, j, last = i;
+
+	for (j = i; j < fn->nop && fn->op[j].part == k; j++)
+		last = j;
+	str_printf(c->body, "\t/* partition %d (cuda): ops %d..%d, in 5.gpu.cu */\n", k, i, last);
+	for (j = i; j <= last; j++) {
+		const Op *op = &fn->op[j];
+		if (c->plan->x[j].kind != X_H2D || c->plan->h[op->out[0]].bytes == 0)
+			continue;
+		str_printf(c->body, "\tmemcpy(%s_gpu_host(state, %lld), v%d, %lld);   /* ", fn->name,
+		           (long long)c->plan->x[j].pin, op->in[0], (long long)c->plan->h[op->out[0]].bytes);
+		c->used[op->in[0]] = 1;
+		op_text(c->body, fn, op);
+		str_put(c->body, " */\n");
+	}
+	str_printf(c->body, "\tif (%s_gpu_part%d(state, err, errn) != 0)\n\t\treturn -1;\n",
+	           fn->name, k);
+}
+
 /* Declares the pointer of every value the schedule names: the buffer plan
  * at a glance. */
 static void
@@ -65,6 +91,10 @@ decls(Ctx *c, Str *s)
 				str_printf(&d, "(%s *)(A + %lld);", ct, (long long)h->idx);
 				break;
 			case H_VIEW: str_printf(&d, "v%d;", h->base); break;
+			case H_PIN:
+				str_printf(&d, "(const %s *)%s_gpu_host(state, %lld);", ct, fn->name,
+				           (long long)h->idx);
+				break;
 			default: dp_die("value %d has no home", v);
 			}
 			str_printf(s, "\t%-40s /* %s", d.p, dp_type_str(&fn->val[v].t, 0, ty, sizeof ty));
@@ -79,6 +109,7 @@ decls(Ctx *c, Str *s)
 			case H_VIEW:
 				str_printf(s, ", %s of %%%d", h->trans ? "transposed view" : "view", h->base);
 				break;
+			case H_PIN: str_put(s, ", from the device"); break;
 			}
 			str_put(s, " */\n");
 			str_free(&d);
@@ -137,7 +168,7 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 	if (uses(c, H_ARENA))
 		str_put(s, "\tunsigned char *A = arena;\n");
 	str_put(s, decl->p ? decl->p : "");
-	str_put(s, "\n\t(void)state, (void)err, (void)errn;\n");
+	str_put(s, c->plan->ncuda ? "\n" : "\n\t(void)state, (void)err, (void)errn;\n");
 	if (!uses(c, H_ARENA))
 		str_put(s, "\t(void)arena;\n");
 	if (!uses(c, H_IN))
@@ -159,16 +190,22 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	str_put(s, "/* ---- The typed C API ---- */\n\n");
 	str_printf(s, "struct %s {\n"
 	              "\tvoid *mem;        /* from malloc */\n"
-	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n"
-	              "\tchar err[256];    /* the last failure, or \"\" */\n"
-	              "};\n\n", nm);
+	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n", nm);
+	if (pl->ncuda)
+		str_put(s, "\tvoid *gpu;        /* the CUDA side (5.gpu.cu) */\n"
+		           "\tint ok;           /* whether it started; if not, err says why */\n");
+	str_put(s, "\tchar err[256];    /* the last failure, or \"\" */\n};\n\n");
 	str_printf(s, "%s *\n%s_create(void)\n{\n"
 	              "\t%s *m = calloc(1, sizeof *m);\n\n"
 	              "\tif (m == NULL)\n\t\treturn NULL;\n"
 	              "\tm->mem = malloc(%lld + 64);\n"
 	              "\tif (m->mem == NULL) {\n\t\tfree(m);\n\t\treturn NULL;\n\t}\n"
-	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n"
-	              "\treturn m;\n}\n\n", nm, nm, nm, (long long)pl->arena);
+	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n",
+	           nm, nm, nm, (long long)pl->arena);
+	if (pl->ncuda)
+		str_printf(s, "\tm->ok = %s_gpu_init(&m->gpu, m->err, sizeof m->err) == 0;   "
+		              "/* else run fails */\n", nm);
+	str_put(s, "\treturn m;\n}\n\n");
 	str_printf(s, "int\n%s_run(%s *m", nm, nm);
 	for (i = 0; i < np; i++) {
 		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
@@ -186,14 +223,18 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 		if (p[i].isout)
 			str_printf(s, "%s%s", i > nin ? ", " : "", p[i].name);
 	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
+	if (pl->ncuda)
+		str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* the device did not start: err says why */\n");
 	str_printf(s, "\tm->err[0] = '\\0';\n"
-	              "\treturn %s_schedule(NULL, m->arena, in, out, m->err, sizeof m->err) == 0 "
-	              "? 0 : -1;\n}\n\n", nm);
+	              "\treturn %s_schedule(%s, m->arena, in, out, m->err, sizeof m->err) == 0 "
+	              "? 0 : -1;\n}\n\n", nm, pl->ncuda ? "m->gpu" : "NULL");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
 	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
 	str_printf(s, "void\n%s_destroy(%s *m)\n{\n"
-	              "\tif (m == NULL)\n\t\treturn;\n"
-	              "\tfree(m->mem);\n\tfree(m);\n}\n", nm, nm);
+	              "\tif (m == NULL)\n\t\treturn;\n", nm, nm);
+	if (pl->ncuda)
+		str_printf(s, "\tif (m->ok)\n\t\t%s_gpu_fini(m->gpu);\n", nm);
+	str_put(s, "\tfree(m->mem);\n\tfree(m);\n}\n");
 }
 
 /* Writes the C file of fn into *out. */
@@ -214,13 +255,24 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	}
 	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err};
 	c.used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
-	/* The schedule, in order.  Ops of a cuda partition will become one
-	 * call of NAME_gpu_partK(state, ...) per partition here, the copy ops
-	 * at its boundary staying host statements (main.c rejects them until
-	 * lower_gpu emits those functions). */
+	/* The schedule, in order: host ops one by one; each cuda partition one
+	 * call of NAME_gpu_partK (5.gpu.cu), whose device->host copies land in
+	 * page-locked staging that the host reads in place. */
 	for (i = 0; i < fn->nop; i++) {
-		if (emit_op(&c, i) != 0)
+		const Op *op = &fn->op[i];
+		if (oncuda(fn, op)) {
+			if (i == 0 || fn->op[i - 1].part != op->part)
+				gpucall(&c, i);
+			continue;
+		}
+		if (pl.x[i].kind == X_D2H || pl.x[i].kind == X_HOSTCONST) {
+			str_put(&body, "\t/* ");
+			op_text(&body, fn, op);
+			str_put(&body, pl.x[i].kind == X_D2H ? ": staged by the partition above */\n" :
+			        ": the host's own weights */\n");
+		} else if (emit_op(&c, i) != 0) {
 			goto done;
+		}
 		portcopies(&c, i);
 	}
 	decls(&c, &decl);
@@ -236,6 +288,17 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	str_printf(out, "/* The typed C API, as declared in %s.h (written by dp-link). */\n", fn->name);
 	capi_decls(out, fn, par, np);
 	str_printf(out, "\nextern const dprt_prog %s_prog;\n", fn->name);
+	if (pl.ncuda) {
+		str_printf(out, "\n/* The CUDA side, in 5.gpu.cu (dp-lower_gpu). */\n"
+		                "int %s_gpu_init(void **state, char *err, size_t errn);\n"
+		                "void %s_gpu_fini(void *state);\n"
+		                "void *%s_gpu_host(void *state, size_t off);\n", fn->name, fn->name,
+		           fn->name);
+		for (i = 0; i < fn->npart; i++)
+			if (fn->part[i].dev == DEV_CUDA)
+				str_printf(out, "int %s_gpu_part%d(void *state, char *err, size_t errn);\n",
+				           fn->name, i);
+	}
 	if (uses(&c, H_CONST))
 		str_printf(out, "extern const unsigned char %s_weights[];   /* the weight blob "
 		                "(dp-link) */\n", fn->name);
@@ -254,8 +317,12 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		str_printf(out, "\t.in = %s_inputs,\n", fn->name);
 	if (nout)
 		str_printf(out, "\t.out = %s_outputs,\n", fn->name);
-	str_printf(out, "\t.arena_bytes = %lld,\n\t.init = NULL,\n\t.fini = NULL,\n"
-	                "\t.run = %s_schedule,\n};\n\n", (long long)pl.arena, fn->name);
+	str_printf(out, "\t.arena_bytes = %lld,\n", (long long)pl.arena);
+	if (pl.ncuda)
+		str_printf(out, "\t.init = %s_gpu_init,\n\t.fini = %s_gpu_fini,\n", fn->name, fn->name);
+	else
+		str_put(out, "\t.init = NULL,\n\t.fini = NULL,\n");
+	str_printf(out, "\t.run = %s_schedule,\n};\n\n", fn->name);
 	api(out, fn, &pl, par, np);
 	rc = 0;
 done:

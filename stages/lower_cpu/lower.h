@@ -5,6 +5,7 @@
 
 #include "capi.h"
 #include "dpir.h"
+#include "xfer.h"
 
 /* Where a value lives at run time. */
 enum {
@@ -14,6 +15,9 @@ enum {
 	H_CONST,           /* NAME_weights + idx (a byte offset) */
 	H_ARENA,           /* arena + idx (a byte offset, 64-byte aligned) */
 	H_VIEW,            /* the bytes of value base (no code, no copy) */
+	H_DEV,             /* on the device: never named by host code */
+	H_PIN,             /* page-locked staging at byte offset idx, where a
+	                      copy from the device lands (NAME_gpu_host) */
 };
 
 typedef struct Home {
@@ -30,6 +34,9 @@ typedef struct Plan {
 	Home *h;           /* per value */
 	int *copy;         /* per port: copied into out[] right after its def */
 	int *inidx;        /* per op: input index of an input op, else -1 */
+	Xfer *x;           /* per op: its host<->device transfer (xfer.h) */
+	int ncuda;         /* cuda partitions */
+	int64_t *scratch;  /* per op: arena byte offset of its scratch (nn.c) */
 	int64_t arena;     /* arena size in bytes, a multiple of 64 */
 } Plan;
 
@@ -57,8 +64,13 @@ typedef struct Ctx {
 int emit_op(Ctx *c, int i);
 /* The runtime's name of a dtype: "DPRT_F32". */
 const char *dprt_enum(int dtype);
-/* Appends the op's text form: "%5 = aten.linear %4, %1, %2 : f32[1,512]". */
-void op_text(Str *s, const Fn *fn, const Op *op);
+
+/* nn.c: the neural-network ops (NN_OPS in ops.h).  emit_nn appends op i's
+ * statements like emit_op (whose fallback it is), failing for ops with no
+ * cpu kernel; nn_scratch is the bytes of arena scratch op needs while it
+ * runs (0 for none), which plan() reserves at plan->scratch[i]. */
+int emit_nn(Ctx *c, const Op *op, int i);
+int64_t nn_scratch(const Fn *fn, const Op *op);
 
 /* emit.c: the whole C file for fn (host schedule, prog descriptor, typed
  * API) into *out.  src is the input's base name, for the header comment.

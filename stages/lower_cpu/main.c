@@ -1,5 +1,6 @@
 /* main.c: dp-lower_cpu: lowers the host schedule of a partitioned DPIR
- * function to readable C that calls the runtime (dprt.h). */
+ * function to readable C that calls the runtime (dprt.h) and, for cuda
+ * partitions, the functions dp-lower_gpu emits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,11 @@ static const char usage[] =
 	"views), one statement per op, the descriptor `const dprt_prog NAME_prog`\n"
 	"and the typed API NAME_create/NAME_run/NAME_error/NAME_destroy (declared\n"
 	"by dp-link in NAME.h).  Constants point into `NAME_weights`, the weight\n"
-	"blob that dp-link embeds.  Compile the output with -I<runtime headers>.\n"
+	"blob that dp-link embeds.  Each cuda partition becomes one call of\n"
+	"NAME_gpu_partK (from dp-lower_gpu's 5.gpu.cu), after the values it takes\n"
+	"from the host are copied into page-locked staging; values copied back to\n"
+	"the cpu are read where they land (a copy to the cpu waits for the device).\n"
+	"Compile the output with -I<runtime headers>.\n"
 	"\n"
 	"OUT.c is written only when its bytes change.  Errors: `IN: lower_cpu:\n"
 	"message`, exit status 1, no output.\n"
@@ -32,52 +37,6 @@ base(const char *path)
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
-}
-
-static int
-oncuda(const Fn *fn, const Op *op)
-{
-	int k;
-
-	if (op->dev == DEV_CUDA)
-		return 1;
-	if (op->part >= 0 && op->part < fn->npart && fn->part[op->part].dev == DEV_CUDA)
-		return 1;
-	for (k = 0; k < op->nout; k++)
-		if (fn->val[op->out[k]].t.dev == DEV_CUDA)
-			return 1;
-	return 0;
-}
-
-/* Rejects ops the host cannot run, naming the first that computes (not a
- * copy or a constant) if any.  (When lower_gpu exists, the ops of cuda
- * partitions become calls of the functions it emits instead.) */
-static int
-hostonly(const Fn *fn, Err *err)
-{
-	int i, bad = -1;
-
-	for (i = 0; i < fn->nop; i++) {
-		const Op *op = &fn->op[i];
-		if (!oncuda(fn, op))
-			continue;
-		if (bad < 0 || (op->kind != Ocopy && op->kind != Oconst &&
-		                (fn->op[bad].kind == Ocopy || fn->op[bad].kind == Oconst)))
-			bad = i;
-	}
-	if (bad >= 0) {
-		dp_seterr(err, "op %d (%s) is placed on cuda; the cuda target is not supported "
-		          "yet", bad, dp_op_name[fn->op[bad].kind]);
-		return -1;
-	}
-	for (i = 0; i < fn->npart; i++) {
-		if (fn->part[i].dev == DEV_CUDA) {
-			dp_seterr(err, "partition %d is on cuda; the cuda target is not supported "
-			          "yet", i);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 int
@@ -114,7 +73,7 @@ main(int argc, char **argv)
 		dp_report(in, STAGE, &err);
 		return 1;
 	}
-	if (hostonly(fn, &err) != 0 || emit_file(fn, base(in), base(out), &text, &err) != 0)
+	if (emit_file(fn, base(in), base(out), &text, &err) != 0)
 		dp_report(in, STAGE, &err);
 	else if (dp_write_file(out, text.p, text.n, &err) != 0)
 		dp_report(out, STAGE, &err);

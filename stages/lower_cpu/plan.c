@@ -87,12 +87,20 @@ homes(Fn *fn, Plan *p, Err *err)
 			nmat[op->in[k]] += matuse(fn, op, k);
 		}
 	}
+	for (i = 0; i < fn->nval; i++)
+		if (fn->val[i].t.dev != DEV_CPU)
+			sethome(&p->h[i], H_DEV, 0, 0);
 	for (i = 0; i < fn->nop; i++) {
 		const Op *op = &fn->op[i];
+		const Op *src = p->x[i].src >= 0 ? &fn->op[p->x[i].src] : op;
 		Home *h;
 
 		p->inidx[i] = -1;
-		if (op->kind != Oinput && op->kind != Oconst)
+		if (p->x[i].kind == X_D2H) {
+			sethome(&p->h[op->out[0]], H_PIN, p->x[i].pin, 1);
+			continue;
+		}
+		if (op->kind != Oinput && op->kind != Oconst && p->x[i].kind != X_HOSTCONST)
 			continue;
 		h = &p->h[op->out[0]];
 		if (op->kind == Oinput) {
@@ -100,7 +108,9 @@ homes(Fn *fn, Plan *p, Err *err)
 			sethome(h, H_IN, nin++, 1);
 			continue;
 		}
-		int64_t off = dp_geti(op, "offset", -1), nb = dp_geti(op, "nbytes", -1);
+		if (op->dev != DEV_CPU)
+			continue;   /* a constant on the device */
+		int64_t off = dp_geti(src, "offset", -1), nb = dp_geti(src, "nbytes", -1);
 		int esize = dp_dtype_size[fn->val[op->out[0]].t.dtype];
 		if (off < 0 || nb < h->bytes || off % esize != 0 ||
 		    (fn->wsize > 0 && (off > fn->wsize || nb > fn->wsize - off))) {
@@ -138,6 +148,27 @@ homes(Fn *fn, Plan *p, Err *err)
 		if (p->h[i].kind == H_NONE)
 			sethome(&p->h[i], H_ARENA, 0, 0);
 	return 0;
+}
+
+/* Reserves op i's scratch (nn_scratch) first-fit among the nb live blocks
+ * (sorted by offset), once its results are placed: it lives only while the
+ * op runs, so it is not added to them. */
+static void
+scratch(Fn *fn, Plan *p, int i, const int64_t *off, const int64_t *len, int nb)
+{
+	int64_t size = (nn_scratch(fn, &fn->op[i]) + ALIGN - 1) / ALIGN * ALIGN, at = 0;
+	int b;
+
+	if (size <= 0 || fn->op[i].dev != DEV_CPU)
+		return;
+	for (b = 0; b < nb; b++) {
+		if (off[b] - at >= size)
+			break;
+		at = off[b] + len[b];
+	}
+	p->scratch[i] = at;
+	if (at + size > p->arena)
+		p->arena = at + size;
 }
 
 /* First-fit placement of arena values in schedule order; a value's block
@@ -188,6 +219,7 @@ arena(Fn *fn, Plan *p)
 			if (at + size > p->arena)
 				p->arena = at + size;
 		}
+		scratch(fn, p, i, off, len, nb);
 		for (v = head[i]; v >= 0; v = next[v]) {
 			int b;
 			for (b = 0; b < nb && who[b] != v; b++)
@@ -213,6 +245,11 @@ plan(Fn *fn, Plan *p, Err *err)
 	p->h = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *p->h);
 	p->copy = dp_alloc(fn->arena, (size_t)fn->nout + 1, sizeof *p->copy);
 	p->inidx = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *p->inidx);
+	p->scratch = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *p->scratch);
+	p->x = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *p->x);
+	xfer_plan(fn, p->x);
+	for (i = 0; i < fn->npart; i++)
+		p->ncuda += fn->part[i].dev == DEV_CUDA;
 	for (i = 0; i < fn->nval; i++) {
 		p->h[i].bytes = dp_nbytes(&fn->val[i].t);
 		p->h[i].last = fn->val[i].def;

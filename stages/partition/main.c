@@ -10,8 +10,10 @@ static const char usage[] =
 	"Groups the placed ops of IN, in schedule order, into partitions: maximal\n"
 	"runs of ops on one device.  Where an op reads a value made on another\n"
 	"device a copy op is inserted (one per value and device), and graph outputs\n"
-	"made off the cpu are copied back to it.  The host runs the partitions in\n"
-	"order.\n";
+	"made off the cpu are copied back to it.  A copy to the cpu is also the\n"
+	"synchronization point: the host waits there for the device's work before\n"
+	"it (its rule says so); a copy to a device is ordered on that device's\n"
+	"stream after the work before it.  The host runs the partitions in order.\n";
 
 typedef struct P {
 	const Fn *src;
@@ -44,7 +46,10 @@ onto(P *p, int v, int dev, Err *err)
 	int c = dp_addop(p->dst, Ocopy, &have, 1);
 	dp_sets(p->dst, c, "to", dp_dev_name[dev]);
 	p->dst->op[c].dev = (uint8_t)dev;
-	p->dst->op[c].rule = "copy at a device boundary";
+	/* a copy to the cpu is where the host synchronizes with the device */
+	p->dst->op[c].rule = dev == DEV_CPU ?
+		"copy at a device boundary; the host waits for the device here" :
+		"copy at a device boundary; ordered after the device's earlier work";
 	if (dp_infer(p->dst, c, err))
 		return -1;
 	assign(p, c);

@@ -1,0 +1,59 @@
+/* npy.c: libFuzzer harness of the runtime's .npy reader (dprt_npy_load,
+ * dprt_npy_read) on a memory file: any bytes give a tensor or an error; a
+ * file that loads reads back the same with its own dtype and shape, and
+ * reading against a fixed expected type never writes past its buffer. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dprt.h"
+
+static int fd = -1;
+static char path[64];
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fd = memfd_create("npy", 0);
+	if (fd < 0) {
+		perror("memfd_create");
+		abort();
+	}
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[512];
+	int dtype, rank;
+	int64_t dim[DPRT_MAXRANK];
+	void *p;
+	static const int64_t want[2] = { 2, 3 };
+	float dst[6];
+
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		abort();
+	dprt_npy_read(path, DPRT_F32, 2, want, dst, err, sizeof err);
+	if (dprt_npy_load(path, &dtype, &rank, dim, &p, err, sizeof err) == 0) {
+		if (dtype < 0 || dtype >= DPRT_NDTYPE || rank < 0 || rank > DPRT_MAXRANK)
+			abort();
+		int64_t n = 1;
+		for (int i = 0; i < rank; i++)
+			n *= dim[i];
+		size_t nb = (size_t)n * (size_t)dprt_dtype_size[dtype];
+		void *q = malloc(nb ? nb : 1);
+		if (dprt_npy_read(path, dtype, rank, dim, q, err, sizeof err) || memcmp(p, q, nb)) {
+			fprintf(stderr, "load succeeded but read failed: %s\n", err);
+			abort();
+		}
+		free(q);
+		free(p);
+	}
+	return 0;
+}

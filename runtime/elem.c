@@ -1,0 +1,485 @@
+/* elem.c: elementwise kernels of the neural-network ops (unary math,
+ * broadcasting arithmetic, comparisons, logic, where) and data movement
+ * (strided copies, fills, arange, gathers). */
+#include <math.h>
+#include <string.h>
+#include "dprtint.h"
+
+/* ---- strided loop nests ---- */
+
+enum { MAXOPS = 4 };	/* operands of one nest: y and up to three inputs */
+
+/* A loop nest over a shape with per-operand element strides; axes of size
+ * 1 are dropped and neighbours merged where every operand allows it. */
+typedef struct Nest {
+	int r, nops;
+	int64_t n[DPRT_MAXRANK];
+	int64_t s[MAXOPS][DPRT_MAXRANK];
+	int64_t total;
+} Nest;
+
+static void
+nest(Nest *t, int rank, const int64_t *dim, int nops, const int64_t *const *st)
+{
+	int i, k, merge;
+
+	t->r = 0;
+	t->nops = nops;
+	t->total = 1;
+	for (i = 0; i < rank; i++) {
+		t->total *= dim[i];
+		if (dim[i] == 1)
+			continue;
+		merge = t->r > 0;
+		for (k = 0; k < nops && merge; k++)
+			merge = t->s[k][t->r - 1] == st[k][i] * dim[i];
+		if (merge) {
+			t->n[t->r - 1] *= dim[i];
+			for (k = 0; k < nops; k++)
+				t->s[k][t->r - 1] = st[k][i];
+			continue;
+		}
+		t->n[t->r] = dim[i];
+		for (k = 0; k < nops; k++)
+			t->s[k][t->r] = st[k][i];
+		t->r++;
+	}
+	if (t->r == 0) {	/* one element */
+		t->n[0] = 1;
+		for (k = 0; k < nops; k++)
+			t->s[k][0] = 0;
+		t->r = 1;
+	}
+}
+
+/* Calls row(ctx, off, n, st) for each innermost row of the nest: off[k] is
+ * operand k's element offset, st[k] its stride along the row. */
+typedef void Rowfn(void *ctx, const int64_t *off, int64_t n, const int64_t *st);
+
+static void
+walk(const Nest *t, Rowfn *row, void *ctx)
+{
+	int64_t idx[DPRT_MAXRANK] = { 0 }, off[MAXOPS], st[MAXOPS], done;
+	int k, a, r = t->r;
+
+	if (t->total <= 0)
+		return;
+	for (k = 0; k < t->nops; k++)
+		st[k] = t->s[k][r - 1];
+	for (done = 0; done < t->total; done += t->n[r - 1]) {
+		for (k = 0; k < t->nops; k++) {
+			off[k] = 0;
+			for (a = 0; a < r - 1; a++)
+				off[k] += idx[a] * t->s[k][a];
+		}
+		row(ctx, off, t->n[r - 1], st);
+		for (a = r - 2; a >= 0 && ++idx[a] == t->n[a]; a--)
+			idx[a] = 0;
+	}
+}
+
+/* Dense strides of the shape dim. */
+static void
+dense(int rank, const int64_t *dim, int64_t *st)
+{
+	int64_t m = 1;
+	int i;
+
+	for (i = rank - 1; i >= 0; i--) {
+		st[i] = m;
+		m *= dim[i];
+	}
+}
+
+/* ---- unary ---- */
+
+/* Unary f32 op (see dprt.h), in the forms PyTorch's CPU kernels use. */
+void
+dprt_unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
+{
+	const float kb = 0.7978845608028654f, kk = 0.044715f;   /* √(2/π) */
+	int64_t i;
+
+#define U(E) for (i = 0; i < n; i++) { float v = x[i]; y[i] = (E); } break;
+	switch (op) {
+	case DPRT_RSQRT: U(1.0f / sqrtf(v))
+	case DPRT_SQRT: U(sqrtf(v))
+	case DPRT_EXP: U(expf(v))
+	case DPRT_LOG: U(logf(v))
+	case DPRT_COS: U(cosf(v))
+	case DPRT_SIN: U(sinf(v))
+	case DPRT_NEG: U(-v)
+	case DPRT_ABS: U(fabsf(v))
+	case DPRT_RECIP: U(1.0f / v)
+	case DPRT_SIGMOID: U(1.0f / (1.0f + expf(-v)))
+	case DPRT_TANH: U(tanhf(v))
+	case DPRT_SILU: U(v / (1.0f + expf(-v)))
+	case DPRT_GELU: U(v * 0.5f * (1.0f + erff(v * 0.70710678118654752f)))
+	case DPRT_GELU_TANH: U(0.5f * v * (1.0f + tanhf(kb * (v + kk * v * v * v))))
+	case DPRT_HARDSWISH: U(v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f)
+	case DPRT_HARDSIGMOID: U(fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f)
+	case DPRT_CLAMP: U(v < lo ? lo : v > hi ? hi : v)
+	case DPRT_RELU: U(v < 0.0f ? 0.0f : v)
+	default: break;
+	}
+#undef U
+}
+
+/* Unary i64 op: NEG, ABS, CLAMP, RELU. */
+void
+dprt_unary_i64(int op, int64_t *y, const int64_t *x, int64_t n, int64_t lo, int64_t hi)
+{
+	int64_t i;
+
+#define U(E) for (i = 0; i < n; i++) { int64_t v = x[i]; y[i] = (E); } break;
+	switch (op) {
+	case DPRT_NEG: U((int64_t)(0 - (uint64_t)v))
+	case DPRT_ABS: U(v < 0 ? (int64_t)(0 - (uint64_t)v) : v)
+	case DPRT_CLAMP: U(v < lo ? lo : v > hi ? hi : v)
+	case DPRT_RELU: U(v < 0 ? 0 : v)
+	default: break;
+	}
+#undef U
+}
+
+/* ---- binary ---- */
+
+typedef struct Bin {
+	int op;
+	char *y;
+	const char *a, *b;
+	double alpha;
+} Bin;
+
+/* One row: T the operand type, O the result type, E the expression of u, v. */
+#define ROW(T, O, E) { \
+	O *y = (O *)c->y + off[0]; \
+	const T *a = (const T *)c->a + off[1], *b = (const T *)c->b + off[2]; \
+	int64_t i, sa = st[1], sb = st[2]; \
+	if (sa == 1 && sb == 1) \
+		for (i = 0; i < n; i++) { T u = a[i], v = b[i]; y[i] = (O)(E); } \
+	else if (sa == 1 && sb == 0) { \
+		T v = b[0]; \
+		for (i = 0; i < n; i++) { T u = a[i]; y[i] = (O)(E); } \
+	} else if (sa == 0 && sb == 1) { \
+		T u = a[0]; \
+		for (i = 0; i < n; i++) { T v = b[i]; y[i] = (O)(E); } \
+	} else \
+		for (i = 0; i < n; i++) { T u = a[i * sa], v = b[i * sb]; y[i] = (O)(E); } \
+	}
+
+#define CMPS(T) \
+	case DPRT_EQ: ROW(T, uint8_t, u == v) break; \
+	case DPRT_NE: ROW(T, uint8_t, u != v) break; \
+	case DPRT_LT: ROW(T, uint8_t, u < v) break; \
+	case DPRT_LE: ROW(T, uint8_t, u <= v) break; \
+	case DPRT_GT: ROW(T, uint8_t, u > v) break; \
+	case DPRT_GE: ROW(T, uint8_t, u >= v) break;
+
+static void
+row_f32(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Bin *c = ctx;
+	float al = (float)c->alpha;
+
+	switch (c->op) {
+	case DPRT_ADD:
+		if (al == 1.0f)
+			ROW(float, float, u + v)
+		else
+			ROW(float, float, u + al * v)
+		break;
+	case DPRT_SUB:
+		if (al == 1.0f)
+			ROW(float, float, u - v)
+		else
+			ROW(float, float, u - al * v)
+		break;
+	case DPRT_MUL: ROW(float, float, u * v) break;
+	case DPRT_DIV: ROW(float, float, u / v) break;
+	case DPRT_POW: ROW(float, float, powf(u, v)) break;
+	CMPS(float)
+	default: break;
+	}
+}
+
+/* Integer arithmetic wraps (two's complement), as PyTorch's does. */
+#define IROWS(T, U) \
+	case DPRT_ADD: ROW(T, T, (T)((U)u + (U)al * (U)v)) break; \
+	case DPRT_SUB: ROW(T, T, (T)((U)u - (U)al * (U)v)) break; \
+	case DPRT_MUL: ROW(T, T, (T)((U)u * (U)v)) break;
+
+static void
+row_i64(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Bin *c = ctx;
+	int64_t al = (int64_t)c->alpha;
+
+	switch (c->op) {
+	IROWS(int64_t, uint64_t)
+	CMPS(int64_t)
+	default: break;
+	}
+}
+
+static void
+row_i32(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Bin *c = ctx;
+	int32_t al = (int32_t)c->alpha;
+
+	switch (c->op) {
+	IROWS(int32_t, uint32_t)
+	CMPS(int32_t)
+	default: break;
+	}
+}
+
+static void
+row_u8(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Bin *c = ctx;
+
+	switch (c->op) {
+	CMPS(uint8_t)
+	default: break;
+	}
+}
+
+/* Broadcasting binary op on any supported dtype (see dprt.h). */
+void
+dprt_binary(int op, int dtype, void *y, const void *a, const int64_t *sa,
+            const void *b, const int64_t *sb, int rank, const int64_t *dim, double alpha)
+{
+	int64_t sy[DPRT_MAXRANK];
+	const int64_t *st[3] = { sy, sa, sb };
+	Bin c = { op, y, a, b, alpha };
+	Nest t;
+
+	dense(rank, dim, sy);
+	nest(&t, rank, dim, 3, st);
+	switch (dtype) {
+	case DPRT_F32: walk(&t, row_f32, &c); break;
+	case DPRT_I64: walk(&t, row_i64, &c); break;
+	case DPRT_I32: walk(&t, row_i32, &c); break;
+	case DPRT_BOOL: case DPRT_U8: walk(&t, row_u8, &c); break;
+	default: break;
+	}
+}
+
+/* Whether element i of x (dtype dt) is nonzero. */
+static int
+truth(const void *x, int dt, int64_t i)
+{
+	switch (dt) {
+	case DPRT_U8: case DPRT_I8: case DPRT_BOOL: return ((const uint8_t *)x)[i] != 0;
+	case DPRT_I16: case DPRT_F16: case DPRT_BF16:
+		return (((const uint16_t *)x)[i] & (dt == DPRT_I16 ? 0xffff : 0x7fff)) != 0;
+	case DPRT_I32: return ((const int32_t *)x)[i] != 0;
+	case DPRT_I64: return ((const int64_t *)x)[i] != 0;
+	case DPRT_F32: return ((const float *)x)[i] != 0;
+	case DPRT_F64: return ((const double *)x)[i] != 0;
+	}
+	return 0;
+}
+
+typedef struct Logic {
+	int op, da, db;
+	uint8_t *y;
+	const void *a, *b;
+} Logic;
+
+static void
+row_logic(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Logic *c = ctx;
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		int u = truth(c->a, c->da, off[1] + i * st[1]);
+		int v = truth(c->b, c->db, off[2] + i * st[2]);
+		c->y[off[0] + i] = (uint8_t)(c->op == DPRT_AND ? u && v : c->op == DPRT_OR ? u || v : u != v);
+	}
+}
+
+/* Logical AND/OR/XOR of any two dtypes, as bool. */
+void
+dprt_logical(int op, uint8_t *y, const void *a, int dtype_a, const int64_t *sa,
+             const void *b, int dtype_b, const int64_t *sb, int rank, const int64_t *dim)
+{
+	int64_t sy[DPRT_MAXRANK];
+	const int64_t *st[3] = { sy, sa, sb };
+	Logic c = { op, dtype_a, dtype_b, y, a, b };
+	Nest t;
+
+	dense(rank, dim, sy);
+	nest(&t, rank, dim, 3, st);
+	walk(&t, row_logic, &c);
+}
+
+/* Logical not of any dtype, as bool. */
+void
+dprt_not(uint8_t *y, const void *x, int dtype, int64_t n)
+{
+	int64_t i;
+
+	for (i = 0; i < n; i++)
+		y[i] = (uint8_t)!truth(x, dtype, i);
+}
+
+/* ---- where and copies: elements moved as es bytes ---- */
+
+typedef struct Move {
+	int es;
+	char *y;
+	const uint8_t *c;
+	const char *a, *b;
+} Move;
+
+static void
+row_where(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Move *m = ctx;
+	int64_t i;
+	int es = m->es;
+
+#define W(ES) \
+	for (i = 0; i < n; i++) \
+		memcpy(m->y + (off[0] + i) * (ES), m->c[off[1] + i * st[1]] \
+		       ? m->a + (off[2] + i * st[2]) * (ES) : m->b + (off[3] + i * st[3]) * (ES), (ES)); \
+	break;
+	switch (es) {
+	case 1: W(1)
+	case 2: W(2)
+	case 4: W(4)
+	case 8: W(8)
+	default: W(es)
+	}
+#undef W
+}
+
+/* y = c ? a : b with broadcasting. */
+void
+dprt_where(void *y, int es, const uint8_t *c, const int64_t *sc, const void *a,
+           const int64_t *sa, const void *b, const int64_t *sb, int rank, const int64_t *dim)
+{
+	int64_t sy[DPRT_MAXRANK];
+	const int64_t *st[4] = { sy, sc, sa, sb };
+	Move m = { es, y, c, a, b };
+	Nest t;
+
+	dense(rank, dim, sy);
+	nest(&t, rank, dim, 4, st);
+	walk(&t, row_where, &m);
+}
+
+static void
+row_copy(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Move *m = ctx;
+	int64_t i;
+	int es = m->es;
+	char *y = m->y + off[0] * es;
+	const char *x = m->a + off[1] * es;
+
+	if (st[0] == 1 && st[1] == 1) {
+		memcpy(y, x, (size_t)(n * es));
+		return;
+	}
+#define C(ES) \
+	for (i = 0; i < n; i++) \
+		memcpy(y + i * st[0] * (ES), x + i * st[1] * (ES), (ES)); \
+	break;
+	switch (es) {
+	case 1: C(1)
+	case 2: C(2)
+	case 4: C(4)
+	case 8: C(8)
+	default: C(es)
+	}
+#undef C
+}
+
+/* Strided copy of the shape dim (see dprt.h). */
+void
+dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es, int rank,
+          const int64_t *dim)
+{
+	const int64_t *st[2] = { sy, sx };
+	Move m = { es, y, NULL, x, NULL };
+	Nest t;
+
+	nest(&t, rank, dim, 2, st);
+	walk(&t, row_copy, &m);
+}
+
+/* ---- fills ---- */
+
+/* One value v converted to dtype into *y (through f32 for the narrow
+ * floats, through i64 for integers; bool is v != 0). */
+static void
+put(void *y, int dtype, double v)
+{
+	float f = (float)v;
+	int64_t i = v > -9.2e18 && v < 9.2e18 ? (int64_t)v : 0;
+
+	switch (dtype) {
+	case DPRT_F64: memcpy(y, &v, sizeof v); break;
+	case DPRT_F32: memcpy(y, &f, sizeof f); break;
+	case DPRT_F16: case DPRT_BF16: dprt_cast(y, dtype, &f, DPRT_F32, 1); break;
+	case DPRT_BOOL: *(uint8_t *)y = v != 0; break;
+	default: dprt_cast(y, dtype, &i, DPRT_I64, 1); break;
+	}
+}
+
+/* Fills n elements with v. */
+void
+dprt_fill(void *y, int dtype, double v, int64_t n)
+{
+	int es = dprt_dtype_size[dtype];
+	int64_t i;
+
+	if (n <= 0)
+		return;
+	put(y, dtype, v);
+	for (i = 1; i < n; i++)
+		memcpy((char *)y + i * es, y, (size_t)es);
+}
+
+/* y[i] = start + i·step. */
+void
+dprt_arange(void *y, int dtype, double start, double step, int64_t n)
+{
+	int es = dprt_dtype_size[dtype];
+	int64_t i;
+
+	for (i = 0; i < n; i++)
+		put((char *)y + i * es, dtype, start + step * (double)i);
+}
+
+/* ---- gathers ---- */
+
+/* Gathers rows along the middle axis (see dprt.h). */
+int
+dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t inner,
+            const void *idx, int dtype_idx, int64_t m, const char *what, char *err,
+            size_t errn)
+{
+	int64_t o, j, ix;
+	size_t row = (size_t)(inner * es);
+
+	for (j = 0; j < m; j++) {
+		ix = dtype_idx == DPRT_I32 ? ((const int32_t *)idx)[j] : ((const int64_t *)idx)[j];
+		if (ix < -n || ix >= n)
+			return dprt_errf(err, errn, "%s: index %lld is out of range for a dimension "
+			                 "of size %lld", what, (long long)ix, (long long)n);
+	}
+	for (o = 0; o < outer; o++)
+		for (j = 0; j < m; j++) {
+			ix = dtype_idx == DPRT_I32 ? ((const int32_t *)idx)[j] : ((const int64_t *)idx)[j];
+			if (ix < 0)
+				ix += n;
+			memcpy((char *)y + (o * m + j) * row, (const char *)x + (o * n + ix) * row, row);
+		}
+	return 0;
+}

@@ -1,0 +1,245 @@
+/* atab.c: the ATen targets import understands (training IR and Core ATen),
+ * with their argument schemas, defaults and the IR op each becomes. */
+#include <string.h>
+
+#include "import.h"
+
+/*
+ * Argument schemas: space-separated "name:kind[=default][>irkey]", in the
+ * ATen schema's order.  Kinds:
+ *   T    tensor operand            T?  optional tensor operand (omitted or
+ *                                      None: no operand)
+ *   S    tensor operand, or a Python scalar that becomes a rank-0 const of
+ *        the dtype of the first tensor among the S operands (else the first
+ *        T operand)
+ *   W=v  optional per-channel tensor: None becomes a const [C] of v
+ *        (C = dim 1 of the first operand, its dtype)
+ *   L    a list of tensors (as_tensors): one operand each
+ *   i f s is   int (bools too), float (ints too), string, int list
+ *        attribute; with "=default" (an "is" default is comma-separated,
+ *        maybe empty) an omitted or None argument takes the default, with
+ *        "?" instead it is left out of the IR
+ *   dt   dtype (as_scalar_type) into a string attribute; dt? optional
+ *   0    must be omitted, None, False or 0 (a variant import does not do)
+ *   -    ignored whatever its value (momentum, memory_format...)
+ *   dev  must be omitted, None or a cpu/cuda device (placement is the
+ *        target mapping's job); lay: omitted, None or strided
+ * The attribute is named irkey in the IR, else name.  A name starting with
+ * '@' is no argument at all: its default is a fixed attribute.  Nodes omit
+ * arguments equal to their schema default, so every optional one needs its
+ * default.
+ */
+#define FACT " dtype:dt? layout:lay device:dev pin_memory:0"
+#define UNARY(n, k) \
+	{ "aten." n ".default", k, "self:T", 0, 0 }, \
+	{ "aten." n "_.default", k, "self:T", F_INPLACE, 0 }
+#define BINARY(n, k, extra) \
+	{ "aten." n ".Tensor", k, "self:S other:S" extra, 0, 0 }, \
+	{ "aten." n ".Scalar", k, "self:S other:S" extra, 0, 0 }, \
+	{ "aten." n "_.Tensor", k, "self:S other:S" extra, F_INPLACE, 0 }, \
+	{ "aten." n "_.Scalar", k, "self:S other:S" extra, F_INPLACE, 0 }
+#define BOOLOP(n, k) \
+	{ "aten.bitwise_" n ".Tensor", k, "self:T other:T", 0, H_BOOL }, \
+	{ "aten.__" n "__.Tensor", k, "self:T other:T", 0, H_BOOL }, \
+	{ "aten.logical_" n ".default", k, "self:T other:T", 0, 0 }
+#define BN "input:T weight:W=1 bias:W=0 running_mean:T running_var:T"
+#define POOL "self:T kernel_size:is stride:is= padding:is=0"
+
+static const Aten aten[] = {
+	/* matrices */
+	{ "aten.linear.default", Alinear, "input:T weight:T bias:T?", 0, 0 },
+	{ "aten.addmm.default", Aaddmm, "self:T mat1:T mat2:T beta:f=1 alpha:f=1", 0, 0 },
+	{ "aten.mm.default", Amm, "self:T mat2:T", 0, 0 },
+	{ "aten.bmm.default", Abmm, "self:T mat2:T", 0, 0 },
+	{ "aten.matmul.default", Amatmul, "self:T other:T", 0, 0 },
+
+	/* elementwise arithmetic, with broadcasting and scalars */
+	BINARY("add", Aadd, " alpha:f=1"),
+	BINARY("sub", Asub, " alpha:f=1"),
+	BINARY("mul", Amul, ""),
+	BINARY("div", Adiv, ""),
+	{ "aten.div.Tensor_mode", Adiv, "self:S other:S rounding_mode:0", 0, 0 },
+	{ "aten.div_.Tensor_mode", Adiv, "self:S other:S rounding_mode:0", F_INPLACE, 0 },
+	{ "aten.rsub.Tensor", Asub, "self:S other:S alpha:f=1", 0, H_RSUB },
+	{ "aten.rsub.Scalar", Asub, "self:S other:S alpha:f=1", 0, H_RSUB },
+	{ "aten.pow.Tensor_Scalar", Apow, "self:S exponent:S", 0, 0 },
+	{ "aten.pow.Tensor_Tensor", Apow, "self:S exponent:S", 0, 0 },
+	{ "aten.pow.Scalar", Apow, "self:S exponent:S", 0, 0 },
+	{ "aten.pow_.Scalar", Apow, "self:S exponent:S", F_INPLACE, 0 },
+	{ "aten.pow_.Tensor", Apow, "self:S exponent:S", F_INPLACE, 0 },
+
+	/* elementwise functions */
+	UNARY("relu", Arelu), UNARY("rsqrt", Arsqrt), UNARY("sqrt", Asqrt), UNARY("exp", Aexp),
+	UNARY("log", Alog), UNARY("cos", Acos), UNARY("sin", Asin), UNARY("neg", Aneg),
+	UNARY("abs", Aabs), UNARY("reciprocal", Arecip), UNARY("sigmoid", Asigmoid),
+	UNARY("tanh", Atanh), UNARY("silu", Asilu), UNARY("hardswish", Ahardswish),
+	UNARY("hardsigmoid", Ahardsigm),
+	{ "aten.gelu.default", Agelu, "self:T approximate:s?", 0, 0 },
+	{ "aten.gelu_.default", Agelu, "self:T approximate:s?", F_INPLACE, 0 },
+	{ "aten.clamp.default", Aclamp, "self:T min:f? max:f?", 0, 0 },
+	{ "aten.clamp_.default", Aclamp, "self:T min:f? max:f?", F_INPLACE, 0 },
+	{ "aten.clamp_min.default", Aclamp, "self:T min:f", 0, 0 },
+	{ "aten.clamp_min_.default", Aclamp, "self:T min:f", F_INPLACE, 0 },
+	{ "aten.clamp_max.default", Aclamp, "self:T max:f", 0, 0 },
+	{ "aten.clamp_max_.default", Aclamp, "self:T max:f", F_INPLACE, 0 },
+	{ "aten.hardtanh.default", Aclamp, "self:T min_val:f=-1>min max_val:f=1>max", 0, 0 },
+	{ "aten.hardtanh_.default", Aclamp, "self:T min_val:f=-1>min max_val:f=1>max", F_INPLACE, 0 },
+	{ "aten.relu6.default", Aclamp, "self:T @min:f=0>min @max:f=6>max", 0, 0 },
+	{ "aten.relu6_.default", Aclamp, "self:T @min:f=0>min @max:f=6>max", F_INPLACE, 0 },
+
+	/* comparisons and logic */
+	{ "aten.eq.Tensor", Aeq, "self:S other:S", 0, 0 },
+	{ "aten.eq.Scalar", Aeq, "self:S other:S", 0, 0 },
+	{ "aten.ne.Tensor", Ane, "self:S other:S", 0, 0 },
+	{ "aten.ne.Scalar", Ane, "self:S other:S", 0, 0 },
+	{ "aten.lt.Tensor", Alt, "self:S other:S", 0, 0 },
+	{ "aten.lt.Scalar", Alt, "self:S other:S", 0, 0 },
+	{ "aten.le.Tensor", Ale, "self:S other:S", 0, 0 },
+	{ "aten.le.Scalar", Ale, "self:S other:S", 0, 0 },
+	{ "aten.gt.Tensor", Agt, "self:S other:S", 0, 0 },
+	{ "aten.gt.Scalar", Agt, "self:S other:S", 0, 0 },
+	{ "aten.ge.Tensor", Age, "self:S other:S", 0, 0 },
+	{ "aten.ge.Scalar", Age, "self:S other:S", 0, 0 },
+	BOOLOP("and", Aand), BOOLOP("or", Aor), BOOLOP("xor", Axor),
+	{ "aten.logical_not.default", Anot, "self:T", 0, 0 },
+	{ "aten.bitwise_not.default", Anot, "self:T", 0, H_BOOL },
+	{ "aten.where.self", Awhere, "condition:T self:S other:S", 0, 0 },
+	{ "aten.where.ScalarSelf", Awhere, "condition:T self:S other:S", 0, 0 },
+	{ "aten.where.ScalarOther", Awhere, "condition:T self:S other:S", 0, 0 },
+
+	/* shapes and data movement */
+	{ "aten.view.default", Aview, "self:T size:is", 0, 0 },
+	{ "aten._unsafe_view.default", Aview, "self:T size:is", 0, 0 },
+	{ "aten.reshape.default", Areshape, "self:T shape:is", 0, 0 },
+	{ "aten.permute.default", Apermute, "self:T dims:is", 0, 0 },
+	{ "aten.t.default", At, "self:T", 0, 0 },
+	{ "aten.transpose.int", Atranspose, "self:T dim0:i dim1:i", 0, 0 },
+	{ "aten.flatten.using_ints", Oflatten, "self:T start_dim:i=0>start end_dim:i=-1>end", 0, 0 },
+	{ "aten.expand.default", Aexpand, "self:T size:is implicit:0", 0, 0 },
+	{ "aten.unsqueeze.default", Aview, "self:T dim:i", 0, H_UNSQUEEZE },
+	{ "aten.squeeze.default", Aview, "self:T", 0, H_SQUEEZE },
+	{ "aten.squeeze.dim", Aview, "self:T dim:is", 0, H_SQUEEZE },
+	{ "aten.squeeze.dims", Aview, "self:T dim:is", 0, H_SQUEEZE },
+	{ "aten.clone.default", Aclone, "self:T memory_format:-", 0, H_IDENTITY },
+	{ "aten.contiguous.default", Aclone, "self:T memory_format:-", 0, H_IDENTITY },
+	{ "aten.alias.default", Aclone, "self:T", 0, H_IDENTITY },
+	{ "aten.detach.default", Aclone, "self:T", 0, H_IDENTITY },
+	{ "aten.detach_.default", Aclone, "self:T", 0, H_IDENTITY },
+	{ "aten.lift_fresh_copy.default", Aclone, "self:T", 0, H_IDENTITY },
+	{ "aten.dropout.default", Aclone, "input:T p:- train:0", 0, H_IDENTITY },
+	{ "aten.native_dropout.default", Aclone, "input:T p:- train:0", F_MULTI, H_IDENTITY },
+	{ "aten.cat.default", Acat, "tensors:L dim:i=0", 0, 0 },
+	{ "aten.concat.default", Acat, "tensors:L dim:i=0", 0, 0 },
+	{ "aten.concatenate.default", Acat, "tensors:L dim:i=0", 0, 0 },
+	{ "aten.stack.default", Astack, "tensors:L dim:i=0", 0, 0 },
+	{ "aten.split.Tensor", Aslice, "self:T split_size:i dim:i=0", F_LIST, H_SPLIT },
+	{ "aten.split_with_sizes.default", Aslice, "self:T split_sizes:is dim:i=0", F_LIST, H_SPLIT },
+	{ "aten.chunk.default", Aslice, "self:T chunks:i dim:i=0", F_LIST, H_SPLIT },
+	{ "aten.unbind.int", Aselect, "self:T dim:i=0", F_LIST, H_SPLIT },
+	{ "aten.slice.Tensor", Aslice,
+	  "self:T dim:i=0 start:i=0 end:i=9223372036854775807 step:i=1", 0, 0 },
+	{ "aten.select.int", Aselect, "self:T dim:i index:i", 0, 0 },
+	{ "aten.index.Tensor", Aindex, "self:T indices:-", 0, H_INDEX },
+	{ "aten.embedding.default", Aembedding,
+	  "weight:T indices:T padding_idx:- scale_grad_by_freq:0 sparse:0", 0, 0 },
+
+	/* reductions */
+	{ "aten.mean.dim", Amean, "self:T dim:is= keepdim:i=0 dtype:0", 0, 0 },
+	{ "aten.mean.default", Amean, "self:T @dim:is= dtype:0", 0, 0 },
+	{ "aten.sum.dim_IntList", Asum, "self:T dim:is= keepdim:i=0 dtype:0", 0, 0 },
+	{ "aten.sum.default", Asum, "self:T @dim:is= dtype:0", 0, 0 },
+	{ "aten.any.dim", Aany, "self:T dim:is keepdim:i=0", 0, 0 },
+	{ "aten.any.dims", Aany, "self:T dim:is= keepdim:i=0", 0, 0 },
+	{ "aten.any.default", Aany, "self:T @dim:is=", 0, 0 },
+	{ "aten.softmax.int", Osoftmax, "self:T dim:i dtype:0", 0, 0 },
+	{ "aten._softmax.default", Osoftmax, "self:T dim:i half_to_float:0", 0, 0 },
+
+	/* norms (inference form) */
+	{ "aten.batch_norm.default", Abatchnorm,
+	  BN " training:0 momentum:- eps:f=1e-05 cudnn_enabled:-", 0, 0 },
+	{ "aten._native_batch_norm_legit_no_training.default", Abatchnorm,
+	  BN " momentum:- eps:f", F_MULTI, 0 },
+	{ "aten.native_batch_norm.default", Abatchnorm, BN " training:0 momentum:- eps:f", F_MULTI, 0 },
+	{ "aten._native_batch_norm_legit.default", Abatchnorm,
+	  BN " training:0 momentum:- eps:f", F_MULTI, 0 },
+	{ "aten.layer_norm.default", Alayernorm,
+	  "input:T normalized_shape:is weight:T? bias:T? eps:f=1e-05 cudnn_enable:-", 0, H_LAYERNORM },
+	{ "aten.native_layer_norm.default", Alayernorm,
+	  "input:T normalized_shape:is weight:T? bias:T? eps:f", F_MULTI, H_LAYERNORM },
+	{ "aten.rms_norm.default", Armsnorm, "input:T normalized_shape:is weight:T? eps:f?", 0, 0 },
+
+	/* convolution and pooling */
+	{ "aten.conv2d.default", Aconv,
+	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
+	{ "aten.convolution.default", Aconv,
+	  "input:T weight:T bias:T? stride:is padding:is dilation:is transposed:0 output_padding:- "
+	  "groups:i", 0, 0 },
+	{ "aten.max_pool2d.default", Amaxpool, POOL " dilation:is=1 ceil_mode:i=0", 0, 0 },
+	{ "aten.max_pool2d_with_indices.default", Amaxpool, POOL " dilation:is=1 ceil_mode:i=0",
+	  F_MULTI, 0 },
+	{ "aten.avg_pool2d.default", Aavgpool,
+	  POOL " ceil_mode:i=0 count_include_pad:i=1 divisor_override:i?", 0, 0 },
+	{ "aten.adaptive_avg_pool2d.default", Aadaptavg, "self:T output_size:is", 0, 0 },
+	{ "aten._adaptive_avg_pool2d.default", Aadaptavg, "self:T output_size:is", 0, 0 },
+
+	/* attention */
+	{ "aten.scaled_dot_product_attention.default", Asdpa,
+	  "query:T key:T value:T attn_mask:T? dropout_p:0 is_causal:i=0 scale:f? enable_gqa:0", 0, 0 },
+
+	/* tensors made from nothing */
+	{ "aten.arange.default", Aarange, "end:f" FACT, 0, H_ARANGE },
+	{ "aten.arange.start", Aarange, "start:f end:f" FACT, 0, H_ARANGE },
+	{ "aten.arange.start_step", Aarange, "start:f end:f step:f=1" FACT, 0, H_ARANGE },
+	{ "aten.full.default", Afull, "size:is fill_value:f>value" FACT, 0, H_FULL },
+	{ "aten.zeros.default", Afull, "size:is @value:f=0>value" FACT, 0, H_FLOATDEF },
+	{ "aten.ones.default", Afull, "size:is @value:f=1>value" FACT, 0, H_FLOATDEF },
+	{ "aten.scalar_tensor.default", Ascalar, "s:f>value" FACT, 0, H_FLOATDEF },
+	{ "aten.full_like.default", Afulllike,
+	  "self:T fill_value:f>value" FACT " memory_format:-", 0, 0 },
+	{ "aten.zeros_like.default", Afulllike, "self:T @value:f=0>value" FACT " memory_format:-", 0, 0 },
+	{ "aten.ones_like.default", Afulllike, "self:T @value:f=1>value" FACT " memory_format:-", 0, 0 },
+	{ "aten.new_full.default", Afull, "self:T size:is fill_value:f>value" FACT, 0, H_NEW },
+	{ "aten.new_zeros.default", Afull, "self:T size:is @value:f=0>value" FACT, 0, H_NEW },
+	{ "aten.new_ones.default", Afull, "self:T size:is @value:f=1>value" FACT, 0, H_NEW },
+
+	/* dtype conversions (device and layout must say cpu/cuda and strided) */
+	{ "aten._to_copy.default", Ocast, "self:T" FACT " non_blocking:0 memory_format:-", 0, H_TOCOPY },
+	{ "aten.to.dtype", Ocast, "self:T dtype:dt non_blocking:0 copy:- memory_format:-", 0, H_TOCOPY },
+	{ "aten.to.dtype_layout", Ocast,
+	  "self:T" FACT " non_blocking:0 copy:- memory_format:-", 0, H_TOCOPY },
+	{ "aten.to.device", Ocast,
+	  "self:T device:dev dtype:dt non_blocking:0 copy:- memory_format:-", 0, H_TOCOPY },
+	{ "aten.type_as.default", Ocast, "self:T other:T", 0, H_TYPEAS },
+
+	/* checks of static metadata or of symbolic values: nothing to run */
+	{ "aten._assert_tensor_metadata.default", -1, "", 0, 0 },
+	{ "aten._assert_scalar.default", -1, "", 0, 0 },
+	{ "aten._assert_async.default", -1, "", 0, 0 },
+	{ "aten._assert_async.msg", -1, "", 0, 0 },
+	{ "aten._functional_assert_async.msg", -1, "", 0, 0 },
+	{ "aten.sym_constrain_range.default", -1, "", 0, 0 },
+	{ "aten.sym_constrain_range_for_size.default", -1, "", 0, 0 },
+};
+
+/* The entry for target (without "torch.ops."), or NULL. */
+const Aten *
+aten_lookup(const char *target)
+{
+	for (size_t i = 0; i < sizeof aten / sizeof aten[0]; i++)
+		if (strcmp(aten[i].target, target) == 0)
+			return &aten[i];
+	return NULL;
+}
+
+/* The number of entries, and entry i (for tests and listings). */
+int
+aten_count(void)
+{
+	return (int)(sizeof aten / sizeof aten[0]);
+}
+
+const Aten *
+aten_entry(int i)
+{
+	return i >= 0 && i < aten_count() ? &aten[i] : NULL;
+}

@@ -1,0 +1,802 @@
+/* nn.c: emitters of the neural-network ops (NN_OPS in ops.h): the runtime
+ * calls (elem.c, nn.c in runtime/) that run one op, with every shape,
+ * stride and attribute folded into constants. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lower.h"
+
+static const Type *
+ty(const Ctx *c, int v)
+{
+	return &c->fn->val[v].t;
+}
+
+/* Marks v as named by the generated code and returns it, for "v%d". */
+static int
+V(Ctx *c, int v)
+{
+	c->used[v] = 1;
+	return v;
+}
+
+static int64_t
+prod(const Type *t, int from, int to)
+{
+	int64_t n = 1;
+	int i;
+
+	for (i = from; i < to; i++)
+		n *= t->dim[i];
+	return n;
+}
+
+static int
+normdim(int64_t d, int rank)
+{
+	if (d < 0)
+		d += rank;
+	if (d < 0 || d >= (rank ? rank : 1))
+		dp_die("dim %lld out of range for rank %d (verify should catch this)",
+		       (long long)d, rank);
+	return (int)d;
+}
+
+/* The error for an operand dtype this target has no kernel for. */
+static int
+nokernel(Ctx *c, const Op *op, int i, int dtype, const char *have)
+{
+	dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for %s tensors (only %s)",
+	          i, dp_op_name[op->kind], dp_dtype_name[dtype], have);
+	return -1;
+}
+
+/* Fails unless every operand and result of op is f32. */
+static int
+needf32(Ctx *c, const Op *op, int i)
+{
+	int k;
+
+	for (k = 0; k < op->nin + op->nout; k++) {
+		int v = k < op->nin ? op->in[k] : op->out[k - op->nin];
+		if (ty(c, v)->dtype != DP_F32)
+			return nokernel(c, op, i, ty(c, v)->dtype, "f32");
+	}
+	return 0;
+}
+
+/* Appends "(const int64_t[]){...}". */
+static void
+ints(Ctx *c, const int64_t *v, int n)
+{
+	str_put(c->body, "(const int64_t[])");
+	str_ints(c->body, v, n);
+}
+
+/* Appends a double literal that reads back as v. */
+static void
+dbl(Ctx *c, double v)
+{
+	char buf[64];
+
+	if (isnan(v)) {
+		str_put(c->body, "NAN");
+		return;
+	}
+	if (isinf(v)) {
+		str_put(c->body, v < 0 ? "(-INFINITY)" : "INFINITY");
+		return;
+	}
+	snprintf(buf, sizeof buf, "%.17g", v);
+	if (!strpbrk(buf, ".en"))
+		strcat(buf, ".0");
+	str_put(c->body, buf);
+}
+
+/* Dense element strides of shape t. */
+static void
+dstrides(const Type *t, int64_t *s)
+{
+	int64_t m = 1;
+	int i;
+
+	for (i = t->rank - 1; i >= 0; i--) {
+		s[i] = m;
+		m *= t->dim[i];
+	}
+}
+
+/* Element strides of t read at the index of shape out (numpy broadcasting:
+ * axes aligned on the right, 0 where t's axis is 1 or missing). */
+static void
+bstrides(const Type *t, const Type *out, int64_t *s)
+{
+	int off = out->rank - t->rank, i;
+	int64_t st = 1;
+
+	for (i = out->rank - 1; i >= 0; i--) {
+		int k = i - off;
+		s[i] = k < 0 || t->dim[k] == 1 ? 0 : st;
+		if (k >= 0)
+			st *= t->dim[k];
+	}
+}
+
+/* The arena scratch of op i, as a float pointer expression. */
+static void
+scratchp(Ctx *c, int i)
+{
+	str_printf(c->body, "(float *)((unsigned char *)arena + %lld)",
+	           (long long)c->plan->scratch[i]);
+}
+
+/* A (h, w) attribute: 1 or 2 values; none (or an empty list) gives def. */
+static void
+pair(const Op *op, const char *key, int64_t def, int64_t out[2])
+{
+	const Attr *a = dp_attr(op, key);
+
+	out[0] = out[1] = def;
+	if (a && a->n >= 1)
+		out[0] = out[1] = a->ints[0];
+	if (a && a->n >= 2)
+		out[1] = a->ints[1];
+}
+
+/* The output shape as a loop nest: rank and dims (a scalar is [1]). */
+static int
+shape(const Type *t, int64_t *dim)
+{
+	if (t->rank == 0) {
+		dim[0] = 1;
+		return 1;
+	}
+	memcpy(dim, t->dim, (size_t)t->rank * sizeof *dim);
+	return t->rank;
+}
+
+/* ---- elementwise ---- */
+
+static int
+binop(int kind)
+{
+	switch (kind) {
+	case Aadd: return 0;
+	case Asub: return 1;
+	case Amul: return 2;
+	case Adiv: return 3;
+	case Apow: return 4;
+	case Aeq: return 5;
+	case Ane: return 6;
+	case Alt: return 7;
+	case Ale: return 8;
+	case Agt: return 9;
+	case Age: return 10;
+	case Aand: return 11;
+	case Aor: return 12;
+	case Axor: return 13;
+	}
+	return -1;
+}
+
+static const char *const binname[] = {
+	"DPRT_ADD", "DPRT_SUB", "DPRT_MUL", "DPRT_DIV", "DPRT_POW", "DPRT_EQ", "DPRT_NE",
+	"DPRT_LT", "DPRT_LE", "DPRT_GT", "DPRT_GE", "DPRT_AND", "DPRT_OR", "DPRT_XOR",
+};
+
+/* Broadcasting binary ops: arithmetic, comparisons, logic. */
+static int
+k_binary(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], a = op->in[0], b = op->in[1], k = binop(op->kind), r;
+	const Type *to = ty(c, y), *ta = ty(c, a), *tb = ty(c, b);
+	int64_t sa[DP_MAXRANK], sb[DP_MAXRANK], dim[DP_MAXRANK];
+	int dt = ta->dtype;
+
+	if (dp_numel(to) == 0)
+		return 0;
+	bstrides(ta, to, sa);
+	bstrides(tb, to, sb);
+	r = shape(to, dim);
+	if (to->rank == 0)
+		sa[0] = sb[0] = 0;
+	if (k >= 11) {   /* logical: any dtypes */
+		str_printf(c->body, "\tdprt_logical(%s, v%d, v%d, %s, ", binname[k], V(c, y), V(c, a),
+		           dprt_enum(dt));
+		ints(c, sa, r);
+		str_printf(c->body, ", v%d, %s, ", V(c, b), dprt_enum(tb->dtype));
+		ints(c, sb, r);
+		str_printf(c->body, ", %d, ", r);
+		ints(c, dim, r);
+		str_put(c->body, ");\n");
+		return 0;
+	}
+	if (k <= 2 && dt != DP_F32 && dt != DP_I64 && dt != DP_I32)
+		return nokernel(c, op, i, dt, "f32, i64, i32");
+	if ((k == 3 || k == 4) && dt != DP_F32)
+		return nokernel(c, op, i, dt, "f32");
+	if (k >= 5 && dt != DP_F32 && dt != DP_I64 && dt != DP_I32 && dt != DP_BOOL && dt != DP_U8)
+		return nokernel(c, op, i, dt, "f32, i64, i32, bool, u8");
+	str_printf(c->body, "\tdprt_binary(%s, %s, v%d, v%d, ", binname[k], dprt_enum(dt), V(c, y),
+	           V(c, a));
+	ints(c, sa, r);
+	str_printf(c->body, ", v%d, ", V(c, b));
+	ints(c, sb, r);
+	str_printf(c->body, ", %d, ", r);
+	ints(c, dim, r);
+	str_put(c->body, ", ");
+	dbl(c, op->kind == Aadd || op->kind == Asub ? dp_getf(op, "alpha", 1) : 1);
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+static int
+k_where(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], r, k;
+	const Type *to = ty(c, y);
+	int64_t s[3][DP_MAXRANK], dim[DP_MAXRANK];
+
+	if (dp_numel(to) == 0)
+		return 0;
+	for (k = 0; k < 3; k++) {
+		bstrides(ty(c, op->in[k]), to, s[k]);
+		if (to->rank == 0)
+			s[k][0] = 0;
+	}
+	r = shape(to, dim);
+	str_printf(c->body, "\tdprt_where(v%d, %d", V(c, y), dp_dtype_size[to->dtype]);
+	for (k = 0; k < 3; k++) {
+		str_printf(c->body, ", v%d, ", V(c, op->in[k]));
+		ints(c, s[k], r);
+	}
+	str_printf(c->body, ", %d, ", r);
+	ints(c, dim, r);
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+static int
+unop(int kind)
+{
+	switch (kind) {
+	case Arsqrt: return 0;
+	case Asqrt: return 1;
+	case Aexp: return 2;
+	case Alog: return 3;
+	case Acos: return 4;
+	case Asin: return 5;
+	case Aneg: return 6;
+	case Aabs: return 7;
+	case Arecip: return 8;
+	case Asigmoid: return 9;
+	case Atanh: return 10;
+	case Asilu: return 11;
+	case Agelu: return 12;
+	case Ahardswish: return 14;
+	case Ahardsigm: return 15;
+	case Aclamp: return 16;
+	}
+	return -1;
+}
+
+static const char *const unname[] = {
+	"DPRT_RSQRT", "DPRT_SQRT", "DPRT_EXP", "DPRT_LOG", "DPRT_COS", "DPRT_SIN", "DPRT_NEG",
+	"DPRT_ABS", "DPRT_RECIP", "DPRT_SIGMOID", "DPRT_TANH", "DPRT_SILU", "DPRT_GELU",
+	"DPRT_GELU_TANH", "DPRT_HARDSWISH", "DPRT_HARDSIGMOID", "DPRT_CLAMP",
+};
+
+static int
+k_unary(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0], k = unop(op->kind);
+	int dt = ty(c, x)->dtype;
+	const char *appr = dp_gets(op, "approximate");
+	const Attr *lo = dp_attr(op, "min"), *hi = dp_attr(op, "max");
+	int64_t n = dp_numel(ty(c, y));
+
+	if (op->kind == Anot) {
+		str_printf(c->body, "\tdprt_not(v%d, v%d, %s, %lld);\n", V(c, y), V(c, x),
+		           dprt_enum(dt), (long long)n);
+		return 0;
+	}
+	if (op->kind == Agelu && appr && strcmp(appr, "tanh") == 0)
+		k = 13;
+	if (dt == DP_I64 && (op->kind == Aneg || op->kind == Aabs || op->kind == Aclamp)) {
+		str_printf(c->body, "\tdprt_unary_i64(%s, v%d, v%d, %lld, ", unname[k], V(c, y),
+		           V(c, x), (long long)n);
+		if (lo)
+			str_printf(c->body, "%lldLL, ", (long long)ceil(lo->f));
+		else
+			str_put(c->body, "INT64_MIN, ");
+		if (hi)
+			str_printf(c->body, "%lldLL);\n", (long long)floor(hi->f));
+		else
+			str_put(c->body, "INT64_MAX);\n");
+		return 0;
+	}
+	if (needf32(c, op, i) != 0)
+		return -1;
+	str_printf(c->body, "\tdprt_unary_f32(%s, v%d, v%d, %lld, ", unname[k], V(c, y), V(c, x),
+	           (long long)n);
+	str_float(c->body, lo ? lo->f : -INFINITY);
+	str_put(c->body, ", ");
+	str_float(c->body, hi ? hi->f : INFINITY);
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+/* ---- data movement ---- */
+
+/* One dprt_copy call: shape dim (rank r), y + yoff with strides ys, x +
+ * xoff with strides xs. */
+static void
+copy(Ctx *c, int y, int64_t yoff, const int64_t *ys, int x, int64_t xoff,
+     const int64_t *xs, int es, int r, const int64_t *dim)
+{
+	int64_t one = 1;
+
+	if (r == 0) {
+		r = 1;
+		dim = ys = xs = &one;
+	}
+	str_printf(c->body, "\tdprt_copy(v%d + %lld, ", V(c, y), (long long)yoff);
+	ints(c, ys, r);
+	str_printf(c->body, ", v%d + %lld, ", V(c, x), (long long)xoff);
+	ints(c, xs, r);
+	str_printf(c->body, ", %d, %d, ", es, r);
+	ints(c, dim, r);
+	str_put(c->body, ");\n");
+}
+
+static int
+k_movement(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0], k, j;
+	const Type *tx = ty(c, x), *to = ty(c, y);
+	int es = dp_dtype_size[to->dtype], r = tx->rank;
+	int64_t xs[DP_MAXRANK], ys[DP_MAXRANK], s2[DP_MAXRANK], d2[DP_MAXRANK];
+
+	if (dp_numel(to) == 0)
+		return 0;
+	dstrides(tx, xs);
+	dstrides(to, ys);
+	switch (op->kind) {
+	case Atranspose: {
+		int64_t perm[DP_MAXRANK];
+		int a = normdim(dp_geti(op, "dim0", 0), r), b = normdim(dp_geti(op, "dim1", 0), r);
+		for (k = 0; k < r; k++)
+			perm[k] = k == a ? b : k == b ? a : k;
+		if (a == b || r < 2) {
+			copy(c, y, 0, ys, x, 0, xs, es, r, to->dim);
+			return 0;
+		}
+		str_printf(c->body, "\tdprt_permute(v%d, v%d, %d, %d, ", V(c, y), V(c, x), es, r);
+		ints(c, tx->dim, r);
+		str_put(c->body, ", ");
+		ints(c, perm, r);
+		str_put(c->body, ");\n");
+		return 0;
+	}
+	case Aexpand:
+		bstrides(tx, to, s2);
+		copy(c, y, 0, ys, x, 0, s2, es, to->rank, to->dim);
+		return 0;
+	case Aclone:
+		copy(c, y, 0, ys, x, 0, xs, es, r, to->dim);
+		return 0;
+	case Aslice: {
+		int d = normdim(dp_geti(op, "dim", 0), r);
+		int64_t n = tx->dim[d], s = dp_geti(op, "start", 0), step = dp_geti(op, "step", 1);
+		if (s < 0)
+			s = s < -n ? 0 : s + n;
+		if (s > n)
+			s = n;
+		memcpy(s2, xs, sizeof xs);
+		s2[d] *= step;
+		copy(c, y, 0, ys, x, s * xs[d], s2, es, r, to->dim);
+		return 0;
+	}
+	case Aselect: {
+		int d = normdim(dp_geti(op, "dim", 0), r);
+		int64_t ix = dp_geti(op, "index", 0);
+		if (ix < 0)
+			ix += tx->dim[d];
+		for (k = j = 0; k < r; k++)
+			if (k != d)
+				s2[j++] = xs[k];
+		copy(c, y, 0, ys, x, ix * xs[d], s2, es, to->rank, to->dim);
+		return 0;
+	}
+	case Acat:
+	case Astack: {
+		int stack = op->kind == Astack, d = normdim(dp_geti(op, "dim", 0), to->rank);
+		int64_t at = 0;
+		for (k = 0; k < to->rank; k++)   /* y's strides seen from an operand */
+			if (!stack || k != d)
+				s2[k - (stack && k > d)] = ys[k];
+		for (k = 0; k < op->nin; k++) {
+			const Type *tk = ty(c, op->in[k]);
+			if (dp_numel(tk) > 0) {
+				dstrides(tk, d2);
+				copy(c, y, at * ys[d], stack ? s2 : ys, op->in[k], 0, d2, es, tk->rank,
+				     tk->dim);
+			}
+			at += stack ? 1 : tk->dim[d];
+		}
+		return 0;
+	}
+	}
+	dp_die("k_movement: op kind %d", op->kind);
+}
+
+/* aten.index (one index tensor along dim) and aten.embedding. */
+static int
+k_gather(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0], ix = op->in[1];
+	const Type *tx = ty(c, x);
+	int d = op->kind == Aindex ? normdim(dp_geti(op, "dim", 0), tx->rank) : 0;
+
+	if (dp_numel(ty(c, y)) == 0)
+		return 0;
+	str_printf(c->body, "\tif (dprt_gather(v%d, v%d, %d, %lld, %lld, %lld, v%d, %s, %lld, ",
+	           V(c, y), V(c, x), dp_dtype_size[tx->dtype], (long long)prod(tx, 0, d),
+	           (long long)tx->dim[d], (long long)prod(tx, d + 1, tx->rank), V(c, ix),
+	           dprt_enum(ty(c, ix)->dtype), (long long)dp_numel(ty(c, ix)));
+	str_printf(c->body, "\"op %d (%s)\", err, errn) != 0)\n\t\treturn -1;\n", i,
+	           dp_op_name[op->kind]);
+	return 0;
+}
+
+/* ---- sources ---- */
+
+static int
+k_source(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0];
+	const Type *to = ty(c, y);
+	int64_t n = dp_numel(to);
+
+	if (n == 0)
+		return 0;
+	if (op->kind == Aarange) {
+		str_printf(c->body, "\tdprt_arange(v%d, %s, ", V(c, y), dprt_enum(to->dtype));
+		dbl(c, dp_getf(op, "start", 0));
+		str_put(c->body, ", ");
+		dbl(c, dp_getf(op, "step", 1));
+		str_printf(c->body, ", %lld);\n", (long long)n);
+		return 0;
+	}
+	str_printf(c->body, "\tdprt_fill(v%d, %s, ", V(c, y), dprt_enum(to->dtype));
+	dbl(c, dp_getf(op, "value", 0));
+	str_printf(c->body, ", %lld);\n", (long long)n);
+	return 0;
+}
+
+/* ---- reductions ---- */
+
+static int
+k_reduce(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0], k, nk = 0, nr = 0;
+	const Type *tx = ty(c, x);
+	const Attr *d = dp_attr(op, "dim");
+	int red[DP_MAXRANK] = { 0 }, dt = tx->dtype;
+	int64_t xs[DP_MAXRANK], kd[DP_MAXRANK], ks[DP_MAXRANK], rd[DP_MAXRANK], rs[DP_MAXRANK];
+	const char *what = op->kind == Asum ? "DPRT_SUM" : op->kind == Amean ? "DPRT_MEAN" : "DPRT_ANY";
+
+	if (op->kind == Asum && dt != DP_F32 && dt != DP_I64 && dt != DP_I32)
+		return nokernel(c, op, i, dt, "f32, i64, i32");
+	if (op->kind == Amean && dt != DP_F32)
+		return nokernel(c, op, i, dt, "f32");
+	if (dp_numel(ty(c, y)) == 0)
+		return 0;
+	for (k = 0; k < tx->rank; k++)
+		red[k] = d->n == 0;
+	for (k = 0; k < d->n; k++)
+		red[normdim(d->ints[k], tx->rank)] = 1;
+	dstrides(tx, xs);
+	for (k = 0; k < tx->rank; k++) {
+		if (tx->dim[k] == 1)
+			continue;
+		if (red[k]) {
+			rd[nr] = tx->dim[k];
+			rs[nr++] = xs[k];
+		} else {
+			kd[nk] = tx->dim[k];
+			ks[nk++] = xs[k];
+		}
+	}
+	str_printf(c->body, "\tdprt_reduce(%s, %s, v%d, v%d, %d, ", what, dprt_enum(dt), V(c, y),
+	           V(c, x), nk);
+	ints(c, kd, nk);
+	str_put(c->body, ", ");
+	ints(c, ks, nk);
+	str_printf(c->body, ", %d, ", nr);
+	ints(c, rd, nr);
+	str_put(c->body, ", ");
+	ints(c, rs, nr);
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+/* ---- norms ---- */
+
+static int
+k_norm(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x);
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	if (dp_numel(tx) == 0)
+		return 0;
+	if (op->kind == Abatchnorm) {
+		str_printf(c->body, "\tdprt_batchnorm_f32(v%d, v%d, v%d, v%d, v%d, v%d, ", V(c, y),
+		           V(c, x), V(c, op->in[1]), V(c, op->in[2]), V(c, op->in[3]),
+		           V(c, op->in[4]));
+		str_float(c->body, dp_getf(op, "eps", 1e-5));
+		str_printf(c->body, ", %lld, %lld, %lld);\n", (long long)tx->dim[0],
+		           (long long)tx->dim[1], (long long)prod(tx, 2, tx->rank));
+		return 0;
+	}
+	int64_t n = prod(tx, tx->rank - dp_attr(op, "normalized_shape")->n, tx->rank);
+	if (op->kind == Alayernorm) {
+		str_printf(c->body, "\tdprt_layernorm_f32(v%d, v%d, ", V(c, y), V(c, x));
+		for (int k = 1; k < 3; k++) {
+			if (op->nin > k)
+				str_printf(c->body, "v%d, ", V(c, op->in[k]));
+			else
+				str_put(c->body, "NULL, ");
+		}
+	} else {
+		str_printf(c->body, "\tdprt_rmsnorm_f32(v%d, v%d, ", V(c, y), V(c, x));
+		if (op->nin > 1)
+			str_printf(c->body, "v%d, ", V(c, op->in[1]));
+		else
+			str_put(c->body, "NULL, ");
+	}
+	str_printf(c->body, "%lld, %lld, ", (long long)(dp_numel(tx) / n), (long long)n);
+	/* rms_norm's default eps is f32's machine epsilon, as in PyTorch */
+	str_float(c->body, dp_getf(op, "eps", op->kind == Armsnorm ? 1.1920928955078125e-07 : 1e-5));
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+/* ---- pooling and convolution ---- */
+
+static int
+k_pool(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x), *to = ty(c, y);
+	int r = tx->rank;
+	int64_t k[2], s[2], p[2], d[2], NC = prod(tx, 0, r - 2);
+	const Attr *st = dp_attr(op, "stride");
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	if (dp_numel(to) == 0)
+		return 0;
+	if (op->kind == Aadaptavg) {
+		str_printf(c->body, "\tdprt_adaptive_avgpool2d_f32(v%d, v%d, %lld, %lld, %lld, %lld, "
+		           "%lld);\n", V(c, y), V(c, x), (long long)NC, (long long)tx->dim[r - 2],
+		           (long long)tx->dim[r - 1], (long long)to->dim[r - 2],
+		           (long long)to->dim[r - 1]);
+		return 0;
+	}
+	pair(op, "kernel_size", 1, k);
+	pair(op, "padding", 0, p);
+	pair(op, "dilation", 1, d);
+	if (st && st->n == 0)
+		memcpy(s, k, sizeof s);
+	else
+		pair(op, "stride", 1, s);
+	str_printf(c->body, "\tdprt_%s_f32(v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
+	           op->kind == Amaxpool ? "maxpool2d" : "avgpool2d", V(c, y), V(c, x),
+	           (long long)NC, (long long)tx->dim[r - 2], (long long)tx->dim[r - 1],
+	           (long long)to->dim[r - 2], (long long)to->dim[r - 1]);
+	ints(c, k, 2);
+	str_put(c->body, ", ");
+	ints(c, s, 2);
+	str_put(c->body, ", ");
+	ints(c, p, 2);
+	if (op->kind == Amaxpool) {
+		str_put(c->body, ", ");
+		ints(c, d, 2);
+		str_put(c->body, ");\n");
+	} else
+		str_printf(c->body, ", %d, %lld);\n", (int)dp_geti(op, "count_include_pad", 1),
+		           (long long)dp_geti(op, "divisor_override", 0));
+	return 0;
+}
+
+/* Convolution geometry: kernel, stride, padding, dilation, groups. */
+static void
+convgeom(const Fn *fn, const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2])
+{
+	const Type *w = &fn->val[op->in[1]].t;
+
+	k[0] = w->dim[2];
+	k[1] = w->dim[3];
+	pair(op, "stride", 1, s);
+	pair(op, "padding", 0, p);
+	pair(op, "dilation", 1, d);
+}
+
+/* Floats of im2col scratch, as runtime/nn.c's dprt_conv2d_scratch. */
+static int64_t
+convscratch(const Fn *fn, const Op *op)
+{
+	const Type *x = &fn->val[op->in[0]].t, *y = &fn->val[op->out[0]].t;
+	int64_t k[2], s[2], p[2], d[2], g = dp_geti(op, "groups", 1), C = x->dim[1];
+
+	convgeom(fn, op, k, s, p, d);
+	if ((g == C && g > 1) ||
+	    (k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 && p[0] == 0 && p[1] == 0))
+		return 0;
+	return C / g * k[0] * k[1] * y->dim[2] * y->dim[3];
+}
+
+static int
+k_conv(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0], w = op->in[1];
+	const Type *tx = ty(c, x), *to = ty(c, y);
+	int64_t k[2], s[2], p[2], d[2];
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	if (dp_numel(to) == 0)
+		return 0;
+	convgeom(c->fn, op, k, s, p, d);
+	str_printf(c->body, "\tdprt_conv2d_f32(v%d, v%d, v%d, ", V(c, y), V(c, x), V(c, w));
+	if (op->nin == 3)
+		str_printf(c->body, "v%d, ", V(c, op->in[2]));
+	else
+		str_put(c->body, "NULL, ");
+	str_printf(c->body, "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,\n\t\t",
+	           (long long)tx->dim[0], (long long)tx->dim[1], (long long)tx->dim[2],
+	           (long long)tx->dim[3], (long long)to->dim[1], (long long)to->dim[2],
+	           (long long)to->dim[3], (long long)dp_geti(op, "groups", 1));
+	ints(c, k, 2);
+	str_put(c->body, ", ");
+	ints(c, s, 2);
+	str_put(c->body, ", ");
+	ints(c, p, 2);
+	str_put(c->body, ", ");
+	ints(c, d, 2);
+	str_put(c->body, ", ");
+	if (convscratch(c->fn, op) > 0)
+		scratchp(c, i);
+	else
+		str_put(c->body, "NULL");
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+/* ---- matrices and attention ---- */
+
+static int
+k_bmm(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], a = op->in[0], b = op->in[1];
+	const Type *ta = ty(c, a), *tb = ty(c, b);
+	long long B = ta->dim[0], M = ta->dim[1], K = ta->dim[2], N = tb->dim[2];
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	if (B * M * N == 0)
+		return 0;
+	str_printf(c->body, "\tfor (int64_t b = 0; b < %lld; b++)\n"
+	           "\t\tdprt_sgemm(%lld, %lld, %lld, 1.0f, v%d + b * %lld, %lld, 1, v%d + b * %lld, "
+	           "%lld, 1, 0.0f, NULL, 0, 0, v%d + b * %lld, %lld);\n", B, M, N, K, V(c, a),
+	           M * K, K, V(c, b), K * N, N, V(c, y), M * N, N);
+	return 0;
+}
+
+static int
+k_sdpa(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], q = op->in[0], k = op->in[1], v = op->in[2], r, j;
+	const Type *tq = ty(c, q), *tk = ty(c, k), *tv = ty(c, v);
+	int64_t L, S, E, Ev, ms[DP_MAXRANK] = { 0 }, zero = 0;
+	const Attr *sc = dp_attr(op, "scale");
+	Type scores;
+
+	for (j = 0; j < 3; j++)
+		if (ty(c, op->in[j])->dtype != DP_F32 || ty(c, y)->dtype != DP_F32)
+			return nokernel(c, op, i, ty(c, op->in[j])->dtype, "f32");
+	if (dp_numel(ty(c, y)) == 0)
+		return 0;
+	r = tq->rank;
+	L = tq->dim[r - 2], E = tq->dim[r - 1], S = tk->dim[r - 2], Ev = tv->dim[r - 1];
+	scores = *tq;
+	scores.dim[r - 1] = S;
+	if (op->nin == 4)
+		bstrides(ty(c, op->in[3]), &scores, ms);
+	str_printf(c->body, "\tdprt_sdpa_f32(v%d, v%d, v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
+	           V(c, y), V(c, q), V(c, k), V(c, v), (long long)prod(tq, 0, r - 2), (long long)L,
+	           (long long)S, (long long)E, (long long)Ev);
+	str_float(c->body, sc ? sc->f : 1.0 / sqrt((double)E));
+	str_printf(c->body, ", %d,\n\t\t", (int)dp_geti(op, "is_causal", 0));
+	if (op->nin == 4)
+		str_printf(c->body, "v%d, %s, ", V(c, op->in[3]), dprt_enum(ty(c, op->in[3])->dtype));
+	else
+		str_put(c->body, "NULL, DPRT_BOOL, ");
+	str_printf(c->body, "%d, ", r - 2);
+	ints(c, r > 2 ? tq->dim : &zero, r > 2 ? r - 2 : 1);
+	str_put(c->body, ", ");
+	ints(c, r > 2 ? ms : &zero, r > 2 ? r - 2 : 1);
+	str_printf(c->body, ", %lld, %lld, ", (long long)ms[r - 2], (long long)ms[r - 1]);
+	scratchp(c, i);
+	str_put(c->body, ");\n");
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+/* Bytes of arena scratch op needs while it runs (0 for none). */
+int64_t
+nn_scratch(const Fn *fn, const Op *op)
+{
+	const Type *q, *k;
+
+	switch (op->kind) {
+	case Aconv:
+		if (fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4)
+			return 0;
+		return 4 * convscratch(fn, op);
+	case Asdpa:
+		q = &fn->val[op->in[0]].t;
+		k = &fn->val[op->in[1]].t;
+		if (q->rank < 2 || k->rank < 2)
+			return 0;
+		return 4 * q->dim[q->rank - 2] * k->dim[k->rank - 2];
+	}
+	return 0;
+}
+
+/* Appends the statements of op i, an op of NN_OPS (or aten.add/aten.mul
+ * on integers); fails for ops the cpu target has no kernel for. */
+int
+emit_nn(Ctx *c, const Op *op, int i)
+{
+	switch (op->kind) {
+	case Aadd: case Amul: case Asub: case Adiv: case Apow:
+	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
+	case Aand: case Aor: case Axor:
+		return k_binary(c, op, i);
+	case Awhere:
+		return k_where(c, op, i);
+	case Anot: case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin:
+	case Aneg: case Aabs: case Arecip: case Asigmoid: case Atanh: case Asilu: case Agelu:
+	case Ahardswish: case Ahardsigm: case Aclamp:
+		return k_unary(c, op, i);
+	case Atranspose: case Aexpand: case Aclone: case Acat: case Astack: case Aslice:
+	case Aselect:
+		return k_movement(c, op, i);
+	case Aindex: case Aembedding:
+		return k_gather(c, op, i);
+	case Aarange: case Afull: case Afulllike: case Ascalar:
+		return k_source(c, op, i);
+	case Amean: case Asum: case Aany:
+		return k_reduce(c, op, i);
+	case Abatchnorm: case Alayernorm: case Armsnorm:
+		return k_norm(c, op, i);
+	case Amaxpool: case Aavgpool: case Aadaptavg:
+		return k_pool(c, op, i);
+	case Aconv:
+		return k_conv(c, op, i);
+	case Abmm:
+		return k_bmm(c, op, i);
+	case Asdpa:
+		return k_sdpa(c, op, i);
+	}
+	dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for this op", i,
+	          dp_op_name[op->kind]);
+	return -1;
+}

@@ -1,0 +1,245 @@
+/* emit.c: assembles the .cu file: the kernels, one schedule function per
+ * cuda partition (its host->device copies, kernel launches and library
+ * calls, then the device->host copies the host reads after it), and the
+ * entry points the host code calls (NAME_gpu_init, NAME_gpu_partK,
+ * NAME_gpu_host, NAME_gpu_fini). */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+
+static int
+ismm(int kind)
+{
+	return kind == Alinear || kind == Aaddmm || kind == Amm;
+}
+
+/* Declares the device pointers the schedule names: its buffer plan. */
+static void
+decls(Gpu *g, Str *s)
+{
+	const Fn *fn = g->fn;
+	int v;
+
+	for (v = 0; v < fn->nval; v++) {
+		const GHome *h = &g->h[v];
+		const char *ct = dtype_c(fn->val[v].t.dtype);
+		char ty[160], d[256];
+
+		if (!g->used[v])
+			continue;
+		if (ct == NULL)
+			ct = "uint16_t";
+		if (h->kind == G_WEIGHT)
+			snprintf(d, sizeof d, "const %s *v%d = (const %s *)(W + %lld);", ct, v, ct,
+			         (long long)h->off);
+		else if (h->kind == G_ARENA)
+			snprintf(d, sizeof d, "%s *v%d = (%s *)(A + %lld);", ct, v, ct, (long long)h->off);
+		else
+			dp_die("value %d: named by the schedule but has no device memory", v);
+		str_printf(s, "\t%-44s /* %s, %s [%lld,%lld) */\n", d,
+		           dp_type_str(&fn->val[v].t, 0, ty, sizeof ty),
+		           h->kind == G_WEIGHT ? "weights" : "arena", (long long)h->off,
+		           (long long)(h->off + h->bytes));
+	}
+}
+
+/* A copy between the pinned staging at pin and device value v. */
+static int
+memcpyasync(Gpu *g, int v, int64_t pin, int todev)
+{
+	if (g->h[v].bytes == 0)
+		return 0;
+	if (todev)
+		str_printf(g->rec, "\tif (dprt_cuda_ok(cudaMemcpyAsync(v%d, P + %lld, %lld, "
+		                   "cudaMemcpyHostToDevice, g->stream),\n", gV(g, v), (long long)pin,
+		           (long long)g->h[v].bytes);
+	else
+		str_printf(g->rec, "\tif (dprt_cuda_ok(cudaMemcpyAsync(P + %lld, v%d, %lld, "
+		                   "cudaMemcpyDeviceToHost, g->stream),\n", (long long)pin,
+		           gV(g, gbase(g, v)), (long long)g->h[v].bytes);
+	str_put(g->rec, "\t                 \"cudaMemcpyAsync\", err, errn) != 0)\n\t\treturn -1;\n");
+	return 1;
+}
+
+/* The schedule of cuda partition pk into *out; *sync says whether the
+ * host must wait for it. */
+static int
+partition(Gpu *g, int pk, Str *out, int *sync)
+{
+	Fn *fn = g->fn;
+	Str rec = {0}, decl = {0};
+	int i, v, first = -1, last = -1, nd2h = 0, rc = -1, pin = 0, arena = 0, weights = 0;
+
+	memset(g->used, 0, (size_t)fn->nval);
+	g->rec = &rec;
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		if (op->part != pk)
+			continue;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
+			continue;   /* computed in its reader's kernel */
+		if (op->kind == Arelu && g->relu[fn->val[op->in[0]].def] == i) {
+			/* a matmul's epilogue: the product runs here */
+			if (emit_mm(g, fn->val[op->in[0]].def) != 0)
+				goto done;
+			continue;
+		}
+		switch (g->x[i].kind) {
+		case X_H2D:
+			opcomment(&rec, fn, i, "\t");
+			pin |= memcpyasync(g, op->out[0], g->x[i].pin, 1);
+			continue;
+		case X_UPLOAD:
+			continue;   /* in the weights since init */
+		}
+		if (op->kind == Oconst)
+			continue;
+		if (ismm(op->kind)) {
+			if (emit_mm(g, i) != 0)
+				goto done;
+		} else if (op->kind == Oargmax || op->kind == Osoftmax) {
+			if (emit_reduce(g, i) != 0)
+				goto done;
+		} else if (fusable(fn, op)) {
+			if (emit_elem(g, i) != 0)
+				goto done;
+		} else {
+			dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for this op", i,
+			          dp_op_name[op->kind]);
+			goto done;
+		}
+	}
+	for (i = 0; i < fn->nop; i++) {   /* the copies the host reads next */
+		if (g->x[i].kind != X_D2H || g->x[i].part != pk)
+			continue;
+		opcomment(&rec, fn, i, "\t");
+		pin |= memcpyasync(g, fn->op[i].in[0], g->x[i].pin, 0);
+		nd2h++;
+	}
+	*sync = nd2h > 0 || g->cpart[pk] == g->ncpart - 1;
+
+	decls(g, &decl);
+	str_printf(out, "\n/* ---- partition %d (cuda): ops %d..%d%s ---- */\n\n", pk, first, last,
+	           *sync ? "; the host then waits for the stream" : "");
+	str_printf(out, "/* Enqueues the work of partition %d on g's stream. */\n", pk);
+	str_printf(out, "static int\npart%d(dprt_cuda *g, char *err, size_t errn)\n{\n", pk);
+	for (v = 0; v < fn->nval; v++) {
+		arena |= g->used[v] && g->h[v].kind == G_ARENA;
+		weights |= g->used[v] && g->h[v].kind == G_WEIGHT;
+	}
+	if (arena)
+		str_put(out, "\tunsigned char *A = g->arena;      /* the buffer plan */\n");
+	if (weights)
+		str_put(out, "\tconst unsigned char *W = g->weights; /* the constants */\n");
+	if (pin)
+		str_put(out, "\tunsigned char *P = g->pinned;     /* the transfer staging */\n");
+	str_put(out, decl.p ? decl.p : "");
+	str_put(out, "\n");
+	str_put(out, rec.p ? rec.p : "");
+	str_put(out, "\treturn 0;\n}\n");
+	rc = 0;
+done:
+	g->rec = NULL;
+	str_free(&rec);
+	str_free(&decl);
+	return rc;
+}
+
+/* NAME_gpu_init: the device, the plan, the constants. */
+static void
+init(Gpu *g, Str *s)
+{
+	const Fn *fn = g->fn;
+	int i, n = 0;
+
+	str_printf(s, "\n/* Opens the device and makes the state of one instance: the buffer\n"
+	              " * plan, staging, the stream, and the constants used on cuda copied from\n"
+	              " * the weight blob. */\n"
+	              "extern \"C\" int\n%s_gpu_init(void **state, char *err, size_t errn)\n{\n"
+	              "\t/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS */\n"
+	              "\tstatic const dprt_cuda_plan plan = {%lld, %lld, %lld, %d, %d};\n"
+	              "\tdprt_cuda *g;\n\n"
+	              "\tif (dprt_cuda_open(&g, &plan, err, errn) != 0)\n\t\treturn -1;\n",
+	           fn->name, (long long)g->arena, (long long)g->wbytes, (long long)g->pinned,
+	           g->ncpart, g->blas);
+	if (g->blas)
+		str_put(s, "\tif (dprt_cublas_open(g, err, errn) != 0) {\n"
+		           "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		const GHome *h = op->nout == 1 ? &g->h[op->out[0]] : NULL;
+		const Op *c;
+		if (h == NULL || h->kind != G_WEIGHT || h->bytes == 0)
+			continue;
+		c = op->kind == Oconst ? op : &fn->op[g->x[i].src];
+		str_put(s, n++ ? " ||\n\t    " : "\t/* the constants used on cuda, from the weight blob */\n\tif (");
+		str_printf(s, "dprt_cuda_upload(g, %lld, %s_weights + %lld, %lld, err, errn) != 0",
+		           (long long)h->off, fn->name, (long long)dp_geti(c, "offset", 0),
+		           (long long)h->bytes);
+	}
+	if (n)
+		str_put(s, ") {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+	str_put(s, "\t*state = g;\n\treturn 0;\n}\n");
+}
+
+/* Writes the .cu file of g->fn into *out. */
+int
+emit_file(Gpu *g, const char *src, const char *dst, Str *out)
+{
+	Fn *fn = g->fn;
+	Str parts = {0}, entry = {0};
+	int pk, sync, i, up = 0, rc = -1;
+
+	if (gplan(g) != 0)
+		return -1;
+	str_printf(out, "/* %s: the CUDA code of the DevProc program \"%s\", generated by\n"
+	                " * dp-lower_gpu from ", dst, fn->name);
+	str_comment(out, src);
+	str_put(out, "; do not edit.\n");
+	if (g->ncpart == 0) {
+		str_put(out, " * The program has no cuda partitions: nothing to compile here. */\n");
+		return 0;
+	}
+	for (pk = 0; pk < fn->npart; pk++) {
+		if (g->cpart[pk] < 0)
+			continue;
+		if (partition(g, pk, &parts, &sync) != 0)
+			goto done;
+		str_printf(&entry, "\n/* Runs partition %d: called by the host code (5.cpu.c). */\n"
+		                   "extern \"C\" int\n%s_gpu_part%d(void *state, char *err, size_t errn)\n"
+		                   "{\n\treturn dprt_cuda_run((dprt_cuda *)state, %d, part%d, %d, err, "
+		                   "errn);\n}\n", pk, fn->name, pk, g->cpart[pk], pk, sync);
+	}
+	for (i = 0; i < fn->nop; i++)
+		up |= fn->op[i].nout == 1 && g->h[fn->op[i].out[0]].kind == G_WEIGHT &&
+		      g->h[fn->op[i].out[0]].bytes > 0;
+	str_printf(out, " * %d cuda partition%s, %d kernel%s; device plan: %lld bytes of arena, "
+	                "%lld of\n * weights, %lld of pinned host staging. */\n", g->ncpart,
+	           g->ncpart == 1 ? "" : "s", g->nkern, g->nkern == 1 ? "" : "s",
+	           (long long)g->arena, (long long)g->wbytes, (long long)g->pinned);
+	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+	             "#include \"dprt_cuda.h\"\n");
+	if (up)
+		str_printf(out, "\nextern \"C\" const unsigned char %s_weights[];   /* the weight blob "
+		                "(dp-link) */\n", fn->name);
+	str_put(out, g->kern.p ? g->kern.p : "");
+	str_put(out, parts.p);
+	str_put(out, entry.p);
+	init(g, out);
+	str_printf(out, "\n/* Frees the state of NAME_gpu_init. */\n"
+	                "extern \"C\" void\n%s_gpu_fini(void *state)\n{\n"
+	                "\tdprt_cuda_close((dprt_cuda *)state);\n}\n", fn->name);
+	str_printf(out, "\n/* The page-locked staging buffer at byte offset off, where the host\n"
+	                " * writes what goes to the device and reads what came back. */\n"
+	                "extern \"C\" void *\n%s_gpu_host(void *state, size_t off)\n{\n"
+	                "\treturn ((dprt_cuda *)state)->pinned + off;\n}\n", fn->name);
+	rc = 0;
+done:
+	str_free(&parts);
+	str_free(&entry);
+	return rc;
+}

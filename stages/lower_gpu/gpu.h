@@ -1,0 +1,91 @@
+/* gpu.h: private interfaces of the lower_gpu stage: the device buffer plan
+ * and fusion decisions (plan.c), kernel emitters (kern.c, mm.c) and the
+ * .cu file (emit.c). */
+#ifndef GPU_H
+#define GPU_H
+
+#include "capi.h"
+#include "dpir.h"
+#include "xfer.h"
+
+/* Where a value lives on the device. */
+enum {
+	G_HOST,            /* a cpu value: not on the device */
+	G_WEIGHT,          /* device weights + off (uploaded at init) */
+	G_ARENA,           /* device arena + off (256-byte aligned) */
+	G_VIEW,            /* the bytes of value base: a reshape, or (trans) a
+	                      2-D transpose read through matmul strides */
+	G_INLINE,          /* no memory: computed inside the kernel of its one
+	                      reader (a fused chain, or a matmul's folded relu) */
+};
+
+typedef struct GHome {
+	int kind;          /* G_* */
+	int64_t off;       /* G_WEIGHT, G_ARENA: byte offset */
+	int base;          /* G_VIEW: the viewed value */
+	int trans;         /* G_VIEW: a transpose */
+	int64_t bytes;
+	int last;          /* op position of its last reader (see Gpu.exec) */
+} GHome;
+
+/* The state of the stage for one function. */
+typedef struct Gpu {
+	Fn *fn;
+	Err *err;
+	Xfer *x;           /* per op: its transfer kind (xfer.h) */
+	int64_t pinned;    /* bytes of page-locked staging */
+	GHome *h;          /* per value */
+	int *nuse;         /* per value: readers, ports counted */
+	int *user;         /* per value: its last reading op, or -1 */
+	int *exec;         /* per op: the op whose kernel does its work (itself,
+	                      or for an inlined op the op reading its result) */
+	int *relu;         /* per op: the relu folded into a matmul, or -1 */
+	int *cpart;        /* per partition: its index among cuda partitions, or -1 */
+	int ncpart;
+	int64_t arena;     /* bytes of device arena */
+	int64_t wbytes;    /* bytes of device weights */
+	int blas;          /* whether cuBLAS is called */
+	int nkern;
+	Str kern;          /* file scope: constant tables, helpers, kernels */
+	Str *rec;          /* the statements of the schedule of the partition
+	                      being emitted */
+	char *used;        /* per value: named by that schedule */
+	int helpers;       /* device helpers needed (H_* bits in kern.c) */
+} Gpu;
+
+/* plan.c: decides fusion (which values are computed inside their reader's
+ * kernel), views, the device homes and their offsets.  0, or -1 with
+ * g->err set. */
+int gplan(Gpu *g);
+/* The value whose memory v's bytes are (v itself unless a view). */
+int gbase(const Gpu *g, int v);
+/* Whether op only reinterprets its operand's bytes / is a 2-D transpose. */
+int isreshape(const Fn *fn, const Op *op);
+int istranspose(const Fn *fn, const Op *op);
+/* Whether an elementwise kernel can compute op (so its operands may be
+ * fused into it). */
+int fusable(const Fn *fn, const Op *op);
+
+/* kern.c: appends the kernel(s) of op i (a root of a fused chain, a
+ * reduction) to g->kern and their launches to g->rec.  0, or -1 with
+ * g->err set when the cuda target has no kernel for it. */
+int emit_elem(Gpu *g, int i);
+int emit_reduce(Gpu *g, int i);
+/* The C type of a dtype on the device ("float", "uint8_t"...), NULL when
+ * the cuda target cannot compute on it. */
+const char *dtype_c(int dtype);
+/* Marks v as named by the schedule and returns it (for "v%d"). */
+int gV(Gpu *g, int v);
+/* Appends the "/" "* op text *" "/" comment lines of op i to s, indented. */
+void opcomment(Str *s, const Fn *fn, int i, const char *indent);
+/* Appends the launch-check statement after a kernel launch. */
+void launched(Gpu *g, const char *kname);
+
+/* mm.c: a matrix product (aten.linear, aten.addmm, aten.mm) with its bias
+ * and folded relu: a generated GEMV kernel for few rows, cuBLAS else. */
+int emit_mm(Gpu *g, int i);
+
+/* emit.c: the whole .cu file into *out. */
+int emit_file(Gpu *g, const char *src, const char *dst, Str *out);
+
+#endif

@@ -1,0 +1,269 @@
+/* plan.c: the device side of the buffer plan: fusion (values computed inside
+ * the kernel of their one reader never reach memory), free views (reshapes;
+ * transposes read through matmul strides), and where every other device
+ * value lives: the weights block, uploaded once at init, or the arena,
+ * placed first-fit by liveness over the positions where kernels run. */
+#include <string.h>
+
+#include "gpu.h"
+
+#define ALIGN 256
+
+static const Type *
+intype(const Fn *fn, const Op *op, int k)
+{
+	return &fn->val[op->in[k]].t;
+}
+
+/* Whether op only reinterprets its operand's bytes: every tensor is dense
+ * in C order, so a reshape of one is the same bytes. */
+int
+isreshape(const Fn *fn, const Op *op)
+{
+	switch (op->kind) {
+	case Oreshape: case Oflatten: case Aview: case Areshape:
+		return 1;
+	case At:
+		return intype(fn, op, 0)->rank < 2;   /* t of a vector is itself */
+	}
+	return 0;
+}
+
+/* Whether op swaps the two axes of a matrix. */
+int
+istranspose(const Fn *fn, const Op *op)
+{
+	const Attr *a;
+
+	if (op->nin != 1 || intype(fn, op, 0)->rank != 2)
+		return 0;
+	if (op->kind == At)
+		return 1;
+	if (op->kind != Opermute && op->kind != Apermute)
+		return 0;
+	a = dp_attr(op, "dims");
+	return a && a->n == 2 && (a->ints[0] == 1 || a->ints[0] == -1) &&
+	       (a->ints[1] == 0 || a->ints[1] == -2);
+}
+
+/* Whether an elementwise kernel computes op, element by element. */
+int
+fusable(const Fn *fn, const Op *op)
+{
+	switch (op->kind) {
+	case Onormalize: case Aadd: case Amul: case Arelu: case Ocast:
+	case Opermute: case Apermute: case At:
+	case Oreshape: case Oflatten: case Aview: case Areshape:
+		return op->dev == DEV_CUDA;
+	}
+	return 0;
+}
+
+static int
+ismm(const Op *op)
+{
+	return op->kind == Alinear || op->kind == Aaddmm || op->kind == Amm;
+}
+
+/* Whether operand k of op is read as a matrix through strides. */
+static int
+matuse(const Fn *fn, const Op *op, int k)
+{
+	switch (op->kind) {
+	case Amm:
+		return 1;
+	case Aaddmm:
+		return k >= 1;
+	case Alinear:
+		return k == 1 || (k == 0 && intype(fn, op, 0)->rank == 2);
+	}
+	return 0;
+}
+
+/* The value holding v's bytes (through views). */
+int
+gbase(const Gpu *g, int v)
+{
+	while (g->h[v].kind == G_VIEW)
+		v = g->h[v].base;
+	return v;
+}
+
+/* Readers of each value, ports counted (as a reader -1). */
+static void
+uses(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i, k;
+
+	for (i = 0; i < fn->nval; i++)
+		g->user[i] = -1;
+	for (i = 0; i < fn->nop; i++)
+		for (k = 0; k < fn->op[i].nin; k++) {
+			g->nuse[fn->op[i].in[k]]++;
+			g->user[fn->op[i].in[k]] = i;
+		}
+	for (k = 0; k < fn->nout; k++) {
+		g->nuse[fn->out[k].val]++;
+		g->user[fn->out[k].val] = -1;
+	}
+}
+
+/* Whether op i's one result is computed inside the kernel of its reader. */
+static int
+inlined(Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int v, u;
+
+	if (op->nout != 1 || op->dev != DEV_CUDA)
+		return 0;
+	v = op->out[0];
+	u = g->user[v];
+	if (g->nuse[v] != 1 || u < 0 || fn->op[u].part != op->part)
+		return 0;
+	if (fusable(fn, op) && fusable(fn, &fn->op[u]))
+		return 1;
+	/* a matmul whose one reader is a relu that is not itself inlined:
+	 * the relu becomes the matmul's epilogue */
+	if (ismm(op) && fn->op[u].kind == Arelu && fn->val[v].t.dtype == DP_F32 &&
+	    !inlined(g, u)) {
+		g->relu[i] = u;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether every reader of v reads it as a matrix through strides. */
+static int
+allmat(const Gpu *g, int v)
+{
+	const Fn *fn = g->fn;
+	int i, k, n = 0;
+
+	for (i = 0; i < fn->nop; i++)
+		for (k = 0; k < fn->op[i].nin; k++)
+			if (fn->op[i].in[k] == v) {
+				if (!ismm(&fn->op[i]) || !matuse(fn, &fn->op[i], k) ||
+				    fn->op[i].dev != DEV_CUDA)
+					return 0;
+				n++;
+			}
+	return n == g->nuse[v];
+}
+
+/* Device homes: inline, views, weights, arena. */
+static void
+homes(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i;
+
+	for (i = 0; i < fn->nval; i++) {
+		g->h[i].kind = fn->val[i].t.dev == DEV_CUDA ? G_ARENA : G_HOST;
+		g->h[i].bytes = dp_nbytes(&fn->val[i].t);
+	}
+	for (i = fn->nop - 1; i >= 0; i--)
+		if (inlined(g, i))
+			g->h[fn->op[i].out[0]].kind = G_INLINE;
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		GHome *h;
+		if (op->dev != DEV_CUDA || op->nout != 1)
+			continue;
+		h = &g->h[op->out[0]];
+		if (op->kind == Oconst || g->x[i].kind == X_UPLOAD) {
+			h->kind = G_WEIGHT;
+			continue;
+		}
+		if (h->kind != G_ARENA || op->nin != 1)
+			continue;
+		const GHome *in = &g->h[op->in[0]];
+		if (in->kind == G_INLINE || in->kind == G_HOST || (in->kind == G_VIEW && in->trans))
+			continue;
+		if (isreshape(fn, op)) {
+			h->kind = G_VIEW;
+			h->base = op->in[0];
+		} else if (istranspose(fn, op) && allmat(g, op->out[0])) {
+			h->kind = G_VIEW;
+			h->base = op->in[0];
+			h->trans = 1;
+		}
+	}
+}
+
+/* Liveness over kernel positions, then offsets. */
+int
+gplan(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i, k, n = 0, v;
+	int64_t *size, *off;
+	int *birth, *death, *who;
+
+	g->x = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->x);
+	g->h = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *g->h);
+	g->nuse = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *g->nuse);
+	g->user = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *g->user);
+	g->exec = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->exec);
+	g->relu = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->relu);
+	g->cpart = dp_alloc(fn->arena, (size_t)fn->npart + 1, sizeof *g->cpart);
+	g->used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+	g->pinned = xfer_plan(fn, g->x);
+	for (i = 0; i < fn->npart; i++)
+		g->cpart[i] = fn->part[i].dev == DEV_CUDA ? g->ncpart++ : -1;
+	for (i = 0; i < fn->nop; i++)
+		g->relu[i] = -1;
+	for (v = 0; v < fn->nval; v++)
+		if (dp_nbytes(&fn->val[v].t) < 0) {
+			dp_seterr(g->err, "op %d (%s): its result is too large", fn->val[v].def,
+			          dp_op_name[fn->op[fn->val[v].def].kind]);
+			return -1;
+		}
+	uses(g);
+	homes(g);
+
+	for (i = fn->nop - 1; i >= 0; i--) {
+		const Op *op = &fn->op[i];
+		g->exec[i] = i;
+		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
+			g->exec[i] = g->exec[g->user[op->out[0]]];
+	}
+	for (v = 0; v < fn->nval; v++)
+		g->h[v].last = g->exec[fn->val[v].def];
+	for (i = 0; i < fn->nop; i++)
+		for (k = 0; k < fn->op[i].nin; k++) {
+			GHome *h = &g->h[fn->op[i].in[k]];
+			if (g->exec[i] > h->last)
+				h->last = g->exec[i];
+		}
+	for (v = fn->nval - 1; v >= 0; v--)
+		if (g->h[v].kind == G_VIEW && g->h[g->h[v].base].last < g->h[v].last)
+			g->h[g->h[v].base].last = g->h[v].last;
+
+	for (i = 0; i < fn->nop; i++) {   /* the weights block, in op order */
+		GHome *h = fn->op[i].nout == 1 ? &g->h[fn->op[i].out[0]] : NULL;
+		if (h == NULL || h->kind != G_WEIGHT)
+			continue;
+		h->off = g->wbytes;
+		g->wbytes += (h->bytes + ALIGN - 1) / ALIGN * ALIGN;
+	}
+	size = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *size);
+	off = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *off);
+	birth = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *birth);
+	death = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *death);
+	who = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *who);
+	for (v = 0; v < fn->nval; v++) {
+		if (g->h[v].kind != G_ARENA)
+			continue;
+		size[n] = g->h[v].bytes;
+		birth[n] = g->exec[fn->val[v].def];
+		death[n] = g->h[v].last;
+		who[n++] = v;
+	}
+	g->arena = firstfit(n, size, birth, death, fn->nop, ALIGN, off);
+	for (k = 0; k < n; k++)
+		g->h[who[k]].off = off[k];
+	return 0;
+}

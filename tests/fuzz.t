@@ -1,0 +1,47 @@
+#!/bin/sh
+# fuzz.t: a smoke run of every libFuzzer harness in fuzz/ (TAP).  Each is
+# built with clang (make fuzz-build), replays the inputs that once crashed
+# it (fuzz/regress/NAME/), then fuzzes for DP_FUZZ_SECONDS (default 10)
+# from its seeds into a scratch corpus.  Skipped where clang has no
+# libFuzzer.  The long runs are `make fuzz` (fuzz/README.md).
+cd "$(dirname "$0")/.." || exit 1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+secs=${DP_FUZZ_SECONDS:-10}
+fuzzers="dpir text target dp pt2 npy"
+
+printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' >"$tmp/t.c"
+if ! clang -fsanitize=fuzzer,address,undefined "$tmp/t.c" -o "$tmp/t" >/dev/null 2>&1; then
+	echo "1..1"
+	echo "ok 1 - fuzz harnesses # SKIP no clang with libFuzzer"
+	exit 0
+fi
+echo "1..$(($(echo $fuzzers | wc -w) * 3))"
+n=0
+fails=0
+pass() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/# /'; }
+
+make -s fuzz-build >"$tmp/build.log" 2>&1
+for f in $fuzzers; do
+	h=bin/fuzz-$f
+	if [ -x "$h" ]; then pass "$f: the harness builds"; else fail "$f: the harness builds" "$tmp/build.log"; continue; fi
+	set --
+	[ -d "fuzz/regress/$f" ] && set -- fuzz/regress/"$f"/*
+	if [ $# -eq 0 ] || "$h" "$@" >"$tmp/$f.regress" 2>&1; then
+		pass "$f: the $# inputs that once crashed it pass"
+	else
+		fail "$f: the inputs that once crashed it pass" "$tmp/$f.regress"
+	fi
+	mkdir -p "$tmp/corpus-$f"
+	set -- -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$tmp/$f-"
+	[ -f "fuzz/$f.dict" ] && set -- "$@" -dict="fuzz/$f.dict"
+	if "$h" "$@" "$tmp/corpus-$f" "fuzz/seeds/$f" >"$tmp/$f.log" 2>&1; then
+		pass "$f: $secs s of fuzzing, $(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$f.log") executions, no crash"
+	else
+		fail "$f: $secs s of fuzzing without a crash" "$tmp/$f.log"
+		ls "$tmp/$f-"* 2>/dev/null | sed 's/^/# crashing input: /'
+	fi
+done
+[ $fails -eq 0 ]

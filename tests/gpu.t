@@ -1,0 +1,223 @@
+#!/bin/sh
+# gpu.t: the cuda target (TAP).  Wherever nvcc is (CI has it, with no GPU):
+# the example and test pipelines build for --target cuda (lower_gpu's .cu
+# compiled by nvcc, linked), deterministically, and a cuda binary started
+# where no GPU is visible exits 1 naming the missing device.  Where a CUDA
+# device is present too, the same tests run the programs: the cuda builds
+# equal PyTorch's outputs (fp32, no TF32: max|err|/max|ref| <= 1e-5, labels
+# equal) and the cpu builds' outputs; repeated runs (CUDA graph replays)
+# give the first run's bytes.  Elsewhere those say "# SKIP no CUDA device".
+# Data: tests/gpu/ (hand-written IR, inputs made by mkdata.py).
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+bin=$root/bin
+data=$root/tests/data
+gdir=$root/tests/gpu
+cc=$(sed -n 's/^CC = //p' config.mk 2>/dev/null)
+cc=${DP_TEST_CC:-${cc:-cc}}
+nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
+arch=${DP_CUDA_ARCH:-sm_90}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+check() { # description command...
+	desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/log" 2>&1; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		fails=$((fails + 1))
+		sed 's/^/# /' "$tmp/log" | head -30
+	fi
+}
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+
+# A CUDA device: nvidia-smi lists one (DP_TEST_NO_GPU=1 pretends there is none).
+gpu=
+if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
+	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	gpu=yes
+fi
+
+# The tests that need a device, counted so that every case reports.
+ondevice() { # description command...
+	if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi
+}
+
+# buildir NAME MAPPING DIR [cpu]: text IR tests/gpu/NAME.ir through place,
+# partition, the lowerings, cc, nvcc and link into DIR/NAME (weights.bin
+# already in DIR when the IR has constants).
+buildir() {
+	d=$3
+	mkdir -p "$d"
+	"$bin/devproc" parse "$gdir/$1.ir" -o "$d/1.import.dpir" &&
+		"$bin/dp-place" "$d/1.import.dpir" -t "$2" -o "$d/3.place.dpir" &&
+		"$bin/dp-partition" "$d/3.place.dpir" -o "$d/4.partition.dpir" &&
+		"$bin/dp-lower_cpu" "$d/4.partition.dpir" -o "$d/5.cpu.c" &&
+		$cc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/runtime" -c "$d/5.cpu.c" -o "$d/5.cpu.o" ||
+		return 1
+	if [ "${4:-}" = cpu ]; then
+		"$bin/dp-link" "$d/4.partition.dpir" "$d/5.cpu.o" --runtime "$root/lib" --cc "$cc" -o "$d/$1"
+		return
+	fi
+	"$bin/dp-lower_gpu" "$d/4.partition.dpir" -o "$d/5.gpu.cu" &&
+		"$nvcc" -O3 -arch="$arch" -I"$root/runtime" -c "$d/5.gpu.cu" -o "$d/5.gpu.o" &&
+		"$bin/dp-link" "$d/4.partition.dpir" "$d/5.cpu.o" "$d/5.gpu.o" --runtime "$root/lib" \
+			--cc "$cc" -o "$d/$1"
+}
+
+pipes="examples/classify/classify.dp examples/two_models/two_models.dp tests/data/mlp.dp tests/data/mlp_core.dp"
+bc=$tmp/cuda
+bp=$tmp/cpu
+if [ -z "$nvcc" ]; then
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do skip "no nvcc"; done
+	echo "1..$n"
+	exit 0
+fi
+
+# ---- wherever nvcc is
+check "classify, two_models, mlp, mlp_core build for --target cuda (lower_gpu, nvcc, link)" \
+	"$bin/devproc" build $pipes --target cuda -C "$bc"
+compiled() {
+	for p in classify two_models mlp mlp_core; do
+		[ -s "$bc/$p/5.gpu.o" ] && [ -x "$bc/$p/$p" ] || { echo "$p: no 5.gpu.o or executable"; return 1; }
+		grep -q "__global__" "$bc/$p/5.gpu.cu" || { echo "$p: 5.gpu.cu has no kernel"; return 1; }
+	done
+}
+check "each pipeline's 5.gpu.cu has kernels and compiled" compiled
+placed() {
+	"$bin/devproc" dump "$bc/classify/4.partition.dpir" >"$tmp/dump" || return 1
+	cat "$tmp/dump"
+	grep -q '= normalize .*@cuda .*rule="cuda:[0-9]*: class normalize -> cuda"' "$tmp/dump" &&
+		grep -q '= aten.linear .*@cuda .*class matmul -> cuda' "$tmp/dump" &&
+		grep -q '= argmax .*@cpu .*rule="cuda:[0-9]*: class index -> cpu"' "$tmp/dump" &&
+		[ "$(grep -c ' = copy ' "$tmp/dump")" -eq 2 ]
+}
+check "classify on cuda: dump shows each op's device and rule; one copy in, one out" placed
+fused() {
+	# normalize, permute and flatten: one kernel; linear+relu: one; linear: one
+	[ "$(grep -c '^k[0-9]*_[a-z]*(' "$bc/classify/5.gpu.cu")" -eq 3 ] &&
+		grep -q '^/\* 3 ops fused into one kernel' "$bc/classify/5.gpu.cu" &&
+		grep -q 'relu, NaN stays' "$bc/classify/5.gpu.cu"
+}
+check "classify's cuda code: 3 kernels (a fused preprocessing chain, GEMV+bias+relu, GEMV+bias)" fused
+check "cpu builds of the same pipelines (for comparison)" "$bin/devproc" build $pipes -C "$bp"
+mkdir -p "$tmp/ir/cpu" "$tmp/ir/cuda"
+cp "$bp/classify/weights.bin" "$tmp/ir/cpu/" && cp "$bp/classify/weights.bin" "$tmp/ir/cuda/"
+irs() { # cpu|cuda
+	for p in ops batch16 batch4; do
+		mkdir -p "$tmp/ir/$1/$p"
+		cp "$tmp/ir/$1/weights.bin" "$tmp/ir/$1/$p/" || return 1
+		if [ "$1" = cpu ]; then
+			buildir "$p" "$root/targets/cpu" "$tmp/ir/cpu/$p" cpu || return 1
+		else
+			buildir "$p" "$gdir/all.map" "$tmp/ir/cuda/$p" || return 1
+		fi
+	done
+}
+check "tests/gpu/{ops,batch16,batch4}.ir lowered for the cpu" irs cpu
+check "tests/gpu/{ops,batch16,batch4}.ir lowered for cuda, nvcc-compiled, linked" irs cuda
+same() {
+	"$bin/devproc" build "$root/examples/classify/classify.dp" --target cuda -C "$tmp/again/x" &&
+		cmp "$bc/classify/5.gpu.cu" "$tmp/again/x/classify/5.gpu.cu" &&
+		cmp "$bc/classify/5.cpu.c" "$tmp/again/x/classify/5.cpu.c"
+}
+check "5.gpu.cu and 5.cpu.c are byte-identical from another build folder" same
+driver() {
+	$cc -std=c11 -Wall -Wextra -Werror -I"$bc/classify" -I"$root/runtime" "$gdir/repeat.c" \
+		"$bc/classify/libclassify.a" $(sed -n 's/^ \* Link with [^ ]* \(.*\)\.$/\1/p' "$bc/classify/classify.h") \
+		-o "$tmp/repeat"
+}
+check "a C program links libclassify.a with the flags classify.h names" driver
+nodev() {
+	CUDA_VISIBLE_DEVICES= "$bc/classify/classify" --in image=$data/classify/image.npy >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	cat "$tmp/err"
+	[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] &&
+		grep -q '^classify: cuda: cudaGetDeviceCount: .*: no CUDA device (.*--target cpu' "$tmp/err"
+}
+check "with no GPU visible the cuda binary exits 1: 'classify: cuda: cudaGetDeviceCount: ...'" nodev
+nodevapi() {
+	CUDA_VISIBLE_DEVICES= "$tmp/repeat" "$data/classify/image.npy" "$tmp/l.npy" "$tmp/o.npy" 2>"$tmp/err"
+	rc=$?
+	cat "$tmp/err"
+	[ $rc -eq 3 ] && grep -q '^run 0: cuda: cudaGetDeviceCount: ' "$tmp/err"
+}
+check "with no GPU visible classify_run fails and classify_error says why" nodevapi
+
+# ---- where a CUDA device is
+run() { # exe args...: runs it, showing its messages
+	"$@"
+}
+cmpall() { # prefixA prefixB outputs...: PREFIX.OUTPUT.npy of two builds agree
+	a=$1 b=$2   # (floats within 1e-5 relative, integers exactly)
+	shift 2
+	for o; do
+		"$bin/npycmp" --tol 1e-5 "$b.$o.npy" "$a.$o.npy" || { echo "output $o differs"; return 1; }
+	done
+}
+classify() {
+	run "$bc/classify/classify" --in image=$data/classify/image.npy \
+		--out label=$tmp/label.npy --out logits=$tmp/logits.npy &&
+		"$bin/npycmp" --exact $tmp/label.npy $data/classify/label.npy &&
+		"$bin/npycmp" --tol 1e-5 $tmp/logits.npy $data/classify/logits.npy
+}
+ondevice "classify on cuda: label equals PyTorch's, logits within 1e-5" classify
+mlps() {
+	run "$bc/mlp/mlp" --in x=$data/mlp/in0.npy --out y=$tmp/mlp.npy &&
+		"$bin/npycmp" --tol 1e-5 $tmp/mlp.npy $data/mlp/out.npy &&
+		run "$bc/mlp_core/mlp_core" --in x=$data/mlp_core/in0.npy --out y=$tmp/core.npy &&
+		"$bin/npycmp" --tol 1e-5 $tmp/core.npy $data/mlp_core/out.npy
+}
+ondevice "mlp (linear, relu) and mlp_core (permute, addmm) on cuda: within 1e-5 of PyTorch's" mlps
+cpugpu() {
+	run "$bp/classify/classify" --in image=$data/classify/image.npy \
+		--out label=$tmp/cl.npy --out logits=$tmp/co.npy &&
+		"$bin/npycmp" --exact $tmp/cl.npy $tmp/label.npy &&
+		"$bin/npycmp" --tol 1e-5 $tmp/logits.npy $tmp/co.npy
+}
+ondevice "classify: the cpu and cuda builds agree" cpugpu
+repeat() {
+	run "$tmp/repeat" "$data/classify/image.npy" "$tmp/rl.npy" "$tmp/ro.npy" &&
+		"$bin/npycmp" --exact $tmp/rl.npy $data/classify/label.npy &&
+		"$bin/npycmp" --tol 1e-5 $tmp/ro.npy $data/classify/logits.npy
+}
+ondevice "classify through its C API, 20 runs (eager, captured, replayed): same bytes each time" repeat
+batches() {
+	for p in batch16 batch4; do
+		for t in cpu cuda; do
+			run "$tmp/ir/$t/$p/$p" --in image=$gdir/image${p#batch}.npy \
+				--out label=$tmp/$t.$p.label.npy --out logits=$tmp/$t.$p.logits.npy \
+				--out probs=$tmp/$t.$p.probs.npy || return 1
+		done
+		cmpall "$tmp/cpu.$p" "$tmp/cuda.$p" label logits probs || { echo "in $p"; return 1; }
+	done
+}
+ondevice "batch 16 (cuBLAS + epilogue kernels) and 4 (GEMV, 4 rows), with softmax and argmax on cuda: = cpu" batches
+ops() {
+	outs="mm relu sq cast tmm perm sm am addmm lin"
+	for t in cpu cuda; do
+		args=
+		for o in $outs; do args="$args --out $o=$tmp/$t.ops.$o.npy"; done
+		run "$tmp/ir/$t/ops/ops" --in a=$gdir/a.npy --in b=$gdir/b.npy --in c=$gdir/c.npy \
+			--in x=$gdir/x.npy --in w=$gdir/w.npy $args || return 1
+	done
+	cmpall "$tmp/cpu.ops" "$tmp/cuda.ops" $outs
+}
+ondevice "ops.ir (broadcasts, fused relu and cast, permute, softmax/argmax on inner axes, mm, addmm, linear): = cpu" ops
+bench() {
+	run "$bc/classify/classify" --in image=$data/classify/image.npy --bench 200 >"$tmp/bench" || return 1
+	cat "$tmp/bench"
+	grep -q '^bench: 200 runs, median' "$tmp/bench"
+}
+ondevice "classify on cuda: --bench 200 (graph replays) prints the median latency" bench
+nographs() {
+	DPRT_CUDA_GRAPHS=0 run "$bc/classify/classify" --in image=$data/classify/image.npy \
+		--out logits=$tmp/ng.npy --bench 20 && "$bin/npycmp" --exact $tmp/ng.npy $tmp/logits.npy
+}
+ondevice "classify with DPRT_CUDA_GRAPHS=0 (always eager) gives the same logits" nographs
+echo "1..$n"
+[ $fails -eq 0 ]

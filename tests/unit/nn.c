@@ -1,0 +1,703 @@
+/* nn.c: TAP tests of the neural-network kernels (runtime/elem.c, nn.c): each
+ * against a straightforward double-precision reference on random inputs of
+ * several shapes.  Tolerances: f32 results within 1e-5 of max|ref| for the
+ * kernels that sum (conv, norms, pooling, reductions, attention) and within
+ * 2e-6·max(1, |ref|) per element for elementwise math; integer and bool
+ * results exact. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dprt.h"
+
+static int ntest, nfail;
+
+__attribute__((format(printf, 2, 3)))
+static int
+ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++ntest);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		nfail++;
+	return cond;
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1du;
+
+static double
+urand(void)	/* uniform in [-1, 1) */
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 4503599627370496.0 - 1.0;
+}
+
+static float *
+frand(int64_t n, double lo, double hi)
+{
+	float *p = malloc((size_t)(n ? n : 1) * sizeof *p);
+	for (int64_t i = 0; i < n; i++)
+		p[i] = (float)(lo + (hi - lo) * (urand() + 1) / 2);
+	return p;
+}
+
+/* max |got - ref| / max |ref| <= tol, printed with the test. */
+static void
+close_rel(const float *got, const double *ref, int64_t n, double tol, const char *name)
+{
+	double e = 0, m = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double d = fabs((double)got[i] - ref[i]);
+		if (d > e || d != d)
+			e = d != d ? INFINITY : d;
+		if (fabs(ref[i]) > m)
+			m = fabs(ref[i]);
+	}
+	double r = m > 0 ? e / m : e;
+	ok(r <= tol, "%s (max rel err %.3g, tol %.0e)", name, r, tol);
+}
+
+/* |got - ref| <= tol·max(1, |ref|) for every element (NaN matches NaN). */
+static void
+close_elem(const float *got, const double *ref, int64_t n, double tol, const char *name)
+{
+	double worst = 0;
+	int64_t at = -1;
+	for (int64_t i = 0; i < n; i++) {
+		if (isnan(ref[i]) && isnan(got[i]))
+			continue;
+		double d = fabs((double)got[i] - ref[i]) / fmax(1, fabs(ref[i]));
+		if (!(d <= worst)) {
+			worst = isnan(d) ? INFINITY : d;
+			at = i;
+		}
+	}
+	if (!ok(worst <= tol, "%s (max err %.3g, tol %.0e)", name, worst, tol) && at >= 0)
+		printf("#   at %lld: got %.9g want %.9g\n", (long long)at, got[at], ref[at]);
+}
+
+/* ---- elementwise ---- */
+
+static double
+gelu(double x)
+{
+	return 0.5 * x * (1 + erf(x / sqrt(2)));
+}
+
+static void
+test_unary(void)
+{
+	static const struct { int op; const char *name; double lo, hi; } u[] = {
+		{ DPRT_RSQRT, "rsqrt", 0.01, 10 }, { DPRT_SQRT, "sqrt", 0, 10 },
+		{ DPRT_EXP, "exp", -10, 10 }, { DPRT_LOG, "log", 0.001, 100 },
+		{ DPRT_COS, "cos", -20, 20 }, { DPRT_SIN, "sin", -20, 20 },
+		{ DPRT_NEG, "neg", -5, 5 }, { DPRT_ABS, "abs", -5, 5 },
+		{ DPRT_RECIP, "reciprocal", 0.1, 5 }, { DPRT_SIGMOID, "sigmoid", -12, 12 },
+		{ DPRT_TANH, "tanh", -6, 6 }, { DPRT_SILU, "silu", -12, 12 },
+		{ DPRT_GELU, "gelu", -6, 6 }, { DPRT_GELU_TANH, "gelu tanh", -6, 6 },
+		{ DPRT_HARDSWISH, "hardswish", -5, 5 }, { DPRT_HARDSIGMOID, "hardsigmoid", -5, 5 },
+		{ DPRT_CLAMP, "clamp [-0.5, 2]", -5, 5 }, { DPRT_RELU, "relu", -5, 5 },
+	};
+	int64_t n = 1000;
+	double *ref = malloc((size_t)n * sizeof *ref);
+	float *y = malloc((size_t)n * sizeof *y);
+	char name[64];
+
+	for (size_t k = 0; k < sizeof u / sizeof u[0]; k++) {
+		float *x = frand(n, u[k].lo, u[k].hi);
+		dprt_unary_f32(u[k].op, y, x, n, -0.5f, 2.0f);
+		for (int64_t i = 0; i < n; i++) {
+			double v = x[i], r = 0;
+			switch (u[k].op) {
+			case DPRT_RSQRT: r = 1 / sqrt(v); break;
+			case DPRT_SQRT: r = sqrt(v); break;
+			case DPRT_EXP: r = exp(v); break;
+			case DPRT_LOG: r = log(v); break;
+			case DPRT_COS: r = cos(v); break;
+			case DPRT_SIN: r = sin(v); break;
+			case DPRT_NEG: r = -v; break;
+			case DPRT_ABS: r = fabs(v); break;
+			case DPRT_RECIP: r = 1 / v; break;
+			case DPRT_SIGMOID: r = 1 / (1 + exp(-v)); break;
+			case DPRT_TANH: r = tanh(v); break;
+			case DPRT_SILU: r = v / (1 + exp(-v)); break;
+			case DPRT_GELU: r = gelu(v); break;
+			case DPRT_GELU_TANH:
+				r = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+				break;
+			case DPRT_HARDSWISH: r = v * fmin(fmax(v + 3, 0), 6) / 6; break;
+			case DPRT_HARDSIGMOID: r = fmin(fmax(v + 3, 0), 6) / 6; break;
+			case DPRT_CLAMP: r = fmin(fmax(v, -0.5), 2); break;
+			case DPRT_RELU: r = fmax(v, 0); break;
+			}
+			ref[i] = r;
+		}
+		snprintf(name, sizeof name, "unary f32 %s", u[k].name);
+		close_elem(y, ref, n, 2e-6, name);
+		free(x);
+	}
+	float nan[2] = { NAN, -1 }, yn[2];
+	dprt_unary_f32(DPRT_CLAMP, yn, nan, 2, 0, 1);
+	ok(isnan(yn[0]) && yn[1] == 0, "clamp keeps NaN");
+
+	int64_t xi[5] = { -7, 0, 3, INT64_MIN + 1, 9 }, yi[5];
+	dprt_unary_i64(DPRT_NEG, yi, xi, 5, 0, 0);
+	int good = yi[0] == 7 && yi[1] == 0 && yi[2] == -3 && yi[3] == INT64_MAX && yi[4] == -9;
+	dprt_unary_i64(DPRT_ABS, yi, xi, 5, 0, 0);
+	good &= yi[0] == 7 && yi[2] == 3 && yi[3] == INT64_MAX;
+	dprt_unary_i64(DPRT_CLAMP, yi, xi, 5, -1, 4);
+	good &= yi[0] == -1 && yi[1] == 0 && yi[2] == 3 && yi[3] == -1 && yi[4] == 4;
+	ok(good, "unary i64 neg, abs, clamp exact");
+	free(ref);
+	free(y);
+}
+
+/* Dense strides of dim, and broadcast strides of a shape (rank ra, right-
+ * aligned) read at the index of dim. */
+static void
+strides(int r, const int64_t *dim, int ra, const int64_t *da, int64_t *s)
+{
+	int64_t m = 1;
+	for (int i = r - 1; i >= 0; i--) {
+		int k = i - (r - ra);
+		s[i] = k < 0 || da[k] == 1 ? 0 : m;
+		if (k >= 0)
+			m *= da[k];
+	}
+}
+
+/* Offset of flat output index o (shape dim) in an operand with strides s. */
+static int64_t
+at(int r, const int64_t *dim, const int64_t *s, int64_t o)
+{
+	int64_t off = 0;
+	for (int i = r - 1; i >= 0; i--) {
+		off += (o % dim[i]) * s[i];
+		o /= dim[i];
+	}
+	return off;
+}
+
+static void
+test_binary(void)
+{
+	static const struct { int ra, rb; int64_t a[3], b[3]; } sh[] = {
+		{ 3, 2, { 3, 1, 5 }, { 4, 1 } },
+		{ 2, 2, { 6, 7 }, { 6, 7 } },
+		{ 1, 3, { 1 }, { 2, 3, 4 } },
+		{ 3, 1, { 2, 5, 9 }, { 9 } },
+	};
+	static const char *const nm[] = { "add", "sub", "mul", "div", "pow", "eq", "ne", "lt",
+	                                  "le", "gt", "ge" };
+	char name[96];
+
+	for (size_t s = 0; s < sizeof sh / sizeof sh[0]; s++) {
+		int r = sh[s].ra > sh[s].rb ? sh[s].ra : sh[s].rb;
+		int64_t dim[3], sa[3], sb[3], n = 1, na = 1, nb = 1;
+		for (int i = 0; i < r; i++) {
+			int ia = i - (r - sh[s].ra), ib = i - (r - sh[s].rb);
+			int64_t da = ia >= 0 ? sh[s].a[ia] : 1, db = ib >= 0 ? sh[s].b[ib] : 1;
+			dim[i] = da > db ? da : db;
+			n *= dim[i];
+		}
+		for (int i = 0; i < sh[s].ra; i++)
+			na *= sh[s].a[i];
+		for (int i = 0; i < sh[s].rb; i++)
+			nb *= sh[s].b[i];
+		strides(r, dim, sh[s].ra, sh[s].a, sa);
+		strides(r, dim, sh[s].rb, sh[s].b, sb);
+		float *a = frand(na, 0.1, 3), *b = frand(nb, -2, 2), *y = malloc((size_t)n * 4);
+		double *ref = malloc((size_t)n * sizeof *ref);
+		uint8_t *yb = malloc((size_t)n);
+		int64_t *ai = malloc((size_t)na * 8), *bi = malloc((size_t)nb * 8), *yi = malloc((size_t)n * 8);
+		b[0] = a[0];   /* some equal pairs for the comparisons */
+		for (int64_t i = 0; i < na; i++)
+			ai[i] = (int64_t)(a[i] * 10) - 15;
+		for (int64_t i = 0; i < nb; i++)
+			bi[i] = (int64_t)(b[i] * 10);
+		for (int op = DPRT_ADD; op <= DPRT_GE; op++) {
+			int cmp = op >= DPRT_EQ, bad = 0;
+			dprt_binary(op, DPRT_F32, cmp ? (void *)yb : y, a, sa, b, sb, r, dim, 0.5);
+			for (int64_t o = 0; o < n; o++) {
+				double u = a[at(r, dim, sa, o)], v = b[at(r, dim, sb, o)], w = 0;
+				switch (op) {
+				case DPRT_ADD: w = u + 0.5 * v; break;
+				case DPRT_SUB: w = u - 0.5 * v; break;
+				case DPRT_MUL: w = u * v; break;
+				case DPRT_DIV: w = u / v; break;
+				case DPRT_POW: w = pow(u, v); break;
+				case DPRT_EQ: w = u == v; break;
+				case DPRT_NE: w = u != v; break;
+				case DPRT_LT: w = u < v; break;
+				case DPRT_LE: w = u <= v; break;
+				case DPRT_GT: w = u > v; break;
+				case DPRT_GE: w = u >= v; break;
+				}
+				ref[o] = w;
+				bad += cmp && yb[o] != w;
+			}
+			snprintf(name, sizeof name, "binary f32 %s, shape %d of %zu", nm[op], (int)s,
+			         sizeof sh / sizeof sh[0]);
+			if (cmp)
+				ok(!bad, "%s exact", name);
+			else
+				close_elem(y, ref, n, 2e-6, name);
+		}
+		for (int op = DPRT_ADD; op <= DPRT_GE; op++) {
+			int cmp = op >= DPRT_EQ, bad = 0;
+			if (op == DPRT_DIV || op == DPRT_POW)
+				continue;
+			dprt_binary(op, DPRT_I64, cmp ? (void *)yb : yi, ai, sa, bi, sb, r, dim, 3);
+			for (int64_t o = 0; o < n; o++) {
+				int64_t u = ai[at(r, dim, sa, o)], v = bi[at(r, dim, sb, o)], w = 0;
+				switch (op) {
+				case DPRT_ADD: w = u + 3 * v; break;
+				case DPRT_SUB: w = u - 3 * v; break;
+				case DPRT_MUL: w = u * v; break;
+				case DPRT_EQ: w = u == v; break;
+				case DPRT_NE: w = u != v; break;
+				case DPRT_LT: w = u < v; break;
+				case DPRT_LE: w = u <= v; break;
+				case DPRT_GT: w = u > v; break;
+				case DPRT_GE: w = u >= v; break;
+				}
+				bad += cmp ? yb[o] != w : yi[o] != w;
+			}
+			ok(!bad, "binary i64 %s, shape %d exact", nm[op], (int)s);
+		}
+		/* logic: a (f32) and b > 0 (bool) */
+		uint8_t *bb = malloc((size_t)nb);
+		for (int64_t i = 0; i < nb; i++)
+			bb[i] = b[i] > 0;
+		a[0] = 0;
+		for (int op = DPRT_AND; op <= DPRT_XOR; op++) {
+			int bad = 0;
+			dprt_logical(op, yb, a, DPRT_F32, sa, bb, DPRT_BOOL, sb, r, dim);
+			for (int64_t o = 0; o < n; o++) {
+				int u = a[at(r, dim, sa, o)] != 0, v = bb[at(r, dim, sb, o)];
+				bad += yb[o] != (op == DPRT_AND ? u && v : op == DPRT_OR ? u || v : u != v);
+			}
+			ok(!bad, "logical %s (f32, bool), shape %d exact",
+			   op == DPRT_AND ? "and" : op == DPRT_OR ? "or" : "xor", (int)s);
+		}
+		/* where(b > 0, a, 7) with a i64 broadcast other */
+		int64_t seven = 7, z[3] = { 0, 0, 0 };
+		dprt_where(yi, 8, bb, sb, ai, sa, &seven, z, r, dim);
+		int bad = 0;
+		for (int64_t o = 0; o < n; o++)
+			bad += yi[o] != (bb[at(r, dim, sb, o)] ? ai[at(r, dim, sa, o)] : 7);
+		ok(!bad, "where i64 with a broadcast scalar, shape %d exact", (int)s);
+		free(a), free(b), free(y), free(ref), free(yb), free(ai), free(bi), free(yi), free(bb);
+	}
+	float fx[4] = { 0, -0.0f, 2, NAN };
+	uint8_t nb[4];
+	dprt_not(nb, fx, DPRT_F32, 4);
+	ok(nb[0] == 1 && nb[1] == 1 && nb[2] == 0 && nb[3] == 0, "logical not of f32 (0, -0, 2, NaN)");
+}
+
+static void
+test_movement(void)
+{
+	/* slice [:, 1::2] of a [4, 7] i32 matrix */
+	int32_t x[28], y[12];
+	for (int i = 0; i < 28; i++)
+		x[i] = i;
+	dprt_copy(y, (const int64_t[]){ 3, 1 }, x + 1, (const int64_t[]){ 7, 2 }, 4, 2,
+	          (const int64_t[]){ 4, 3 });
+	int bad = 0;
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 3; j++)
+			bad += y[i * 3 + j] != x[i * 7 + 1 + 2 * j];
+	ok(!bad, "copy: a strided slice");
+	/* expand [3, 1] -> [2, 3, 4] (stride 0), u8 */
+	uint8_t e[3] = { 5, 6, 7 }, ey[24];
+	dprt_copy(ey, (const int64_t[]){ 12, 4, 1 }, e, (const int64_t[]){ 0, 1, 0 }, 1, 3,
+	          (const int64_t[]){ 2, 3, 4 });
+	bad = 0;
+	for (int i = 0; i < 24; i++)
+		bad += ey[i] != e[(i / 4) % 3];
+	ok(!bad, "copy: expand with stride 0");
+	/* cat along dim 1: [2, 3] and [2, 2] into [2, 5], f64 */
+	double c1[6] = { 1, 2, 3, 4, 5, 6 }, c2[4] = { 7, 8, 9, 10 }, cy[10];
+	dprt_copy(cy, (const int64_t[]){ 5, 1 }, c1, (const int64_t[]){ 3, 1 }, 8, 2,
+	          (const int64_t[]){ 2, 3 });
+	dprt_copy(cy + 3, (const int64_t[]){ 5, 1 }, c2, (const int64_t[]){ 2, 1 }, 8, 2,
+	          (const int64_t[]){ 2, 2 });
+	static const double want[10] = { 1, 2, 3, 7, 8, 4, 5, 6, 9, 10 };
+	ok(memcmp(cy, want, sizeof want) == 0, "copy: cat into a strided destination");
+
+	float fy[5];
+	int64_t iy[5];
+	uint8_t by[3];
+	dprt_fill(fy, DPRT_F32, 2.5, 5);
+	dprt_fill(iy, DPRT_I64, -3, 5);
+	dprt_fill(by, DPRT_BOOL, 1, 3);
+	ok(fy[4] == 2.5f && iy[4] == -3 && by[2] == 1, "fill f32, i64, bool");
+	dprt_arange(fy, DPRT_F32, 0.5, 0.1, 5);
+	dprt_arange(iy, DPRT_I64, 0, 2, 5);
+	ok(fy[4] == (float)(0.5 + 4 * 0.1) && iy[4] == 8, "arange f32 (in f64) and i64");
+
+	/* gather rows along dim 1 of [2, 5, 3] with [-1, 0, 4, 2] */
+	float gx[30], gy[24];
+	int64_t ix[4] = { -1, 0, 4, 2 };
+	char err[128];
+	for (int i = 0; i < 30; i++)
+		gx[i] = (float)i;
+	int rc = dprt_gather(gy, gx, 4, 2, 5, 3, ix, DPRT_I64, 4, "t", err, sizeof err);
+	bad = rc != 0;
+	for (int o = 0; o < 2; o++)
+		for (int j = 0; j < 4; j++)
+			for (int k = 0; k < 3; k++)
+				bad += gy[(o * 4 + j) * 3 + k] != gx[(o * 5 + (ix[j] + 5) % 5) * 3 + k];
+	ok(!bad, "gather along a middle axis, negative index");
+	int32_t i32[2] = { 1, 5 };
+	rc = dprt_gather(gy, gx, 4, 1, 5, 6, i32, DPRT_I32, 2, "op 3 (aten.embedding)", err, sizeof err);
+	ok(rc == -1 && strcmp(err, "op 3 (aten.embedding): index 5 is out of range for a "
+	                           "dimension of size 5") == 0, "gather: index out of range: %s", err);
+}
+
+/* ---- reductions and norms ---- */
+
+static void
+test_reduce(void)
+{
+	int64_t d[4] = { 2, 3, 4, 5 }, st[4] = { 60, 20, 5, 1 };
+	float *x = frand(120, -1, 1), y[60];
+	double ref[60];
+	static const int sets[][4] = { { 0, 0, 0, 1 }, { 0, 1, 0, 1 }, { 1, 0, 0, 0 },
+	                               { 1, 1, 1, 1 }, { 0, 1, 1, 0 } };
+
+	for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++) {
+		int64_t kd[4], ks[4], rd[4], rs[4], cnt = 1;
+		int nk = 0, nr = 0;
+		for (int i = 0; i < 4; i++) {
+			if (sets[s][i]) {
+				rd[nr] = d[i];
+				rs[nr++] = st[i];
+				cnt *= d[i];
+			} else {
+				kd[nk] = d[i];
+				ks[nk++] = st[i];
+			}
+		}
+		for (int mean = 0; mean < 2; mean++) {
+			dprt_reduce(mean ? DPRT_MEAN : DPRT_SUM, DPRT_F32, y, x, nk, kd, ks, nr, rd, rs);
+			int64_t k = 0;
+			for (int64_t o = 0; o < 120; o++) {   /* the first element of each group */
+				int64_t idx[4], t = o, first = 1;
+				for (int i = 3; i >= 0; i--) {
+					idx[i] = t % d[i];
+					t /= d[i];
+					if (sets[s][i] && idx[i])
+						first = 0;
+				}
+				if (!first)
+					continue;
+				double acc = 0;
+				for (int64_t p = 0; p < 120; p++) {
+					int64_t q = p, same = 1;
+					for (int i = 3; i >= 0; i--) {
+						if (!sets[s][i] && q % d[i] != idx[i])
+							same = 0;
+						q /= d[i];
+					}
+					if (same)
+						acc += x[p];
+				}
+				ref[k++] = mean ? acc / (double)cnt : acc;
+			}
+			char name[64];
+			snprintf(name, sizeof name, "reduce f32 %s over axes set %d", mean ? "mean" : "sum", (int)s);
+			close_rel(y, ref, k, 1e-6, name);
+		}
+	}
+	int64_t xi[6] = { 1, -2, 3, 4, 5, -6 }, yi[2];
+	dprt_reduce(DPRT_SUM, DPRT_I64, yi, xi, 1, (const int64_t[]){ 2 }, (const int64_t[]){ 3 }, 1,
+	            (const int64_t[]){ 3 }, (const int64_t[]){ 1 });
+	ok(yi[0] == 2 && yi[1] == 3, "reduce i64 sum exact");
+	uint8_t b[6] = { 0, 0, 1, 0, 0, 0 }, yb[3];
+	dprt_reduce(DPRT_ANY, DPRT_BOOL, yb, b, 1, (const int64_t[]){ 3 }, (const int64_t[]){ 1 }, 1,
+	            (const int64_t[]){ 2 }, (const int64_t[]){ 3 });
+	ok(yb[0] == 0 && yb[1] == 0 && yb[2] == 1, "reduce any over the leading axis");
+	free(x);
+}
+
+static void
+test_norms(void)
+{
+	static const int64_t shapes[][3] = { { 2, 3, 7 }, { 1, 16, 1 }, { 4, 5, 33 } };
+	for (size_t s = 0; s < 3; s++) {
+		int64_t N = shapes[s][0], C = shapes[s][1], I = shapes[s][2], n = N * C * I;
+		float *x = frand(n, -3, 3), *w = frand(C, 0.5, 2), *b = frand(C, -1, 1);
+		float *m = frand(C, -1, 1), *v = frand(C, 0.1, 2), *y = malloc((size_t)n * 4);
+		double *ref = malloc((size_t)n * sizeof *ref);
+		dprt_batchnorm_f32(y, x, w, b, m, v, 1e-5f, N, C, I);
+		for (int64_t i = 0; i < n; i++) {
+			int64_t c = i / I % C;
+			ref[i] = (x[i] - m[c]) / sqrt((double)v[c] + 1e-5) * w[c] + b[c];
+		}
+		close_rel(y, ref, n, 1e-6, "batch norm");
+		/* layer and RMS norm over rows of C·I */
+		int64_t rn = C * I;
+		float *lw = frand(rn, 0.5, 2), *lb = frand(rn, -1, 1);
+		for (int aff = 0; aff < 2; aff++) {
+			dprt_layernorm_f32(y, x, aff ? lw : NULL, aff ? lb : NULL, N, rn, 1e-5f);
+			for (int64_t o = 0; o < N; o++) {
+				double mu = 0, var = 0;
+				for (int64_t i = 0; i < rn; i++)
+					mu += x[o * rn + i];
+				mu /= (double)rn;
+				for (int64_t i = 0; i < rn; i++)
+					var += (x[o * rn + i] - mu) * (x[o * rn + i] - mu);
+				var /= (double)rn;
+				for (int64_t i = 0; i < rn; i++) {
+					double t = (x[o * rn + i] - mu) / sqrt(var + 1e-5);
+					ref[o * rn + i] = aff ? t * lw[i] + lb[i] : t;
+				}
+			}
+			close_rel(y, ref, n, 1e-5, aff ? "layer norm with weight and bias" : "layer norm");
+			dprt_rmsnorm_f32(y, x, aff ? lw : NULL, N, rn, 1e-6f);
+			for (int64_t o = 0; o < N; o++) {
+				double ss = 0;
+				for (int64_t i = 0; i < rn; i++)
+					ss += (double)x[o * rn + i] * x[o * rn + i];
+				double r = 1 / sqrt(ss / (double)rn + 1e-6);
+				for (int64_t i = 0; i < rn; i++)
+					ref[o * rn + i] = x[o * rn + i] * r * (aff ? lw[i] : 1);
+			}
+			close_rel(y, ref, n, 1e-5, aff ? "rms norm with weight" : "rms norm");
+		}
+		free(x), free(w), free(b), free(m), free(v), free(y), free(ref), free(lw), free(lb);
+	}
+}
+
+/* ---- pooling and convolution ---- */
+
+static int64_t
+outsize(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode)
+{
+	int64_t span = n + 2 * p - d * (k - 1) - 1;
+	int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+	if (ceil_mode && (o - 1) * s >= n + p)
+		o--;
+	return o;
+}
+
+static void
+test_pool(void)
+{
+	static const struct { int64_t H, W, k, s, p, d; int ceil, cp; } c[] = {
+		{ 8, 8, 2, 2, 0, 1, 0, 1 }, { 9, 7, 3, 2, 1, 1, 1, 0 }, { 11, 10, 3, 1, 1, 2, 0, 1 },
+		{ 5, 6, 3, 3, 1, 1, 1, 1 },
+	};
+	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
+		int64_t NC = 3, H = c[t].H, W = c[t].W, k[2] = { c[t].k, c[t].k }, s[2] = { c[t].s, c[t].s };
+		int64_t p[2] = { c[t].p, c[t].p }, d[2] = { c[t].d, c[t].d };
+		int64_t OH = outsize(H, c[t].k, c[t].s, c[t].p, c[t].d, c[t].ceil);
+		int64_t OW = outsize(W, c[t].k, c[t].s, c[t].p, c[t].d, c[t].ceil);
+		int64_t room = NC * (H * W + 20);   /* every output below fits */
+		float *x = frand(NC * H * W, -2, 2), *y = malloc((size_t)room * 4);
+		double *ref = malloc((size_t)room * sizeof *ref);
+		char name[96];
+		dprt_maxpool2d_f32(y, x, NC, H, W, OH, OW, k, s, p, d);
+		for (int64_t ch = 0; ch < NC; ch++)
+			for (int64_t oh = 0; oh < OH; oh++)
+				for (int64_t ow = 0; ow < OW; ow++) {
+					double m = -INFINITY;
+					for (int64_t i = 0; i < k[0]; i++)
+						for (int64_t j = 0; j < k[1]; j++) {
+							int64_t ih = oh * s[0] - p[0] + i * d[0], iw = ow * s[1] - p[1] + j * d[1];
+							if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+								m = fmax(m, x[(ch * H + ih) * W + iw]);
+						}
+					ref[(ch * OH + oh) * OW + ow] = m;
+				}
+		snprintf(name, sizeof name, "max pool %lldx%lld k%lld s%lld p%lld d%lld%s", (long long)H,
+		         (long long)W, (long long)k[0], (long long)s[0], (long long)p[0], (long long)d[0],
+		         c[t].ceil ? " ceil" : "");
+		close_rel(y, ref, NC * OH * OW, 0, name);
+		if (c[t].d == 1) {
+			OH = outsize(H, c[t].k, c[t].s, c[t].p, 1, c[t].ceil);
+			OW = outsize(W, c[t].k, c[t].s, c[t].p, 1, c[t].ceil);
+			for (int div = 0; div < 2; div++) {
+				dprt_avgpool2d_f32(y, x, NC, H, W, OH, OW, k, s, p, c[t].cp, div ? 5 : 0);
+				for (int64_t ch = 0; ch < NC; ch++)
+					for (int64_t oh = 0; oh < OH; oh++)
+						for (int64_t ow = 0; ow < OW; ow++) {
+							int64_t h0 = oh * s[0] - p[0], w0 = ow * s[1] - p[1];
+							int64_t h1 = h0 + k[0] < H + p[0] ? h0 + k[0] : H + p[0];
+							int64_t w1 = w0 + k[1] < W + p[1] ? w0 + k[1] : W + p[1];
+							double sum = 0, cnt = (double)((h1 - h0) * (w1 - w0)), in = 0;
+							for (int64_t ih = h0; ih < h1; ih++)
+								for (int64_t iw = w0; iw < w1; iw++)
+									if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+										sum += x[(ch * H + ih) * W + iw];
+										in++;
+									}
+							ref[(ch * OH + oh) * OW + ow] =
+								sum / (div ? 5 : c[t].cp ? cnt : in);
+						}
+				snprintf(name, sizeof name, "avg pool %lldx%lld k%lld s%lld p%lld%s%s%s",
+				         (long long)H, (long long)W, (long long)k[0], (long long)s[0],
+				         (long long)p[0], c[t].ceil ? " ceil" : "",
+				         c[t].cp ? " count_include_pad" : "", div ? " divisor 5" : "");
+				close_rel(y, ref, NC * OH * OW, 1e-6, name);
+			}
+		}
+		/* adaptive to a few output sizes */
+		static const int64_t osz[][2] = { { 1, 1 }, { 3, 2 }, { 4, 5 } };
+		for (int q = 0; q < 3; q++) {
+			OH = osz[q][0], OW = osz[q][1];
+			dprt_adaptive_avgpool2d_f32(y, x, NC, H, W, OH, OW);
+			for (int64_t ch = 0; ch < NC; ch++)
+				for (int64_t oh = 0; oh < OH; oh++)
+					for (int64_t ow = 0; ow < OW; ow++) {
+						int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
+						int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
+						double sum = 0;
+						for (int64_t ih = h0; ih < h1; ih++)
+							for (int64_t iw = w0; iw < w1; iw++)
+								sum += x[(ch * H + ih) * W + iw];
+						ref[(ch * OH + oh) * OW + ow] = sum / (double)((h1 - h0) * (w1 - w0));
+					}
+			snprintf(name, sizeof name, "adaptive avg pool %lldx%lld to %lldx%lld",
+			         (long long)H, (long long)W, (long long)OH, (long long)OW);
+			close_rel(y, ref, NC * OH * OW, 1e-6, name);
+		}
+		free(x), free(y), free(ref);
+	}
+}
+
+static void
+test_conv(void)
+{
+	static const struct { int64_t N, C, H, W, O, k0, k1, s, p, d, g; int bias; } c[] = {
+		{ 1, 3, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1 },
+		{ 2, 4, 9, 11, 6, 3, 3, 2, 1, 1, 1, 0 },
+		{ 1, 4, 12, 12, 4, 3, 3, 1, 2, 2, 1, 1 },
+		{ 2, 8, 5, 5, 16, 1, 1, 1, 0, 1, 1, 1 },
+		{ 1, 6, 8, 8, 4, 3, 1, 1, 1, 1, 2, 1 },
+		{ 2, 5, 9, 9, 10, 3, 3, 2, 1, 1, 5, 1 },
+		{ 1, 1, 7, 7, 3, 5, 5, 1, 2, 1, 1, 0 },
+	};
+	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
+		int64_t N = c[t].N, C = c[t].C, H = c[t].H, W = c[t].W, O = c[t].O, g = c[t].g;
+		int64_t k[2] = { c[t].k0, c[t].k1 }, s[2] = { c[t].s, c[t].s }, p[2] = { c[t].p, c[t].p };
+		int64_t d[2] = { c[t].d, c[t].d }, Cg = C / g, Og = O / g;
+		int64_t OH = outsize(H, k[0], s[0], p[0], d[0], 0), OW = outsize(W, k[1], s[1], p[1], d[1], 0);
+		int64_t ny = N * O * OH * OW, ns = dprt_conv2d_scratch(C, OH, OW, g, k, s, p);
+		float *x = frand(N * C * H * W, -1, 1), *w = frand(O * Cg * k[0] * k[1], -1, 1);
+		float *b = frand(O, -1, 1), *y = malloc((size_t)ny * 4), *sc = malloc((size_t)(ns + 1) * 4);
+		double *ref = malloc((size_t)ny * sizeof *ref);
+		dprt_conv2d_f32(y, x, w, c[t].bias ? b : NULL, N, C, H, W, O, OH, OW, g, k, s, p, d, sc);
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t o = 0; o < O; o++)
+				for (int64_t oh = 0; oh < OH; oh++)
+					for (int64_t ow = 0; ow < OW; ow++) {
+						double acc = c[t].bias ? b[o] : 0;
+						int64_t gi = o / Og;
+						for (int64_t ci = 0; ci < Cg; ci++)
+							for (int64_t i = 0; i < k[0]; i++)
+								for (int64_t j = 0; j < k[1]; j++) {
+									int64_t ih = oh * s[0] - p[0] + i * d[0];
+									int64_t iw = ow * s[1] - p[1] + j * d[1];
+									if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+										continue;
+									acc += (double)x[((n * C + gi * Cg + ci) * H + ih) * W + iw] *
+									       w[((o * Cg + ci) * k[0] + i) * k[1] + j];
+								}
+						ref[((n * O + o) * OH + oh) * OW + ow] = acc;
+					}
+		char name[128];
+		snprintf(name, sizeof name, "conv2d N%lld C%lld %lldx%lld O%lld k%lldx%lld s%lld p%lld "
+		         "d%lld groups %lld%s", (long long)N, (long long)C, (long long)H, (long long)W,
+		         (long long)O, (long long)k[0], (long long)k[1], (long long)s[0],
+		         (long long)p[0], (long long)d[0], (long long)g, c[t].bias ? " bias" : "");
+		close_rel(y, ref, ny, 1e-5, name);
+		free(x), free(w), free(b), free(y), free(sc), free(ref);
+	}
+}
+
+/* ---- attention ---- */
+
+static void
+test_sdpa(void)
+{
+	static const struct { int64_t B0, B1, L, S, E, Ev; int causal, mask; } c[] = {
+		{ 1, 2, 5, 7, 8, 4, 0, 0 }, { 2, 3, 6, 6, 16, 16, 1, 0 }, { 1, 2, 5, 9, 8, 8, 1, 0 },
+		{ 2, 2, 4, 7, 8, 5, 0, 1 }, { 1, 3, 5, 6, 4, 4, 0, 2 }, { 1, 1, 3, 4, 4, 4, 0, 3 },
+	};
+	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
+		int64_t B0 = c[t].B0, B1 = c[t].B1, B = B0 * B1, L = c[t].L, S = c[t].S, E = c[t].E;
+		int64_t Ev = c[t].Ev;
+		float *q = frand(B * L * E, -2, 2), *k = frand(B * S * E, -2, 2), *v = frand(B * S * Ev, -2, 2);
+		float *y = malloc((size_t)(B * L * Ev) * 4), *sc = malloc((size_t)(L * S) * 4);
+		float *fm = frand(B1 * L * S, -3, 0);   /* float mask [B1, L, S] (bcast over B0) */
+		uint8_t *bm = malloc((size_t)(L * S));  /* bool mask [L, S] */
+		double *ref = malloc((size_t)(B * L * Ev) * sizeof *ref), *row = malloc((size_t)S * 8);
+		double scale = 1 / sqrt((double)E);
+		for (int64_t i = 0; i < L * S; i++)
+			bm[i] = c[t].mask == 3 ? (i / S != 1) : urand() > -0.4;
+		const void *mask = c[t].mask == 1 || c[t].mask == 3 ? (const void *)bm : c[t].mask == 2 ? (const void *)fm : NULL;
+		int64_t mbst[2] = { 0, c[t].mask == 2 ? L * S : 0 };
+		dprt_sdpa_f32(y, q, k, v, B, L, S, E, Ev, (float)scale, c[t].causal, mask,
+		              c[t].mask == 2 ? DPRT_F32 : DPRT_BOOL, 2, (const int64_t[]){ B0, B1 }, mbst,
+		              S, 1, sc);
+		for (int64_t b = 0; b < B; b++)
+			for (int64_t i = 0; i < L; i++) {
+				double m = -INFINITY, sum = 0;
+				for (int64_t j = 0; j < S; j++) {
+					double sdot = 0;
+					for (int64_t e = 0; e < E; e++)
+						sdot += (double)q[(b * L + i) * E + e] * k[(b * S + j) * E + e];
+					sdot *= scale;
+					if ((c[t].causal && j > i) || ((c[t].mask == 1 || c[t].mask == 3) && !bm[i * S + j]))
+						sdot = -INFINITY;
+					if (c[t].mask == 2)
+						sdot += fm[((b % B1) * L + i) * S + j];
+					row[j] = sdot;
+					m = fmax(m, sdot);
+				}
+				for (int64_t j = 0; j < S; j++)
+					sum += row[j] = m == -INFINITY ? 0 : exp(row[j] - m);
+				for (int64_t e = 0; e < Ev; e++) {
+					double acc = 0;
+					for (int64_t j = 0; j < S; j++)
+						acc += sum > 0 ? row[j] / sum * v[(b * S + j) * Ev + e] : 0;
+					ref[(b * L + i) * Ev + e] = acc;
+				}
+			}
+		static const char *const mk[] = { "", " bool mask", " float mask (broadcast)",
+		                                  " a fully masked row" };
+		char name[128];
+		snprintf(name, sizeof name, "sdpa [%lld,%lld] L%lld S%lld E%lld Ev%lld%s%s", (long long)B0,
+		         (long long)B1, (long long)L, (long long)S, (long long)E, (long long)Ev,
+		         c[t].causal ? " causal" : "", mk[c[t].mask]);
+		close_rel(y, ref, B * L * Ev, 1e-5, name);
+		free(q), free(k), free(v), free(y), free(sc), free(fm), free(bm), free(ref), free(row);
+	}
+}
+
+int
+main(void)
+{
+	test_unary();
+	test_binary();
+	test_movement();
+	test_reduce();
+	test_norms();
+	test_pool();
+	test_conv();
+	test_sdpa();
+	printf("1..%d\n", ntest);
+	return nfail != 0;
+}
