@@ -139,15 +139,18 @@ main(int argc, char **argv)
 	p.dst->wsize = fn->wsize;
 	for (int i = 0; i < fn->ndep; i++)
 		dp_adddep(p.dst, fn->dep[i].path, fn->dep[i].hash);
-	p.map = calloc(fn->nval + 1, sizeof *p.map);
+	p.map = dp_alloc(p.dst->arena, fn->nval + 1, sizeof *p.map);
 	for (int d = 0; d < DEV_N; d++) {
-		p.copy[d] = malloc((fn->nval + 1) * sizeof *p.copy[d]);
+		p.copy[d] = dp_alloc(p.dst->arena, fn->nval + 1, sizeof *p.copy[d]);
 		for (int v = 0; v < fn->nval; v++)
 			p.copy[d][v] = -1;
 	}
+	int rc = 0;
 	if (partition(&p, &err) || dp_write(out, p.dst, &err)) {
 		dp_report(in, "partition", &err);
-		return 1;
+		rc = 1;
 	}
-	return 0;
+	dp_free(p.dst);
+	dp_free(fn);
+	return rc;
 }
