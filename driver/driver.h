@@ -5,6 +5,7 @@ typedef struct Gen {
 	const char *root;      /* DevProc folder (bin/, lib/, runtime/, targets/, rules.ninja) */
 	const char *dir;       /* the build folder: ninja runs here (-C) */
 	const char *target;    /* mapping name or path */
+	const char *arch;      /* --cuda-arch: overrides the mapping's sm_XX, or NULL */
 	const char *file;      /* the ninja file, relative to dir unless absolute (-o) */
 	int sub;               /* -o given: a file for subninja (no default, no regeneration) */
 	const char *pipe[64];  /* .dp files */

@@ -154,6 +154,10 @@ gen_ninja(Gen *g)
 		            g->target, strerror(errno), g->root);
 	Target t;
 	Err err;
+	if (g->arch && (strncmp(g->arch, "sm_", 3) || strspn(g->arch + 3, "0123456789") < 2 ||
+	                strlen(g->arch) > 10 || strspn(g->arch + 3, "0123456789abf") != strlen(g->arch + 3)))
+		return fail("--cuda-arch %s: expected an architecture such as sm_80, sm_90 or sm_100",
+		            g->arch);
 	if (dp_target_read(target, &t, &err)) {
 		dp_report(target, "devproc", &err);
 		return 1;
@@ -201,7 +205,7 @@ gen_ninja(Gen *g)
 	fprintf(f, "\ndp_bin = $dp_root/bin\ndp_binq = $dp_rootq/bin\n");
 	fprintf(f, "cc = %s\ncflags = -O2\n", DP_CC);
 	fprintf(f, "nvcc = %s\ncuda_arch = %s\n", *DP_NVCC ? DP_NVCC : "nvcc",
-	        t.arch[0] ? t.arch : "sm_90");
+	        g->arch ? g->arch : t.arch[0] ? t.arch : "sm_90");
 	fprintf(f, "ldflags =");   /* dp-link finds the CUDA libraries itself */
 	fprintf(f, "\ndp_target = ");
 	nshell(f, map);

@@ -40,6 +40,8 @@ static const char usage[] =
 	"  help                this text\n"
 	"\n"
 	"options:\n"
+	"  --cuda-arch sm_XX   the GPU architecture for nvcc (default: the mapping's\n"
+	"                      'device cuda sm_XX' line, sm_90 in targets/cuda)\n"
 	"  --target T          a target mapping: a name under targets/ (cpu, cuda) or\n"
 	"                      a file path (default: cpu)\n"
 	"  -C DIR              the build folder, where ninja runs (default: build)\n"
@@ -105,6 +107,10 @@ cmd_gen(int argc, char **argv, const char *root, int run)
 			g.target = argv[++i];
 		else if (strncmp(a, "--target=", 9) == 0)
 			g.target = a + 9;
+		else if (strcmp(a, "--cuda-arch") == 0 && i + 1 < argc)
+			g.arch = argv[++i];
+		else if (strncmp(a, "--cuda-arch=", 12) == 0)
+			g.arch = a + 12;
 		else if (strcmp(a, "-C") == 0 && i + 1 < argc)
 			g.dir = argv[++i];
 		else if (strcmp(a, "-o") == 0 && i + 1 < argc && !run) {

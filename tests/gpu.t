@@ -73,7 +73,7 @@ pipes="examples/classify/classify.dp examples/two_models/two_models.dp tests/dat
 bc=$tmp/cuda
 bp=$tmp/cpu
 if [ -z "$nvcc" ]; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do skip "no nvcc"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do skip "no nvcc"; done
 	echo "1..$n"
 	exit 0
 fi
@@ -147,6 +147,13 @@ nodevapi() {
 	[ $rc -eq 3 ] && grep -q '^run 0: cuda: cudaGetDeviceCount: ' "$tmp/err"
 }
 check "with no GPU visible classify_run fails and classify_error says why" nodevapi
+archflag() {
+	"$bin/devproc" build examples/classify/classify.dp --target cuda --cuda-arch sm_80 -C "$tmp/sm80" >/dev/null &&
+		grep -q '^cuda_arch = sm_80$' "$tmp/sm80/build.ninja" &&
+		grep -q '^cuda_arch = sm_90$' "$bc/build.ninja" &&
+		[ -s "$tmp/sm80/classify/5.gpu.o" ] && grep -q '^device cuda sm_90' targets/cuda
+}
+check "--cuda-arch sm_80 overrides the mapping's sm_90 without editing it, and nvcc builds for it" archflag
 
 # ---- where a CUDA device is
 run() { # exe args...: runs it, showing its messages
