@@ -673,6 +673,31 @@ iscident(const char *s)
 	return 1;
 }
 
+/* Whether s is a C keyword or a name the C library headers that generated
+ * code and its users include (stdio, stdlib, string, strings, math) declare:
+ * the pipeline's name becomes a C type and function prefix. */
+static int
+reserved(const char *s)
+{
+	static const char *const names[] = {
+		"auto", "break", "case", "char", "const", "continue", "default", "do", "double",
+		"else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+		"register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+		"switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
+		"abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "div", "erf", "exp",
+		"exp2", "fabs", "floor", "fmax", "fmin", "fmod", "free", "index", "labs", "log",
+		"log2", "log10", "malloc", "calloc", "realloc", "exit", "abort", "pow", "rand",
+		"remove", "rename", "rindex", "round", "select", "sin", "sinh", "sqrt", "tan",
+		"tanh", "time", "trunc", "main", "printf", "puts", "qsort", "random", "signal",
+		"strlen", "system", "memcpy", "memset", "gamma", "y0", "y1", "j0", "j1", "nan",
+		"read", "write", "open", "close", "link", "stdin", "stdout", "stderr", "errno",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(s, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Parses imp->src into imp->fn: graph inputs, ops, inlined models, outputs;
  * sets the function's name.  Reports the first error and exits. */
 void
@@ -695,9 +720,15 @@ parse(Imp *imp)
 	}
 	if (p.nout == 0)
 		errat(p.src, peek(&p)->at, "the pipeline has no outputs (add 'output NAME')");
-	if (p.name)
+	if (p.name) {
+		if (reserved(p.name))
+			errat(p.src, p.nameat, "pipeline name '%s' is a C keyword or C library name; "
+			      "choose another", p.name);
 		fn->name = dp_strdup(fn->arena, p.name);
-	else if (!iscident(fn->name))
+	} else if (!iscident(fn->name))
 		errfile(p.src->path, "pipeline name '%s' (from the file name) is not a C identifier; "
 		        "add a 'pipeline NAME' statement", fn->name);
+	else if (reserved(fn->name))
+		errfile(p.src->path, "pipeline name '%s' (from the file name) is a C keyword or C "
+		        "library name; add a 'pipeline NAME' statement", fn->name);
 }
