@@ -378,22 +378,27 @@ pvalue(Lex *L, Fn *fn, int opi, const char *key)
 	else if (L->t == Tstr)
 		dp_sets(fn, opi, key, L->str);
 	else if (ispunct_(L, '[')) {
-		int n = 0, cap = 8, flt = 0;
-		double *fv = malloc(cap * sizeof *fv);
-		int64_t *iv = malloc(cap * sizeof *iv);
+		int n = 0, cap = 0, flt = 0;
+		double *fv = NULL;   /* in the arena, as the attribute will be */
+		int64_t *iv = NULL;
 		if (next(L))
-			goto fail;
+			return -1;
 		while (!ispunct_(L, ']')) {
 			if (n && expect(L, ','))
-				goto fail;
-			if (L->t != Tint && L->t != Tfloat) {
-				lerr(L, "expected a number in the list", NULL);
-				goto fail;
-			}
+				return -1;
+			if (L->t != Tint && L->t != Tfloat)
+				return lerr(L, "expected a number in the list", NULL);
 			if (n == cap) {
-				cap *= 2;
-				fv = realloc(fv, cap * sizeof *fv);
-				iv = realloc(iv, cap * sizeof *iv);
+				int nc = cap ? 2 * cap : 8;
+				double *nf = dp_alloc(L->a, (size_t)nc, sizeof *nf);
+				int64_t *ni = dp_alloc(L->a, (size_t)nc, sizeof *ni);
+				if (n) {
+					memcpy(nf, fv, (size_t)n * sizeof *fv);
+					memcpy(ni, iv, (size_t)n * sizeof *iv);
+				}
+				fv = nf;
+				iv = ni;
+				cap = nc;
 			}
 			if (L->t == Tfloat)
 				flt = 1;
@@ -401,61 +406,79 @@ pvalue(Lex *L, Fn *fn, int opi, const char *key)
 			iv[n] = L->t == Tint ? L->i : 0;
 			n++;
 			if (next(L))
-				goto fail;
+				return -1;
 		}
 		if (flt)
 			dp_setfloats(fn, opi, key, fv, n);
 		else
 			dp_setints(fn, opi, key, iv, n);
-		free(fv);
-		free(iv);
 		return next(L);
-	fail:
-		free(fv);
-		free(iv);
-		return -1;
 	} else
 		return lerr(L, "expected an attribute value", NULL);
 	return next(L);
 }
 
-typedef struct Names {     /* text value number -> value id */
-	int *id;
-	int *line;
-	int n;
+/* Text value number -> value id: a hash table, so that memory follows the
+ * numbers used, not the largest ("%67108863 = ..." in a 30-byte file). */
+typedef struct Name {
+	int64_t num;
+	int id;            /* -1: an empty slot */
+	int line;
+} Name;
+
+typedef struct Names {
+	Name *tab;
+	size_t cap, n;     /* cap: a power of two, or 0 */
 } Names;
+
+/* The slot of num: its entry, or the empty slot where it goes. */
+static Name *
+nslot(const Names *nm, int64_t num)
+{
+	size_t h = (size_t)((uint64_t)num * 0x9e3779b97f4a7c15ULL) & (nm->cap - 1);
+	while (nm->tab[h].id >= 0 && nm->tab[h].num != num)
+		h = (h + 1) & (nm->cap - 1);
+	return &nm->tab[h];
+}
 
 static int
 lookupval(Lex *L, Names *nm)
 {
-	if (L->i >= nm->n || nm->id[L->i] < 0) {
+	Name *e = nm->cap ? nslot(nm, L->i) : NULL;
+	if (!e || e->id < 0) {
 		char b[24];
 		snprintf(b, sizeof b, "%%%lld", (long long)L->i);
 		return lerr(L, "%s is not defined", b), -1;
 	}
-	return nm->id[L->i];
+	return e->id;
 }
 
 static int
 defval(Lex *L, Names *nm, int64_t num, int id, int line, int col)
 {
-	if (num >= nm->n) {
-		int nn = (int)num + 64;
-		nm->id = realloc(nm->id, nn * sizeof *nm->id);
-		nm->line = realloc(nm->line, nn * sizeof *nm->line);
-		for (int i = nm->n; i < nn; i++)
-			nm->id[i] = -1;
-		nm->n = nn;
+	if (2 * (nm->n + 1) > nm->cap) {
+		Names big = { malloc((nm->cap ? 2 * nm->cap : 64) * sizeof *big.tab), nm->cap ? 2 * nm->cap : 64, nm->n };
+		if (!big.tab) {
+			dp_seterr_at(L->err, line, col, "out of memory");
+			return -1;
+		}
+		for (size_t i = 0; i < big.cap; i++)
+			big.tab[i].id = -1;
+		for (size_t i = 0; i < nm->cap; i++)
+			if (nm->tab[i].id >= 0)
+				*nslot(&big, nm->tab[i].num) = nm->tab[i];
+		free(nm->tab);
+		*nm = big;
 	}
-	if (nm->id[num] >= 0) {
+	Name *e = nslot(nm, num);
+	if (e->id >= 0) {
 		char b[64];
-		snprintf(b, sizeof b, "%%%lld is defined twice (first on line %d)", (long long)num,
-		         nm->line[num]);
+		snprintf(b, sizeof b, "%%%lld is defined twice (first on line %d)", (long long)num, e->line);
 		dp_seterr_at(L->err, line, col, "%s", b);
 		return -1;
 	}
-	nm->id[num] = id;
-	nm->line[num] = line;
+	*e = (Name){ num, id, line };
+	nm->n++;
 	return 0;
 }
 
@@ -695,8 +718,7 @@ parse_text(const char *text, size_t len, Fn **out, Err *err, int verify)
 	Names nm = { 0 };
 	Lex L = { .p = text, .end = text + len, .bol = text, .line = 1, .a = fn->arena, .err = err };
 	int rc = next(&L) || parse(&L, fn, &nm) || (verify && dp_verify(fn, err)) ? -1 : 0;
-	free(nm.id);
-	free(nm.line);
+	free(nm.tab);
 	if (rc) {
 		dp_free(fn);
 		return -1;

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 bin=$root/bin
 dir=$root/tests/lower
-cc=$(sed -n 's/^CC = //p' config.mk 2>/dev/null)
+cc=${DP_TEST_CC:-$(sed -n 's/^CC = //p' config.mk 2>/dev/null)}  # make check SAN=1: bin/san-cc
 cc=${cc:-cc}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT

@@ -11,6 +11,7 @@
 #   dpir/NAME.err            DPIR broken at test time (recipes below), or
 #   dpir/NAME.ir + NAME.err  text IR parsed without verifying, both through
 #                            dp-place
+#   text/NAME.ir + NAME.err  text IR, through devproc parse
 #   map/NAME.map + NAME.err  target mappings, through dp-place
 #   npy/NAME.err             inputs of a built program (recipes below)
 #   accept/NAME.ir           text IR that must parse, and dump and parse back
@@ -142,8 +143,10 @@ for e in "$dir"/dpir/*.err; do
 		unknown_dtype) sub '\xa3f32' '\xa3f33' ;;
 		unknown_op) sub '\xa7softmax' '\xa7softmix' ;;
 		nul_string) sub '\xa4prog' '\xa4pr\x00g' ;;
-		huge_array) sub '\xa4vals[\x90-\x9f]' '\xa4vals\xdd\xff\xff\xff\xff' ;;
+		fuzz_huge_array) sub '\xa4vals[\x90-\x9f]' '\xa4vals\xdd\xff\xff\xff\xff' ;;
 		huge_string) sub '\xa4prog' '\xdb\x7f\xff\xff\xffprog' ;;
+		fuzz_name) sub '\xa4prog' '\xa4pr\/g' ;;
+		fuzz_stage) sub '\xa6import' '\xa6imp rt' ;;
 		ssa_use) sub '\xa7softmax\x91\x00\x91\x01' '\xa7softmax\x91\x01\x91\x01' ;;
 		ssa_twice) sub '\xa7softmax\x91\x00\x91\x01' '\xa7softmax\x91\x00\x91\x00' ;;
 		dangling_operand) sub '\xa7softmax\x91\x00' '\xa7softmax\x91\x07' ;;
@@ -152,6 +155,13 @@ for e in "$dir"/dpir/*.err; do
 		esac >"$w/bad.dpir"
 	fi
 	expect "dpir/$name" "$e" place bad.dpir cpu
+done
+
+# ---- text IR, through devproc parse ----
+for f in "$dir"/text/*.ir; do
+	name=$(basename "$f" .ir)
+	cp "$f" "$w/$name.ir"
+	expect "text/$name" "$dir/text/$name.err" "$bin/devproc" parse "$name.ir" -o out/x.dpir
 done
 
 # ---- target mappings ----

@@ -182,7 +182,7 @@ newav(Node *c, const char *key, int kind)
 		dp_die("too many attributes");
 	Av *v = &c->av[c->nav++];
 	memset(v, 0, sizeof *v);
-	v->key = key;
+	v->key = dp_strdup(c->fn->arena, key);   /* key may be a schema Field on the stack */
 	v->kind = kind;
 	return v;
 }
@@ -588,11 +588,14 @@ hook(Node *c)
 	case H_LAYERNORM:
 		/* a bias without a weight: the weight becomes ones */
 		if (c->slot[2] < 0 && c->slot[3] >= 0) {
-			Type t = c->fn->val[c->in[0]].t;
+			Type t = c->fn->val[c->in[0]].t, x = t;
 			v = findav(c, "normalized_shape");
-			t.rank = (uint8_t)(v->n <= DP_MAXRANK ? v->n : DP_MAXRANK);
+			if (v->n < 1 || v->n > x.rank)
+				bad(c, "normalized_shape does not fit the input %s", typestr(&x));
+			t.rank = (uint8_t)v->n;
 			for (int i = 0; i < t.rank; i++)
-				t.dim[i] = v->ints[i] >= 0 ? v->ints[i] : 0;
+				if ((t.dim[i] = v->ints[i]) != x.dim[x.rank - v->n + i])
+					bad(c, "normalized_shape is not the input's trailing shape: %s", typestr(&x));
 			t.dev = DEV_CPU;
 			c->in[2] = c->in[1];
 			c->in[1] = g_filled(c->g, &t, 1);
@@ -668,7 +671,7 @@ split(Node *c, const char *what)
 	if (s1)
 		size = s1->i;
 	if (ch)
-		size = (n + ch->i - 1) / ch->i;
+		size = n / ch->i + (n % ch->i != 0);
 	for (size_t k = 0; k < cnt; k++) {
 		const char *on = json_string_value(json_object_get(json_array_get(l, k), "name"));
 		c->nav = 0;
@@ -680,9 +683,10 @@ split(Node *c, const char *what)
 				size = sizes[k];
 			if (size < 0 || at > n)
 				bad(c, "the split sizes do not fit dimension %d of size %lld", d, (long long)n);
+			int64_t end = size < n - at ? at + size : n;
 			newav(c, "start", A_INT)->i = at;
-			newav(c, "end", A_INT)->i = at + size < n ? at + size : n;
-			at += size;
+			newav(c, "end", A_INT)->i = end;
+			at = end;
 		}
 		emit(c, c->a->kind, c->in, 1, on, what);
 	}

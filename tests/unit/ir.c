@@ -174,6 +174,7 @@ static void slice_attrs(Fn *fn, int o)
 	dp_seti(fn, o, "step", 2);
 }
 static void cat1(Fn *fn, int o) { dp_seti(fn, o, "dim", 1); }
+static void dims1(Fn *fn, int o) { dp_setints(fn, o, "dim", (int64_t[]){ -1 }, 1); }
 static void causal(Fn *fn, int o) { dp_seti(fn, o, "is_causal", 1); }
 
 static void
@@ -195,6 +196,7 @@ test_nn_rules(void)
 	Type q = ty(DP_F32, 4, (int64_t[]){ 1, 4, 32, 16 });
 	Type bad = ty(DP_F32, 4, (int64_t[]){ 1, 4, 32, 8 });
 	expect_str(infer1(Aeq, a, &a, NULL), "bool[2,3]", "comparison gives bool");
+	expect_str(infer1(Aany, a, NULL, dims1), "bool[2]", "any over the last dim gives bool");
 	(void)q; (void)bad; (void)causal;
 }
 

@@ -1,0 +1,73 @@
+#!/bin/sh
+# conformance.t: every supported op against PyTorch, in both export forms:
+# the archives, pipelines and references that tools/make_conformance.py
+# writes into tests/conformance/ (NAME.pt2 / NAME_core.pt2, NAME.dp with
+# "# ref R" and "# tol T" lines, refs.npz holding R.in0... and R.out) are
+# built in one ninja graph, run, and compared with bin/npycmp: floats to
+# max|err| / max|ref| <= T, integers and bool exactly.  Skips while the
+# references have not been generated.
+root=$(pwd)
+bin=$root/bin
+dir=$root/tests/conformance
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -f "$dir/refs.npz" ] || ! ls "$dir"/*.dp >/dev/null 2>&1; then
+	echo "ok 1 # SKIP references not generated (run tools/make_conformance.py with PyTorch)"
+	echo "1..1"
+	exit 0
+fi
+if ! ${CC:-cc} -o "$tmp/npzx" "$dir/npzx.c" 2>"$tmp/cc.log"; then
+	echo "ok 1 # SKIP cannot build tests/conformance/npzx.c"
+	echo "1..1"
+	exit 0
+fi
+mkdir "$tmp/refs" "$tmp/out"
+n=0
+fails=0
+if ! "$tmp/npzx" "$dir/refs.npz" "$tmp/refs" 2>"$tmp/log"; then
+	echo "not ok 1 - unpack refs.npz"
+	sed 's/^/# /' "$tmp/log"
+	echo "1..1"
+	exit 1
+fi
+
+# one graph for every pipeline; -k 0 so one failure does not stop the rest
+b=$tmp/b
+"$bin/devproc" gen "$dir"/*.dp -C "$b" >"$tmp/gen.log" 2>&1 || { sed 's/^/# /' "$tmp/gen.log"; }
+ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
+
+for dp in "$dir"/*.dp; do
+	name=$(basename "$dp" .dp)
+	ref=$(sed -n 's/^# ref //p' "$dp")
+	tol=$(sed -n 's/^# tol //p' "$dp")
+	n=$((n + 1))
+	exe=$b/$name/$name
+	if [ ! -x "$exe" ]; then
+		# build it alone to show why
+		"$bin/devproc" build "$dp" -C "$tmp/one" >"$tmp/log" 2>&1
+		echo "not ok $n - $name: does not build"
+		grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
+		fails=$((fails + 1))
+		continue
+	fi
+	set --
+	for i in $(sed -n 's/^input \([a-z0-9_]*\):.*/\1/p' "$dp"); do
+		set -- "$@" --in "$i=$tmp/refs/$ref.$i.npy"
+	done
+	if ! "$exe" "$@" --out "out=$tmp/out/$name.npy" >"$tmp/log" 2>&1; then
+		echo "not ok $n - $name: does not run"
+		sed 's/^/# /' "$tmp/log" | head -8
+		fails=$((fails + 1))
+		continue
+	fi
+	if "$bin/npycmp" --tol "${tol:-1e-5}" "$tmp/out/$name.npy" "$tmp/refs/$ref.out.npy" >"$tmp/log" 2>&1; then
+		echo "ok $n - $name: $(cat "$tmp/log")"
+	else
+		echo "not ok $n - $name: differs from PyTorch"
+		sed 's/^/# /' "$tmp/log" | head -8
+		fails=$((fails + 1))
+	fi
+done
+echo "1..$n"
+[ $fails -eq 0 ]

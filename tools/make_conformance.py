@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""make_conformance.py: the per-op conformance archives and their references.
+
+Run from the repository root on a machine with PyTorch 2.11 (the GPU
+machine; everything runs on its CPU, in float32):
+
+    python3 tools/make_conformance.py [--out tests/conformance] [--only NAME...]
+
+For every op import supports, one or more tiny torch modules (random inputs
+of several small shapes, seeded by the case's name) are exported twice: the
+default training IR (NAME.pt2) and, when run_decompositions() changes the
+graph, Core ATen (NAME_core.pt2), NAME being "c_" and the case's name (so
+that no pipeline is named like a C library function: exp, div, select...).
+Each archive gets a pipeline NAME.dp / NAME_core.dp (its inputs, the model
+call, and "# ref CASE" and "# tol T" comment lines that tests/conformance.t
+reads).  The inputs and PyTorch's
+output of every case go into one uncompressed refs.npz (NAME.in0,
+CASE.in1..., CASE.out), which tests/conformance.t unpacks with npzx.c.
+MANIFEST lists each archive with its ATen targets and the versions used.
+
+Old *.pt2, *.dp, refs.npz and MANIFEST in the folder are removed first
+(with --only, just those of the named cases).  A case that fails to
+export is reported and skipped; the exit status is then 1.
+"""
+import argparse
+import glob
+import os
+import sys
+import traceback
+import zlib
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DT = {torch.float32: "f32", torch.int64: "i64", torch.int32: "i32", torch.bool: "bool",
+      torch.uint8: "u8", torch.float64: "f64"}
+
+
+class Fn(nn.Module):
+    """Wraps a function of the inputs (and of self.m, its submodules)."""
+
+    def __init__(self, f, *mods):
+        super().__init__()
+        self.f = f
+        self.m = nn.ModuleList(mods)
+
+    def forward(self, *xs):
+        return self.f(self, *xs)
+
+
+def r(*shape):
+    """Standard normal f32."""
+    return torch.randn(*shape)
+
+
+def pos(*shape):
+    """Positive f32 in [0.1, 3)."""
+    return torch.rand(*shape) * 2.9 + 0.1
+
+
+def ints(lo, hi, *shape):
+    return torch.randint(lo, hi, shape, dtype=torch.int64)
+
+
+def mask(*shape):
+    return torch.rand(*shape) > 0.4
+
+
+CASES = []
+
+
+def case(name, f, *inputs, mods=(), tol=1e-5):
+    """One conformance case: the module Fn(f, *mods) on inputs (callables
+    returning tensors, called under the case's seed)."""
+    CASES.append((name, f, inputs, mods, tol))
+
+
+def cases():
+    # -- matrices
+    case("linear", lambda s, x: s.m[0](x), lambda: r(2, 4), mods=(lambda: nn.Linear(4, 3),))
+    case("linear_3d_nobias", lambda s, x: s.m[0](x), lambda: r(2, 5, 4),
+         mods=(lambda: nn.Linear(4, 6, bias=False),))
+    case("addmm", lambda s, b, x, w: torch.addmm(b, x, w, beta=0.5, alpha=2.0),
+         lambda: r(3), lambda: r(2, 4), lambda: r(4, 3))
+    case("mm", lambda s, x, y: torch.mm(x, y), lambda: r(3, 4), lambda: r(4, 5))
+    case("bmm", lambda s, x, y: torch.bmm(x, y), lambda: r(2, 3, 4), lambda: r(2, 4, 5))
+    case("matmul_batched", lambda s, x, y: x @ y, lambda: r(2, 1, 3, 4), lambda: r(3, 4, 2))
+    case("matmul_3d_2d", lambda s, x, y: x @ y, lambda: r(2, 3, 4), lambda: r(4, 5))
+    case("matmul_vec", lambda s, x, y: x @ y, lambda: r(3, 4), lambda: r(4))
+
+    # -- arithmetic with broadcasting and scalars
+    case("add", lambda s, x, y: x + y, lambda: r(2, 3, 4), lambda: r(3, 1))
+    case("add_alpha", lambda s, x, y: torch.add(x, y, alpha=0.5), lambda: r(2, 3), lambda: r(2, 3))
+    case("add_scalar", lambda s, x: x + 2, lambda: r(2, 3))
+    case("add_int", lambda s, x, y: x + y + 3, lambda: ints(-9, 9, 2, 3), lambda: ints(-9, 9, 3))
+    case("add_inplace", lambda s, x, y: x.clone().add_(y), lambda: r(4), lambda: r(4))
+    case("sub", lambda s, x, y: x - y, lambda: r(1, 4), lambda: r(3, 1))
+    case("sub_alpha_int", lambda s, x, y: torch.sub(x, y, alpha=2), lambda: ints(-9, 9, 5),
+         lambda: ints(-9, 9, 5))
+    case("rsub_scalar", lambda s, x: 1 - x, lambda: r(2, 3))
+    case("rsub_tensor", lambda s, x, y: torch.rsub(x, y, alpha=2), lambda: r(3), lambda: r(3))
+    case("mul", lambda s, x, y: x * y, lambda: r(2, 1, 4), lambda: r(3, 1))
+    case("mul_scalar", lambda s, x: x * 0.25, lambda: r(5))
+    case("mul_int", lambda s, x, y: x * y, lambda: ints(-9, 9, 4), lambda: ints(-9, 9, 2, 4))
+    case("div", lambda s, x, y: x / y, lambda: r(2, 3), lambda: pos(3))
+    case("div_scalar", lambda s, x: x / 3, lambda: r(2, 3))
+    case("div_inplace", lambda s, x: x.clone().div_(7), lambda: r(2, 3))
+    case("pow_tensor_scalar", lambda s, x: x ** 2.5, lambda: pos(2, 3))
+    case("pow_square", lambda s, x: x ** 2, lambda: r(2, 3))
+    case("pow_tensor_tensor", lambda s, x, y: x ** y, lambda: pos(2, 3), lambda: r(3))
+    case("pow_scalar_base", lambda s, x: 10000 ** x, lambda: torch.rand(6))
+
+    # -- elementwise functions
+    for n, f, inp in (
+            ("rsqrt", torch.rsqrt, pos), ("sqrt", torch.sqrt, pos), ("exp", torch.exp, r),
+            ("log", torch.log, pos), ("cos", torch.cos, r), ("sin", torch.sin, r),
+            ("neg", torch.neg, r), ("abs", torch.abs, r), ("reciprocal", torch.reciprocal, pos),
+            ("sigmoid", torch.sigmoid, r), ("tanh", torch.tanh, r), ("silu", F.silu, r),
+            ("hardswish", F.hardswish, r), ("hardsigmoid", F.hardsigmoid, r),
+            ("relu", F.relu, r), ("gelu", F.gelu, r),
+            ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), r)):
+        case(n, (lambda f: lambda s, x: f(x))(f), (lambda inp: lambda: inp(2, 3, 4) * 2)(inp))
+    case("relu_inplace", lambda s, x: x.clone().relu_(), lambda: r(3, 4))
+    case("sigmoid_inplace", lambda s, x: x.clone().sigmoid_(), lambda: r(3, 4))
+    case("relu_module_inplace", lambda s, x: s.m[0](x * 1), lambda: r(3, 4),
+         mods=(lambda: nn.ReLU(inplace=True),))
+    case("neg_int", lambda s, x: -x, lambda: ints(-9, 9, 5))
+    case("abs_int", lambda s, x: x.abs(), lambda: ints(-9, 9, 5))
+    case("clamp", lambda s, x: x.clamp(-0.5, 0.7), lambda: r(3, 4))
+    case("clamp_min", lambda s, x: x.clamp(min=-0.2), lambda: r(3, 4))
+    case("clamp_max", lambda s, x: torch.clamp_max(x, 0.3), lambda: r(3, 4))
+    case("clamp_int", lambda s, x: x.clamp(-3, 4), lambda: ints(-9, 9, 6))
+    case("hardtanh", lambda s, x: F.hardtanh(x, -0.5, 0.5), lambda: r(3, 4))
+    case("relu6", lambda s, x: F.relu6(x * 4), lambda: r(3, 4))
+
+    # -- comparisons and logic (bool results)
+    for n, f in (("eq", torch.eq), ("ne", torch.ne), ("lt", torch.lt), ("le", torch.le),
+                 ("gt", torch.gt), ("ge", torch.ge)):
+        case(n, (lambda f: lambda s, x, y: f(x, y))(f),
+             lambda: torch.randint(0, 3, (2, 3)).float(), lambda: torch.randint(0, 3, (3,)).float())
+        case(n + "_scalar", (lambda f: lambda s, x: f(x, 1))(f),
+             lambda: torch.randint(0, 3, (2, 3)).float())
+        case(n + "_int", (lambda f: lambda s, x, y: f(x, y))(f), lambda: ints(0, 3, 2, 3),
+             lambda: ints(0, 3, 2, 1))
+    case("logical_and", lambda s, x, y: torch.logical_and(x, y), lambda: mask(2, 3), lambda: r(3))
+    case("logical_or", lambda s, x, y: torch.logical_or(x, y), lambda: mask(2, 3), lambda: mask(2, 3))
+    case("logical_xor", lambda s, x, y: torch.logical_xor(x, y), lambda: mask(4), lambda: mask(4))
+    case("logical_not", lambda s, x: torch.logical_not(x), lambda: mask(2, 3))
+    case("bitwise_bool", lambda s, x, y: (x & y) | ~(x ^ y), lambda: mask(2, 3), lambda: mask(3))
+    case("where", lambda s, c, x, y: torch.where(c, x, y), lambda: mask(2, 3), lambda: r(2, 3),
+         lambda: r(3))
+    case("where_scalar_other", lambda s, x: torch.where(x > 0, x, 0.0), lambda: r(2, 3))
+    case("where_scalar_self", lambda s, x: torch.where(x > 0, 1.5, x), lambda: r(2, 3))
+    case("where_int", lambda s, c, x, y: torch.where(c, x, y), lambda: mask(4), lambda: ints(0, 9, 4),
+         lambda: ints(0, 9, 1))
+
+    # -- shapes and data movement
+    case("view", lambda s, x: x.view(4, 6) * 1, lambda: r(2, 3, 4))
+    case("reshape", lambda s, x: x.transpose(0, 1).reshape(-1, 2), lambda: r(2, 3, 4))
+    case("permute", lambda s, x: x.permute(2, 0, 1) + 0, lambda: r(2, 3, 4))
+    case("t", lambda s, x: x.t() * 2, lambda: r(3, 4))
+    case("transpose", lambda s, x: x.transpose(1, 2) + 0, lambda: r(2, 3, 4))
+    case("flatten", lambda s, x: torch.flatten(x * 2, 1), lambda: r(2, 3, 4))
+    case("expand", lambda s, x: x.expand(2, 3, 4) + 0, lambda: r(3, 1))
+    case("unsqueeze", lambda s, x: x.unsqueeze(1) * 2, lambda: r(2, 3))
+    case("squeeze_dim", lambda s, x: x.squeeze(1) * 2, lambda: r(2, 1, 3, 1))
+    case("squeeze_all", lambda s, x: x.squeeze() * 2, lambda: r(2, 1, 3, 1))
+    case("clone", lambda s, x: x.clone() + x, lambda: r(2, 3))
+    case("contiguous", lambda s, x: x.t().contiguous() + 1, lambda: r(2, 3))
+    case("detach", lambda s, x: x.detach() * 3, lambda: r(2, 3))
+    case("dropout_eval", lambda s, x: s.m[0](x) * 2, lambda: r(2, 3), mods=(lambda: nn.Dropout(0.5),))
+    case("cat", lambda s, x, y: torch.cat([x, y, x], 0), lambda: r(2, 3), lambda: r(1, 3))
+    case("cat_last", lambda s, x, y: torch.cat([x, y], -1), lambda: r(2, 3), lambda: r(2, 2))
+    case("stack", lambda s, x, y: torch.stack([x, y], 1), lambda: r(2, 3), lambda: r(2, 3))
+    case("slice_step", lambda s, x: x[:, 1::2] * 1, lambda: r(3, 7))
+    case("slice_negative", lambda s, x: x[..., -3:-1] * 1, lambda: r(2, 3, 5))
+    case("select", lambda s, x: x[1] * 1 + x[:, -1, None].sum(), lambda: r(3, 4))
+    case("index_dim0", lambda s, x, i: x[i], lambda: r(5, 3), lambda: ints(0, 5, 2, 2))
+    case("index_dim1", lambda s, x, i: x[:, i], lambda: r(3, 5), lambda: ints(-5, 5, 4))
+    case("embedding", lambda s, i: s.m[0](i), lambda: ints(0, 10, 2, 3),
+         mods=(lambda: nn.Embedding(10, 4),))
+    case("split", lambda s, x: torch.split(x, 2, 1)[2] * 1, lambda: r(2, 5))
+    case("split_sizes", lambda s, x: torch.split(x, [1, 3], 0)[1] * 1, lambda: r(4, 2))
+    case("chunk", lambda s, x: x.chunk(3, -1)[1] + x.chunk(3, -1)[2], lambda: r(2, 6))
+    case("unbind", lambda s, x: x.unbind(1)[1] * 1, lambda: r(2, 3, 4))
+
+    # -- reductions and softmax
+    case("mean_dim", lambda s, x: x.mean(-1), lambda: r(2, 3, 4))
+    case("mean_keepdim", lambda s, x: x.mean((0, 2), keepdim=True), lambda: r(2, 3, 4))
+    case("mean_all", lambda s, x: x.mean(), lambda: r(2, 3, 4))
+    case("sum_dim", lambda s, x: x.sum(1), lambda: r(2, 3, 4))
+    case("sum_all", lambda s, x: x.sum(), lambda: r(2, 3, 4))
+    case("sum_int", lambda s, x: x.sum(0), lambda: ints(-9, 9, 3, 4))
+    case("any_dim", lambda s, x: (x > 1).any(-1), lambda: r(3, 4))
+    case("softmax_last", lambda s, x: F.softmax(x, -1), lambda: r(2, 3, 5))
+    case("softmax_mid", lambda s, x: torch.softmax(x, 1), lambda: r(2, 3, 5))
+
+    # -- norms
+    case("batch_norm", lambda s, x: s.m[0](x), lambda: r(2, 3, 4, 4),
+         mods=(lambda: bn(nn.BatchNorm2d(3)),))
+    case("batch_norm_noaffine", lambda s, x: s.m[0](x), lambda: r(2, 3, 5),
+         mods=(lambda: bn(nn.BatchNorm1d(3, affine=False)),))
+    case("layer_norm", lambda s, x: s.m[0](x), lambda: r(2, 3, 8), mods=(lambda: affine(nn.LayerNorm(8)),))
+    case("layer_norm_2d_noaffine", lambda s, x: s.m[0](x), lambda: r(2, 3, 8),
+         mods=(lambda: nn.LayerNorm([3, 8], elementwise_affine=False),))
+    case("layer_norm_nobias", lambda s, x: s.m[0](x), lambda: r(4, 6),
+         mods=(lambda: affine(nn.LayerNorm(6, bias=False)),))
+    case("rms_norm", lambda s, x: s.m[0](x), lambda: r(2, 3, 8), mods=(lambda: affine(nn.RMSNorm(8)),))
+    case("rms_norm_eps", lambda s, x: F.rms_norm(x, [8], eps=1e-3), lambda: r(2, 8))
+
+    # -- convolution and pooling
+    for n, kw, shape in (
+            ("conv", dict(in_channels=3, out_channels=4, kernel_size=3, padding=1), (1, 3, 8, 8)),
+            ("conv_stride", dict(in_channels=3, out_channels=4, kernel_size=3, stride=2, bias=False),
+             (2, 3, 9, 9)),
+            ("conv_dilation", dict(in_channels=2, out_channels=3, kernel_size=3, dilation=2, padding=2),
+             (1, 2, 9, 7)),
+            ("conv_groups", dict(in_channels=4, out_channels=6, kernel_size=(3, 1), groups=2),
+             (1, 4, 6, 6)),
+            ("conv_depthwise", dict(in_channels=4, out_channels=8, kernel_size=3, groups=4, padding=1),
+             (2, 4, 5, 5)),
+            ("conv_1x1", dict(in_channels=5, out_channels=3, kernel_size=1), (1, 5, 4, 4))):
+        case(n, lambda s, x: s.m[0](x), (lambda shape: lambda: r(*shape))(shape),
+             mods=((lambda kw: lambda: nn.Conv2d(**kw))(kw),))
+    case("max_pool", lambda s, x: F.max_pool2d(x, 2), lambda: r(1, 2, 6, 6))
+    case("max_pool_pad_ceil", lambda s, x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), lambda: r(2, 2, 8, 7))
+    case("max_pool_dilation", lambda s, x: F.max_pool2d(x, 2, 1, 0, dilation=2), lambda: r(1, 2, 7, 7))
+    case("avg_pool", lambda s, x: F.avg_pool2d(x, 2), lambda: r(1, 2, 6, 6))
+    case("avg_pool_pad", lambda s, x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+         lambda: r(1, 2, 7, 7))
+    case("avg_pool_ceil_divisor", lambda s, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, divisor_override=4),
+         lambda: r(1, 2, 8, 8))
+    case("adaptive_avg_pool", lambda s, x: F.adaptive_avg_pool2d(x, (2, 3)), lambda: r(1, 3, 7, 8))
+    case("adaptive_avg_pool_1", lambda s, x: F.adaptive_avg_pool2d(x, 1), lambda: r(2, 3, 5, 5))
+
+    # -- attention
+    case("sdpa", lambda s, q, k, v: F.scaled_dot_product_attention(q, k, v),
+         lambda: r(1, 2, 5, 8), lambda: r(1, 2, 7, 8), lambda: r(1, 2, 7, 4))
+    case("sdpa_causal", lambda s, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+         lambda: r(2, 2, 6, 8), lambda: r(2, 2, 6, 8), lambda: r(2, 2, 6, 8))
+    case("sdpa_causal_rect", lambda s, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+         lambda: r(1, 1, 4, 8), lambda: r(1, 1, 6, 8), lambda: r(1, 1, 6, 8))
+    case("sdpa_bool_mask", lambda s, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+         lambda: r(1, 2, 5, 8), lambda: r(1, 2, 7, 8), lambda: r(1, 2, 7, 4),
+         lambda: torch.rand(5, 7) > 0.3)
+    case("sdpa_float_mask_scale",
+         lambda s, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3),
+         lambda: r(2, 5, 8), lambda: r(2, 7, 8), lambda: r(2, 7, 4), lambda: r(1, 5, 7))
+    case("mha", lambda s, q, k, v: s.m[0](q, k, v, need_weights=False)[0],
+         lambda: r(1, 5, 8), lambda: r(1, 6, 8), lambda: r(1, 6, 8),
+         mods=(lambda: nn.MultiheadAttention(8, 2, batch_first=True),))
+
+    # -- tensors made from nothing (added to an input, which export needs)
+    case("arange", lambda s, x: x + torch.arange(4), lambda: ints(0, 9, 4))
+    case("arange_float", lambda s, x: x + torch.arange(0.5, 2.5, 0.5), lambda: r(4))
+    case("arange_start_step", lambda s, x: x + torch.arange(1, 9, 2).float(), lambda: r(4))
+    case("full", lambda s, x: x + torch.full((3, 4), 2.5), lambda: r(3, 4))
+    case("full_int", lambda s, x: x + torch.full((4,), 7), lambda: ints(0, 9, 4))
+    case("full_bool", lambda s, x: x & torch.full((4,), True), lambda: mask(4))
+    case("zeros_ones", lambda s, x: x + torch.zeros(4) + torch.ones(3, 1), lambda: r(3, 4))
+    case("zeros_ones_like", lambda s, x: torch.zeros_like(x) + torch.ones_like(x) * x, lambda: r(3, 4))
+    case("full_like", lambda s, x: torch.full_like(x, 7) - x, lambda: r(3, 4))
+    case("scalar_tensor", lambda s, x: x + torch.scalar_tensor(3.0), lambda: r(3))
+    case("new_zeros_ones", lambda s, x: x + x.new_zeros(3, 4) + x.new_ones(4) + x.new_full((1, 4), 2.0),
+         lambda: r(3, 4))
+
+    # -- dtype conversions
+    case("to_int", lambda s, x: (x * 4).to(torch.int64), lambda: r(3, 4))
+    case("to_float", lambda s, x: x.to(torch.float32) / 2, lambda: ints(-9, 9, 3, 4))
+    case("bool_to_float", lambda s, x: (x > 0).float(), lambda: r(3, 4))
+    case("to_same", lambda s, x: x.to(torch.float32) * 2, lambda: r(3))
+    case("type_as", lambda s, x, y: x.type_as(y) + y, lambda: ints(0, 9, 3), lambda: r(3))
+
+
+def bn(m):
+    """A batch norm with non-trivial running statistics and affine
+    parameters, in eval mode."""
+    with torch.no_grad():
+        m.running_mean.uniform_(-1, 1)
+        m.running_var.uniform_(0.5, 2)
+        if m.affine:
+            m.weight.uniform_(0.5, 2)
+            m.bias.uniform_(-1, 1)
+    return m
+
+
+def affine(m):
+    """A norm layer with non-trivial weight (and bias)."""
+    with torch.no_grad():
+        m.weight.uniform_(0.5, 2)
+        if getattr(m, "bias", None) is not None:
+            m.bias.uniform_(-1, 1)
+    return m
+
+
+def targets(ep):
+    return [str(n.target) for n in ep.graph.nodes if n.op == "call_function"]
+
+
+def dpfile(path, name, ref, form, inputs, tol, ops):
+    with open(path, "w") as f:
+        f.write(f"# {name}: made by tools/make_conformance.py ({form}); ops: {' '.join(sorted(set(ops)))}\n")
+        f.write(f"# ref {ref}\n# tol {tol:g}\n")
+        for i, x in enumerate(inputs):
+            f.write(f"input in{i}: {DT[x.dtype]}[{','.join(str(d) for d in x.shape)}]\n")
+        args = ", ".join(f"in{i}" for i in range(len(inputs)))
+        f.write(f'out = model("{name}.pt2", {args})\noutput out\n')
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="tests/conformance")
+    ap.add_argument("--only", nargs="*", help="make only these cases")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    cases()
+    names = [c[0] for c in CASES]
+    assert len(set(names)) == len(names), "duplicate case names"
+    todo = [c for c in CASES if not a.only or c[0] in a.only]
+    os.makedirs(a.out, exist_ok=True)
+    refs = {}
+    refpath = os.path.join(a.out, "refs.npz")
+    if a.only and os.path.exists(refpath):
+        with np.load(refpath) as old:
+            refs = {k: old[k] for k in old.files if k.split(".")[0] not in a.only}
+    for c in todo:
+        stem = os.path.join(a.out, "c_" + c[0])
+        for p in glob.glob(stem + ".*") + glob.glob(stem + "_core.*"):
+            os.remove(p)
+    if not a.only:
+        for p in glob.glob(os.path.join(a.out, "*.pt2")) + glob.glob(os.path.join(a.out, "*.dp")):
+            os.remove(p)
+
+    manifest, failed = [], []
+    for name, f, inputs, mods, tol in todo:
+        try:
+            torch.manual_seed(zlib.crc32(name.encode()))
+            mod = Fn(f, *(m() for m in mods)).eval()
+            xs = tuple(g() for g in inputs)
+            with torch.no_grad():
+                ref = mod(*xs)
+                train = torch.export.export(mod, xs)
+                core = train.run_decompositions()
+            if ref.dtype not in DT or any(x.dtype not in DT for x in xs):
+                raise ValueError(f"unsupported dtype in {[x.dtype for x in xs]} -> {ref.dtype}")
+            stem = "c_" + name
+            torch.export.save(train, os.path.join(a.out, stem + ".pt2"))
+            dpfile(os.path.join(a.out, stem + ".dp"), stem, name, "training IR", xs, tol, targets(train))
+            manifest.append(f"{stem}.pt2: {' '.join(targets(train))}")
+            if targets(core) != targets(train):
+                with torch.no_grad():
+                    got = core.module()(*xs)
+                err = float((got.double() - ref.double()).abs().max())
+                if err > 1e-4 * max(1.0, float(ref.double().abs().max())):
+                    raise ValueError(f"the Core ATen program differs from eager by {err}")
+                torch.export.save(core, os.path.join(a.out, stem + "_core.pt2"))
+                dpfile(os.path.join(a.out, stem + "_core.dp"), stem + "_core", name, "Core ATen", xs,
+                       tol, targets(core))
+                manifest.append(f"{stem}_core.pt2: {' '.join(targets(core))}")
+            for i, x in enumerate(xs):
+                refs[f"{name}.in{i}"] = x.numpy()
+            refs[f"{name}.out"] = ref.detach().numpy()
+        except Exception:
+            failed.append(name)
+            print(f"{name}: FAILED\n{traceback.format_exc()}", file=sys.stderr)
+            stem = os.path.join(a.out, "c_" + name)   # no half-made case
+            for p in glob.glob(stem + ".*") + glob.glob(stem + "_core.*"):
+                os.remove(p)
+            manifest = [m for m in manifest if not m.startswith(f"c_{name}.") and
+                        not m.startswith(f"c_{name}_core.")]
+    np.savez(refpath, **refs)   # uncompressed: tests/conformance/npzx.c unpacks it
+    with open(os.path.join(a.out, "MANIFEST"), "a" if a.only else "w") as f:
+        if not a.only:
+            f.write(f"# made by tools/make_conformance.py with torch {torch.__version__}, "
+                    f"numpy {np.__version__}\n")
+        f.write("".join(m + "\n" for m in manifest))
+    print(f"{len(todo) - len(failed)} cases, {len(manifest)} archives in {a.out}"
+          + (f"; FAILED: {' '.join(failed)}" if failed else ""))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
