@@ -8,7 +8,7 @@ typedef struct Gen {
 	const char *arch;      /* --cuda-arch: overrides the mapping's sm_XX, or NULL */
 	const char *file;      /* the ninja file, relative to dir unless absolute (-o) */
 	int sub;               /* -o given: a file for subninja (no default, no regeneration) */
-	const char *pipe[64];  /* .dp files */
+	const char **pipe;     /* .dp files */
 	int npipe;
 } Gen;
 

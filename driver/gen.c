@@ -169,7 +169,11 @@ gen_ninja(Gen *g)
 
 	if (mkdirs(g->dir) || !realpath(g->dir, dir))
 		return fail("cannot create %s: %s", g->dir, strerror(errno));
-	static char names[64][128], dps[64][PATH_MAX];
+	static char (*names)[128], (*dps)[PATH_MAX];  /* static: live until exit */
+	names = calloc(g->npipe + 1, sizeof *names);
+	dps = calloc(g->npipe + 1, sizeof *dps);
+	if (!names || !dps)
+		return fail("out of memory");
 	for (int i = 0; i < g->npipe; i++) {
 		if (pipename(g->pipe[i], names[i], sizeof names[i]))
 			return 1;

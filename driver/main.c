@@ -98,7 +98,11 @@ findroot(const char *argv0)
 static int
 cmd_gen(int argc, char **argv, const char *root, int run)
 {
-	Gen g = { .root = root, .dir = "build", .target = "cpu", .file = "build.ninja" };
+	static Gen g;  /* static: its pipeline list lives until exit */
+	g = (Gen){ .root = root, .dir = "build", .target = "cpu", .file = "build.ninja" };
+	g.pipe = calloc(argc + 1, sizeof *g.pipe);
+	if (!g.pipe)
+		die("out of memory%s", "");
 	const char *cmd = run ? "build" : "gen";
 	const char *jobs = NULL;
 	for (int i = 0; i < argc; i++) {
@@ -123,10 +127,8 @@ cmd_gen(int argc, char **argv, const char *root, int run)
 			return 0;
 		} else if (a[0] == '-')
 			die("%s: unknown option or missing argument '%s' (see devproc --help)", cmd, a);
-		else if (g.npipe < (int)(sizeof g.pipe / sizeof *g.pipe))
-			g.pipe[g.npipe++] = a;
 		else
-			die("too many pipelines (at most %d)", 64);
+			g.pipe[g.npipe++] = a;
 	}
 	if (!g.npipe)
 		die("%s: no pipeline given (devproc %s PIPELINE.dp)", cmd, cmd);
