@@ -17,6 +17,7 @@ int cmd_dump(int argc, char **argv);   /* devproc dump */
 int cmd_parse(int argc, char **argv);  /* devproc parse */
 int cmd_stages(int argc, char **argv); /* devproc stages */
 int cmd_trace(int argc, char **argv);  /* devproc trace */
+int cmd_ops(int argc, char **argv, const char *root); /* devproc ops */
 
 /* dot.c: a placed or partitioned function as a Graphviz digraph. */
 void dot_print(FILE *f, const Fn *fn);

@@ -1,4 +1,4 @@
-/* main.c: the devproc driver: build, gen, dump, parse, stages, trace. */
+/* main.c: the devproc driver: build, gen, dump, parse, stages, trace, ops. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -37,6 +37,13 @@ static const char usage[] =
 	"                      the edges of the latest ninja run that did any work,\n"
 	"                      from .ninja_log, as a Chrome/Perfetto trace (JSON;\n"
 	"                      open it in ui.perfetto.dev or chrome://tracing)\n"
+	"  ops [--aten]        every IR op (formats/ops.h) with its placement class\n"
+	"                      and the devices that can run it, and a count; --aten:\n"
+	"                      the Core ATen coverage report: each overload of\n"
+	"                      formats/core_aten_ops.txt that import converts (from\n"
+	"                      dp-import --targets), with its IR op and devices, the\n"
+	"                      unsupported ones, the training-IR (non-core) targets\n"
+	"                      import also converts, and the totals\n"
 	"  help                this text\n"
 	"\n"
 	"options:\n"
@@ -174,5 +181,7 @@ main(int argc, char **argv)
 		return cmd_stages(argc - 2, argv + 2);
 	if (!strcmp(cmd, "trace"))
 		return cmd_trace(argc - 2, argv + 2);
+	if (!strcmp(cmd, "ops"))
+		return cmd_ops(argc - 2, argv + 2, findroot(argv[0]));
 	die("unknown command '%s' (see devproc --help)", cmd);
 }

@@ -8,6 +8,7 @@
 
 static const char usage[] =
 	"usage: dp-import PIPELINE.dp -o OUT.dpir -w WEIGHTS.bin [-d DEPFILE]\n"
+	"       dp-import --targets\n"
 	"\n"
 	"Parses the pipeline, inlines every model(\"file.pt2\", ...) it calls (paths\n"
 	"relative to the .dp's folder) and writes:\n"
@@ -15,7 +16,59 @@ static const char usage[] =
 	"  -w WEIGHTS.bin  the weight blob the IR's constants point into\n"
 	"  -d DEPFILE      a Ninja depfile naming the archives read\n"
 	"Errors: FILE:LINE:COL: import: MESSAGE on stderr, exit status 1, and no\n"
-	"output written.\n";
+	"output written.\n"
+	"\n"
+	"--targets lists the ATen targets import converts (stages/import/atab.c),\n"
+	"one a line: TARGET, a tab, the IR op it becomes ('(alias)': the result is\n"
+	"its operand, no op; '(dropped)': nothing to run) and, after another tab\n"
+	"when there are any, its conditions ('needs X off': X must be omitted,\n"
+	"None, False or 0).\n";
+
+/* Appends sep (when buf is not empty) and s to buf, truncating. */
+static void
+addnote(char *buf, size_t cap, const char *sep, const char *s, int len)
+{
+	size_t n = strlen(buf);
+	snprintf(buf + n, cap - n, "%s%.*s", n ? sep : "", len, s);
+}
+
+/* --targets: the importer's own table (atab.c) as text, for devproc ops. */
+static int
+targets(void)
+{
+	for (int i = 0; i < aten_count(); i++) {
+		const Aten *a = aten_entry(i);
+		const char *op = a->kind < 0 ? "(dropped)" : a->hook == H_IDENTITY ? "(alias)"
+		               : dp_op_name[a->kind];
+		char note[512] = "", off[256] = "";
+		if (a->flags & F_INPLACE)
+			addnote(note, sizeof note, "; ", "in-place", -1);
+		if (a->flags & F_MULTI)
+			addnote(note, sizeof note, "; ", "first result only", -1);
+		if (a->flags & F_LIST)
+			addnote(note, sizeof note, "; ", "one op per result", -1);
+		if (a->hook == H_BOOL)
+			addnote(note, sizeof note, "; ", "bool operands only", -1);
+		if (a->hook == H_TOCOPY || a->hook == H_TYPEAS)
+			addnote(note, sizeof note, "; ", "no op when the dtype is unchanged", -1);
+		/* the schema's "name:0" arguments: variants import does not do */
+		for (const char *s = a->args; *s;) {
+			size_t len = strcspn(s, " ");
+			const char *colon = memchr(s, ':', len);
+			if (colon && (size_t)(colon - s) + 2 == len && colon[1] == '0')
+				addnote(off, sizeof off, ", ", s, (int)(colon - s));
+			s += len;
+			s += strspn(s, " ");
+		}
+		if (*off) {
+			char need[300];
+			snprintf(need, sizeof need, "needs %s off", off);
+			addnote(note, sizeof note, "; ", need, -1);
+		}
+		printf("%s\t%s%s%s\n", a->target, op, *note ? "\t" : "", note);
+	}
+	return fflush(stdout) || ferror(stdout) ? 1 : 0;
+}
 
 static const char *
 base(const char *path)
@@ -53,6 +106,12 @@ main(int argc, char **argv)
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
 			return 0;
+		}
+		if (strcmp(a, "--targets") == 0) {
+			if (argc == 2)
+				return targets();
+			fputs("dp-import: --targets takes no other argument\n", stderr);
+			return 1;
 		}
 		const char **opt = strcmp(a, "-o") == 0 ? &out : strcmp(a, "-w") == 0 ? &wout
 		                 : strcmp(a, "-d") == 0 ? &dep : NULL;
