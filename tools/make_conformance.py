@@ -360,8 +360,8 @@ def main():
                        tol, targets(core))
                 manifest.append(f"{stem}_core.pt2: {' '.join(targets(core))}")
             for i, x in enumerate(xs):
-                refs[f"{name}.in{i}"] = np.ascontiguousarray(x.numpy())
-            refs[f"{name}.out"] = np.ascontiguousarray(ref.detach().numpy())
+                refs[f"{name}.in{i}"] = x.numpy().copy(order="C")
+            refs[f"{name}.out"] = ref.detach().numpy().copy(order="C")
         except Exception:
             failed.append(name)
             print(f"{name}: FAILED\n{traceback.format_exc()}", file=sys.stderr)
