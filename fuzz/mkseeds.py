@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-# mkseeds.py: writes the small .pt2 seed archives of fuzz/seeds/pt2/ (and the
-# .dp seeds that call them) in the torch.export layout DevProc reads, without
-# PyTorch: tiny versions of tests/data/mlp*.pt2 plus one archive that uses
-# every ATen op import knows.  Run from the repository root; rerun only when
-# the seeds should change (the outputs are committed).
+# mkseeds.py: writes the small .pt2 seed archives of fuzz/seeds/pt2/ in the
+# torch.export layout DevProc reads, without PyTorch: tiny versions of
+# tests/data/mlp*.pt2 (x: f32[1,8]) plus one archive using the ATen ops import
+# first knew, a strided weight and a tensor constant.  They are also the
+# archives of fuzz/seeds/dp/ and tests/malformed.t.  Run from the repository
+# root; rerun only when the seeds should change (the outputs are committed).
 import json, struct, zipfile
 
 F32 = 7
