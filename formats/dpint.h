@@ -16,6 +16,16 @@ typedef struct Spec {      /* one entry of an op's attribute schema */
 int dp_spec(int kind, int i, Spec *s);
 int dp_check_attrs(const Op *op, Err *err);
 void dp_fix_attrs(Fn *fn, int op);
+/* Helpers of the shape rules (infer.c): a dtype is floating point; axis d
+ * normalized for rank r (-1 when out of range); errors naming the op and its
+ * operand types; numpy broadcasting; equal dtypes; a float operand. */
+int dp_isfloat(int dt);
+int dp_axis(int64_t d, int r);
+int dp_failt(Err *err, const Op *op, const char *msg, const Type *a, const Type *b);
+int dp_bcast(Err *err, const Op *op, const Type *a, const Type *b, Type *out);
+int dp_samedt(Err *err, const Op *op, const Type *a, const Type *b);
+int dp_needfloat(Err *err, const Op *op, const Type *t);
+
 /* Shape rules of the neural-network ops (rules.c); -2 when kind is not one. */
 int dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err);
 

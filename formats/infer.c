@@ -113,21 +113,7 @@ dp_fix_attrs(Fn *fn, int opi)
 
 #define NAME dp_op_name[op->kind]
 
-static int
-isfloat(int dt)
-{
-	return dt == DP_F32 || dt == DP_F64 || dt == DP_F16 || dt == DP_BF16;
-}
-
 /* Normalizes axis d (may be negative) for rank r; -1 when out of range. */
-static int
-axis(int64_t d, int r)
-{
-	if (d < 0)
-		d += r;
-	return d >= 0 && d < r ? (int)d : -1;
-}
-
 static int
 badaxis(Err *err, const Op *op, const char *what, int64_t d, int r)
 {
@@ -135,14 +121,65 @@ badaxis(Err *err, const Op *op, const char *what, int64_t d, int r)
 	return -1;
 }
 
-static int
-shapestr_err(Err *err, const Op *op, const char *msg, const Type *a, const Type *b)
+/* ---- helpers shared with rules.c (declared in dpint.h) ---- */
+
+int
+dp_isfloat(int dt)
+{
+	return dt == DP_F32 || dt == DP_F64 || dt == DP_F16 || dt == DP_BF16;
+}
+
+int
+dp_axis(int64_t d, int r)
+{
+	if (d < 0)
+		d += r;
+	return d >= 0 && d < r ? (int)d : -1;
+}
+
+int
+dp_failt(Err *err, const Op *op, const char *msg, const Type *a, const Type *b)
 {
 	char x[128], y[128];
 	dp_type_str(a, 0, x, sizeof x);
 	if (b)
 		dp_type_str(b, 0, y, sizeof y);
 	dp_seterr(err, "%s: %s: %s%s%s", NAME, msg, x, b ? " and " : "", b ? y : "");
+	return -1;
+}
+
+int
+dp_bcast(Err *err, const Op *op, const Type *a, const Type *b, Type *out)
+{
+	int r = a->rank > b->rank ? a->rank : b->rank;
+	*out = *a;
+	out->rank = (uint8_t)r;
+	for (int i = 0; i < r; i++) {
+		int ia = i - (r - a->rank), ib = i - (r - b->rank);
+		int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return dp_failt(err, op, "shapes do not broadcast", a, b);
+		out->dim[i] = da == 1 ? db : da;
+	}
+	return 0;
+}
+
+int
+dp_samedt(Err *err, const Op *op, const Type *a, const Type *b)
+{
+	if (a->dtype == b->dtype)
+		return 0;
+	dp_seterr(err, "%s: operand dtypes differ: %s and %s", NAME, dp_dtype_name[a->dtype],
+	          dp_dtype_name[b->dtype]);
+	return -1;
+}
+
+int
+dp_needfloat(Err *err, const Op *op, const Type *t)
+{
+	if (dp_isfloat(t->dtype))
+		return 0;
+	dp_seterr(err, "%s: needs a floating-point operand, got %s", NAME, dp_dtype_name[t->dtype]);
 	return -1;
 }
 
@@ -198,7 +235,7 @@ permute(const Op *op, const Type *t, const Attr *dims, Type *out, Err *err)
 	int seen[DP_MAXRANK] = { 0 };
 	*out = *t;
 	for (int i = 0; i < t->rank; i++) {
-		int d = axis(dims->ints[i], t->rank);
+		int d = dp_axis(dims->ints[i], t->rank);
 		if (d < 0)
 			return badaxis(err, op, "dim", dims->ints[i], t->rank);
 		if (seen[d]++) {
@@ -212,53 +249,16 @@ permute(const Op *op, const Type *t, const Attr *dims, Type *out, Err *err)
 
 /* Numpy broadcasting of a and b into out. */
 static int
-broadcast(const Op *op, const Type *a, const Type *b, Type *out, Err *err)
-{
-	int r = a->rank > b->rank ? a->rank : b->rank;
-	*out = *a;
-	out->rank = (uint8_t)r;
-	for (int i = 0; i < r; i++) {
-		int ia = i - (r - a->rank), ib = i - (r - b->rank);
-		int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
-		if (da != db && da != 1 && db != 1)
-			return shapestr_err(err, op, "shapes do not broadcast", a, b);
-		out->dim[i] = da == 1 ? db : da;
-	}
-	return 0;
-}
-
-static int
-samedtype(const Op *op, const Type *a, const Type *b, Err *err)
-{
-	if (a->dtype != b->dtype) {
-		dp_seterr(err, "%s: operand dtypes differ: %s and %s", NAME, dp_dtype_name[a->dtype],
-		          dp_dtype_name[b->dtype]);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-needfloat(const Op *op, const Type *a, Err *err)
-{
-	if (!isfloat(a->dtype)) {
-		dp_seterr(err, "%s: needs a floating-point operand, got %s", NAME, dp_dtype_name[a->dtype]);
-		return -1;
-	}
-	return 0;
-}
-
-static int
 matmul(const Op *op, const Type *a, const Type *b, Type *out, Err *err)
 {
-	if (samedtype(op, a, b, err) || needfloat(op, a, err))
+	if (dp_samedt(err, op, a, b) || dp_needfloat(err, op, a))
 		return -1;
 	if (a->rank == 0 || b->rank == 0)
-		return shapestr_err(err, op, "operands must have rank >= 1", a, b);
+		return dp_failt(err, op, "operands must have rank >= 1", a, b);
 	int64_t k1 = a->dim[a->rank - 1];
 	int64_t k2 = b->rank == 1 ? b->dim[0] : b->dim[b->rank - 2];
 	if (k1 != k2)
-		return shapestr_err(err, op, "inner dimensions differ", a, b);
+		return dp_failt(err, op, "inner dimensions differ", a, b);
 	*out = *a;
 	if (a->rank <= 2 && b->rank <= 2) {
 		int r = 0;
@@ -273,11 +273,11 @@ matmul(const Op *op, const Type *a, const Type *b, Type *out, Err *err)
 	Type ba = *a, bb = *b, bo;
 	ba.rank = a->rank >= 2 ? a->rank - 2 : 0;
 	bb.rank = b->rank >= 2 ? b->rank - 2 : 0;
-	if (broadcast(op, &ba, &bb, &bo, err))
+	if (dp_bcast(err, op, &ba, &bb, &bo))
 		return -1;
 	int r = bo.rank;
 	if (r + 2 > DP_MAXRANK)
-		return shapestr_err(err, op, "result rank too large", a, b);
+		return dp_failt(err, op, "result rank too large", a, b);
 	*out = bo;
 	if (a->rank >= 2)
 		out->dim[r++] = a->dim[a->rank - 2];
@@ -360,7 +360,7 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		break;
 	}
 	case Onormalize: {
-		int ax = axis(dp_geti(op, "axis", -1), t[0]->rank);
+		int ax = dp_axis(dp_geti(op, "axis", -1), t[0]->rank);
 		if (ax < 0)
 			return badaxis(err, op, "axis", dp_geti(op, "axis", -1), t[0]->rank);
 		if (t[0]->dtype != DP_U8 && t[0]->dtype != DP_F32) {
@@ -396,7 +396,7 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		break;
 	case Oflatten: {
 		int r = t[0]->rank ? t[0]->rank : 1;
-		int s = axis(dp_geti(op, "start", 1), r), e = axis(dp_geti(op, "end", -1), r);
+		int s = dp_axis(dp_geti(op, "start", 1), r), e = dp_axis(dp_geti(op, "end", -1), r);
 		if (s < 0)
 			return badaxis(err, op, "start", dp_geti(op, "start", 1), t[0]->rank);
 		if (e < 0)
@@ -424,7 +424,7 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		break;
 	}
 	case Oargmax: {
-		int d = axis(dp_geti(op, "dim", 0), t[0]->rank);
+		int d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank);
 		if (d < 0)
 			return badaxis(err, op, "dim", dp_geti(op, "dim", 0), t[0]->rank);
 		if (t[0]->dim[d] == 0) {
@@ -443,17 +443,17 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		break;
 	}
 	case Osoftmax: {
-		int d = axis(dp_geti(op, "dim", 0), t[0]->rank);
+		int d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank);
 		if (d < 0)
 			return badaxis(err, op, "dim", dp_geti(op, "dim", 0), t[0]->rank);
-		if (needfloat(op, t[0], err))
+		if (dp_needfloat(err, op, t[0]))
 			return -1;
 		*out = *t[0];
 		break;
 	}
 	case Aadd:
 	case Amul:
-		if (samedtype(op, t[0], t[1], err) || broadcast(op, t[0], t[1], out, err))
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
 			return -1;
 		break;
 	case Arelu:
@@ -465,16 +465,16 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 			return -1;
 		}
 		const Type *x = t[0], *w = t[1];
-		if (samedtype(op, x, w, err) || needfloat(op, x, err))
+		if (dp_samedt(err, op, x, w) || dp_needfloat(err, op, x))
 			return -1;
 		if (x->rank < 1 || w->rank != 2 || x->dim[x->rank - 1] != w->dim[1])
-			return shapestr_err(err, op, "input and weight do not match", x, w);
+			return dp_failt(err, op, "input and weight do not match", x, w);
 		if (op->nin == 3) {
 			const Type *b = t[2];
-			if (samedtype(op, x, b, err))
+			if (dp_samedt(err, op, x, b))
 				return -1;
 			if (b->rank != 1 || b->dim[0] != w->dim[0])
-				return shapestr_err(err, op, "bias does not match weight", b, w);
+				return dp_failt(err, op, "bias does not match weight", b, w);
 		}
 		*out = *x;
 		out->dim[x->rank - 1] = w->dim[0];
@@ -483,20 +483,20 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 	case Aaddmm: {
 		const Type *s = t[0], *m1 = t[1], *m2 = t[2];
 		if (m1->rank != 2 || m2->rank != 2)
-			return shapestr_err(err, op, "mat1 and mat2 must be 2-D", m1, m2);
-		if (matmul(op, m1, m2, out, err) || samedtype(op, s, m1, err))
+			return dp_failt(err, op, "mat1 and mat2 must be 2-D", m1, m2);
+		if (matmul(op, m1, m2, out, err) || dp_samedt(err, op, s, m1))
 			return -1;
 		Type bc;
-		if (broadcast(op, s, out, &bc, err))
+		if (dp_bcast(err, op, s, out, &bc))
 			return -1;
 		bc.dev = out->dev;   /* placed but not partitioned: devices may differ */
 		if (!dp_type_eq(&bc, out))
-			return shapestr_err(err, op, "self does not broadcast to the product", s, out);
+			return dp_failt(err, op, "self does not broadcast to the product", s, out);
 		break;
 	}
 	case Amm:
 		if (t[0]->rank != 2 || t[1]->rank != 2)
-			return shapestr_err(err, op, "operands must be 2-D", t[0], t[1]);
+			return dp_failt(err, op, "operands must be 2-D", t[0], t[1]);
 		/* fall through */
 	case Amatmul:
 		if (matmul(op, t[0], t[1], out, err))

@@ -8,23 +8,9 @@
 #define NAME dp_op_name[op->kind]
 
 static int
-isfloat(int dt)
-{
-	return dt == DP_F32 || dt == DP_F64 || dt == DP_F16 || dt == DP_BF16;
-}
-
-static int
 isint(int dt)
 {
 	return dt == DP_U8 || dt == DP_I8 || dt == DP_I16 || dt == DP_I32 || dt == DP_I64;
-}
-
-static int
-axis(int64_t d, int r)
-{
-	if (d < 0)
-		d += r;
-	return d >= 0 && d < r ? (int)d : -1;
 }
 
 static int
@@ -34,53 +20,7 @@ fail(Err *err, const Op *op, const char *msg)
 	return -1;
 }
 
-static int
-failt(Err *err, const Op *op, const char *msg, const Type *a, const Type *b)
-{
-	char x[128], y[128];
-	dp_type_str(a, 0, x, sizeof x);
-	if (b)
-		dp_type_str(b, 0, y, sizeof y);
-	dp_seterr(err, "%s: %s: %s%s%s", NAME, msg, x, b ? " and " : "", b ? y : "");
-	return -1;
-}
-
-static int
-needfloat(Err *err, const Op *op, const Type *t)
-{
-	if (isfloat(t->dtype))
-		return 0;
-	dp_seterr(err, "%s: needs a floating-point operand, got %s", NAME, dp_dtype_name[t->dtype]);
-	return -1;
-}
-
-static int
-samedt(Err *err, const Op *op, const Type *a, const Type *b)
-{
-	if (a->dtype == b->dtype)
-		return 0;
-	dp_seterr(err, "%s: operand dtypes differ: %s and %s", NAME, dp_dtype_name[a->dtype],
-	          dp_dtype_name[b->dtype]);
-	return -1;
-}
-
 /* Numpy broadcasting of a and b into out (dtype from a). */
-static int
-bcast(Err *err, const Op *op, const Type *a, const Type *b, Type *out)
-{
-	int r = a->rank > b->rank ? a->rank : b->rank;
-	*out = *a;
-	out->rank = (uint8_t)r;
-	for (int i = 0; i < r; i++) {
-		int ia = i - (r - a->rank), ib = i - (r - b->rank);
-		int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
-		if (da != db && da != 1 && db != 1)
-			return failt(err, op, "shapes do not broadcast", a, b);
-		out->dim[i] = da == 1 ? db : da;
-	}
-	return 0;
-}
-
 /* A per-spatial-axis list attribute (1 or 2 entries; empty gives def). */
 static int
 pair(Err *err, const Op *op, const char *key, int64_t def, int64_t out[2])
@@ -122,32 +62,32 @@ conv(const Fn *fn, const Op *op, Type *out, Err *err)
 	if (op->nin != 2 && op->nin != 3)
 		return fail(err, op, "takes 2 or 3 operands (input, weight[, bias])");
 	const Type *x = &fn->val[op->in[0]].t, *w = &fn->val[op->in[1]].t;
-	if (samedt(err, op, x, w) || needfloat(err, op, x))
+	if (dp_samedt(err, op, x, w) || dp_needfloat(err, op, x))
 		return -1;
 	if (x->rank != 4 || w->rank != 4)
-		return failt(err, op, "only 2-D convolution (rank-4 input and weight) is supported", x, w);
+		return dp_failt(err, op, "only 2-D convolution (rank-4 input and weight) is supported", x, w);
 	int64_t g = dp_geti(op, "groups", 1), st[2], pd[2], dl[2];
 	if (pair(err, op, "stride", 1, st) || pair(err, op, "padding", 0, pd) ||
 	    pair(err, op, "dilation", 1, dl))
 		return -1;
 	if (g < 1 || x->dim[1] % g || w->dim[0] % g || w->dim[1] * g != x->dim[1])
-		return failt(err, op, "channels do not match the weight and groups", x, w);
+		return dp_failt(err, op, "channels do not match the weight and groups", x, w);
 	for (int i = 0; i < 2; i++)
 		if (st[i] < 1 || dl[i] < 1 || pd[i] < 0)
 			return fail(err, op, "stride and dilation must be >= 1, padding >= 0");
 	if (op->nin == 3) {
 		const Type *b = &fn->val[op->in[2]].t;
-		if (samedt(err, op, x, b))
+		if (dp_samedt(err, op, x, b))
 			return -1;
 		if (b->rank != 1 || b->dim[0] != w->dim[0])
-			return failt(err, op, "bias does not match the weight", b, w);
+			return dp_failt(err, op, "bias does not match the weight", b, w);
 	}
 	*out = *x;
 	out->dim[1] = w->dim[0];
 	for (int i = 0; i < 2; i++) {
 		out->dim[2 + i] = window(x->dim[2 + i], w->dim[2 + i], st[i], pd[i], dl[i], 0);
 		if (out->dim[2 + i] < 1)
-			return failt(err, op, "the kernel is larger than the padded input", x, w);
+			return dp_failt(err, op, "the kernel is larger than the padded input", x, w);
 	}
 	return 0;
 }
@@ -155,10 +95,10 @@ conv(const Fn *fn, const Op *op, Type *out, Err *err)
 static int
 pool(const Op *op, const Type *x, Type *out, Err *err)
 {
-	if (needfloat(err, op, x))
+	if (dp_needfloat(err, op, x))
 		return -1;
 	if (x->rank != 3 && x->rank != 4)
-		return failt(err, op, "input must be [N,]C,H,W", x, NULL);
+		return dp_failt(err, op, "input must be [N,]C,H,W", x, NULL);
 	int64_t k[2], st[2], pd[2], dl[2];
 	if (pair(err, op, "kernel_size", 1, k) || pair(err, op, "padding", 0, pd) ||
 	    pair(err, op, "dilation", 1, dl))
@@ -181,7 +121,7 @@ pool(const Op *op, const Type *x, Type *out, Err *err)
 		out->dim[h + i] = window(x->dim[h + i], k[i], st[i], pd[i], dl[i],
 		                         (int)dp_geti(op, "ceil_mode", 0));
 		if (out->dim[h + i] < 1)
-			return failt(err, op, "the window is larger than the padded input", x, NULL);
+			return dp_failt(err, op, "the window is larger than the padded input", x, NULL);
 	}
 	return 0;
 }
@@ -196,7 +136,7 @@ reduce(const Op *op, const Type *x, Type *out, Err *err)
 		for (int i = 0; i < x->rank; i++)
 			red[i] = 1;
 	for (int i = 0; i < d->n; i++) {
-		int a = axis(d->ints[i], x->rank ? x->rank : 1);
+		int a = dp_axis(d->ints[i], x->rank ? x->rank : 1);
 		if (a < 0)
 			return fail(err, op, "dim is out of range");
 		if (red[a]++)
@@ -223,22 +163,22 @@ lnorm(const Fn *fn, const Op *op, Type *out, Err *err, int maxin)
 		                                 : "takes 1 or 2 operands (input[, weight])");
 	const Type *x = &fn->val[op->in[0]].t;
 	const Attr *ns = dp_attr(op, "normalized_shape");
-	if (needfloat(err, op, x))
+	if (dp_needfloat(err, op, x))
 		return -1;
 	if (ns->n < 1 || ns->n > x->rank)
-		return failt(err, op, "normalized_shape does not fit the input", x, NULL);
+		return dp_failt(err, op, "normalized_shape does not fit the input", x, NULL);
 	for (int i = 0; i < ns->n; i++)
 		if (ns->ints[i] != x->dim[x->rank - ns->n + i])
-			return failt(err, op, "normalized_shape is not the input's trailing shape", x, NULL);
+			return dp_failt(err, op, "normalized_shape is not the input's trailing shape", x, NULL);
 	for (int k = 1; k < op->nin; k++) {
 		const Type *w = &fn->val[op->in[k]].t;
-		if (samedt(err, op, x, w))
+		if (dp_samedt(err, op, x, w))
 			return -1;
 		int okshape = w->rank == ns->n;
 		for (int i = 0; okshape && i < ns->n; i++)
 			okshape = w->dim[i] == ns->ints[i];
 		if (!okshape)
-			return failt(err, op, "weight/bias must have the normalized shape", w, NULL);
+			return dp_failt(err, op, "weight/bias must have the normalized shape", w, NULL);
 	}
 	*out = *x;
 	return 0;
@@ -250,18 +190,18 @@ sdpa(const Fn *fn, const Op *op, Type *out, Err *err)
 	if (op->nin != 3 && op->nin != 4)
 		return fail(err, op, "takes 3 or 4 operands (query, key, value[, mask])");
 	const Type *q = &fn->val[op->in[0]].t, *k = &fn->val[op->in[1]].t, *v = &fn->val[op->in[2]].t;
-	if (samedt(err, op, q, k) || samedt(err, op, q, v) || needfloat(err, op, q))
+	if (dp_samedt(err, op, q, k) || dp_samedt(err, op, q, v) || dp_needfloat(err, op, q))
 		return -1;
 	if (q->rank < 2 || k->rank != q->rank || v->rank != q->rank)
-		return failt(err, op, "query, key and value must have the same rank >= 2", q, k);
+		return dp_failt(err, op, "query, key and value must have the same rank >= 2", q, k);
 	int r = q->rank;
 	for (int i = 0; i < r - 2; i++)
 		if (k->dim[i] != q->dim[i] || v->dim[i] != q->dim[i])
-			return failt(err, op, "batch dimensions differ", q, k);
+			return dp_failt(err, op, "batch dimensions differ", q, k);
 	if (k->dim[r - 1] != q->dim[r - 1])
-		return failt(err, op, "query and key embeddings differ", q, k);
+		return dp_failt(err, op, "query and key embeddings differ", q, k);
 	if (v->dim[r - 2] != k->dim[r - 2])
-		return failt(err, op, "key and value lengths differ", k, v);
+		return dp_failt(err, op, "key and value lengths differ", k, v);
 	*out = *q;
 	out->dim[r - 1] = v->dim[r - 1];
 	if (op->nin == 4) {
@@ -269,11 +209,11 @@ sdpa(const Fn *fn, const Op *op, Type *out, Err *err)
 		Type scores = *q, b;
 		scores.dim[r - 1] = k->dim[r - 2];
 		if (m->dtype != DP_BOOL && m->dtype != q->dtype)
-			return failt(err, op, "the mask must be bool or the query's dtype", m, NULL);
-		if (bcast(err, op, m, &scores, &b))
+			return dp_failt(err, op, "the mask must be bool or the query's dtype", m, NULL);
+		if (dp_bcast(err, op, m, &scores, &b))
 			return -1;
 		if (b.rank != scores.rank || memcmp(b.dim, scores.dim, r * sizeof *b.dim))
-			return failt(err, op, "the mask does not broadcast to the scores", m, &scores);
+			return dp_failt(err, op, "the mask does not broadcast to the scores", m, &scores);
 	}
 	if (dp_geti(op, "is_causal", 0) && op->nin == 4)
 		return fail(err, op, "is_causal and an explicit mask cannot be combined");
@@ -303,13 +243,13 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		return conv(fn, op, out, err);
 	case Abatchnorm: {
 		const Type *x = t[0];
-		if (needfloat(err, op, x))
+		if (dp_needfloat(err, op, x))
 			return -1;
 		if (x->rank < 2)
-			return failt(err, op, "input must be [N,C,...]", x, NULL);
+			return dp_failt(err, op, "input must be [N,C,...]", x, NULL);
 		for (int k = 1; k < 5; k++)
-			if (samedt(err, op, x, t[k]) || t[k]->rank != 1 || t[k]->dim[0] != x->dim[1])
-				return failt(err, op, "weight, bias, mean and var must be [C]", t[k], x);
+			if (dp_samedt(err, op, x, t[k]) || t[k]->rank != 1 || t[k]->dim[0] != x->dim[1])
+				return dp_failt(err, op, "weight, bias, mean and var must be [C]", t[k], x);
 		*out = *x;
 		return 0;
 	}
@@ -322,19 +262,19 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		return pool(op, t[0], out, err);
 	case Aadaptavg: {
 		const Attr *o = dp_attr(op, "output_size");
-		if (needfloat(err, op, t[0]))
+		if (dp_needfloat(err, op, t[0]))
 			return -1;
 		if (o->n != 2 || o->ints[0] < 1 || o->ints[1] < 1)
 			return fail(err, op, "output_size needs 2 positive values");
 		if (t[0]->rank != 3 && t[0]->rank != 4)
-			return failt(err, op, "input must be [N,]C,H,W", t[0], NULL);
+			return dp_failt(err, op, "input must be [N,]C,H,W", t[0], NULL);
 		*out = *t[0];
 		out->dim[out->rank - 2] = o->ints[0];
 		out->dim[out->rank - 1] = o->ints[1];
 		return 0;
 	}
 	case Amean:
-		if (needfloat(err, op, t[0]))
+		if (dp_needfloat(err, op, t[0]))
 			return -1;
 		/* fall through */
 	case Asum:
@@ -345,7 +285,7 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		out->dtype = DP_BOOL;
 		return 0;
 	case Atranspose: {
-		int a = axis(dp_geti(op, "dim0", 0), t[0]->rank), b = axis(dp_geti(op, "dim1", 0), t[0]->rank);
+		int a = dp_axis(dp_geti(op, "dim0", 0), t[0]->rank), b = dp_axis(dp_geti(op, "dim1", 0), t[0]->rank);
 		if (a < 0 || b < 0)
 			return fail(err, op, "dim0/dim1 out of range");
 		*out = *t[0];
@@ -356,7 +296,7 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 	case Aexpand: {
 		const Attr *s = dp_attr(op, "size");
 		if (s->n < t[0]->rank || s->n > DP_MAXRANK)
-			return failt(err, op, "size has fewer dims than the input", t[0], NULL);
+			return dp_failt(err, op, "size has fewer dims than the input", t[0], NULL);
 		*out = *t[0];
 		out->rank = (uint8_t)s->n;
 		for (int i = 0; i < s->n; i++) {
@@ -365,7 +305,7 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 			if (want == -1 && j >= 0)
 				want = have;
 			if (want < 0 || (have != 1 && have != want))
-				return failt(err, op, "cannot expand to the given size", t[0], NULL);
+				return dp_failt(err, op, "cannot expand to the given size", t[0], NULL);
 			out->dim[i] = want;
 		}
 		return 0;
@@ -378,19 +318,19 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		if (op->nin < 1)
 			return fail(err, op, "needs at least one operand");
 		int stack = op->kind == Astack, r = t[0]->rank + stack;
-		int d = axis(dp_geti(op, "dim", 0), r ? r : 1);
+		int d = dp_axis(dp_geti(op, "dim", 0), r ? r : 1);
 		if (d < 0 || r > DP_MAXRANK)
 			return fail(err, op, "dim is out of range");
 		int64_t total = 0;
 		for (int k = 0; k < op->nin; k++) {
 			const Type *u = &fn->val[op->in[k]].t;
-			if (samedt(err, op, t[0], u))
+			if (dp_samedt(err, op, t[0], u))
 				return -1;
 			if (u->rank != t[0]->rank)
-				return failt(err, op, "operands differ in rank", t[0], u);
+				return dp_failt(err, op, "operands differ in rank", t[0], u);
 			for (int i = 0; i < u->rank; i++)
 				if (u->dim[i] != t[0]->dim[i] && (stack || i != d))
-					return failt(err, op, "operands differ in shape", t[0], u);
+					return dp_failt(err, op, "operands differ in shape", t[0], u);
 			total += stack ? 1 : u->dim[d];
 		}
 		*out = *t[0];
@@ -403,7 +343,7 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		return 0;
 	}
 	case Aslice: {
-		int d = axis(dp_geti(op, "dim", 0), t[0]->rank);
+		int d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank);
 		if (d < 0)
 			return fail(err, op, "dim is out of range");
 		int64_t n = t[0]->dim[d], s = dp_geti(op, "start", 0), e = dp_geti(op, "end", n);
@@ -423,7 +363,7 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		return 0;
 	}
 	case Aselect: {
-		int d = axis(dp_geti(op, "dim", 0), t[0]->rank);
+		int d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank);
 		if (d < 0)
 			return fail(err, op, "dim is out of range");
 		int64_t i = dp_geti(op, "index", 0), n = t[0]->dim[d];
@@ -438,16 +378,16 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 	case Aindex:
 	case Aembedding: {
 		const Type *x = t[0], *ix = t[1];
-		int d = op->kind == Aindex ? axis(dp_geti(op, "dim", 0), x->rank) : 0;
+		int d = op->kind == Aindex ? dp_axis(dp_geti(op, "dim", 0), x->rank) : 0;
 		if (op->kind == Aembedding && x->rank != 2)
-			return failt(err, op, "weight must be 2-D", x, NULL);
+			return dp_failt(err, op, "weight must be 2-D", x, NULL);
 		if (d < 0)
 			return fail(err, op, "dim is out of range");
 		if (ix->dtype != DP_I64 && ix->dtype != DP_I32)
-			return failt(err, op, "indices must be i64 or i32", ix, NULL);
+			return dp_failt(err, op, "indices must be i64 or i32", ix, NULL);
 		int r = x->rank - 1 + ix->rank;
 		if (r > DP_MAXRANK)
-			return failt(err, op, "result rank too large", x, ix);
+			return dp_failt(err, op, "result rank too large", x, ix);
 		*out = *x;
 		out->rank = (uint8_t)r;
 		int k = 0;
@@ -460,29 +400,29 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		return 0;
 	}
 	case Abmm:
-		if (samedt(err, op, t[0], t[1]) || needfloat(err, op, t[0]))
+		if (dp_samedt(err, op, t[0], t[1]) || dp_needfloat(err, op, t[0]))
 			return -1;
 		if (t[0]->rank != 3 || t[1]->rank != 3 || t[0]->dim[0] != t[1]->dim[0] ||
 		    t[0]->dim[2] != t[1]->dim[1])
-			return failt(err, op, "operands must be [B,M,K] and [B,K,N]", t[0], t[1]);
+			return dp_failt(err, op, "operands must be [B,M,K] and [B,K,N]", t[0], t[1]);
 		*out = *t[0];
 		out->dim[2] = t[1]->dim[2];
 		return 0;
 	case Asub:
 	case Adiv:
 	case Apow:
-		if (samedt(err, op, t[0], t[1]) || bcast(err, op, t[0], t[1], out))
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
 			return -1;
-		if (op->kind != Asub && needfloat(err, op, t[0]))
+		if (op->kind != Asub && dp_needfloat(err, op, t[0]))
 			return -1;
 		return 0;
 	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
-		if (samedt(err, op, t[0], t[1]) || bcast(err, op, t[0], t[1], out))
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
 			return -1;
 		out->dtype = DP_BOOL;
 		return 0;
 	case Aand: case Aor: case Axor:
-		if (bcast(err, op, t[0], t[1], out))
+		if (dp_bcast(err, op, t[0], t[1], out))
 			return -1;
 		out->dtype = DP_BOOL;
 		return 0;
@@ -493,22 +433,22 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 	case Awhere: {
 		Type ab;
 		if (t[0]->dtype != DP_BOOL)
-			return failt(err, op, "the condition must be bool", t[0], NULL);
-		if (samedt(err, op, t[1], t[2]) || bcast(err, op, t[1], t[2], &ab) ||
-		    bcast(err, op, t[0], &ab, out))
+			return dp_failt(err, op, "the condition must be bool", t[0], NULL);
+		if (dp_samedt(err, op, t[1], t[2]) || dp_bcast(err, op, t[1], t[2], &ab) ||
+		    dp_bcast(err, op, t[0], &ab, out))
 			return -1;
 		out->dtype = t[1]->dtype;
 		return 0;
 	}
 	case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin: case Arecip:
 	case Asigmoid: case Atanh: case Asilu: case Ahardswish: case Ahardsigm:
-		if (needfloat(err, op, t[0]))
+		if (dp_needfloat(err, op, t[0]))
 			return -1;
 		*out = *t[0];
 		return 0;
 	case Agelu: {
 		const char *a = dp_gets(op, "approximate");
-		if (needfloat(err, op, t[0]))
+		if (dp_needfloat(err, op, t[0]))
 			return -1;
 		if (a && strcmp(a, "none") && strcmp(a, "tanh"))
 			return fail(err, op, "approximate must be \"none\" or \"tanh\"");
@@ -517,13 +457,13 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 	}
 	case Aneg:
 	case Aabs:
-		if (!isfloat(t[0]->dtype) && !isint(t[0]->dtype))
-			return failt(err, op, "needs a number", t[0], NULL);
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
 		*out = *t[0];
 		return 0;
 	case Aclamp:
-		if (!isfloat(t[0]->dtype) && !isint(t[0]->dtype))
-			return failt(err, op, "needs a number", t[0], NULL);
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
 		*out = *t[0];
 		return 0;
 	case Asdpa:
