@@ -29,42 +29,6 @@ typedef struct Mat {
 	int64_t rs, cs;
 } Mat;
 
-static const Type *
-ty(const Ctx *c, int v)
-{
-	return &c->fn->val[v].t;
-}
-
-/* Marks v as named by the generated code and returns it, for "v%d". */
-static int
-V(Ctx *c, int v)
-{
-	c->used[v] = 1;
-	return v;
-}
-
-static int64_t
-prod(const Type *t, int from, int to)
-{
-	int64_t n = 1;
-	int i;
-
-	for (i = from; i < to; i++)
-		n *= t->dim[i];
-	return n;
-}
-
-static int
-normdim(int64_t d, int rank)
-{
-	if (d < 0)
-		d += rank;
-	if (d < 0 || d >= (rank ? rank : 1))
-		dp_die("dim %lld out of range for rank %d (verify should catch this)",
-		       (long long)d, rank);
-	return (int)d;
-}
-
 /* Fails unless every operand and result of op is f32: the cpu target's
  * arithmetic kernels are f32 only for now. */
 static int

@@ -61,6 +61,46 @@ typedef struct Ctx {
 /* kernels.c: appends the statements of op i to c->body (a comment with
  * the op's text form first).  0, or -1 with c->err set when the cpu target
  * has no kernel for it. */
+/* Helpers of the emitters (kernels.c, nn.c). */
+
+/* The type of value v. */
+static inline const Type *
+ty(const Ctx *c, int v)
+{
+	return &c->fn->val[v].t;
+}
+
+/* Marks v as named by the generated code and returns it, for "v%d". */
+static inline int
+V(Ctx *c, int v)
+{
+	c->used[v] = 1;
+	return v;
+}
+
+/* The product of t's dims [from, to). */
+static inline int64_t
+prod(const Type *t, int from, int to)
+{
+	int64_t n = 1;
+
+	for (int i = from; i < to; i++)
+		n *= t->dim[i];
+	return n;
+}
+
+/* Axis d normalized for rank (the verifier has checked it). */
+static inline int
+normdim(int64_t d, int rank)
+{
+	if (d < 0)
+		d += rank;
+	if (d < 0 || d >= (rank ? rank : 1))
+		dp_die("dim %lld out of range for rank %d (verify should catch this)",
+		       (long long)d, rank);
+	return (int)d;
+}
+
 int emit_op(Ctx *c, int i);
 /* The runtime's name of a dtype: "DPRT_F32". */
 const char *dprt_enum(int dtype);

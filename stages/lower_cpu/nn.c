@@ -7,42 +7,6 @@
 
 #include "lower.h"
 
-static const Type *
-ty(const Ctx *c, int v)
-{
-	return &c->fn->val[v].t;
-}
-
-/* Marks v as named by the generated code and returns it, for "v%d". */
-static int
-V(Ctx *c, int v)
-{
-	c->used[v] = 1;
-	return v;
-}
-
-static int64_t
-prod(const Type *t, int from, int to)
-{
-	int64_t n = 1;
-	int i;
-
-	for (i = from; i < to; i++)
-		n *= t->dim[i];
-	return n;
-}
-
-static int
-normdim(int64_t d, int rank)
-{
-	if (d < 0)
-		d += rank;
-	if (d < 0 || d >= (rank ? rank : 1))
-		dp_die("dim %lld out of range for rank %d (verify should catch this)",
-		       (long long)d, rank);
-	return (int)d;
-}
-
 /* The error for an operand dtype this target has no kernel for. */
 static int
 nokernel(Ctx *c, const Op *op, int i, int dtype, const char *have)
