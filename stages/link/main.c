@@ -123,19 +123,16 @@ cudadir(Link *l, Err *err)
 {
 	static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
 	                                  "targets/sbsa-linux/lib", NULL};
-	char nv[PATH_MAX];
 	const char *root = l->cuda;
 	int i;
 
 	if (root == NULL) {
-		if (!DP_HAVE_NVCC || realpath(DP_NVCC, nv) == NULL) {
-			dp_seterr(err, "the program has cuda partitions but configure found no nvcc; "
-			          "pass --cuda DIR (or build with --target cpu)");
+		if (!DP_HAVE_NVCC || *DP_CUDA_HOME == '\0') {
+			dp_seterr(err, "the program has cuda partitions but configure found no CUDA "
+			          "toolkit; pass --cuda DIR (or build with --target cpu)");
 			return -1;
 		}
-		*strrchr(nv, '/') = '\0';   /* .../bin/nvcc -> .../bin */
-		*strrchr(nv, '/') = '\0';   /* -> the toolkit */
-		root = nv;
+		root = DP_CUDA_HOME;
 	}
 	for (i = 0; sub[i]; i++) {
 		char *d = join(l->a, root, sub[i]);
