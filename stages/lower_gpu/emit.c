@@ -101,11 +101,14 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		if (ismm(op->kind)) {
 			if (emit_mm(g, i) != 0)
 				goto done;
-		} else if (op->kind == Oargmax || op->kind == Osoftmax) {
-			if (emit_reduce(g, i) != 0)
+		} else if (isnn(fn, op)) {
+			if (emit_nn(g, i) != 0)
 				goto done;
 		} else if (fusable(fn, op)) {
 			if (emit_elem(g, i) != 0)
+				goto done;
+		} else if (isreduce(fn, op)) {
+			if (emit_reduce(g, i) != 0)
 				goto done;
 		} else {
 			dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for this op", i,

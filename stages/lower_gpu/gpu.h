@@ -71,6 +71,9 @@ int fusable(const Fn *fn, const Op *op);
  * g->err set when the cuda target has no kernel for it. */
 int emit_elem(Gpu *g, int i);
 int emit_reduce(Gpu *g, int i);
+/* Whether emit_reduce computes op: a kernel of its own reading whole rows
+ * or gathering (argmax, softmax, ...). */
+int isreduce(const Fn *fn, const Op *op);
 /* The C type of a dtype on the device ("float", "uint8_t"...), NULL when
  * the cuda target cannot compute on it. */
 const char *dtype_c(int dtype);
@@ -84,6 +87,14 @@ void launched(Gpu *g, const char *kname);
 /* mm.c: a matrix product (aten.linear, aten.addmm, aten.mm) with its bias
  * and folded relu: a generated GEMV kernel for few rows, cuBLAS else. */
 int emit_mm(Gpu *g, int i);
+
+/* nn.c: convolution, pooling, batched products and attention: whether op
+ * is one of them on the device, and its kernels or library calls (as
+ * emit_elem).  nnplan, called by gplan before the homes are decided, folds
+ * what a convolution's epilogue computes. */
+int isnn(const Fn *fn, const Op *op);
+int emit_nn(Gpu *g, int i);
+int nnplan(Gpu *g);
 
 /* emit.c: the whole .cu file into *out. */
 int emit_file(Gpu *g, const char *src, const char *dst, Str *out);

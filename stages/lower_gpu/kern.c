@@ -470,6 +470,12 @@ helpers(Gpu *g)
 /* argmax or softmax along one axis: one warp per row of x viewed as
  * [outer, n, inner]. */
 int
+isreduce(const Fn *fn, const Op *op)
+{
+	return op->dev == DEV_CUDA && (op->kind == Oargmax || op->kind == Osoftmax);
+}
+
+int
 emit_reduce(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;

@@ -222,6 +222,8 @@ gplan(Gpu *g)
 			return -1;
 		}
 	uses(g);
+	if (nnplan(g) != 0)
+		return -1;
 	homes(g);
 
 	for (i = fn->nop - 1; i >= 0; i--) {
