@@ -2,8 +2,10 @@
 # models.t: real models end to end on the CPU: the vision CNN and the
 # Llama-style decoder (tests/data/{cnn,tinylm}.pt2, PyTorch 2.11's default
 # training IR) and the same archives after run_decompositions() (Core ATen,
-# *_core.pt2, made by tools/decompose.py) are built with bin/devproc, run,
-# and compared with PyTorch's outputs: fp32, max|err| / max|ref| <= 1e-5.
+# *_core.pt2, made by tools/decompose.py), and a quarter-width torchvision
+# ResNet-18 in both forms (tools/export_resnet.py) are built with
+# bin/devproc, run, and compared with PyTorch's outputs: fp32,
+# max|err| / max|ref| <= 1e-5.
 root=$(pwd)
 bin=$root/bin
 data=$root/tests/data
@@ -28,7 +30,7 @@ check() { # description command...
 b=$tmp/b
 check "build cnn, cnn_core, tinylm, tinylm_core through every stage" \
 	"$bin/devproc" build "$data/cnn.dp" "$data/cnn_core.dp" "$data/tinylm.dp" \
-	"$data/tinylm_core.dp" -C "$b"
+	"$data/tinylm_core.dp" "$data/resnet18.dp" "$data/resnet18_core.dp" -C "$b"
 
 # model input-name reference-folder
 for m in cnn:x:cnn cnn_core:x:cnn tinylm:ids:tinylm tinylm_core:ids:tinylm; do
@@ -39,6 +41,15 @@ for m in cnn:x:cnn cnn_core:x:cnn tinylm:ids:tinylm tinylm_core:ids:tinylm; do
 	out=$(sed -n 's/^output //p' "$data/$name.dp")
 	check "$name runs" "$b/$name/$name" --in "$in=$ref/in0.npy" --out "$out=$tmp/$name.npy"
 	check "$name: output within 1e-5 of PyTorch's" "$bin/npycmp" --tol 1e-5 "$tmp/$name.npy" "$ref/out.npy"
+done
+
+# ResNet-18: the references are in tests/data/imagenet_ref.npz (stored npz)
+mkdir "$tmp/ref"
+cc -o "$tmp/npzx" "$root/tests/conformance/npzx.c" && "$tmp/npzx" "$data/imagenet_ref.npz" "$tmp/ref"
+for name in resnet18 resnet18_core; do
+	check "$name runs" "$b/$name/$name" --in "x=$tmp/ref/pre_pil.npy" --out "probs=$tmp/$name.npy"
+	check "$name: probabilities within 1e-5 of PyTorch's" \
+		"$bin/npycmp" --tol 1e-5 "$tmp/$name.npy" "$tmp/ref/narrow_probs.npy"
 done
 
 echo "1..$n"
