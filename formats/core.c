@@ -43,6 +43,10 @@ const char *const dp_class_name[DP_NCLASS] = { DP_CLASSES(X) };
 
 _Static_assert(sizeof dp_op_name / sizeof *dp_op_name == DP_NOP, "op table");
 _Static_assert(sizeof dp_class_name / sizeof *dp_class_name == DP_NCLASS, "class table");
+
+#define X(e, n, nin, nout, ...) _Static_assert(nout >= 1 && nout <= DP_MAXOUT, "results of " n);
+DP_OPS(X)
+#undef X
 _Static_assert(sizeof dp_dtype_name / sizeof *dp_dtype_name == DP_NDTYPE, "dtype table");
 _Static_assert(DP_NDTYPE == 10, "dtype numbering is shared with runtime/dprt.h");
 
@@ -410,6 +414,8 @@ dp_numel(const Type *t)
 	 * sizes of tensors with no elements (flatten of [0,2^62,2^62]) */
 	int64_t n = 1;
 	int empty = 0;
+	if (dp_isdyn(t))
+		return 0;
 	for (int i = 0; i < t->rank; i++) {
 		if (t->dim[i] < 0)
 			return -1;
@@ -437,6 +443,15 @@ dp_nbytes(const Type *t)
 }
 
 int
+dp_isdyn(const Type *t)
+{
+	for (int i = 0; i < t->rank; i++)
+		if (t->dim[i] == DP_DYN)
+			return 1;
+	return 0;
+}
+
+int
 dp_type_eq(const Type *a, const Type *b)
 {
 	if (a->dtype != b->dtype || a->rank != b->rank || a->dev != b->dev)
@@ -453,7 +468,8 @@ dp_type_str(const Type *t, int dev, char *buf, size_t n)
 	size_t k = 0;
 	k += snprintf(buf + k, n - k, "%s[", t->dtype < DP_NDTYPE ? dp_dtype_name[t->dtype] : "?");
 	for (int i = 0; i < t->rank && k < n; i++)
-		k += snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)t->dim[i]);
+		k += t->dim[i] == DP_DYN ? snprintf(buf + k, n - k, "%s?", i ? "," : "")
+		     : snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)t->dim[i]);
 	if (k < n)
 		k += snprintf(buf + k, n - k, "]");
 	if (dev && k < n)

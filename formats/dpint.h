@@ -28,5 +28,9 @@ int dp_needfloat(Err *err, const Op *op, const Type *t);
 
 /* Shape rules of the neural-network ops (rules.c); -2 when kind is not one. */
 int dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err);
+/* Shape rules of the image ops (image.c), into out[0..nout-1]; -2 when kind
+ * is not one.  dp_rule_dyninput checks an input op's type of unknown size. */
+int dp_rule_image(const Fn *fn, const Op *op, Type *out, Err *err);
+int dp_rule_dyninput(const Op *op, const Type *t, Err *err);
 
 #endif

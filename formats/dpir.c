@@ -347,7 +347,7 @@ dvals(Dec *d, const msgpack_object *o)
 		t.dev = (uint8_t)dv;
 		t.rank = (uint8_t)dims->size;
 		for (uint32_t i = 0; i < dims->size; i++)
-			if (intin(d, &dims->ptr[i], 0, INT64_MAX, &t.dim[i]))
+			if (intin(d, &dims->ptr[i], DP_DYN, INT64_MAX, &t.dim[i]))
 				return -1;
 		dp_addval(fn, t, -1);
 	}

@@ -10,6 +10,8 @@
 #define DP_MAJOR 1     /* bumped only on structural change; others rejected */
 #define DP_MINOR 0
 #define DP_MAXRANK 8
+#define DP_MAXOUT 2    /* the most results a non-imported op has (topk) */
+#define DP_DYN (-1)    /* a size known only at run time ("?"): see dp_isdyn */
 #define DP_MAXBYTES ((int64_t)1 << 40) /* the largest tensor, in bytes: 1 TiB */
 #define DP_MAXBYTES_TEXT "1 TiB"
 
@@ -32,7 +34,8 @@ enum { DP_OPS(DP_ENUM7) DP_NOP };
 #define DP_ENUM2(e, n) e,
 enum { DP_CLASSES(DP_ENUM2) DP_NCLASS };
 
-/* A tensor type; a rank-0 tensor is a scalar. */
+/* A tensor type; a rank-0 tensor is a scalar.  A graph input of an image of
+ * any size has DP_DYN sizes (u8[?,?,C]); no other value has them. */
 typedef struct Type {
 	uint8_t dtype;
 	uint8_t dev;
@@ -154,8 +157,16 @@ int dp_addpart(Fn *fn, int dev);           /* returns the partition index */
  * optional attributes with their defaults) and adds the results, on the
  * device of the first input (cpu when none).  0, or -1 with err set. */
 int dp_infer(Fn *fn, int op, Err *err);
-/* The same shape/dtype rule, into out[] without touching fn. */
+/* The same shape/dtype rule, into out[0..nout-1] (room for DP_MAXOUT)
+ * without touching fn. */
 int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
+
+/* The size resize(size=...) gives an h x w image before its crop: [s]
+ * scales the shorter side to s and the longer to trunc(s * long / short)
+ * (torchvision's Resize(s)); [h, w] is exact.  The runtime's copy is
+ * dprt_resize's. */
+void dp_resize_size(int64_t h, int64_t w, const int64_t *size, int nsize, int64_t *oh,
+                    int64_t *ow);
 
 /* Attribute access: NULL / default when absent. */
 const Attr *dp_attr(const Op *op, const char *key);
@@ -163,11 +174,14 @@ int64_t dp_geti(const Op *op, const char *key, int64_t def);
 double dp_getf(const Op *op, const char *key, double def);
 const char *dp_gets(const Op *op, const char *key);
 
-/* Types. */
+/* Types.  A type with DP_DYN sizes has no static size: numel and nbytes
+ * give 0 for it (nothing is planned for it; its memory is the caller's). */
 int64_t dp_numel(const Type *t);               /* -1 when a product of sizes overflows */
 int64_t dp_nbytes(const Type *t);              /* -1 on overflow or above DP_MAXBYTES */
+int dp_isdyn(const Type *t);                   /* whether a size is DP_DYN */
 int dp_type_eq(const Type *a, const Type *b);  /* dtype, shape and device */
-/* Formats "f32[1,512] @cpu" into buf (with the device when dev is nonzero). */
+/* Formats "f32[1,512] @cpu" into buf (with the device when dev is nonzero);
+ * a DP_DYN size prints as "?". */
 char *dp_type_str(const Type *t, int dev, char *buf, size_t n);
 
 /* Checks SSA, attribute kinds, the shape/dtype rule of every op, device

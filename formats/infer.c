@@ -300,6 +300,13 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		dp_seterr(err, "%s takes %d operand%s, got %d", NAME, nin, nin == 1 ? "" : "s", op->nin);
 		return -1;
 	}
+	for (int i = 0; i < op->nin; i++)
+		if (op->kind != Oresize && dp_isdyn(&fn->val[op->in[i]].t)) {
+			char x[128];
+			dp_seterr(err, "%s: operand %d is an image of unknown size (%s): only resize "
+			          "takes it", NAME, i, dp_type_str(&fn->val[op->in[i]].t, 0, x, sizeof x));
+			return -1;
+		}
 	const Attr *a;
 	switch (op->kind) {
 	case Oinput:
@@ -309,6 +316,12 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 			return -1;
 		}
 		*out = fn->val[op->out[0]].t;
+		if (dp_isdyn(out) && op->kind == Oconst) {
+			dp_seterr(err, "const: sizes must be known");
+			return -1;
+		}
+		if (dp_isdyn(out) && dp_rule_dyninput(op, out, err))
+			return -1;
 		if (dp_nbytes(out) < 0) {
 			dp_seterr(err, "%s: tensor larger than " DP_MAXBYTES_TEXT, NAME);
 			return -1;
@@ -514,17 +527,21 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		}
 		break;
 	default: {
-		int rc = dp_rule_nn(fn, op, out, err);
+		int rc = dp_rule_image(fn, op, out, err);
+		if (rc == -2)
+			rc = dp_rule_nn(fn, op, out, err);
 		if (rc == -2)
 			dp_die("no shape rule for op kind %d", op->kind);
 		if (rc)
 			return -1;
 	}
 	}
-	out->dev = op->dev;
-	if (dp_nbytes(out) < 0) {
-		dp_seterr(err, "%s: result larger than " DP_MAXBYTES_TEXT, NAME);
-		return -1;
+	for (int k = 0; k < dp_op_nout[op->kind]; k++) {
+		out[k].dev = op->dev;
+		if (dp_nbytes(&out[k]) < 0) {
+			dp_seterr(err, "%s: result larger than " DP_MAXBYTES_TEXT, NAME);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -543,9 +560,10 @@ dp_infer(Fn *fn, int opi, Err *err)
 	if (op->kind == Ocopy)
 		op->dev = (uint8_t)(dp_gets(op, "to") && dp_dev_lookup(dp_gets(op, "to")) >= 0
 		                            ? dp_dev_lookup(dp_gets(op, "to")) : op->dev);
-	Type out;
-	if (dp_rule(fn, op, &out, err))
+	Type out[DP_MAXOUT];
+	if (dp_rule(fn, op, out, err))
 		return -1;
-	dp_addout(fn, opi, out);
+	for (int k = 0; k < dp_op_nout[op->kind]; k++)
+		dp_addout(fn, opi, out[k]);
 	return 0;
 }

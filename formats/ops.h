@@ -29,75 +29,82 @@
 	X(Alinear,    "aten.linear", -1, 1, Kmatmul,D_CPU|D_CUDA, "") \
 	X(Aaddmm,     "aten.addmm",   3, 1, Kmatmul,D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
 	X(Amm,        "aten.mm",      2, 1, Kmatmul,D_CPU|D_CUDA, "") \
-	X(Amatmul,    "aten.matmul",  2, 1, Kmatmul,D_CPU,        "") \
+	X(Amatmul,    "aten.matmul",  2, 1, Kmatmul,D_CPU|D_CUDA, "") \
 	X(Aview,      "aten.view",    1, 1, Kshape, D_CPU|D_CUDA, "size:is") \
 	X(Areshape,   "aten.reshape", 1, 1, Kshape, D_CPU|D_CUDA, "shape:is") \
 	X(Apermute,   "aten.permute", 1, 1, Kshape, D_CPU|D_CUDA, "dims:is") \
 	X(At,         "aten.t",       1, 1, Kshape, D_CPU|D_CUDA, "") \
+	IMAGE_OPS(X) \
 	NN_OPS(X)
+
+/* The image and selection ops of pipelines (shape rules in formats/image.c). */
+#define IMAGE_OPS(X) \
+	X(Oresize,    "resize",       1, 1, Kimage, D_CPU,        "crop:is? size:is") \
+	X(Ocrop,      "center_crop",  1, 1, Kimage, D_CPU,        "size:is") \
+	X(Otopk,      "topk",         1, 2, Kindex, D_CPU,        "dim:i=-1 k:i")
 
 /* The neural-network ops (shape rules in formats/rules.c).  "key:kind?" is
  * an optional attribute with no default: absent means "none". */
 #define NN_OPS(X) \
-	X(Aconv,      "aten.convolution", -1, 1, Kconv, D_CPU, "dilation:is groups:i=1 padding:is stride:is") \
-	X(Abatchnorm, "aten.batch_norm",   5, 1, Knorm, D_CPU, "eps:f=1e-05") \
-	X(Alayernorm, "aten.layer_norm",  -1, 1, Knorm, D_CPU, "eps:f=1e-05 normalized_shape:is") \
-	X(Armsnorm,   "aten.rms_norm",    -1, 1, Knorm, D_CPU, "eps:f? normalized_shape:is") \
-	X(Amaxpool,   "aten.max_pool2d",   1, 1, Kreduce, D_CPU, "ceil_mode:i=0 dilation:is kernel_size:is padding:is stride:is") \
-	X(Aavgpool,   "aten.avg_pool2d",   1, 1, Kreduce, D_CPU, "ceil_mode:i=0 count_include_pad:i=1 divisor_override:i? kernel_size:is padding:is stride:is") \
-	X(Aadaptavg,  "aten.adaptive_avg_pool2d", 1, 1, Kreduce, D_CPU, "output_size:is") \
-	X(Amean,      "aten.mean",         1, 1, Kreduce, D_CPU, "dim:is keepdim:i=0") \
-	X(Asum,       "aten.sum",          1, 1, Kreduce, D_CPU, "dim:is keepdim:i=0") \
-	X(Atranspose, "aten.transpose",    1, 1, Kshape, D_CPU, "dim0:i dim1:i") \
-	X(Aexpand,    "aten.expand",       1, 1, Kshape, D_CPU, "size:is") \
-	X(Aclone,     "aten.clone",        1, 1, Kshape, D_CPU, "") \
-	X(Acat,       "aten.cat",         -1, 1, Kshape, D_CPU, "dim:i=0") \
-	X(Astack,     "aten.stack",       -1, 1, Kshape, D_CPU, "dim:i=0") \
-	X(Aslice,     "aten.slice",        1, 1, Kshape, D_CPU, "dim:i=0 end:i start:i step:i=1") \
-	X(Aselect,    "aten.select",       1, 1, Kshape, D_CPU, "dim:i index:i") \
-	X(Aindex,     "aten.index",        2, 1, Kindex, D_CPU, "dim:i=0") \
-	X(Aembedding, "aten.embedding",    2, 1, Kindex, D_CPU, "") \
-	X(Abmm,       "aten.bmm",          2, 1, Kmatmul, D_CPU, "") \
-	X(Asub,       "aten.sub",          2, 1, Kelem, D_CPU, "alpha:f=1") \
-	X(Adiv,       "aten.div",          2, 1, Kelem, D_CPU, "") \
-	X(Apow,       "aten.pow",          2, 1, Kelem, D_CPU, "") \
-	X(Awhere,     "aten.where",        3, 1, Kelem, D_CPU, "") \
-	X(Aeq,        "aten.eq",           2, 1, Kelem, D_CPU, "") \
-	X(Ane,        "aten.ne",           2, 1, Kelem, D_CPU, "") \
-	X(Alt,        "aten.lt",           2, 1, Kelem, D_CPU, "") \
-	X(Ale,        "aten.le",           2, 1, Kelem, D_CPU, "") \
-	X(Agt,        "aten.gt",           2, 1, Kelem, D_CPU, "") \
-	X(Age,        "aten.ge",           2, 1, Kelem, D_CPU, "") \
-	X(Aand,       "aten.logical_and",  2, 1, Kelem, D_CPU, "") \
-	X(Aor,        "aten.logical_or",   2, 1, Kelem, D_CPU, "") \
-	X(Axor,       "aten.logical_xor",  2, 1, Kelem, D_CPU, "") \
-	X(Anot,       "aten.logical_not",  1, 1, Kelem, D_CPU, "") \
-	X(Arsqrt,     "aten.rsqrt",        1, 1, Kelem, D_CPU, "") \
-	X(Asqrt,      "aten.sqrt",         1, 1, Kelem, D_CPU, "") \
-	X(Aexp,       "aten.exp",          1, 1, Kelem, D_CPU, "") \
-	X(Alog,       "aten.log",          1, 1, Kelem, D_CPU, "") \
-	X(Acos,       "aten.cos",          1, 1, Kelem, D_CPU, "") \
-	X(Asin,       "aten.sin",          1, 1, Kelem, D_CPU, "") \
-	X(Aneg,       "aten.neg",          1, 1, Kelem, D_CPU, "") \
-	X(Aabs,       "aten.abs",          1, 1, Kelem, D_CPU, "") \
-	X(Arecip,     "aten.reciprocal",   1, 1, Kelem, D_CPU, "") \
-	X(Asigmoid,   "aten.sigmoid",      1, 1, Kelem, D_CPU, "") \
-	X(Atanh,      "aten.tanh",         1, 1, Kelem, D_CPU, "") \
-	X(Asilu,      "aten.silu",         1, 1, Kelem, D_CPU, "") \
-	X(Agelu,      "aten.gelu",         1, 1, Kelem, D_CPU, "approximate:s?") \
-	X(Ahardswish, "aten.hardswish",    1, 1, Kelem, D_CPU, "") \
-	X(Ahardsigm,  "aten.hardsigmoid",  1, 1, Kelem, D_CPU, "") \
-	X(Aclamp,     "aten.clamp",        1, 1, Kelem, D_CPU, "max:f? min:f?") \
-	X(Asdpa,      "aten.scaled_dot_product_attention", -1, 1, Kattn, D_CPU, "is_causal:i=0 scale:f?") \
-	X(Aarange,    "aten.arange",       0, 1, Ksource, D_CPU, "dtype:s end:f start:f=0 step:f=1") \
-	X(Afull,      "aten.full",         0, 1, Ksource, D_CPU, "dtype:s size:is value:f") \
-	X(Afulllike,  "aten.full_like",    1, 1, Ksource, D_CPU, "dtype:s? value:f") \
-	X(Ascalar,    "aten.scalar_tensor", 0, 1, Ksource, D_CPU, "dtype:s value:f") \
-	X(Aany,       "aten.any",          1, 1, Kreduce, D_CPU, "dim:is keepdim:i=0")
+	X(Aconv,      "aten.convolution", -1, 1, Kconv, D_CPU|D_CUDA, "dilation:is groups:i=1 padding:is stride:is") \
+	X(Abatchnorm, "aten.batch_norm",   5, 1, Knorm, D_CPU|D_CUDA, "eps:f=1e-05") \
+	X(Alayernorm, "aten.layer_norm",  -1, 1, Knorm, D_CPU|D_CUDA, "eps:f=1e-05 normalized_shape:is") \
+	X(Armsnorm,   "aten.rms_norm",    -1, 1, Knorm, D_CPU|D_CUDA, "eps:f? normalized_shape:is") \
+	X(Amaxpool,   "aten.max_pool2d",   1, 1, Kreduce, D_CPU|D_CUDA, "ceil_mode:i=0 dilation:is kernel_size:is padding:is stride:is") \
+	X(Aavgpool,   "aten.avg_pool2d",   1, 1, Kreduce, D_CPU|D_CUDA, "ceil_mode:i=0 count_include_pad:i=1 divisor_override:i? kernel_size:is padding:is stride:is") \
+	X(Aadaptavg,  "aten.adaptive_avg_pool2d", 1, 1, Kreduce, D_CPU|D_CUDA, "output_size:is") \
+	X(Amean,      "aten.mean",         1, 1, Kreduce, D_CPU|D_CUDA, "dim:is keepdim:i=0") \
+	X(Asum,       "aten.sum",          1, 1, Kreduce, D_CPU|D_CUDA, "dim:is keepdim:i=0") \
+	X(Atranspose, "aten.transpose",    1, 1, Kshape, D_CPU|D_CUDA, "dim0:i dim1:i") \
+	X(Aexpand,    "aten.expand",       1, 1, Kshape, D_CPU|D_CUDA, "size:is") \
+	X(Aclone,     "aten.clone",        1, 1, Kshape, D_CPU|D_CUDA, "") \
+	X(Acat,       "aten.cat",         -1, 1, Kshape, D_CPU|D_CUDA, "dim:i=0") \
+	X(Astack,     "aten.stack",       -1, 1, Kshape, D_CPU|D_CUDA, "dim:i=0") \
+	X(Aslice,     "aten.slice",        1, 1, Kshape, D_CPU|D_CUDA, "dim:i=0 end:i start:i step:i=1") \
+	X(Aselect,    "aten.select",       1, 1, Kshape, D_CPU|D_CUDA, "dim:i index:i") \
+	X(Aindex,     "aten.index",        2, 1, Kindex, D_CPU|D_CUDA, "dim:i=0") \
+	X(Aembedding, "aten.embedding",    2, 1, Kindex, D_CPU|D_CUDA, "") \
+	X(Abmm,       "aten.bmm",          2, 1, Kmatmul, D_CPU|D_CUDA, "") \
+	X(Asub,       "aten.sub",          2, 1, Kelem, D_CPU|D_CUDA, "alpha:f=1") \
+	X(Adiv,       "aten.div",          2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Apow,       "aten.pow",          2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Awhere,     "aten.where",        3, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Aeq,        "aten.eq",           2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Ane,        "aten.ne",           2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Alt,        "aten.lt",           2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Ale,        "aten.le",           2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Agt,        "aten.gt",           2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Age,        "aten.ge",           2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Aand,       "aten.logical_and",  2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Aor,        "aten.logical_or",   2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Axor,       "aten.logical_xor",  2, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Anot,       "aten.logical_not",  1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Arsqrt,     "aten.rsqrt",        1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Asqrt,      "aten.sqrt",         1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Aexp,       "aten.exp",          1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Alog,       "aten.log",          1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Acos,       "aten.cos",          1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Asin,       "aten.sin",          1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Aneg,       "aten.neg",          1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Aabs,       "aten.abs",          1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Arecip,     "aten.reciprocal",   1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Asigmoid,   "aten.sigmoid",      1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Atanh,      "aten.tanh",         1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Asilu,      "aten.silu",         1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Agelu,      "aten.gelu",         1, 1, Kelem, D_CPU|D_CUDA, "approximate:s?") \
+	X(Ahardswish, "aten.hardswish",    1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Ahardsigm,  "aten.hardsigmoid",  1, 1, Kelem, D_CPU|D_CUDA, "") \
+	X(Aclamp,     "aten.clamp",        1, 1, Kelem, D_CPU|D_CUDA, "max:f? min:f?") \
+	X(Asdpa,      "aten.scaled_dot_product_attention", -1, 1, Kattn, D_CPU|D_CUDA, "is_causal:i=0 scale:f?") \
+	X(Aarange,    "aten.arange",       0, 1, Ksource, D_CPU|D_CUDA, "dtype:s end:f start:f=0 step:f=1") \
+	X(Afull,      "aten.full",         0, 1, Ksource, D_CPU|D_CUDA, "dtype:s size:is value:f") \
+	X(Afulllike,  "aten.full_like",    1, 1, Ksource, D_CPU|D_CUDA, "dtype:s? value:f") \
+	X(Ascalar,    "aten.scalar_tensor", 0, 1, Ksource, D_CPU|D_CUDA, "dtype:s value:f") \
+	X(Aany,       "aten.any",          1, 1, Kreduce, D_CPU|D_CUDA, "dim:is keepdim:i=0")
 
 /* Placement classes: X(enum, name) */
 #define DP_CLASSES(X) \
 	X(Kio, "io") X(Kconst, "const") X(Kcopy, "copy") X(Kelem, "elementwise") \
 	X(Knorm, "normalize") X(Kmatmul, "matmul") X(Kconv, "conv") \
 	X(Kreduce, "reduce") X(Kindex, "index") X(Kshape, "shape") \
-	X(Kattn, "attention") X(Ksource, "source")
+	X(Kattn, "attention") X(Ksource, "source") X(Kimage, "image")

@@ -289,7 +289,7 @@ next(Lex *L)
 		}
 		return 0;
 	}
-	if (strchr("=,:{}[]@", c)) {
+	if (strchr("=,:{}[]@?", c)) {
 		L->p++;
 		L->t = Tpunct;
 		return 0;
@@ -347,11 +347,11 @@ ptype(Lex *L, Type *t)
 	while (!ispunct_(L, ']')) {
 		if (t->rank && expect(L, ','))
 			return -1;
-		if (L->t != Tint || L->i < 0)
-			return lerr(L, "expected a size (a non-negative integer)", NULL);
+		if ((L->t != Tint || L->i < 0) && !ispunct_(L, '?'))
+			return lerr(L, "expected a size (a non-negative integer or ?)", NULL);
 		if (t->rank == DP_MAXRANK)
 			return lerr(L, "rank exceeds 8", NULL);
-		t->dim[t->rank++] = L->i;
+		t->dim[t->rank++] = L->t == Tint ? L->i : DP_DYN;
 		if (next(L))
 			return -1;
 	}

@@ -129,17 +129,18 @@ dp_verify(const Fn *fn, Err *err)
 			bad(err, fn, i, "is in no partition");
 			goto out;
 		}
-		Type want;
+		Type want[DP_MAXOUT];
 		Err e2;
-		if (dp_rule(fn, op, &want, &e2)) {
+		if (dp_rule(fn, op, want, &e2)) {
 			bad(err, fn, i, e2.msg);
 			goto out;
 		}
-		if (op->nout == 1 && op->kind != Oinput && op->kind != Oconst) {
-			const Type *got = &fn->val[op->out[0]].t;
-			if (!dp_type_eq(got, &want)) {
-				snprintf(msg, sizeof msg, "result is declared %s but the op gives %s",
-				         dp_type_str(got, 1, x, sizeof x), dp_type_str(&want, 1, y, sizeof y));
+		for (int k = 0; k < op->nout && op->kind != Oinput && op->kind != Oconst; k++) {
+			const Type *got = &fn->val[op->out[k]].t;
+			if (!dp_type_eq(got, &want[k])) {
+				snprintf(msg, sizeof msg, "result%s is declared %s but the op gives %s",
+				         k ? " 1" : "", dp_type_str(got, 1, x, sizeof x),
+				         dp_type_str(&want[k], 1, y, sizeof y));
 				bad(err, fn, i, msg);
 				goto out;
 			}
@@ -166,6 +167,11 @@ dp_verify(const Fn *fn, Err *err)
 		}
 		if (!isident(p->name)) {
 			dp_seterr(err, "output name '%.100s' is not a C identifier", p->name);
+			goto out;
+		}
+		if (dp_isdyn(&fn->val[p->val].t)) {
+			dp_seterr(err, "output '%s' is an image of unknown size; outputs have static "
+			          "shapes (resize it)", p->name);
 			goto out;
 		}
 		if (fn->npart && fn->val[p->val].t.dev != DEV_CPU) {

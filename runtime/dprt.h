@@ -15,14 +15,23 @@ extern const char *const dprt_dtype_name[DPRT_NDTYPE]; /* "u8", "f32", ... */
 extern const int dprt_dtype_size[DPRT_NDTYPE];
 
 #define DPRT_MAXRANK 8
+#define DPRT_DYN (-1)      /* a size known only at run time (an image input) */
 
-/* A named graph input or output of a program. */
+/* A named graph input or output of a program.  An input with DPRT_DYN
+ * sizes (u8[?,?,C]) is an image of any size: its in[] entry points at a
+ * dprt_image, not at the pixels. */
 typedef struct dprt_io {
 	const char *name;
 	int dtype;
 	int rank;
 	int64_t dim[DPRT_MAXRANK];
 } dprt_io;
+
+/* An image of any size: h × w × c u8 pixels, dense HWC (RGB for c = 3). */
+typedef struct dprt_image {
+	const uint8_t *data;
+	int64_t h, w, c;
+} dprt_image;
 
 /*
  * A compiled program, emitted by lower_cpu.  run() executes the whole
@@ -46,6 +55,19 @@ typedef struct dprt_prog {
 /* The generic executable: NAME --in x=file.npy --out y=file.npy [--bench N]
  * [--help].  Returns the process exit status. */
 int dprt_main(const dprt_prog *p, int argc, char **argv);
+
+/* Decodes an image file into malloc'd RGB pixels (img->c = 3; the caller
+ * frees img->data).  0, or -1 with a message in err. */
+typedef int dprt_decode_fn(const char *path, dprt_image *img, char *err, size_t errn);
+/* dprt_main for programs with image inputs: such an input reads a PNG or
+ * JPEG file through decode, or a u8 [H,W,C] .npy file. */
+int dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **argv);
+/* decode.c: PNG (libpng) and JPEG (libjpeg, islow IDCT) files to RGB as
+ * PIL's Image.open(f).convert("RGB") decodes them: palette and gray expand,
+ * alpha is dropped, 16-bit samples keep their high byte, no gamma
+ * correction; CMYK JPEGs are refused.  Programs calling it link -lpng
+ * -ljpeg. */
+int dprt_image_read(const char *path, dprt_image *img, char *err, size_t errn);
 
 /* Byte size of an io (element count × dtype size); 0 on overflow. */
 size_t dprt_io_bytes(const dprt_io *io);
@@ -100,6 +122,33 @@ void dprt_argmax_f32(int64_t *y, const float *x, int64_t outer, int64_t n, int64
 
 /* Softmax along the middle axis of x viewed as [outer, n, inner]. */
 void dprt_softmax_f32(float *y, const float *x, int64_t outer, int64_t n, int64_t inner);
+
+/* The k largest along the middle axis of x viewed as [outer, n, inner], in
+ * descending order (NaN above every number, ties by lower index): values
+ * into y and their indices into idx, both [outer, k, inner]. */
+void dprt_topk_f32(float *y, int64_t *idx, const float *x, int64_t outer, int64_t n,
+                   int64_t inner, int64_t k);
+
+/* ---- Images (image.c) ---- */
+
+/*
+ * Resizes the image x (c channels) as PIL's Image.resize with BILINEAR
+ * (a triangle filter widened by the downscale factor, 22-bit fixed-point
+ * weights, rounding to u8 after the horizontal pass and after the vertical
+ * one), then crops the centre ch × cw window (torchvision's CenterCrop
+ * offsets) into y [ch, cw, c].  size[0..nsize-1] as resize's (see
+ * dp_resize_size).  Only the window's pixels are computed.  Allocates its
+ * scratch; 0, or -1 with a message (what names the image) in err on a bad
+ * size, a window larger than the resized image or no memory.
+ */
+int dprt_resize_u8(uint8_t *y, const dprt_image *x, const int64_t *size, int nsize,
+                   int64_t ch, int64_t cw, const char *what, char *err, size_t errn);
+/* The size resize(size=...) gives an h × w image (formats' dp_resize_size). */
+void dprt_resize_size(int64_t h, int64_t w, const int64_t *size, int nsize, int64_t *oh,
+                      int64_t *ow);
+/* The offset of a centred window of n in m (m ≥ n): torchvision's
+ * int(round((m - n) / 2)), halves to even. */
+int64_t dprt_center(int64_t m, int64_t n);
 
 /* Elementwise binary op with broadcasting: y[idx] = a[idx·sa] op b[idx·sb]
  * over the output shape dim[0..rank-1]; sa/sb are element strides (0 on

@@ -24,6 +24,13 @@ typedef struct dprt_cuda_plan {
 
 typedef struct dprt_cuda dprt_cuda;
 
+/* The convolution kernels a program runs, from the environment variable
+ * DPRT_CUDA_CONV at dprt_cuda_open: "fp32" (the default) tensor cores in
+ * 3xTF32, as accurate as fp32; "tf32" tensor cores in TF32 (10-bit
+ * mantissas, PyTorch's default for convolutions, about 2-3x faster);
+ * "direct" a plain fp32 loop per output (a slow reference). */
+enum { DPRT_CONV_FP32, DPRT_CONV_TF32, DPRT_CONV_DIRECT };
+
 /* A partition's schedule: enqueues all its work on g->stream (transfers,
  * kernels, library calls) without waiting.  0, or -1 with a message. */
 typedef int dprt_cuda_rec(dprt_cuda *g, char *err, size_t errn);
@@ -38,6 +45,7 @@ struct dprt_cuda {
 	void (*blasclose)(dprt_cuda *g);
 	int nparts;
 	int graphs;              /* 0 when DPRT_CUDA_GRAPHS=0: always eager */
+	int conv;                /* DPRT_CONV_*: DPRT_CUDA_CONV's convolution kernels */
 	long *runs;              /* per partition: runs so far */
 	cudaGraphExec_t *exec;   /* per partition: its captured schedule */
 };

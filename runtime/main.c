@@ -1,5 +1,7 @@
-/* main.c: the command line of generated executables (dprt_main): read inputs,
- * run the program, write or print outputs, benchmark. */
+/* main.c: the command line of generated executables (dprt_main): read inputs
+ * (.npy files; images for image inputs), run the program, write or print
+ * outputs, benchmark. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +16,10 @@ enum {
 /* One run of the command line; everything it owns, freed by cleanup(). */
 typedef struct Cli {
 	const dprt_prog *p;
+	dprt_decode_fn *decode;		/* image files to pixels, or NULL */
 	const char **infile, **outfile;	/* per io, NULL if not named */
 	void **in, **out;
+	dprt_image *img;		/* per input: an image input's pixels */
 	void *arena, *state;
 	int inited;
 	long bench;
@@ -30,6 +34,13 @@ alloc64(size_t n)
 	if (n == 0)	/* rounded past SIZE_MAX */
 		return NULL;
 	return aligned_alloc(64, n);
+}
+
+/* Whether io is an image input of any size (u8[?,?,C]). */
+static int
+isimage(const dprt_io *io)
+{
+	return io->rank == 3 && io->dim[0] == DPRT_DYN;
 }
 
 /* dtype[shape] of an io into buf. */
@@ -53,7 +64,9 @@ usage(const dprt_prog *p, FILE *f)
 	        "[--bench N] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
-		fprintf(f, "  %s  %s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]));
+		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
+		        isimage(&p->in[i]) ? "  (an image of any size: a PNG or JPEG file, or "
+		        "a u8 [H,W,C] .npy)" : "");
 	fprintf(f, "outputs (written with --out, else printed):\n");
 	for (i = 0; i < p->nout; i++)
 		fprintf(f, "  %s  %s\n", p->out[i].name, iotype(t, sizeof t, &p->out[i]));
@@ -142,6 +155,51 @@ parse(Cli *c, int argc, char **argv)
 	return 0;
 }
 
+/* Reads image input i: a u8 [H,W,C] .npy file, or a PNG or JPEG file
+ * through the decoder (C = 3); the pixels go to c->img[i]. */
+static int
+readimage(Cli *c, int i)
+{
+	static const unsigned char png[4] = {0x89, 'P', 'N', 'G'}, jpg[3] = {0xff, 0xd8, 0xff};
+	const dprt_io *io = &c->p->in[i];
+	const char *path = c->infile[i];
+	dprt_image *im = &c->img[i];
+	unsigned char head[6] = {0};
+	char a[200];
+	int64_t dim[DPRT_MAXRANK];
+	int dt, rank;
+	void *data;
+	FILE *f;
+	size_t n;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return dprt_errf(c->err, sizeof c->err, "%s: cannot open: %s", path, strerror(errno));
+	n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	if (n == 6 && memcmp(head, "\x93NUMPY", 6) == 0) {
+		if (dprt_npy_load(path, &dt, &rank, dim, &data, c->err, sizeof c->err) < 0)
+			return -1;
+		im->data = data;
+		if (dt != DPRT_U8 || rank != 3 || dim[0] < 1 || dim[1] < 1 || dim[2] != io->dim[2])
+			return dprt_errf(c->err, sizeof c->err, "%s: holds %s%s; input %s takes an "
+			                 "image u8[H,W,%lld]", path, dprt_dtype_name[dt],
+			                 dprt_shape_str(a, sizeof a, rank, dim), io->name,
+			                 (long long)io->dim[2]);
+		im->h = dim[0], im->w = dim[1], im->c = dim[2];
+		return 0;
+	}
+	if ((n < 4 || memcmp(head, png, 4) != 0) && (n < 3 || memcmp(head, jpg, 3) != 0))
+		return dprt_errf(c->err, sizeof c->err, "%s: not a PNG, JPEG or .npy file", path);
+	if (!c->decode)
+		return dprt_errf(c->err, sizeof c->err, "%s: this program reads no image files "
+		                 "(give a .npy)", path);
+	if (io->dim[2] != 3)
+		return dprt_errf(c->err, sizeof c->err, "%s: input %s takes %lld channels, but "
+		                 "image files decode to RGB (3); give a u8[H,W,%lld] .npy", path,
+		                 io->name, (long long)io->dim[2], (long long)io->dim[2]);
+	return c->decode(path, im, c->err, sizeof c->err);
+}
+
 /* Allocates the arena and io buffers and reads the inputs. */
 static int
 setup(Cli *c)
@@ -159,6 +217,10 @@ setup(Cli *c)
 		                 p->arena_bytes);
 	for (i = 0; i < p->nin + p->nout; i++) {
 		const dprt_io *io = i < p->nin ? &p->in[i] : &p->out[i - p->nin];
+		if (i < p->nin && isimage(io)) {
+			c->in[i] = &c->img[i];
+			continue;
+		}
 		if (io->dtype < 0 || io->dtype >= DPRT_NDTYPE || io->rank < 0 ||
 		    io->rank > DPRT_MAXRANK || dprt_numel(io->rank, io->dim, &ne) < 0)
 			return dprt_errf(c->err, sizeof c->err,
@@ -176,7 +238,8 @@ setup(Cli *c)
 			c->out[i - p->nin] = b;
 	}
 	for (i = 0; i < p->nin; i++)
-		if (dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
+		if (isimage(&p->in[i]) ? readimage(c, i) < 0 :
+		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
 		                  p->in[i].dim, c->in[i], c->err, sizeof c->err) < 0)
 			return -1;
 	return 0;
@@ -325,8 +388,13 @@ cleanup(Cli *c)
 			unlink(c->tmp[i]);
 			free(c->tmp[i]);
 		}
-	for (i = 0; c->in && i < c->p->nin; i++)
-		free(c->in[i]);
+	for (i = 0; c->in && i < c->p->nin; i++) {
+		if (isimage(&c->p->in[i]))
+			free((void *)c->img[i].data);
+		else
+			free(c->in[i]);
+	}
+	free(c->img);
 	for (i = 0; c->out && i < c->p->nout; i++)
 		free(c->out[i]);
 	free(c->infile);
@@ -345,20 +413,28 @@ cleanup(Cli *c)
 int
 dprt_main(const dprt_prog *p, int argc, char **argv)
 {
+	return dprt_main_image(p, NULL, argc, argv);
+}
+
+int
+dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **argv)
+{
 	Cli c;
 	int rc;
 	size_t nin, nout;
 
 	memset(&c, 0, sizeof c);
 	c.p = p;
+	c.decode = decode;
 	nin = p->nin > 0 ? (size_t)p->nin : 1;
 	nout = p->nout > 0 ? (size_t)p->nout : 1;
 	c.infile = calloc(nin, sizeof *c.infile);
 	c.in = calloc(nin, sizeof *c.in);
+	c.img = calloc(nin, sizeof *c.img);
 	c.outfile = calloc(nout, sizeof *c.outfile);
 	c.out = calloc(nout, sizeof *c.out);
 	c.tmp = calloc(nout, sizeof *c.tmp);
-	if (!c.infile || !c.in || !c.outfile || !c.out || !c.tmp) {
+	if (!c.infile || !c.in || !c.img || !c.outfile || !c.out || !c.tmp) {
 		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
 		goto done;
 	}

@@ -75,8 +75,9 @@ dprt_shape_str(char *buf, size_t n, int rank, const int64_t *dim)
 		return buf;
 	len = (size_t)snprintf(buf, n, "[");
 	for (i = 0; i < rank && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "," : "",
-		                        (long long)dim[i]);
+		len += dim[i] == DPRT_DYN ? (size_t)snprintf(buf + len, n - len, "%s?", i ? "," : "")
+		       : (size_t)snprintf(buf + len, n - len, "%s%lld", i ? "," : "",
+		                          (long long)dim[i]);
 	if (len < n)
 		snprintf(buf + len, n - len, "]");
 	return buf;

@@ -30,7 +30,7 @@ check "devproc ops lists the $nops ops of formats/ops.h" "exit/lines: $nlines, w
 	"last line: $last" "want:      $want" "$(cat "$tmp/err")"
 
 # 2. every line is OP CLASS DEVICES with a known class and devices
-bad=$(awk 'NF != 3 || $2 !~ /^(io|const|copy|elementwise|normalize|matmul|conv|reduce|index|shape|attention|source)$/ ||
+bad=$(awk 'NF != 3 || $2 !~ /^(io|const|copy|elementwise|normalize|matmul|conv|reduce|index|shape|attention|source|image)$/ ||
 	$3 !~ /^(cpu|cuda|cpu,cuda)$/' "$tmp/oplines")
 [ -z "$bad" ]; rc=$?
 check "each op line is OP CLASS DEVICES" "bad lines:" "$bad"
@@ -131,8 +131,8 @@ check "each target's devices are its IR op's" "$bad"
 # 12-15. known entries
 entry() { awk -v t="$1" '$1 == t' "$tmp/sup"; }
 e=$(entry aten.convolution.default)
-echo "$e" | awk '$2 == "aten.convolution" && $3 == "cpu" { ok = 1 } END { exit !ok }'; rc=$?
-check "aten.convolution.default: supported, aten.convolution, cpu" "got: $e"
+echo "$e" | awk '$2 == "aten.convolution" && $3 == "cpu,cuda" { ok = 1 } END { exit !ok }'; rc=$?
+check "aten.convolution.default: supported, aten.convolution, cpu and cuda" "got: $e"
 e=$(entry aten.add.Tensor)
 echo "$e" | awk '$2 == "aten.add" && $3 == "cpu,cuda" { ok = 1 } END { exit !ok }'; rc=$?
 check "aten.add.Tensor: supported, aten.add, cpu and cuda" "got: $e"

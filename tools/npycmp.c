@@ -1,4 +1,5 @@
-/* npycmp.c: compares two .npy files: floats to a relative tolerance, integers exactly. */
+/* npycmp.c: compares two .npy files: floats to a relative tolerance, integers
+ * exactly or within an absolute difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +10,14 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	        "usage: npycmp [--tol T] [--exact] GOT.npy REF.npy\n"
+	        "usage: npycmp [--tol T] [--exact] [--diff D] GOT.npy REF.npy\n"
 	        "  floats (f16, bf16, f32, f64, in any mix): passes when\n"
 	        "  max|got-ref| / max|ref| <= T (default 1e-5; absolute when\n"
 	        "  max|ref| is 0); --exact asks for equal values.  Integers and\n"
-	        "  bool must be equal.  Exit 0 on a match, 1 on a mismatch, 2 on\n"
-	        "  a usage or read error.\n");
+	        "  bool must be equal, or differ by at most D with --diff D\n"
+	        "  (the count of differing elements and the largest difference\n"
+	        "  are printed).  Exit 0 on a match, 1 on a mismatch, 2 on a\n"
+	        "  usage or read error.\n");
 }
 
 static int
@@ -113,27 +116,38 @@ cmpfloat(const File *g, const File *r, double tol, int exact)
 	return 1;
 }
 
-/* Integer comparison: 0 match, 1 mismatch. */
+/* Integer comparison, within diff: 0 match, 1 mismatch. */
 static int
-cmpint(const File *g, const File *r)
+cmpint(const File *g, const File *r, long long diff)
 {
 	const int64_t *a = g->data, *b = r->data;
-	int64_t i, bad, first;
+	int64_t i, bad, first, far;
+	long long d, md = 0;
 
-	bad = 0;
+	bad = far = 0;
 	first = -1;
-	for (i = 0; i < g->n; i++)
-		if (a[i] != b[i] && bad++ == 0)
+	for (i = 0; i < g->n; i++) {
+		if (a[i] == b[i])
+			continue;
+		d = a[i] > b[i] ? (long long)a[i] - (long long)b[i] : (long long)b[i] - (long long)a[i];
+		md = d > md ? d : md;
+		bad++;
+		if (d > diff && far++ == 0)
 			first = i;
+	}
 	if (bad == 0) {
 		printf("equal: %lld elements\n", (long long)g->n);
 		return 0;
 	}
-	printf("mismatches=%lld of %lld\n", (long long)bad, (long long)g->n);
-	fprintf(stderr, "npycmp: %s: %lld of %lld elements differ from %s, first at "
-	        "element %lld (got %lld, ref %lld)\n", g->path, (long long)bad,
-	        (long long)g->n, r->path, (long long)first, (long long)a[first],
-	        (long long)b[first]);
+	printf("mismatches=%lld of %lld max|diff|=%lld\n", (long long)bad, (long long)g->n, md);
+	if (far == 0)
+		return 0;
+	fprintf(stderr, "npycmp: %s: %lld of %lld elements differ from %s", g->path,
+	        (long long)far, (long long)g->n, r->path);
+	if (diff > 0)
+		fprintf(stderr, " by more than %lld", diff);
+	fprintf(stderr, ", first at element %lld (got %lld, ref %lld)\n", (long long)first,
+	        (long long)a[first], (long long)b[first]);
 	return 1;
 }
 
@@ -143,6 +157,7 @@ main(int argc, char **argv)
 	const char *files[2];
 	char sg[200], sr[200], *end;
 	double tol = 1e-5;
+	long long diff = 0;
 	int exact = 0, nf = 0, i, rc, same;
 	File g, r;
 
@@ -151,6 +166,12 @@ main(int argc, char **argv)
 			tol = strtod(argv[++i], &end);
 			if (*end || !(tol >= 0) || !isfinite(tol)) {
 				fprintf(stderr, "npycmp: bad --tol '%s'\n", argv[i]);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--diff") == 0 && i + 1 < argc) {
+			diff = strtoll(argv[++i], &end, 10);
+			if (*end || diff < 0) {
+				fprintf(stderr, "npycmp: bad --diff '%s'\n", argv[i]);
 				return 2;
 			}
 		} else if (strcmp(argv[i], "--exact") == 0) {
@@ -194,7 +215,7 @@ main(int argc, char **argv)
 		rc = widen(&g, DPRT_F64) < 0 || widen(&r, DPRT_F64) < 0 ? 2 :
 		     cmpfloat(&g, &r, tol, exact);
 	} else {
-		rc = widen(&g, DPRT_I64) < 0 || widen(&r, DPRT_I64) < 0 ? 2 : cmpint(&g, &r);
+		rc = widen(&g, DPRT_I64) < 0 || widen(&r, DPRT_I64) < 0 ? 2 : cmpint(&g, &r, diff);
 	}
 	free(g.data);
 	free(r.data);

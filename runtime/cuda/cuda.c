@@ -77,6 +77,16 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		return errf(err, errn, "out of memory");
 	g->nparts = p->nparts;
 	g->graphs = !(env && strcmp(env, "0") == 0);
+	env = getenv("DPRT_CUDA_CONV");
+	if (env && strcmp(env, "tf32") == 0) {
+		g->conv = DPRT_CONV_TF32;
+	} else if (env && strcmp(env, "direct") == 0) {
+		g->conv = DPRT_CONV_DIRECT;
+	} else if (env && *env && strcmp(env, "fp32") != 0) {
+		dprt_cuda_close(g);
+		return errf(err, errn, "cuda: DPRT_CUDA_CONV is '%.40s': expected fp32, tf32 or "
+		            "direct", env);
+	}
 	g->runs = calloc((size_t)np, sizeof *g->runs);
 	g->exec = calloc((size_t)np, sizeof *g->exec);
 	if (g->runs == NULL || g->exec == NULL) {

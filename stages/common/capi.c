@@ -56,7 +56,8 @@ taken(const Fn *fn, const Param *p, int n, const char *s)
 	if (iskeyword(s) || strcmp(s, fn->name) == 0)
 		return 1;
 	for (i = 0; i < n; i++)
-		if (strcmp(p[i].name, s) == 0)
+		if (strcmp(p[i].name, s) == 0 || (p[i].hname && (strcmp(p[i].hname, s) == 0 ||
+		                                                  strcmp(p[i].wname, s) == 0)))
 			return 1;
 	return 0;
 }
@@ -129,6 +130,16 @@ capi_params(Fn *fn, Param **pp, int *np, Err *err)
 		p[n].t = fn->val[op->out[0]].t;
 		p[n].ctype = capi_ctype(p[n].t.dtype);
 		p[n].isout = 0;
+		if (dp_isdyn(&p[n].t)) {
+			size_t len = strlen(p[n].name) + 3;
+			char *h = dp_alloc(fn->arena, len, 1), *w = dp_alloc(fn->arena, len, 1);
+			snprintf(h, len, "%s_h", p[n].name);
+			snprintf(w, len, "%s_w", p[n].name);
+			p[n].hname = ident(fn, p, n, h);
+			p[n].wname = ident(fn, p, n, w);
+			if (strcmp(p[n].hname, p[n].wname) == 0)
+				dp_die("image parameters of %s clash", p[n].name);
+		}
 		n++;
 	}
 	for (i = 0; i < fn->nout; i++) {
@@ -167,19 +178,35 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		size_t len = strlen(p[i].ctype) + strlen(p[i].name) + (p[i].isout ? 2 : 8);
 		if (len > w)
 			w = len;
+		if (p[i].hname && strlen(p[i].hname) + 9 > w)
+			w = strlen(p[i].hname) + 9;
+		if (p[i].wname && strlen(p[i].wname) + 9 > w)
+			w = strlen(p[i].wname) + 9;
 	}
 	for (i = 0; i < np; i++) {
 		Str a = {0};
 
 		str_printf(&a, "%s%s *%s%s", p[i].isout ? "" : "const ", p[i].ctype,
-		           p[i].name, i + 1 < np ? "," : ");");
+		           p[i].name, i + 1 < np || p[i].hname ? "," : ");");
 		str_printf(s, "\t%-*s /* %s", (int)w + 2, a.p, p[i].isout ? "out" : "in");
 		if (strcmp(p[i].name, p[i].io) != 0) {
 			str_put(s, " \"");
 			str_comment(s, p[i].io);
 			str_put(s, "\"");
 		}
-		str_printf(s, ": %s */\n", dp_type_str(&p[i].t, 0, ty, sizeof ty));
+		str_printf(s, ": %s", dp_type_str(&p[i].t, 0, ty, sizeof ty));
+		if (p[i].hname)
+			str_printf(s, ", an image of %s x %s x %lld pixels (HWC)", p[i].hname,
+			           p[i].wname, (long long)p[i].t.dim[2]);
+		str_put(s, " */\n");
+		str_free(&a);
+		if (!p[i].hname)
+			continue;
+		str_printf(&a, "int64_t %s,", p[i].hname);
+		str_printf(s, "\t%-*s /* its height */\n", (int)w + 2, a.p);
+		str_free(&a);
+		str_printf(&a, "int64_t %s%s", p[i].wname, i + 1 < np ? "," : ");");
+		str_printf(s, "\t%-*s /* its width */\n", (int)w + 2, a.p);
 		str_free(&a);
 	}
 	str_printf(s, "/* The message of the last failure of m (\"\" when none). */\n");

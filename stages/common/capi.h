@@ -40,10 +40,13 @@ typedef struct Param {
 	int isout;
 	int val;           /* value id */
 	Type t;
+	const char *hname, *wname; /* an image input's extra height and width
+	                              parameters (int64_t), else NULL */
 } Param;
 
 /* Fills *p with the inputs (input ops in schedule order) then the outputs
- * (fn->out order) of fn; names are unique C identifiers.  Checks that the
+ * (fn->out order) of fn; names are unique C identifiers.  An image input
+ * of any size (u8[?,?,C]) also takes its height and width.  Checks that the
  * pipeline name is a C identifier.  0, or -1 with err set. */
 int capi_params(Fn *fn, Param **p, int *np, Err *err);
 /* The C element type of a dtype (bool as uint8_t, f16/bf16 as uint16_t). */

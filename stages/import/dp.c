@@ -167,7 +167,7 @@ lex(P *p)
 			}
 			c++;
 			newtok(p, TSTR, at)->s = buf;
-		} else if (*c && strchr("()[],=:/-+", *c)) {
+		} else if (*c && strchr("()[],=:/-+?", *c)) {
 			if (*c == '(' || *c == '[')
 				depth++;
 			else if ((*c == ')' || *c == ']') && depth > 0)
@@ -354,16 +354,21 @@ input(P *p)
 	expect(p, '[', "'[' and the input's shape");
 	while (!punct(peek(p), ']')) {
 		Tok *n = peek(p);
-		if (n->kind != TNUM || !n->isint || n->i <= 0)
-			errat(p->src, n->at, "expected a positive integer size, got %s", tokdesc(n));
+		if (!punct(n, '?') && (n->kind != TNUM || !n->isint || n->i <= 0))
+			errat(p->src, n->at, "expected a positive integer size or ?, got %s", tokdesc(n));
 		if (t.rank == DP_MAXRANK)
 			errat(p->src, n->at, "rank exceeds %d", DP_MAXRANK);
-		t.dim[t.rank++] = next(p)->i;
+		t.dim[t.rank++] = punct(n, '?') ? DP_DYN : n->i;
+		next(p);
 		if (!punct(peek(p), ','))
 			break;
 		next(p);
 	}
 	expect(p, ']', "',' or ']'");
+	if (dp_isdyn(&t) && (t.dtype != DP_U8 || t.rank != 3 || t.dim[0] != DP_DYN ||
+	                     t.dim[1] != DP_DYN || t.dim[2] == DP_DYN || t.dim[2] > 4))
+		errat(p->src, name->at, "input '%s': only an image has unknown sizes: u8[?,?,C] "
+		      "with C from 1 to 4 (3 for RGB)", name->s);
 	if (dp_nbytes(&t) < 0)
 		errat(p->src, name->at, "input '%s' (%s) is larger than " DP_MAXBYTES_TEXT
 		      ", the largest tensor DevProc handles", name->s, typestr(&t));
@@ -408,12 +413,12 @@ attrspec(int k, int i, char *key, size_t nkey, char *kind, int *optional)
 				dp_die("bad attribute schema for %s", dp_op_name[k]);
 			memcpy(key, s, (size_t)(c - s));
 			key[c - s] = 0;
-			size_t kl = strcspn(c + 1, " =");
+			size_t kl = strcspn(c + 1, " =?");
 			if (kl > 2)
 				dp_die("bad attribute schema for %s", dp_op_name[k]);
 			memcpy(kind, c + 1, kl);
 			kind[kl] = 0;
-			*optional = c[1 + kl] == '=';
+			*optional = c[1 + kl] == '=' || c[1 + kl] == '?';
 			return 1;
 		}
 		s += n;
@@ -481,6 +486,10 @@ setattr(P *p, int op, int k, const Arg *a, const char *kind)
 		dp_sets(fn, op, a->key, v->s);
 	} else {
 		int ints = strcmp(kind, "is") == 0;
+		if (ints && v->kind == VINT) {   /* size=256: a list of one */
+			dp_setints(fn, op, a->key, &v->i, 1);
+			return;
+		}
 		if (v->kind != VLIST)
 			errat(p->src, v->at, "%s: '%s' must be a list of %s", on, a->key, ints ? "integers" : "numbers");
 		int64_t *iv = dp_alloc(fn->arena, (size_t)v->n + 1, sizeof *iv);
@@ -716,6 +725,9 @@ parse(Imp *imp)
 		Sym *s = lookup(&p, p.out[i].name);
 		if (!s)
 			errat(p.src, p.out[i].at, "output '%s' is never defined", p.out[i].name);
+		if (dp_isdyn(&fn->val[s->val].t))
+			errat(p.src, p.out[i].at, "output '%s' is an image of unknown size; outputs "
+			      "have static shapes (resize it)", p.out[i].name);
 		dp_addport(fn, p.out[i].name, s->val);
 	}
 	if (p.nout == 0)

@@ -18,6 +18,7 @@ typedef struct Link {
 	const char *cuda;      /* --cuda: the CUDA toolkit folder (cuda programs) */
 	const char *cudalib;   /* its library folder, once found */
 	int gpu;               /* whether the program has cuda partitions */
+	int image;             /* whether it has image inputs (u8[?,?,C]) */
 	const char **obj;      /* --obj, in order */
 	int nobj;
 	const char **ldflag;   /* --ldflag, in order */
@@ -48,11 +49,11 @@ int regfile(const char *path, long long *size);
 
 /* gen.c: the text of NAME.h, of the assembly file embedding the weights
  * (path as given, resolved by the assembler from the current folder), and
- * of the executable's main(). */
+ * of the executable's main() (image: with the image decoder). */
 int gen_header(Fn *fn, const char *hname, const char *src, const char *lib,
                const char *cudalib, Str *s, Err *err);
 void gen_weights(const Fn *fn, const char *path, long long size, Str *s);
-void gen_main(const Fn *fn, Str *s);
+void gen_main(const Fn *fn, int image, Str *s);
 /* The libraries a cuda program links after libNAME.a (NULL-terminated,
  * static storage). */
 extern const char *const cudalibs[];

@@ -14,6 +14,10 @@
 
 #define STAGE "link"
 
+/* The image decoder's libraries (libpng, libjpeg), with the folders
+ * configure found them in: linked into programs with image inputs. */
+static const char *const imagelibs[] = { DP_IMAGE_LIBS, NULL };
+
 static const char usage[] =
 	"usage: dp-link IN.dpir OBJ.o... [--weights BLOB] --runtime LIBDIR\n"
 	"               [--include DIR] [--cc CC] [--ar AR] [--ldflag ARG ...] -o OUT\n"
@@ -44,6 +48,10 @@ static const char usage[] =
 	"                  partitions (default: the one of the nvcc configure found);\n"
 	"                  such a program links its libraries: the CUDA runtime\n"
 	"                  statically, cuBLAS where it calls it\n"
+	"\n"
+	"A program with image inputs (u8[?,?,C]) gets the PNG/JPEG decoder in its\n"
+	"executable, which links libpng and libjpeg too (libBASE.a does not need\n"
+	"them).\n"
 	"  -o OUT          the executable to write\n"
 	"  --help          this text\n"
 	"\n"
@@ -210,6 +218,8 @@ check(Link *l, long long *wsize, Err *err)
 	}
 	for (i = 0; i < fn->npart; i++)
 		l->gpu |= fn->part[i].dev == DEV_CUDA;
+	for (i = 0; i < fn->nop; i++)
+		l->image |= fn->op[i].kind == Oinput && dp_isdyn(&fn->val[fn->op[i].out[0]].t);
 	if (l->gpu && cudadir(l, err) != 0)
 		return -1;
 	if (!l->incdir)
@@ -289,7 +299,7 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	int nmem, ncmem = 0, n, i, rc;
 
 	/* main(): no debug information, so that no path leaks into it */
-	gen_main(l->fn, &text);
+	gen_main(l->fn, l->image, &text);
 	rc = dp_write_file(msrc, text.p, text.n, err);
 	str_free(&text);
 	if (rc != 0)
@@ -315,7 +325,8 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	if (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
 	    (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))
 		goto toolfail;
-	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + l->nldflag) + 32, sizeof *cmd);
+	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + l->nldflag) + 32 +
+	               sizeof imagelibs / sizeof *imagelibs, sizeof *cmd);
 	n = 0;
 	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
 	for (i = 0; i < l->nobj; i++)
@@ -336,6 +347,8 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	cmd[n++] = lib;
 	for (i = 0; i < l->nldflag; i++)
 		cmd[n++] = (char *)l->ldflag[i];
+	for (i = 0; l->image && imagelibs[i]; i++)
+		cmd[n++] = (char *)imagelibs[i];
 	if (l->gpu) {   /* the CUDA libraries, found at run time where linked */
 		const char *const *c;
 		size_t rn = strlen(l->cudalib) + 16;

@@ -78,7 +78,7 @@ decls(Ctx *c, Str *s)
 			h = &p->h[v];
 			if (!c->used[v])
 				continue;
-			ct = capi_ctype(fn->val[v].t.dtype);
+			ct = dp_isdyn(&fn->val[v].t) ? "dprt_image" : capi_ctype(fn->val[v].t.dtype);
 			str_printf(&d, "%s%s *v%d = ", h->ro ? "const " : "", ct, v);
 			switch (h->kind) {
 			case H_IN: str_printf(&d, "in[%lld];", (long long)h->idx); break;
@@ -209,6 +209,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	str_printf(s, "int\n%s_run(%s *m", nm, nm);
 	for (i = 0; i < np; i++) {
 		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
+		if (p[i].hname)
+			str_printf(s, ", int64_t %s, int64_t %s", p[i].hname, p[i].wname);
 		if (p[i].isout)
 			nout++;
 		else
@@ -216,7 +218,10 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	}
 	str_put(s, ")\n{\n\tconst void *in[] = {");
 	for (i = 0; i < np; i++)
-		if (!p[i].isout)
+		if (!p[i].isout && p[i].hname)
+			str_printf(s, "%s&(dprt_image){%s, %s, %s, %lld}", i ? ", " : "", p[i].name,
+			           p[i].hname, p[i].wname, (long long)p[i].t.dim[2]);
+		else if (!p[i].isout)
 			str_printf(s, "%s%s", i ? ", " : "", p[i].name);
 	str_printf(s, "%s};\n\tvoid *out[] = {", nin ? "" : "NULL");
 	for (i = 0; i < np; i++)

@@ -475,6 +475,9 @@ static Emitter *const emitters[DP_NOP] = {
 	[Areshape] = k_memcpy,
 	[Apermute] = k_permute,
 	[At] = k_permute,
+	[Oresize] = k_resize,
+	[Ocrop] = k_crop,
+	[Otopk] = k_topk,
 };
 
 /* Appends op i's comment and statements to the schedule. */

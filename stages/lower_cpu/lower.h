@@ -112,6 +112,11 @@ const char *dprt_enum(int dtype);
 int emit_nn(Ctx *c, const Op *op, int i);
 int64_t nn_scratch(const Fn *fn, const Op *op);
 
+/* image.c: the emitters of resize, center_crop and topk (as emit_op's). */
+int k_resize(Ctx *c, const Op *op, int i);
+int k_crop(Ctx *c, const Op *op, int i);
+int k_topk(Ctx *c, const Op *op, int i);
+
 /* emit.c: the whole C file for fn (host schedule, prog descriptor, typed
  * API) into *out.  src is the input's base name, for the header comment.
  * 0, or -1 with err set. */

@@ -101,7 +101,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		if (ismm(op->kind)) {
 			if (emit_mm(g, i) != 0)
 				goto done;
-		} else if (isnn(fn, op)) {
+		} else if (isnn(fn, op) || (g->fold && g->fold[i] == i)) {
 			if (emit_nn(g, i) != 0)
 				goto done;
 		} else if (fusable(fn, op)) {
@@ -186,6 +186,7 @@ init(Gpu *g, Str *s)
 	}
 	if (n)
 		str_put(s, ") {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+	str_put(s, g->init.p ? g->init.p : "");
 	str_put(s, "\t*state = g;\n\treturn 0;\n}\n");
 }
 

@@ -51,6 +51,13 @@ typedef struct Gpu {
 	                      being emitted */
 	char *used;        /* per value: named by that schedule */
 	int helpers;       /* device helpers needed (H_* bits in kern.c) */
+	int *fold;         /* per op, in a convolution's chain (the convolution
+	                      and the batch norm, residual add and relu folded
+	                      into its kernel): the chain's last op, where that
+	                      kernel runs; -1 elsewhere (nnplan) */
+	struct Nn *nn;     /* nn.c's state (nn.h) */
+	Str init;          /* statements NAME_gpu_init runs once the constants
+	                      are on the device (packing convolution weights) */
 } Gpu;
 
 /* plan.c: decides fusion (which values are computed inside their reader's
@@ -90,8 +97,9 @@ int emit_mm(Gpu *g, int i);
 
 /* nn.c: convolution, pooling, batched products and attention: whether op
  * is one of them on the device, and its kernels or library calls (as
- * emit_elem).  nnplan, called by gplan before the homes are decided, folds
- * what a convolution's epilogue computes. */
+ * emit_elem; for i the last op of a convolution's chain, the chain's one
+ * kernel).  nnplan, called by gplan before the homes are decided, folds
+ * what a convolution's epilogue computes (g->fold). */
 int isnn(const Fn *fn, const Op *op);
 int emit_nn(Gpu *g, int i);
 int nnplan(Gpu *g);

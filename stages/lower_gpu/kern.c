@@ -1,16 +1,19 @@
-/* kern.c: generated elementwise and reduction kernels.  A fused chain of
- * elementwise and shape ops (normalize, add, mul, relu, cast, permute,
- * reshape...) becomes one kernel over the elements of its last result,
- * each element computed from the chain's inputs in memory by index
- * arithmetic; argmax and softmax become one warp per row. */
+/* kern.c: generated elementwise kernels.  A fused chain of elementwise,
+ * shape, source and gather ops (normalize, arithmetic, comparisons, unary
+ * math, casts, permutes, slices, concatenations, embeddings...) becomes one
+ * kernel over the elements of its last result, each element computed from
+ * the chain's inputs in memory by index arithmetic.  The arithmetic is the
+ * cpu runtime's (runtime/elem.c), expression for expression; f32 products
+ * go through __fmul_rn so that nvcc cannot contract them into an fma the
+ * cpu does not compute. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
 
-enum { BLOCK = 256, MAXPARAM = 64 };
-enum { HBETTER = 1 };   /* device helpers (Gpu.helpers bits) */
+enum { BLOCK = 256, MAXPARAM = 64, MAXGRID = 1 << 20 };
 
 static const char *const ctypes[DP_NDTYPE] = {
 	[DP_U8] = "uint8_t", [DP_I8] = "int8_t", [DP_I16] = "int16_t", [DP_I32] = "int32_t",
@@ -22,6 +25,14 @@ const char *
 dtype_c(int dtype)
 {
 	return dtype >= 0 && dtype < DP_NDTYPE ? ctypes[dtype] : NULL;
+}
+
+/* The type elements are moved as: f16 and bf16 are not computed on, but
+ * shape ops, where and gathers move their bits. */
+static const char *
+stype(int dtype)
+{
+	return ctypes[dtype] ? ctypes[dtype] : "uint16_t";
 }
 
 /* Marks v as named by the schedule and returns it. */
@@ -53,6 +64,7 @@ launched(Gpu *g, const char *kname)
 typedef struct Kern {
 	Gpu *g;
 	Str body;          /* statements computing one element */
+	int depth;         /* nesting of the statements being written */
 	int param[MAXPARAM]; /* values read from memory, in order */
 	int np;
 	int ops[1024];     /* ops computed, for the comment */
@@ -159,6 +171,17 @@ identity(const Type *t, const int64_t *s)
 	return 1;
 }
 
+/* The body after the indentation of a new statement. */
+static Str *
+line(Kern *k)
+{
+	int d;
+
+	for (d = 0; d <= k->depth; d++)
+		str_put(&k->body, "\t");
+	return &k->body;
+}
+
 static int
 param(Kern *k, int v)
 {
@@ -173,22 +196,27 @@ param(Kern *k, int v)
 	return k->np++;
 }
 
+/* Fails unless dtype dt is among the bits of mask (1 << DP_*); have names
+ * them for the message. */
 static int
-needf32(Kern *k, const Op *op, int i)
+needdt(Kern *k, int i, int dt, unsigned mask, const char *have)
 {
-	int j;
-
-	for (j = 0; j < op->nin + op->nout; j++) {
-		int v = j < op->nin ? op->in[j] : op->out[j - op->nin];
-		int dt = ty(k->g, v)->dtype;
-		if (dt != DP_F32) {
-			dp_seterr(k->g->err, "op %d (%s): the cuda target has no kernel for %s "
-			          "tensors (only f32)", i, dp_op_name[op->kind], dp_dtype_name[dt]);
-			return -1;
-		}
-	}
-	return 0;
+	if (mask >> dt & 1)
+		return 0;
+	dp_seterr(k->g->err, "op %d (%s): the cuda target has no kernel for %s tensors (only %s)",
+	          i, dp_op_name[k->g->fn->op[i].kind], dp_dtype_name[dt], have);
+	return -1;
 }
+
+#define M(d) (1u << (d))
+enum {
+	MF32 = M(DP_F32),
+	MARITH = M(DP_F32) | M(DP_I64) | M(DP_I32),
+	MCMP = M(DP_F32) | M(DP_I64) | M(DP_I32) | M(DP_BOOL) | M(DP_U8),
+	MNUM = M(DP_U8) | M(DP_I8) | M(DP_I16) | M(DP_I32) | M(DP_I64) | M(DP_F32) | M(DP_F64) |
+	       M(DP_BOOL),
+	MANY = MNUM | M(DP_F16) | M(DP_BF16),
+};
 
 /* A per-channel table of normalize, as __constant__ memory. */
 static void
@@ -222,23 +250,532 @@ convert(Str *e, int d, int s, const char *x)
 		str_printf(e, "(%s)(%s)", ctypes[d], x);
 }
 
+/* Appends "x is nonzero" for an element x of dtype dt (f16 and bf16 by
+ * their bits: -0 is zero, NaN is not, as runtime/elem.c's truth). */
+static void
+truth(Str *e, int dt, const char *x)
+{
+	if (dt == DP_F16 || dt == DP_BF16)
+		str_printf(e, "(%s & 0x7fff) != 0", x);
+	else
+		str_printf(e, "%s != 0", x);
+}
+
+/* Appends a literal of value v converted to dtype dt as runtime/elem.c's
+ * put() converts it: through f32 for f32, through int64 (0 beyond its
+ * range) for integers, nonzero for bool. */
+static int
+literal(Str *e, int dt, double v)
+{
+	int64_t i = v > -9.2e18 && v < 9.2e18 ? (int64_t)v : 0;
+	char buf[64];
+
+	switch (dt) {
+	case DP_F32:
+		str_float(e, v);
+		return 0;
+	case DP_F64:
+		if (isnan(v))
+			str_put(e, "(double)NAN");
+		else if (isinf(v))
+			str_put(e, v < 0 ? "(-(double)INFINITY)" : "(double)INFINITY");
+		else {
+			snprintf(buf, sizeof buf, "%.17g", v);
+			if (!strpbrk(buf, ".en"))
+				strcat(buf, ".0");
+			str_put(e, buf);
+		}
+		return 0;
+	case DP_BOOL:
+		str_printf(e, "(uint8_t)%d", v != 0);
+		return 0;
+	case DP_U8: case DP_I8: case DP_I16: case DP_I32: case DP_I64:
+		str_printf(e, "(%s)%lldLL", ctypes[dt], (long long)i);
+		return 0;
+	}
+	return -1;
+}
+
 static int elem(Kern *k, int v, const char *idx, Str *out);
 
-/* The element of operand a of op at the index of result type to. */
+/* The element of value x at the index idx of a dense tensor of type to,
+ * x being read with element strides s from offset off: a variable named
+ * after v and tag holds the index in x unless it is idx itself. */
+static int
+strided(Kern *k, int x, const Type *to, const int64_t *s, int64_t off, const char *idx,
+        int v, const char *tag, Str *out)
+{
+	char var[64];
+	Str e = {0};
+	int rc;
+
+	if (off == 0 && dp_numel(ty(k->g, x)) == dp_numel(to) && identity(to, s))
+		return elem(k, x, idx, out);
+	remap(&e, idx, to, s);
+	if (off != 0)
+		str_printf(&e, " + %lld", (long long)off);
+	if (strcmp(e.p, "0") == 0) {   /* one element, broadcast */
+		str_free(&e);
+		return elem(k, x, "0", out);
+	}
+	snprintf(var, sizeof var, "i%d%s", v, tag);
+	str_printf(line(k), "%s %s = %s;\n", k->ity, var, e.p);
+	rc = elem(k, x, var, out);
+	str_free(&e);
+	return rc;
+}
+
+/* The element of operand a of op at the index of result type to
+ * (broadcasting). */
 static int
 operand(Kern *k, int a, const Type *to, const char *idx, const char *tag, int v, Str *out)
 {
 	int64_t s[DP_MAXRANK];
-	char var[64];
 
 	bstrides(ty(k->g, a), to, s);
-	if (dp_numel(ty(k->g, a)) == dp_numel(to) && identity(to, s))
-		return elem(k, a, idx, out);
-	snprintf(var, sizeof var, "i%d%s", v, tag);
-	str_printf(&k->body, "\t%s %s = ", k->ity, var);
-	remap(&k->body, idx, to, s);
-	str_put(&k->body, ";\n");
-	return elem(k, a, var, out);
+	return strided(k, a, to, s, 0, idx, v, tag, out);
+}
+
+/* y axis j of a permutation is x axis perm[j]. */
+static int
+permuted(Kern *k, int v, int x, const int64_t *perm, const char *idx, Str *out)
+{
+	const Type *tx = ty(k->g, x);
+	int64_t xs[DP_MAXRANK], s[DP_MAXRANK];
+	int j;
+
+	dense(tx, xs);
+	for (j = 0; j < tx->rank; j++)
+		s[j] = xs[perm[j]];
+	return strided(k, x, ty(k->g, v), s, 0, idx, v, "", out);
+}
+
+/* aten.slice and aten.select: a strided window of the operand. */
+static int
+window(Kern *k, int v, const Op *op, const char *idx, Str *out)
+{
+	int x = op->in[0], r = ty(k->g, x)->rank, d, j, n;
+	const Type *tx = ty(k->g, x);
+	int64_t xs[DP_MAXRANK], s[DP_MAXRANK], at;
+
+	dense(tx, xs);
+	d = normdim(dp_geti(op, "dim", 0), r);
+	if (op->kind == Aslice) {   /* start clipped as the shape rule clips it */
+		int64_t len = tx->dim[d];
+		at = dp_geti(op, "start", 0);
+		if (at < 0)
+			at = at < -len ? 0 : at + len;
+		if (at > len)
+			at = len;
+		memcpy(s, xs, sizeof s);
+		s[d] *= dp_geti(op, "step", 1);
+		return strided(k, x, ty(k->g, v), s, at * xs[d], idx, v, "", out);
+	}
+	at = dp_geti(op, "index", 0);
+	if (at < 0)
+		at += tx->dim[d];
+	for (j = n = 0; j < r; j++)
+		if (j != d)
+			s[n++] = xs[j];
+	return strided(k, x, ty(k->g, v), s, at * xs[d], idx, v, "", out);
+}
+
+/* aten.cat and aten.stack: the operand whose slab holds the element,
+ * chosen by its position along dim; only that operand is read. */
+static int
+pieces(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	const Type *t = ty(k->g, v);
+	int stack = op->kind == Astack, d, j, open = 0;
+	int64_t D, inner, outer, at = 0;
+	char var[64];
+	Str *b;
+
+	if (t->rank == 0) {
+		dp_seterr(k->g->err, "op %d (%s): the cuda target has no kernel for scalar "
+		          "operands", i, dp_op_name[op->kind]);
+		return -1;
+	}
+	d = normdim(dp_geti(op, "dim", 0), t->rank);
+	D = t->dim[d];
+	inner = prod(t, d + 1, t->rank);
+	outer = prod(t, 0, d);
+	str_printf(line(k), "%s t%d = 0;\n", stype(t->dtype), v);
+	b = line(k);
+	str_printf(b, "%s p%d = %s", k->ity, v, idx);
+	if (inner != 1)
+		str_printf(b, " / %lld", (long long)inner);
+	if (outer != 1)
+		str_printf(b, " %% %lld", (long long)D);
+	str_put(b, ";\n");
+	for (j = 0; j < op->nin; j++) {
+		int x = op->in[j];
+		int64_t n = stack ? 1 : ty(k->g, x)->dim[d];
+		Str e = {0};
+		int rc;
+		if (n == 0)
+			continue;
+		/* the operand's index: its outer block, then the offset within
+		 * the slab, shifted back by the slabs before it */
+		if (at + n < D)
+			str_printf(line(k), "%sif (p%d < %lld) {\n", open ? "} else " : "", v,
+			           (long long)(at + n));
+		else
+			str_printf(line(k), "%s{\n", open ? "} else " : "");
+		open = 1;
+		k->depth++;
+		snprintf(var, sizeof var, "i%d_%d", v, j);
+		b = line(k);
+		str_printf(b, "%s %s = ", k->ity, var);
+		if (outer != 1)
+			str_printf(b, "%s / %lld * %lld + ", idx, (long long)(D * inner),
+			           (long long)(n * inner));
+		str_printf(b, "%s", idx);
+		if (outer != 1)
+			str_printf(b, " %% %lld", (long long)(D * inner));
+		if (at != 0)
+			str_printf(b, " - %lld", (long long)(at * inner));
+		str_put(b, ";\n");
+		rc = elem(k, x, var, &e);
+		if (rc == 0)
+			str_printf(line(k), "t%d = %s;\n", v, e.p);
+		str_free(&e);
+		k->depth--;
+		if (rc != 0)
+			return -1;
+		at += n;
+		if (at >= D)
+			break;
+	}
+	if (open)
+		str_put(line(k), "}\n");
+	return 0;
+}
+
+/* aten.embedding (rows of a matrix) and aten.index (slabs along dim): the
+ * index operand is read first, then the gathered element.  An index out of
+ * range, which the cpu reports as an error, gives 0 here: a kernel has no
+ * way to fail, and must not read outside the tensor. */
+static int
+gather(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	int x = op->in[0], ix = op->in[1], rc;
+	const Type *tx = ty(k->g, x), *t = ty(k->g, v);
+	int d = op->kind == Aindex ? normdim(dp_geti(op, "dim", 0), tx->rank) : 0;
+	int64_t n = tx->dim[d], inner = prod(tx, d + 1, tx->rank), m = dp_numel(ty(k->g, ix));
+	char var[64];
+	Str a = {0}, e = {0}, *b;
+
+	if (needdt(k, i, ty(k->g, ix)->dtype, M(DP_I32) | M(DP_I64), "i32, i64 indices") != 0)
+		return -1;
+	/* the position in the index tensor: the middle of [outer, m, inner] */
+	snprintf(var, sizeof var, "i%dj", v);
+	b = line(k);
+	str_printf(b, "%s %s = %s", k->ity, var, idx);
+	if (inner != 1)
+		str_printf(b, " / %lld", (long long)inner);
+	if (m * inner < dp_numel(t))
+		str_printf(b, " %% %lld", (long long)m);
+	str_put(b, ";\n");
+	if (elem(k, ix, var, &a) != 0)
+		goto fail;
+	str_printf(line(k), "long long j%d = (long long)%s;\n", v, a.p);
+	str_printf(line(k), "%s t%d = 0;\n\n", stype(t->dtype), v);
+	str_printf(line(k), "if (j%d < 0)\n", v);
+	k->depth++;
+	str_printf(line(k), "j%d += %lld;\n", v, (long long)n);
+	k->depth--;
+	str_printf(line(k), "if (j%d >= 0 && j%d < %lld) {   /* else 0: out of range */\n", v, v,
+	           (long long)n);
+	k->depth++;
+	snprintf(var, sizeof var, "i%dx", v);
+	b = line(k);
+	str_printf(b, "%s %s = ", k->ity, var);
+	if (m * inner < dp_numel(t))
+		str_printf(b, "%s / %lld * %lld + ", idx, (long long)(m * inner),
+		           (long long)(n * inner));
+	str_printf(b, "(%s)j%d", k->ity, v);
+	if (inner != 1)
+		str_printf(b, " * %lld + %s %% %lld", (long long)inner, idx, (long long)inner);
+	str_put(b, ";\n");
+	rc = elem(k, x, var, &e);
+	if (rc == 0)
+		str_printf(line(k), "t%d = %s;\n", v, e.p);
+	k->depth--;
+	str_put(line(k), "}\n");
+	str_free(&a);
+	str_free(&e);
+	return rc;
+fail:
+	str_free(&a);
+	str_free(&e);
+	return -1;
+}
+
+/* aten.arange, aten.full, aten.full_like, aten.scalar_tensor: computed
+ * from the index, converted as runtime/elem.c's dprt_arange and dprt_fill
+ * convert (arange in f64, as start + step·i). */
+static int
+source(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	const Type *t = ty(k->g, v);
+	Str *b;
+
+	if (needdt(k, i, t->dtype, MNUM, "u8, i8, i16, i32, i64, f32, f64, bool") != 0)
+		return -1;
+	if (op->kind != Aarange) {
+		b = line(k);
+		str_printf(b, "%s t%d = ", ctypes[t->dtype], v);
+		literal(b, t->dtype, dp_getf(op, "value", 0));
+		str_put(b, ";\n");
+		return 0;
+	}
+	b = line(k);
+	str_printf(b, "double a%d = ", v);
+	literal(b, DP_F64, dp_getf(op, "start", 0));
+	str_put(b, " + __dmul_rn(");
+	literal(b, DP_F64, dp_getf(op, "step", 1));
+	str_printf(b, ", (double)%s);\n", idx);
+	b = line(k);
+	switch (t->dtype) {
+	case DP_F32: case DP_F64:
+		str_printf(b, "%s t%d = (%s)a%d;\n", ctypes[t->dtype], v, ctypes[t->dtype], v);
+		break;
+	case DP_BOOL:
+		str_printf(b, "uint8_t t%d = (uint8_t)(a%d != 0);\n", v, v);
+		break;
+	default:
+		str_printf(b, "%s t%d = (%s)(a%d > -9.2e18 && a%d < 9.2e18 ? (int64_t)a%d : 0);\n",
+		           ctypes[t->dtype], v, ctypes[t->dtype], v, v, v);
+	}
+	return 0;
+}
+
+/* The binary ops: arithmetic, comparisons, logic (runtime/elem.c's). */
+static int
+binary(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	const Type *t = ty(k->g, v);
+	int da = ty(k->g, op->in[0])->dtype, db = ty(k->g, op->in[1])->dtype, rc = -1;
+	const char *c = ctypes[da], *u = da == DP_I64 ? "uint64_t" : "uint32_t", *cmp = NULL;
+	double alpha = dp_getf(op, "alpha", 1);
+	Str a = {0}, b = {0}, *s;
+
+	switch (op->kind) {
+	case Aadd: case Asub: case Amul:
+		rc = needdt(k, i, da, MARITH, "f32, i64, i32");
+		break;
+	case Adiv: case Apow:
+		rc = needdt(k, i, da, MF32, "f32");
+		break;
+	case Aeq: cmp = "=="; goto compare;
+	case Ane: cmp = "!="; goto compare;
+	case Alt: cmp = "<"; goto compare;
+	case Ale: cmp = "<="; goto compare;
+	case Agt: cmp = ">"; goto compare;
+	case Age: cmp = ">=";
+	compare:
+		rc = needdt(k, i, da, MCMP, "f32, i64, i32, bool, u8");
+		break;
+	default:   /* logical: any dtypes */
+		rc = needdt(k, i, da, MANY, "") || needdt(k, i, db, MANY, "");
+	}
+	if (rc != 0 ||
+	    operand(k, op->in[0], t, idx, "a", v, &a) != 0 ||
+	    operand(k, op->in[1], t, idx, "b", v, &b) != 0)
+		goto done;
+	rc = -1;
+	s = line(k);
+	str_printf(s, "%s t%d = ", stype(t->dtype), v);
+	switch (op->kind) {
+	case Aadd: case Asub: {
+		const char *sign = op->kind == Aadd ? "+" : "-";
+		if (da == DP_F32 && alpha == 1)
+			str_printf(s, "%s %s %s", a.p, sign, b.p);
+		else if (da == DP_F32) {
+			str_printf(s, "%s %s __fmul_rn(", a.p, sign);
+			str_float(s, alpha);
+			str_printf(s, ", %s)", b.p);
+		} else   /* integers wrap, alpha truncated */
+			str_printf(s, "(%s)((%s)%s %s (%s)%lldLL * (%s)%s)", c, u, a.p, sign, u,
+			           (long long)(da == DP_I64 ? (int64_t)alpha : (int32_t)alpha), u,
+			           b.p);
+		break;
+	}
+	case Amul:
+		if (da == DP_F32)
+			str_printf(s, "__fmul_rn(%s, %s)", a.p, b.p);
+		else
+			str_printf(s, "(%s)((%s)%s * (%s)%s)", c, u, a.p, u, b.p);
+		break;
+	case Adiv:
+		str_printf(s, "%s / %s", a.p, b.p);
+		break;
+	case Apow:
+		str_printf(s, "powf(%s, %s)", a.p, b.p);
+		break;
+	case Aand: case Aor: case Axor:
+		str_put(s, "(uint8_t)((");
+		truth(s, da, a.p);
+		str_put(s, op->kind == Aand ? ") && (" : op->kind == Aor ? ") || (" : ") != (");
+		truth(s, db, b.p);
+		str_put(s, "))");
+		break;
+	default:
+		str_printf(s, "(uint8_t)(%s %s %s)", a.p, cmp, b.p);
+	}
+	str_put(s, ";\n");
+	rc = 0;
+done:
+	str_free(&a);
+	str_free(&b);
+	return rc;
+}
+
+/* The unary ops, in runtime/elem.c's forms: f32 math, and neg, abs, clamp
+ * on i64 too; logical_not of any dtype. */
+static int
+unary(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	const Type *t = ty(k->g, v);
+	int dt = ty(k->g, op->in[0])->dtype;
+	const char *appr = dp_gets(op, "approximate"), *f = NULL;
+	const Attr *lo = dp_attr(op, "min"), *hi = dp_attr(op, "max");
+	Str a = {0}, *s;
+	char x[32];
+	int rc = -1;
+
+	if (op->kind == Anot) {
+		if (needdt(k, i, dt, MANY, "") != 0 || elem(k, op->in[0], idx, &a) != 0)
+			goto done;
+		s = line(k);
+		str_printf(s, "uint8_t t%d = (uint8_t)!(", v);
+		truth(s, dt, a.p);
+		str_put(s, ");\n");
+		rc = 0;
+		goto done;
+	}
+	if (dt == DP_I64 && (op->kind == Aneg || op->kind == Aabs || op->kind == Aclamp)) {
+		if (elem(k, op->in[0], idx, &a) != 0)
+			goto done;
+		str_printf(line(k), "int64_t t%d = %s;\n", v, a.p);
+		s = line(k);
+		if (op->kind == Aneg)
+			str_printf(s, "t%d = (int64_t)(0 - (uint64_t)t%d);   /* wraps */\n", v, v);
+		else if (op->kind == Aabs)
+			str_printf(s, "t%d = t%d < 0 ? (int64_t)(0 - (uint64_t)t%d) : t%d;\n", v, v, v, v);
+		else {   /* the bounds rounded inwards, as lower_cpu rounds them */
+			str_printf(s, "t%d = ", v);
+			if (lo)
+				str_printf(s, "t%d < %lldLL ? %lldLL : ", v,
+				           (long long)ceil(dp_getf(op, "min", 0)),
+				           (long long)ceil(dp_getf(op, "min", 0)));
+			if (hi)
+				str_printf(s, "t%d > %lldLL ? %lldLL : ", v,
+				           (long long)floor(dp_getf(op, "max", 0)),
+				           (long long)floor(dp_getf(op, "max", 0)));
+			str_printf(s, "t%d;\n", v);
+		}
+		rc = 0;
+		goto done;
+	}
+	if (needdt(k, i, dt, MF32, op->kind == Aneg || op->kind == Aabs || op->kind == Aclamp ?
+	                            "f32, i64" : "f32") != 0 ||
+	    needdt(k, i, t->dtype, MF32, "f32") != 0 || elem(k, op->in[0], idx, &a) != 0)
+		goto done;
+	snprintf(x, sizeof x, "u%d", v);
+	str_printf(line(k), "float %s = %s;\n", x, a.p);
+	s = line(k);
+	str_printf(s, "float t%d = ", v);
+	switch (op->kind) {
+	case Arsqrt: str_printf(s, "1.0f / sqrtf(%s)", x); break;
+	case Asqrt: f = "sqrtf"; break;
+	case Aexp: f = "expf"; break;
+	case Alog: f = "logf"; break;
+	case Acos: f = "cosf"; break;
+	case Asin: f = "sinf"; break;
+	case Atanh: f = "tanhf"; break;
+	case Aabs: f = "fabsf"; break;
+	case Aneg: str_printf(s, "-%s", x); break;
+	case Arecip: str_printf(s, "1.0f / %s", x); break;
+	case Asigmoid: str_printf(s, "1.0f / (1.0f + expf(-%s))", x); break;
+	case Asilu: str_printf(s, "%s / (1.0f + expf(-%s))", x, x); break;
+	case Agelu:
+		if (appr && strcmp(appr, "tanh") == 0)   /* √(2/π), 0.044715 */
+			str_printf(s, "__fmul_rn(__fmul_rn(0.5f, %s), 1.0f + tanhf(__fmul_rn("
+			              "0.797884583f, %s + __fmul_rn(__fmul_rn(__fmul_rn(0.044715f, "
+			              "%s), %s), %s))))", x, x, x, x, x);
+		else
+			str_printf(s, "__fmul_rn(__fmul_rn(%s, 0.5f), 1.0f + erff(__fmul_rn(%s, "
+			              "0.707106769f)))", x, x);
+		break;
+	case Ahardswish:
+		str_printf(s, "__fmul_rn(%s, fminf(fmaxf(%s + 3.0f, 0.0f), 6.0f)) / 6.0f", x, x);
+		break;
+	case Ahardsigm:
+		str_printf(s, "fminf(fmaxf(%s + 3.0f, 0.0f), 6.0f) / 6.0f", x);
+		break;
+	case Aclamp:   /* NaN stays */
+		str_printf(s, "%s < ", x);
+		str_float(s, lo ? dp_getf(op, "min", 0) : -INFINITY);
+		str_put(s, " ? ");
+		str_float(s, lo ? dp_getf(op, "min", 0) : -INFINITY);
+		str_printf(s, " : %s > ", x);
+		str_float(s, hi ? dp_getf(op, "max", 0) : INFINITY);
+		str_put(s, " ? ");
+		str_float(s, hi ? dp_getf(op, "max", 0) : INFINITY);
+		str_printf(s, " : %s", x);
+		break;
+	default:
+		dp_die("op %d (%s) is not unary", i, dp_op_name[op->kind]);
+	}
+	if (f)
+		str_printf(s, "%s(%s)", f, x);
+	str_put(s, ";\n");
+	rc = 0;
+done:
+	str_free(&a);
+	return rc;
+}
+
+/* aten.batch_norm in inference form: per channel (axis 1) scale and shift,
+ * computed as runtime/nn.c's dprt_batchnorm_f32 computes them. */
+static int
+batchnorm(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	const Type *t = ty(k->g, v);
+	int64_t C = t->rank > 1 ? t->dim[1] : 1, inner = prod(t, 2, t->rank);
+	Str p[5] = {{0}}, *s;
+	char cv[32];
+	int j, rc = -1;
+
+	for (j = 0; j < 5; j++)
+		if (needdt(k, i, ty(k->g, op->in[j])->dtype, MF32, "f32") != 0)
+			return -1;
+	if (elem(k, op->in[0], idx, &p[0]) != 0)
+		goto done;
+	snprintf(cv, sizeof cv, "i%dc", v);
+	s = line(k);
+	str_printf(s, "%s %s = %s", k->ity, cv, idx);
+	if (inner != 1)
+		str_printf(s, " / %lld", (long long)inner);
+	if (C * inner < dp_numel(t))
+		str_printf(s, " %% %lld", (long long)C);
+	str_put(s, ";\n");
+	for (j = 1; j < 5; j++)   /* weight, bias, mean, var: [C] */
+		if (elem(k, op->in[j], cv, &p[j]) != 0)
+			goto done;
+	s = line(k);
+	str_printf(s, "float s%d = __fmul_rn(1.0f / sqrtf(%s + ", v, p[4].p);
+	str_float(s, dp_getf(op, "eps", 1e-5));
+	str_printf(s, "), %s);\n", p[1].p);
+	str_printf(line(k), "float t%d = __fmul_rn(%s, s%d) + (%s - __fmul_rn(%s, s%d));\n", v,
+	           p[0].p, v, p[2].p, p[3].p, v);
+	rc = 0;
+done:
+	for (j = 0; j < 5; j++)
+		str_free(&p[j]);
+	return rc;
 }
 
 /* Emits the statements computing value v at linear index idx (a variable
@@ -251,7 +788,7 @@ elem(Kern *k, int v, const char *idx, Str *out)
 	int i = fn->val[v].def;
 	const Op *op = &fn->op[i];
 	const Type *t = ty(g, v);
-	Str a = {0}, b = {0};
+	Str a = {0}, *s;
 	int rc = -1;
 
 	if (g->h[v].kind != G_INLINE) {
@@ -266,32 +803,46 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		dp_die("fused chain too long");
 	k->ops[k->nops++] = i;
 	switch (op->kind) {
-	case Oreshape: case Oflatten: case Aview: case Areshape:
+	case Oreshape: case Oflatten: case Aview: case Areshape: case Aclone:
 		return elem(k, op->in[0], idx, out);
-	case At: case Opermute: case Apermute: {
+	case At: case Opermute: case Apermute: case Atranspose: {
 		const Type *tx = ty(g, op->in[0]);
 		const Attr *d = dp_attr(op, "dims");
-		int64_t xs[DP_MAXRANK], s[DP_MAXRANK];
-		char var[32];
-		int j;
+		int64_t perm[DP_MAXRANK];
+		int j, a0 = 0, a1 = 0;
 		if (tx->rank < 2)
 			return elem(k, op->in[0], idx, out);
-		dense(tx, xs);
-		for (j = 0; j < tx->rank; j++)   /* y axis j is x axis perm[j] */
-			s[j] = xs[op->kind == At ? 1 - j : normdim(d->ints[j], tx->rank)];
-		if (identity(t, s))
-			return elem(k, op->in[0], idx, out);
-		str_printf(&k->body, "\t%s i%d = ", k->ity, v);
-		remap(&k->body, idx, t, s);
-		str_put(&k->body, ";\n");
-		snprintf(var, sizeof var, "i%d", v);
-		return elem(k, op->in[0], var, out);
+		if (op->kind == Atranspose) {
+			a0 = normdim(dp_geti(op, "dim0", 0), tx->rank);
+			a1 = normdim(dp_geti(op, "dim1", 0), tx->rank);
+		}
+		for (j = 0; j < tx->rank; j++)
+			perm[j] = op->kind == At ? 1 - j : op->kind == Atranspose ?
+			          (j == a0 ? a1 : j == a1 ? a0 : j) : normdim(d->ints[j], tx->rank);
+		return permuted(k, v, op->in[0], perm, idx, out);
 	}
+	case Aexpand:
+		return operand(k, op->in[0], t, idx, "", v, out);
+	case Aslice: case Aselect:
+		return window(k, v, op, idx, out);
+	case Acat: case Astack:
+		if (pieces(k, v, op, i, idx) != 0)
+			goto done;
+		break;
+	case Aembedding: case Aindex:
+		if (gather(k, v, op, i, idx) != 0)
+			goto done;
+		break;
+	case Aarange: case Afull: case Afulllike: case Ascalar:
+		if (source(k, v, op, i, idx) != 0)
+			goto done;
+		break;
 	case Onormalize: {
 		const Type *tx = ty(g, op->in[0]);
 		const Attr *mean = dp_attr(op, "mean"), *sd = dp_attr(op, "std");
 		int ax = normdim(dp_geti(op, "axis", -1), tx->rank);
 		int64_t C = tx->rank ? tx->dim[ax] : 1, inner = prod(tx, tx->rank ? ax + 1 : 0, tx->rank);
+		Str c = {0};
 		if ((tx->dtype != DP_U8 && tx->dtype != DP_F32) || t->dtype != DP_F32) {
 			dp_seterr(g->err, "op %d (normalize): the cuda target has no kernel for %s "
 			          "to %s (only u8 or f32 to f32)", i, dp_dtype_name[tx->dtype],
@@ -306,47 +857,68 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		if (elem(k, op->in[0], idx, &a) != 0)
 			goto done;
 		if (C == 1)
-			str_put(&b, "0");
+			str_put(&c, "0");
 		else if (inner == 1)
-			str_printf(&b, "%s %% %lld", idx, (long long)C);
+			str_printf(&c, "%s %% %lld", idx, (long long)C);
 		else
-			str_printf(&b, "%s / %lld %% %lld", idx, (long long)inner, (long long)C);
-		str_printf(&k->body, "\tfloat t%d = ((float)%s * ", v, a.p);
-		str_float(&k->body, dp_getf(op, "scale", 1));
-		str_printf(&k->body, " - c%d_mean[%s]) / c%d_std[%s];\n", v, b.p, v, b.p);
+			str_printf(&c, "%s / %lld %% %lld", idx, (long long)inner, (long long)C);
+		s = line(k);
+		str_printf(s, "float t%d = (__fmul_rn((float)%s, ", v, a.p);
+		str_float(s, dp_getf(op, "scale", 1));
+		str_printf(s, ") - c%d_mean[%s]) / c%d_std[%s];\n", v, c.p, v, c.p);
+		str_free(&c);
 		break;
 	}
-	case Aadd: case Amul:
-		if (needf32(k, op, i) != 0 ||
-		    operand(k, op->in[0], t, idx, "a", v, &a) != 0 ||
-		    operand(k, op->in[1], t, idx, "b", v, &b) != 0)
+	case Abatchnorm:
+		if (batchnorm(k, v, op, i, idx) != 0)
 			goto done;
-		str_printf(&k->body, "\tfloat t%d = %s %s ", v, a.p, op->kind == Aadd ? "+" : "*");
-		if (op->kind == Aadd && dp_getf(op, "alpha", 1) != 1) {
-			str_float(&k->body, dp_getf(op, "alpha", 1));
-			str_put(&k->body, " * ");
-		}
-		str_printf(&k->body, "%s;\n", b.p);
 		break;
-	case Arelu:
-		if (needf32(k, op, i) != 0 || elem(k, op->in[0], idx, &a) != 0)
+	case Aadd: case Asub: case Amul: case Adiv: case Apow:
+	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
+	case Aand: case Aor: case Axor:
+		if (binary(k, v, op, i, idx) != 0)
 			goto done;
-		str_printf(&k->body, "\tfloat t%d = %s;\n", v, a.p);
-		str_printf(&k->body, "\tt%d = t%d < 0.0f ? 0.0f : t%d;   /* NaN stays */\n", v, v, v);
+		break;
+	case Awhere: {
+		Str c = {0}, b = {0};
+		int r = operand(k, op->in[0], t, idx, "c", v, &c) == 0 &&
+		        operand(k, op->in[1], t, idx, "a", v, &a) == 0 &&
+		        operand(k, op->in[2], t, idx, "b", v, &b) == 0;
+		if (r)
+			str_printf(line(k), "%s t%d = %s ? %s : %s;\n", stype(t->dtype), v, c.p, a.p,
+			           b.p);
+		str_free(&c);
+		str_free(&b);
+		if (!r)
+			goto done;
+		break;
+	}
+	case Arelu:
+		if (needdt(k, i, t->dtype, MF32, "f32") != 0 || elem(k, op->in[0], idx, &a) != 0)
+			goto done;
+		str_printf(line(k), "float t%d = %s;\n", v, a.p);
+		str_printf(line(k), "t%d = t%d < 0.0f ? 0.0f : t%d;   /* relu, NaN stays */\n", v, v, v);
+		break;
+	case Anot: case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin:
+	case Aneg: case Aabs: case Arecip: case Asigmoid: case Atanh: case Asilu: case Agelu:
+	case Ahardswish: case Ahardsigm: case Aclamp:
+		if (unary(k, v, op, i, idx) != 0)
+			goto done;
 		break;
 	case Ocast: {
-		int s = ty(g, op->in[0])->dtype;
-		if (!ctypes[s] || !ctypes[t->dtype]) {
+		int sd = ty(g, op->in[0])->dtype;
+		if (!ctypes[sd] || !ctypes[t->dtype]) {
 			dp_seterr(g->err, "op %d (cast): the cuda target has no kernel for %s to %s "
-			          "(f16 and bf16 are cpu only)", i, dp_dtype_name[s],
+			          "(f16 and bf16 are cpu only)", i, dp_dtype_name[sd],
 			          dp_dtype_name[t->dtype]);
 			goto done;
 		}
 		if (elem(k, op->in[0], idx, &a) != 0)
 			goto done;
-		str_printf(&k->body, "\t%s t%d = ", ctypes[t->dtype], v);
-		convert(&k->body, t->dtype, s, a.p);
-		str_put(&k->body, ";\n");
+		s = line(k);
+		str_printf(s, "%s t%d = ", ctypes[t->dtype], v);
+		convert(s, t->dtype, sd, a.p);
+		str_put(s, ";\n");
 		break;
 	}
 	default:
@@ -356,8 +928,24 @@ elem(Kern *k, int v, const char *idx, Str *out)
 	rc = 0;
 done:
 	str_free(&a);
-	str_free(&b);
 	return rc;
+}
+
+/* The most elements of any tensor the kernel computing v touches: its
+ * index arithmetic must not overflow on any of them. */
+static int64_t
+span(const Gpu *g, int v)
+{
+	const Op *op = &g->fn->op[g->fn->val[v].def];
+	int64_t n = dp_numel(ty(g, v)), m;
+	int j;
+
+	if (g->h[v].kind != G_INLINE)
+		return n;
+	for (j = 0; j < op->nin; j++)
+		if ((m = span(g, op->in[j])) > n)
+			n = m;
+	return n;
 }
 
 static int
@@ -372,7 +960,7 @@ blocks(int64_t n, int64_t per)
 {
 	int64_t b = (n + per - 1) / per;
 
-	return b > (1 << 20) ? (1 << 20) : b;
+	return b > MAXGRID ? MAXGRID : b;
 }
 
 /* The root of a fused chain: one kernel writing op i's result. */
@@ -391,14 +979,12 @@ emit_elem(Gpu *g, int i)
 
 	if (g->h[v].kind == G_VIEW)
 		return 0;   /* a free view: no code */
-	if (!ctypes[t->dtype]) {
-		dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s tensors", i,
-		          name, dp_dtype_name[t->dtype]);
-		return -1;
-	}
-	big = n > 2147483647 - 2 * BLOCK;
-	k.ity = big ? "long long" : "int";
 	g->h[v].kind = G_INLINE;   /* so that elem computes it */
+	/* a grid-stride loop over long long indices where the grid or an
+	 * int index would not reach every element */
+	big = n > (int64_t)MAXGRID * BLOCK || span(g, v) > 2147483647 - 2 * BLOCK;
+	k.ity = big ? "long long" : "int";
+	k.depth = big;
 	j = elem(&k, v, "i", &e);
 	g->h[v].kind = G_ARENA;
 	if (j != 0) {
@@ -416,8 +1002,8 @@ emit_elem(Gpu *g, int i)
 		opcomment(&g->kern, fn, k.ops[j], "");
 	str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
 	for (j = 0; j < k.np; j++)
-		str_printf(&g->kern, "const %s *__restrict__ x%d, ", ctypes[ty(g, k.param[j])->dtype], j);
-	str_printf(&g->kern, "%s *__restrict__ y)\n{\n", ctypes[t->dtype]);
+		str_printf(&g->kern, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype), j);
+	str_printf(&g->kern, "%s *__restrict__ y)\n{\n", stype(t->dtype));
 	if (big)
 		str_printf(&g->kern, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
 		                     "i += (long long)gridDim.x * %d) {\n", BLOCK, (long long)n, BLOCK);
@@ -425,7 +1011,7 @@ emit_elem(Gpu *g, int i)
 		str_printf(&g->kern, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n"
 		                     "\tif (i >= %lld)\n\t\treturn;\n", BLOCK, (long long)n);
 	str_put(&g->kern, k.body.p ? k.body.p : "");
-	str_printf(&g->kern, "\ty[i] = %s;\n", e.p);
+	str_printf(&g->kern, "%sy[i] = %s;\n", big ? "\t\t" : "\t", e.p);
 	if (big)
 		str_put(&g->kern, "\t}\n");
 	str_put(&g->kern, "}\n");
@@ -443,112 +1029,5 @@ emit_elem(Gpu *g, int i)
 	g->nkern++;
 	str_free(&k.body);
 	str_free(&e);
-	return 0;
-}
-
-/* The helper that orders argmax candidates: a NaN beats any number, then
- * the larger value, then the smaller index (so the first maximum wins). */
-static void
-helpers(Gpu *g)
-{
-	if (g->helpers & HBETTER)
-		return;
-	g->helpers |= HBETTER;
-	str_put(&g->kern,
-	        "\n/* Whether candidate (v, j) beats (bv, bi) for argmax: a NaN beats any\n"
-	        " * number, then the larger value, then the smaller index; j < 0 is no\n"
-	        " * candidate. */\n"
-	        "static __device__ __forceinline__ int\n"
-	        "better(float v, int j, float bv, int bi)\n{\n"
-	        "\tif (j < 0)\n\t\treturn 0;\n"
-	        "\tif (bi < 0)\n\t\treturn 1;\n"
-	        "\tif (v != v || bv != bv)\n"
-	        "\t\treturn v != v && (bv == bv || j < bi);\n"
-	        "\treturn v > bv || (v == bv && j < bi);\n}\n");
-}
-
-/* argmax or softmax along one axis: one warp per row of x viewed as
- * [outer, n, inner]. */
-int
-isreduce(const Fn *fn, const Op *op)
-{
-	return op->dev == DEV_CUDA && (op->kind == Oargmax || op->kind == Osoftmax);
-}
-
-int
-emit_reduce(Gpu *g, int i)
-{
-	const Fn *fn = g->fn;
-	const Op *op = &fn->op[i];
-	int x = op->in[0], y = op->out[0];
-	const Type *tx = ty(g, x);
-	int d = normdim(dp_geti(op, "dim", 0), tx->rank);
-	int64_t n = tx->rank ? tx->dim[d] : 1, inner = prod(tx, tx->rank ? d + 1 : 0, tx->rank);
-	int64_t rows = prod(tx, 0, d) * inner;
-	int am = op->kind == Oargmax;
-	char kname[64];
-	Str *s = &g->kern;
-
-	if (tx->dtype != DP_F32) {
-		dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s tensors "
-		          "(only f32)", i, dp_op_name[op->kind], dp_dtype_name[tx->dtype]);
-		return -1;
-	}
-	if (n > 2147483647)
-		dp_die("op %d: a row of %lld elements", i, (long long)n);
-	if (am)
-		helpers(g);
-	snprintf(kname, sizeof kname, "k%d_%s", y, dp_op_name[op->kind]);
-	str_put(s, "\n");
-	opcomment(s, fn, i, "");
-	str_printf(s, "/* one warp per row: %lld rows of %lld, stride %lld */\n", (long long)rows,
-	           (long long)n, (long long)inner);
-	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, "
-	              "%s *__restrict__ y)\n{\n", BLOCK, kname, am ? "int64_t" : "float");
-	str_printf(s, "\tlong long row = blockIdx.x * %dLL + threadIdx.x / 32;\n"
-	              "\tint lane = threadIdx.x %% 32;\n\n"
-	              "\tif (row >= %lldLL)\n\t\treturn;\n"
-	              "\tlong long base = row / %lldLL * %lldLL + row %% %lldLL;\n"
-	              "\tconst float *xr = x + base;\n", BLOCK / 32, (long long)rows,
-	           (long long)inner, (long long)(n * inner), (long long)inner);
-	if (am) {
-		str_printf(s, "\tfloat bv = 0.0f;\n\tint bi = -1;\n\n"
-		              "\tfor (int j = lane; j < %lld; j += 32) {\n"
-		              "\t\tfloat v = xr[(long long)j * %lld];\n"
-		              "\t\tif (better(v, j, bv, bi)) {\n\t\t\tbv = v;\n\t\t\tbi = j;\n\t\t}\n\t}\n"
-		              "\tfor (int s = 16; s > 0; s /= 2) {\n"
-		              "\t\tfloat ov = __shfl_down_sync(0xffffffffu, bv, s);\n"
-		              "\t\tint oi = __shfl_down_sync(0xffffffffu, bi, s);\n"
-		              "\t\tif (better(ov, oi, bv, bi)) {\n\t\t\tbv = ov;\n\t\t\tbi = oi;\n\t\t}\n\t}\n"
-		              "\tif (lane == 0)\n\t\ty[row] = bi < 0 ? 0 : bi;\n}\n",
-		           (long long)n, (long long)inner);
-	} else {
-		str_printf(s, "\tfloat *yr = y + base, mx = -INFINITY, r;\n\tint nan = 0;\n"
-		              "\tdouble sum = 0;\n\n"
-		              "\tfor (int j = lane; j < %lld; j += 32) {\n"
-		              "\t\tfloat v = xr[(long long)j * %lld];\n"
-		              "\t\tmx = v > mx ? v : mx;\n\t\tnan |= v != v;\n\t}\n"
-		              "\tfor (int s = 16; s > 0; s /= 2) {\n"
-		              "\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, s));\n"
-		              "\t\tnan |= __shfl_xor_sync(0xffffffffu, nan, s);\n\t}\n"
-		              "\tif (nan)\n\t\tmx = NAN;   /* a NaN makes the whole row NaN */\n"
-		              "\tfor (int j = lane; j < %lld; j += 32)\n"
-		              "\t\tsum += expf(xr[(long long)j * %lld] - mx);\n"
-		              "\tfor (int s = 16; s > 0; s /= 2)\n"
-		              "\t\tsum += __shfl_xor_sync(0xffffffffu, sum, s);\n"
-		              "\tr = (float)(1.0 / sum);\n"
-		              "\tfor (int j = lane; j < %lld; j += 32)\n"
-		              "\t\tyr[(long long)j * %lld] = expf(xr[(long long)j * %lld] - mx) * r;\n}\n",
-		           (long long)n, (long long)inner, (long long)n, (long long)inner,
-		           (long long)n, (long long)inner, (long long)inner);
-	}
-	opcomment(g->rec, fn, i, "\t");
-	if (rows > 0) {
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d, v%d);\n", kname,
-		           (long long)((rows + BLOCK / 32 - 1) / (BLOCK / 32)), BLOCK,
-		           gV(g, gbase(g, x)), gV(g, y));
-		launched(g, kname);
-	}
-	g->nkern++;
 	return 0;
 }

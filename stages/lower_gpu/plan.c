@@ -46,14 +46,26 @@ istranspose(const Fn *fn, const Op *op)
 	       (a->ints[1] == 0 || a->ints[1] == -2);
 }
 
-/* Whether an elementwise kernel computes op, element by element. */
+/* Whether an elementwise kernel computes op, element by element (kern.c):
+ * elementwise math, normalizations by channel, shape ops as index
+ * mappings, sources from the index, gathers reading their index operand
+ * in the kernel. */
 int
 fusable(const Fn *fn, const Op *op)
 {
 	switch (op->kind) {
-	case Onormalize: case Aadd: case Amul: case Arelu: case Ocast:
-	case Opermute: case Apermute: case At:
+	case Onormalize: case Ocast: case Abatchnorm:
+	case Aadd: case Asub: case Amul: case Adiv: case Apow: case Awhere:
+	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
+	case Aand: case Aor: case Axor: case Anot:
+	case Arelu: case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin:
+	case Aneg: case Aabs: case Arecip: case Asigmoid: case Atanh: case Asilu: case Agelu:
+	case Ahardswish: case Ahardsigm: case Aclamp:
+	case Opermute: case Apermute: case At: case Atranspose: case Aexpand: case Aclone:
+	case Aslice: case Aselect: case Acat: case Astack:
 	case Oreshape: case Oflatten: case Aview: case Areshape:
+	case Aarange: case Afull: case Afulllike: case Ascalar:
+	case Aembedding: case Aindex:
 		return op->dev == DEV_CUDA;
 	}
 	return 0;
@@ -119,9 +131,13 @@ inlined(Gpu *g, int i)
 
 	if (op->nout != 1 || op->dev != DEV_CUDA)
 		return 0;
+	if (g->fold && g->fold[i] >= 0)   /* a convolution's chain (nnplan) */
+		return g->fold[i] != i;
 	v = op->out[0];
 	u = g->user[v];
 	if (g->nuse[v] != 1 || u < 0 || fn->op[u].part != op->part)
+		return 0;
+	if (g->fold && g->fold[u] >= 0)   /* read by a convolution's kernel */
 		return 0;
 	if (fusable(fn, op) && fusable(fn, &fn->op[u]))
 		return 1;

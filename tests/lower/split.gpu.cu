@@ -20,7 +20,7 @@ k2_normalize(const uint8_t *__restrict__ x0, float *__restrict__ y)
 
 	if (i >= 48)
 		return;
-	float t2 = ((float)x0[i] * 1.0f - c2_mean[i % 3]) / c2_std[i % 3];
+	float t2 = (__fmul_rn((float)x0[i], 1.0f) - c2_mean[i % 3]) / c2_std[i % 3];
 	y[i] = t2;
 }
 

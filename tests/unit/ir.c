@@ -348,7 +348,7 @@ test_target(void)
 	char got[900];
 	snprintf(got, sizeof got, "%d:%d: %s", err.line, err.col, err.msg);
 	expect_str(rc ? got : "accepted",
-	           "3:7: unknown op class 'matmal' (classes: io, const, copy, elementwise, normalize, matmul, conv, reduce, index, shape, attention, source)",
+	           "3:7: unknown op class 'matmal' (classes: io, const, copy, elementwise, normalize, matmul, conv, reduce, index, shape, attention, source, image)",
 	           "unknown class rejected with position");
 	const char *undeclared = "target x\ndevice cpu\ndefault cuda\n";
 	rc = dp_target_parse(undeclared, strlen(undeclared), &t, &err);

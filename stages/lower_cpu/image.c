@@ -1,0 +1,73 @@
+/* image.c: the emitters of the image and selection ops (IMAGE_OPS in
+ * ops.h): resize, center_crop, topk. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower.h"
+
+/* resize: one dprt_resize_u8 call.  An image input of any size is already
+ * a dprt_image; a static operand is wrapped in one. */
+int
+k_resize(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x), *to = ty(c, y);
+	const Attr *size = dp_attr(op, "size");
+	const Op *def = &c->fn->op[c->fn->val[x].def];
+
+	str_printf(c->body, "\tif (dprt_resize_u8(v%d, ", V(c, y));
+	if (dp_isdyn(tx))
+		str_printf(c->body, "v%d", V(c, x));
+	else
+		str_printf(c->body, "&(dprt_image){v%d, %lld, %lld, %lld}", V(c, x),
+		           (long long)tx->dim[0], (long long)tx->dim[1], (long long)tx->dim[2]);
+	str_put(c->body, ", (const int64_t[])");
+	str_ints(c->body, size->ints, size->n);
+	str_printf(c->body, ", %d, %lld, %lld, ", size->n, (long long)to->dim[0],
+	           (long long)to->dim[1]);
+	str_cstring(c->body, def->kind == Oinput ? dp_gets(def, "name") : "resize");
+	str_put(c->body, ", err, errn) != 0)\n\t\treturn -1;\n");
+	return 0;
+}
+
+/* center_crop: a strided copy of the window (torchvision's offsets). */
+int
+k_crop(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x), *to = ty(c, y);
+	int64_t H = tx->dim[0], W = tx->dim[1], C = tx->dim[2];
+	int64_t ch = to->dim[0], cw = to->dim[1], top, left;
+
+	if (dp_numel(to) == 0)
+		return 0;
+	top = (H - ch) / 2 + ((H - ch) % 2 && ((H - ch) / 2) % 2);   /* halves to even */
+	left = (W - cw) / 2 + ((W - cw) % 2 && ((W - cw) / 2) % 2);
+	str_printf(c->body, "\tdprt_copy(v%d, (const int64_t[]){%lld, %lld, 1}, v%d + %lld, "
+	           "(const int64_t[]){%lld, %lld, 1}, %d, 3, (const int64_t[]){%lld, %lld, %lld});\n",
+	           V(c, y), (long long)(cw * C), (long long)C, V(c, x),
+	           (long long)((top * W + left) * C), (long long)(W * C), (long long)C,
+	           dp_dtype_size[tx->dtype], (long long)ch, (long long)cw, (long long)C);
+	return 0;
+}
+
+/* topk: x viewed as [outer, n, inner] around dim. */
+int
+k_topk(Ctx *c, const Op *op, int i)
+{
+	const Type *tx = ty(c, op->in[0]);
+	int d = normdim(dp_geti(op, "dim", -1), tx->rank);
+
+	if (tx->dtype != DP_F32) {
+		dp_seterr(c->err, "op %d (topk): the cpu target has no kernel for %s tensors "
+		          "(only f32)", i, dp_dtype_name[tx->dtype]);
+		return -1;
+	}
+	if (dp_numel(tx) == 0)
+		return 0;
+	str_printf(c->body, "\tdprt_topk_f32(v%d, v%d, v%d, %lld, %lld, %lld, %lld);\n",
+	           V(c, op->out[0]), V(c, op->out[1]), V(c, op->in[0]),
+	           (long long)prod(tx, 0, d), (long long)tx->dim[d],
+	           (long long)prod(tx, d + 1, tx->rank), (long long)dp_geti(op, "k", 1));
+	return 0;
+}

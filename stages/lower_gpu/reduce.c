@@ -1,0 +1,471 @@
+/* reduce.c: the kernels of ops that read whole rows, each a kernel of its
+ * own: argmax and softmax along one axis (a warp per row); sum, mean and
+ * any over any axes; layer and RMS norms over the trailing axes (a warp
+ * per row, or a block for long rows).  Sums of f32 accumulate in f64, as
+ * the cpu runtime's do (runtime/nn.c), so the two agree to the last bit or
+ * nearly; variances take two passes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+
+enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096 };
+enum { HBETTER = 1, HSUM = 2 };   /* device helpers (Gpu.helpers bits) */
+
+static const Type *
+ty(const Gpu *g, int v)
+{
+	return &g->fn->val[v].t;
+}
+
+static int
+normdim(int64_t d, int rank)
+{
+	if (d < 0)
+		d += rank;
+	if (d < 0 || d >= (rank ? rank : 1))
+		dp_die("dim %lld out of range for rank %d", (long long)d, rank);
+	return (int)d;
+}
+
+static int64_t
+prod(const Type *t, int from, int to)
+{
+	int64_t n = 1;
+	int i;
+
+	for (i = from; i < to; i++)
+		n *= t->dim[i];
+	return n;
+}
+
+/* The helper that orders argmax candidates: a NaN beats any number, then
+ * the larger value, then the smaller index (so the first maximum wins). */
+static void
+hbetter(Gpu *g)
+{
+	if (g->helpers & HBETTER)
+		return;
+	g->helpers |= HBETTER;
+	str_put(&g->kern,
+	        "\n/* Whether candidate (v, j) beats (bv, bi) for argmax: a NaN beats any\n"
+	        " * number, then the larger value, then the smaller index; j < 0 is no\n"
+	        " * candidate. */\n"
+	        "static __device__ __forceinline__ int\n"
+	        "better(float v, int j, float bv, int bi)\n{\n"
+	        "\tif (j < 0)\n\t\treturn 0;\n"
+	        "\tif (bi < 0)\n\t\treturn 1;\n"
+	        "\tif (v != v || bv != bv)\n"
+	        "\t\treturn v != v && (bv == bv || j < bi);\n"
+	        "\treturn v > bv || (v == bv && j < bi);\n}\n");
+}
+
+/* Sums over a warp and over a block, every thread getting the total (in
+ * the same order in each, so they all get the same bits). */
+static void
+hsum(Gpu *g)
+{
+	if (g->helpers & HSUM)
+		return;
+	g->helpers |= HSUM;
+	str_put(&g->kern,
+	        "\n/* The sum of v over the warp, in every lane. */\n"
+	        "template <typename T> static __device__ __forceinline__ T\n"
+	        "wsum(T v)\n{\n"
+	        "\tfor (int s = 16; s > 0; s /= 2)\n"
+	        "\t\tv += __shfl_xor_sync(0xffffffffu, v, s);\n"
+	        "\treturn v;\n}\n"
+	        "\n/* The sum of v over the block (all of its threads call it), in every\n"
+	        " * thread. */\n"
+	        "template <typename T> static __device__ __forceinline__ T\n"
+	        "bsum(T v)\n{\n"
+	        "\t__shared__ T part[32];\n"
+	        "\tint lane = threadIdx.x % 32;\n\n"
+	        "\tv = wsum(v);\n"
+	        "\t__syncthreads();   /* the partials of a previous call are read */\n"
+	        "\tif (lane == 0)\n\t\tpart[threadIdx.x / 32] = v;\n"
+	        "\t__syncthreads();\n"
+	        "\treturn wsum(lane < (int)blockDim.x / 32 ? part[lane] : (T)0);\n}\n");
+}
+
+/* Appends the element offset, with strides st, of the element at linear
+ * index idx of a dense tensor of the n dims dim (none of them 1). */
+static void
+offexpr(Str *e, const char *idx, int n, const int64_t *dim, const int64_t *st)
+{
+	int64_t ds[DP_MAXRANK], m = 1;
+	int k;
+
+	for (k = n - 1; k >= 0; k--) {
+		ds[k] = m;
+		m *= dim[k];
+	}
+	for (k = 0; k < n; k++) {
+		str_put(e, k ? " + " : "");
+		if (ds[k] == 1)
+			str_printf(e, "%s", idx);
+		else
+			str_printf(e, "%s / %lld", idx, (long long)ds[k]);
+		if (k > 0)
+			str_printf(e, " %% %lld", (long long)dim[k]);
+		if (st[k] != 1)
+			str_printf(e, " * %lld", (long long)st[k]);
+	}
+	if (n == 0)
+		str_put(e, "0");
+}
+
+/* Appends an axis (n, s) to a list of axes, merged into the previous one
+ * where that one steps over exactly this one. */
+static void
+addaxis(int64_t *dim, int64_t *st, int *n, int64_t d, int64_t s)
+{
+	if (*n > 0 && st[*n - 1] == s * d) {
+		dim[*n - 1] *= d;
+		st[*n - 1] = s;
+		return;
+	}
+	dim[*n] = d;
+	st[(*n)++] = s;
+}
+
+/* The storage type of a dtype (f16, bf16 as their bits). */
+static const char *
+stype(int dt)
+{
+	const char *c = dtype_c(dt);
+
+	return c ? c : "uint16_t";
+}
+
+/* The first lines of a row kernel: o the row (or output element) of this
+ * warp (w = 32) or block (w = BLOCK), lane the thread's place in it. */
+static void
+rowhead(Str *s, int w, int64_t rows)
+{
+	if (w == 32)
+		str_printf(s, "\tlong long o = blockIdx.x * %dLL + threadIdx.x / 32;\n"
+		              "\tint lane = threadIdx.x %% 32;\n\n"
+		              "\tif (o >= %lldLL)\n\t\treturn;\n", WARPS, (long long)rows);
+	else
+		str_put(s, "\tlong long o = blockIdx.x;\n\tint lane = threadIdx.x;\n\n");
+}
+
+/* The launch of a row kernel over rows rows; its operands are already
+ * written into args. */
+static int
+rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args)
+{
+	int64_t nb = w == 32 ? (rows + WARPS - 1) / WARPS : rows;
+
+	if (nb > 2147483647) {
+		dp_seterr(g->err, "%s: %lld rows are more than one launch can have", kname,
+		          (long long)rows);
+		return -1;
+	}
+	if (rows > 0) {
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname, (long long)nb,
+		           BLOCK, args);
+		launched(g, kname);
+	}
+	g->nkern++;
+	return 0;
+}
+
+/* aten.sum, aten.mean, aten.any over the axes of dim (all when empty):
+ * the kept axes index the output, the reduced ones a sum, both merged into
+ * as few axes as they can be.  Where the innermost reduced axis is
+ * contiguous a warp (or a block, for long sums) reads it; else each thread
+ * sums one output, its neighbours reading the neighbouring elements. */
+static int
+reduction(Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int x = op->in[0], y = op->out[0], k, nk = 0, nr = 0, w;
+	const Type *tx = ty(g, x);
+	const Attr *d = dp_attr(op, "dim");
+	int red[DP_MAXRANK] = {0}, dt = tx->dtype, any = op->kind == Aany;
+	int64_t xs[DP_MAXRANK], kd[DP_MAXRANK], ks[DP_MAXRANK], rd[DP_MAXRANK], rs[DP_MAXRANK];
+	int64_t nout = 1, cnt = 1, m = 1;
+	const char *acc, *name = op->kind == Asum ? "sum" : op->kind == Amean ? "mean" : "any";
+	char kname[64], args[64];
+	Str *s = &g->kern;
+
+	if ((op->kind == Asum && dt != DP_F32 && dt != DP_I64 && dt != DP_I32) ||
+	    (op->kind == Amean && dt != DP_F32)) {
+		dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s tensors (only %s)",
+		          i, dp_op_name[op->kind], dp_dtype_name[dt],
+		          op->kind == Asum ? "f32, i64, i32" : "f32");
+		return -1;
+	}
+	for (k = 0; k < tx->rank; k++)
+		red[k] = d == NULL || d->n == 0;
+	for (k = 0; d && k < d->n; k++)
+		red[normdim(d->ints[k], tx->rank)] = 1;
+	for (k = tx->rank - 1; k >= 0; k--) {
+		xs[k] = m;
+		m *= tx->dim[k];
+	}
+	for (k = 0; k < tx->rank; k++) {
+		if (tx->dim[k] == 1)
+			continue;
+		if (red[k]) {
+			addaxis(rd, rs, &nr, tx->dim[k], xs[k]);
+			cnt *= tx->dim[k];
+		} else {
+			addaxis(kd, ks, &nk, tx->dim[k], xs[k]);
+			nout *= tx->dim[k];
+		}
+	}
+	acc = any ? "int" : dt == DP_F32 ? "double" : "unsigned long long";
+	w = nr > 0 && rs[nr - 1] == 1 ? cnt > WIDE ? BLOCK : 32 : 1;
+	if (w > 1)
+		hsum(g);
+	snprintf(kname, sizeof kname, "k%d_%s", y, name);
+	str_put(s, "\n");
+	opcomment(s, fn, i, "");
+	str_printf(s, "/* %lld outputs, each over %lld elements: %s */\n", (long long)nout,
+	           (long long)cnt, w == 32 ? "a warp each" : w > 1 ? "a block each" :
+	           "a thread each, in order");
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const %s *__restrict__ x, "
+	              "%s *__restrict__ y)\n{\n", BLOCK, kname, stype(dt),
+	           any ? "uint8_t" : dtype_c(dt));
+	if (w > 1)
+		rowhead(s, w, nout);
+	else
+		str_printf(s, "\tlong long o = blockIdx.x * %dLL + threadIdx.x;\n\n"
+		              "\tif (o >= %lldLL)\n\t\treturn;\n", BLOCK, (long long)nout);
+	str_printf(s, "\tconst %s *xo = x + ", stype(dt));
+	offexpr(s, "o", nk, kd, ks);
+	str_printf(s, ";\n\t%s a = 0;\n\n", acc);
+	if (w > 1)
+		str_printf(s, "\tfor (long long j = lane; j < %lldLL; j += %d)\n", (long long)cnt, w);
+	else
+		str_printf(s, "\tfor (long long j = 0; j < %lldLL; j++)\n", (long long)cnt);
+	str_put(s, any ? "\t\ta |= " : "\t\ta += ");
+	if (any && (dt == DP_F16 || dt == DP_BF16))
+		str_put(s, "(xo[");
+	else if (any)
+		str_put(s, "xo[");
+	else
+		str_printf(s, "(%s)%sxo[", acc, dt == DP_I32 ? "(long long)" : "");
+	offexpr(s, "j", nr, rd, rs);
+	str_put(s, any && (dt == DP_F16 || dt == DP_BF16) ? "] & 0x7fff) != 0;\n" :
+	           any ? "] != 0;\n" : "];\n");
+	if (w == 32)
+		str_put(s, any ? "\ta = __any_sync(0xffffffffu, a);\n" : "\ta = wsum(a);\n");
+	else if (w > 1)
+		str_put(s, any ? "\ta = __syncthreads_or(a);\n" : "\ta = bsum(a);\n");
+	if (w > 1)
+		str_put(s, "\tif (lane == 0)\n\t");
+	if (any)
+		str_put(s, "\ty[o] = (uint8_t)(a != 0);\n}\n");
+	else if (op->kind == Amean)
+		str_printf(s, "\ty[o] = (float)(a / %lld.0);\n}\n", (long long)cnt);
+	else
+		str_printf(s, "\ty[o] = (%s)a;\n}\n", dtype_c(dt));
+
+	opcomment(g->rec, fn, i, "\t");
+	snprintf(args, sizeof args, "v%d, v%d", gV(g, gbase(g, x)), gV(g, y));
+	if (w > 1)
+		return rowlaunch(g, kname, w, nout, args);
+	if (nout > 0) {
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname,
+		           (long long)((nout + BLOCK - 1) / BLOCK), BLOCK, args);
+		launched(g, kname);
+	}
+	g->nkern++;
+	return 0;
+}
+
+/* aten.layer_norm and aten.rms_norm over the trailing n elements of each
+ * row, as runtime/nn.c computes them: the statistics in f64 (layer norm's
+ * variance in a second pass around the mean), the result in f32. */
+static int
+norm(Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int x = op->in[0], y = op->out[0], ln = op->kind == Alayernorm, k, w;
+	const Type *tx = ty(g, x);
+	const Attr *ns = dp_attr(op, "normalized_shape");
+	int64_t n = prod(tx, tx->rank - (ns ? ns->n : 0), tx->rank), rows;
+	int hasw = op->nin > 1, hasb = ln && op->nin > 2;
+	char kname[64];
+	Str *s = &g->kern, args = {0};
+	int rc;
+
+	for (k = 0; k < op->nin; k++)
+		if (ty(g, op->in[k])->dtype != DP_F32) {
+			dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s tensors "
+			          "(only f32)", i, dp_op_name[op->kind],
+			          dp_dtype_name[ty(g, op->in[k])->dtype]);
+			return -1;
+		}
+	rows = n ? dp_numel(tx) / n : 0;
+	w = n > WIDE ? BLOCK : 32;
+	hsum(g);
+	snprintf(kname, sizeof kname, "k%d_%s", y, ln ? "layer_norm" : "rms_norm");
+	str_put(s, "\n");
+	opcomment(s, fn, i, "");
+	str_printf(s, "/* %lld rows of %lld: %s */\n", (long long)rows, (long long)n,
+	           w == 32 ? "a warp each" : "a block each");
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, ",
+	           BLOCK, kname);
+	if (hasw)
+		str_put(s, "const float *__restrict__ w, ");
+	if (hasb)
+		str_put(s, "const float *__restrict__ b, ");
+	str_put(s, "float *__restrict__ y)\n{\n");
+	rowhead(s, w, rows);
+	str_printf(s, "\tconst float *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n",
+	           (long long)n, (long long)n);
+	if (ln) {
+		str_printf(s, "\tdouble sum = 0, sq = 0, m;\n\tfloat r, bias;\n\n"
+		              "\tfor (int j = lane; j < %lld; j += %d)\n\t\tsum += xr[j];\n"
+		              "\tm = %s(sum) / %lld.0;\n"
+		              "\tfor (int j = lane; j < %lld; j += %d) {\n"
+		              "\t\tdouble d = xr[j] - m;\n\t\tsq += __dmul_rn(d, d);\n\t}\n"
+		              "\tsq = %s(sq);\n"
+		              "\tr = (float)(1.0 / sqrt(sq / %lld.0 + (double)", (long long)n, w,
+		           w == 32 ? "wsum" : "bsum", (long long)n, (long long)n, w,
+		           w == 32 ? "wsum" : "bsum", (long long)n);
+		str_float(s, dp_getf(op, "eps", 1e-5));
+		str_printf(s, "));\n\tbias = __fmul_rn(-r, (float)m);\n"
+		              "\tfor (int j = lane; j < %lld; j += %d) {\n"
+		              "\t\tfloat v = __fmul_rn(xr[j], r) + bias;\n", (long long)n, w);
+		if (hasw)
+			str_put(s, "\t\tv = __fmul_rn(v, w[j]);\n");
+		if (hasb)
+			str_put(s, "\t\tv += b[j];\n");
+		str_put(s, "\t\tyr[j] = v;\n\t}\n}\n");
+	} else {
+		/* rms_norm's default eps is f32's machine epsilon, as in PyTorch */
+		str_printf(s, "\tdouble sq = 0;\n\tfloat r;\n\n"
+		              "\tfor (int j = lane; j < %lld; j += %d)\n"
+		              "\t\tsq += (double)__fmul_rn(xr[j], xr[j]);\n"
+		              "\tsq = %s(sq);\n"
+		              "\tr = 1.0f / sqrtf((float)(sq / %lld.0) + ", (long long)n, w,
+		           w == 32 ? "wsum" : "bsum", (long long)n);
+		str_float(s, dp_getf(op, "eps", 1.1920928955078125e-07));
+		str_printf(s, ");\n\tfor (int j = lane; j < %lld; j += %d)\n"
+		              "\t\tyr[j] = %s;\n}\n", (long long)n, w,
+		           hasw ? "__fmul_rn(__fmul_rn(xr[j], r), w[j])" : "__fmul_rn(xr[j], r)");
+	}
+	if (n > 2147483647)
+		dp_die("op %d: a row of %lld elements", i, (long long)n);
+
+	opcomment(g->rec, fn, i, "\t");
+	str_printf(&args, "v%d, ", gV(g, gbase(g, x)));
+	for (k = 1; k < op->nin; k++)
+		str_printf(&args, "v%d, ", gV(g, gbase(g, op->in[k])));
+	str_printf(&args, "v%d", gV(g, y));
+	rc = rowlaunch(g, kname, w, rows, args.p);
+	str_free(&args);
+	return rc;
+}
+
+/* argmax or softmax along one axis: one warp per row of x viewed as
+ * [outer, n, inner]. */
+static int
+rowop(Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int x = op->in[0], y = op->out[0];
+	const Type *tx = ty(g, x);
+	int d = normdim(dp_geti(op, "dim", 0), tx->rank);
+	int64_t n = tx->rank ? tx->dim[d] : 1, inner = prod(tx, tx->rank ? d + 1 : 0, tx->rank);
+	int64_t rows = prod(tx, 0, d) * inner;
+	int am = op->kind == Oargmax;
+	char kname[64];
+	Str *s = &g->kern;
+
+	if (tx->dtype != DP_F32) {
+		dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s tensors "
+		          "(only f32)", i, dp_op_name[op->kind], dp_dtype_name[tx->dtype]);
+		return -1;
+	}
+	if (n > 2147483647)
+		dp_die("op %d: a row of %lld elements", i, (long long)n);
+	if (am)
+		hbetter(g);
+	snprintf(kname, sizeof kname, "k%d_%s", y, dp_op_name[op->kind]);
+	str_put(s, "\n");
+	opcomment(s, fn, i, "");
+	str_printf(s, "/* one warp per row: %lld rows of %lld, stride %lld */\n", (long long)rows,
+	           (long long)n, (long long)inner);
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, "
+	              "%s *__restrict__ y)\n{\n", BLOCK, kname, am ? "int64_t" : "float");
+	str_printf(s, "\tlong long row = blockIdx.x * %dLL + threadIdx.x / 32;\n"
+	              "\tint lane = threadIdx.x %% 32;\n\n"
+	              "\tif (row >= %lldLL)\n\t\treturn;\n"
+	              "\tlong long base = row / %lldLL * %lldLL + row %% %lldLL;\n"
+	              "\tconst float *xr = x + base;\n", WARPS, (long long)rows,
+	           (long long)inner, (long long)(n * inner), (long long)inner);
+	if (am) {
+		str_printf(s, "\tfloat bv = 0.0f;\n\tint bi = -1;\n\n"
+		              "\tfor (int j = lane; j < %lld; j += 32) {\n"
+		              "\t\tfloat v = xr[(long long)j * %lld];\n"
+		              "\t\tif (better(v, j, bv, bi)) {\n\t\t\tbv = v;\n\t\t\tbi = j;\n\t\t}\n\t}\n"
+		              "\tfor (int s = 16; s > 0; s /= 2) {\n"
+		              "\t\tfloat ov = __shfl_down_sync(0xffffffffu, bv, s);\n"
+		              "\t\tint oi = __shfl_down_sync(0xffffffffu, bi, s);\n"
+		              "\t\tif (better(ov, oi, bv, bi)) {\n\t\t\tbv = ov;\n\t\t\tbi = oi;\n\t\t}\n\t}\n"
+		              "\tif (lane == 0)\n\t\ty[row] = bi < 0 ? 0 : bi;\n}\n",
+		           (long long)n, (long long)inner);
+	} else {
+		str_printf(s, "\tfloat *yr = y + base, mx = -INFINITY, r;\n\tint nan = 0;\n"
+		              "\tdouble sum = 0;\n\n"
+		              "\tfor (int j = lane; j < %lld; j += 32) {\n"
+		              "\t\tfloat v = xr[(long long)j * %lld];\n"
+		              "\t\tmx = v > mx ? v : mx;\n\t\tnan |= v != v;\n\t}\n"
+		              "\tfor (int s = 16; s > 0; s /= 2) {\n"
+		              "\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, s));\n"
+		              "\t\tnan |= __shfl_xor_sync(0xffffffffu, nan, s);\n\t}\n"
+		              "\tif (nan)\n\t\tmx = NAN;   /* a NaN makes the whole row NaN */\n"
+		              "\tfor (int j = lane; j < %lld; j += 32)\n"
+		              "\t\tsum += expf(xr[(long long)j * %lld] - mx);\n"
+		              "\tfor (int s = 16; s > 0; s /= 2)\n"
+		              "\t\tsum += __shfl_xor_sync(0xffffffffu, sum, s);\n"
+		              "\tr = (float)(1.0 / sum);\n"
+		              "\tfor (int j = lane; j < %lld; j += 32)\n"
+		              "\t\tyr[(long long)j * %lld] = expf(xr[(long long)j * %lld] - mx) * r;\n}\n",
+		           (long long)n, (long long)inner, (long long)n, (long long)inner,
+		           (long long)n, (long long)inner, (long long)inner);
+	}
+	opcomment(g->rec, fn, i, "\t");
+	if (rows > 0) {
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d, v%d);\n", kname,
+		           (long long)((rows + WARPS - 1) / WARPS), BLOCK,
+		           gV(g, gbase(g, x)), gV(g, y));
+		launched(g, kname);
+	}
+	g->nkern++;
+	return 0;
+}
+
+/* Whether emit_reduce computes op: a kernel of its own reading whole rows. */
+int
+isreduce(const Fn *fn, const Op *op)
+{
+	switch (op->kind) {
+	case Oargmax: case Osoftmax: case Asum: case Amean: case Aany:
+	case Alayernorm: case Armsnorm:
+		return op->dev == DEV_CUDA;
+	}
+	return 0;
+}
+
+int
+emit_reduce(Gpu *g, int i)
+{
+	switch (g->fn->op[i].kind) {
+	case Oargmax: case Osoftmax:
+		return rowop(g, i);
+	case Asum: case Amean: case Aany:
+		return reduction(g, i);
+	}
+	return norm(g, i);
+}

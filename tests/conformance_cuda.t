@@ -1,0 +1,193 @@
+#!/bin/sh
+# conformance_cuda.t: the cuda half of conformance.t: every case of
+# tests/conformance/ built for --target cuda in one ninja graph (lower_gpu's
+# .cu compiled by nvcc, linked), then, per case:
+#  - "builds": the executable and 5.gpu.o exist, and the placement says how
+#    many ops run on cuda and how many stay on the cpu (naming those); an
+#    op that has a cuda kernel (the devices column of `devproc ops`) but
+#    lands on the cpu through the mapping's default, not through a rule
+#    that sends it there on purpose (class index, op ...), fails;
+#  - "runs" (where a CUDA device is, detected as gpu.t does): its outputs
+#    against PyTorch's, with the tolerances per dtype below; elsewhere
+#    "# SKIP no CUDA device";
+#  - with DP_TEST_EMULATE=1 (and a C++ compiler), "emulated": the .cu
+#    compiled for the host against tests/gpu/emu (one thread per CUDA
+#    thread) and its outputs compared the same way, which checks the
+#    kernels' index arithmetic where there is no GPU; cases whose kernels
+#    use device features the emulator lacks say "# SKIP".
+# Tolerances: f32 and f64 outputs max|err|/max|ref| <= the case's "# tol"
+# (1e-5 today; cuda's expf, tanhf... are within 2 ulp, the products are
+# rounded as the cpu rounds them), integers and bool exactly (bin/npycmp).
+# Skips while the references have not been generated, or without nvcc.
+# DP_TEST_ONLY="c_cat c_gelu" checks only the cases it names.
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+bin=$root/bin
+dir=$root/tests/conformance
+nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
+cxx=${CXX:-c++}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+
+if [ ! -f "$dir/refs.npz" ] || ! ls "$dir"/*.dp >/dev/null 2>&1; then
+	skip "references not generated (run tools/make_conformance.py with PyTorch)"
+	echo "1..$n"
+	exit 0
+fi
+if [ -z "$nvcc" ] || [ ! -x "$nvcc" ]; then
+	skip "no nvcc (configure found none): the cuda target is not built"
+	echo "1..$n"
+	exit 0
+fi
+if ! ${CC:-cc} -o "$tmp/npzx" "$dir/npzx.c" 2>"$tmp/cc.log"; then
+	skip "cannot build tests/conformance/npzx.c"
+	echo "1..$n"
+	exit 0
+fi
+mkdir "$tmp/refs" "$tmp/out"
+if ! "$tmp/npzx" "$dir/refs.npz" "$tmp/refs" 2>"$tmp/log"; then
+	notok "unpack refs.npz"
+	sed 's/^/# /' "$tmp/log"
+	echo "1..$n"
+	exit 1
+fi
+
+# A CUDA device: nvidia-smi lists one (DP_TEST_NO_GPU=1 pretends there is none).
+gpu=
+if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
+	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	gpu=yes
+fi
+emu=
+if [ -n "${DP_TEST_EMULATE:-}" ]; then
+	if $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" \
+		-c "$root/tests/gpu/emu/emu.cpp" -o "$tmp/emu.o" 2>"$tmp/log"; then
+		emu=yes
+	else
+		sed 's/^/# emulator: /' "$tmp/log" | head -5
+	fi
+fi
+
+# the ops that have a cuda kernel
+"$bin/devproc" ops | awk '$3 ~ /cuda/ { print $1 }' >"$tmp/cudaops"
+
+# the cases: all, or those DP_TEST_ONLY names ("c_cat c_gelu")
+cases=
+for dp in "$dir"/*.dp; do
+	name=$(basename "$dp" .dp)
+	case " ${DP_TEST_ONLY:-$name} " in *" $name "*) cases="$cases $dp" ;; esac
+done
+
+# one graph for every pipeline; -k 0 so one failure does not stop the rest
+b=$tmp/b
+"$bin/devproc" gen $cases --target cuda -C "$b" >"$tmp/gen.log" 2>&1 ||
+	sed 's/^/# /' "$tmp/gen.log"
+ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
+
+# placed NAME: "C on cuda, H on cpu (ops)"; fails for a cuda-capable op
+# that the mapping's default left on the cpu
+placed() {
+	"$bin/devproc" dump "$b/$1/3.place.dpir" >"$tmp/dump" 2>&1 || return 1
+	awk -v list="$tmp/cudaops" '
+		BEGIN { while ((getline o < list) > 0) can[o] = 1 }
+		/^%[0-9]+ = / {
+			op = $3
+			if (op == "input" || op == "const" || op == "copy")
+				next
+			if ($0 ~ / @cuda /) { nc++; next }
+			nh++
+			cpu = cpu (cpu == "" ? "" : ", ") op
+			if (can[op] && $0 ~ /default -> cpu"/) { bad = bad " " op }
+		}
+		END {
+			printf "%d op%s on cuda, %d on cpu%s", nc, nc == 1 ? "" : "s", nh,
+			       nh ? " (" cpu ")" : ""
+			if (bad != "") { printf "; has a cuda kernel but stayed on the cpu:%s", bad; exit 1 }
+		}' "$tmp/dump"
+}
+
+# compare NAME OUT.npy: against the reference, the case's tolerance
+compare() {
+	dp=$dir/$1.dp
+	ref=$(sed -n 's/^# ref //p' "$dp")
+	tol=$(sed -n 's/^# tol //p' "$dp")
+	"$bin/npycmp" --tol "${tol:-1e-5}" "$2" "$tmp/refs/$ref.out.npy"
+}
+
+# runs NAME EXE OUT: runs EXE on the case's inputs, its output into OUT
+runs() {
+	dp=$dir/$1.dp
+	ref=$(sed -n 's/^# ref //p' "$dp")
+	exe=$2
+	out=$3
+	set --
+	for i in $(sed -n 's/^input \([a-z0-9_]*\):.*/\1/p' "$dp"); do
+		set -- "$@" --in "$i=$tmp/refs/$ref.$i.npy"
+	done
+	"$exe" "$@" --out "out=$out"
+}
+
+# emulated NAME: the case's .cu run on the host (tests/gpu/emu)
+emulated() {
+	e=$tmp/emu/$1
+	mkdir -p "$e"
+	# k<<<G, B, 0, s>>>(args) -> dp_launch(G, B, [](auto... a) { k(a...); })(args)
+	perl -pe 's/([A-Za-z0-9_]+(?:<[^<>]*>)?)<<<(dim3\([^)]*\)|[^,]+), ([^,]+), 0, g->stream>>>\(/dp_launch($2, $3, [](auto... a) { $1(a...); })(/' \
+		"$b/$1/5.gpu.cu" >"$e/gpu.cpp"
+	if ! $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" -c "$e/gpu.cpp" \
+		-o "$e/gpu.o" 2>"$e/cc.log"; then
+		echo "uses device features the emulator lacks: $(grep -m1 error "$e/cc.log" |
+			sed 's/.*error: //')"
+		return 2
+	fi
+	"$bin/dp-link" "$b/$1/4.partition.dpir" "$b/$1/5.cpu.o" "$e/gpu.o" "$tmp/emu.o" \
+		--runtime "$root/lib" --include "$root/runtime" --cc "${CC:-cc}" -o "$e/$1" || return 1
+	runs "$1" "$e/$1" "$e/out.npy" && compare "$1" "$e/out.npy"
+}
+
+for dp in $cases; do
+	name=$(basename "$dp" .dp)
+	exe=$b/$name/$name
+	if [ ! -x "$exe" ] || [ ! -s "$b/$name/5.gpu.o" ]; then
+		notok "$name: does not build for cuda"
+		"$bin/devproc" build "$dp" --target cuda -C "$tmp/one" >"$tmp/log" 2>&1
+		grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
+		skip "no build to run"
+		continue
+	fi
+	if where=$(placed "$name"); then
+		ok "$name: builds for cuda (nvcc): $where"
+	else
+		notok "$name: builds for cuda, but $where"
+	fi
+	if [ -n "$gpu" ]; then
+		if runs "$name" "$exe" "$tmp/out/$name.npy" >"$tmp/log" 2>&1; then
+			if compare "$name" "$tmp/out/$name.npy" >"$tmp/log" 2>&1; then
+				ok "$name: runs on cuda: $(cat "$tmp/log")"
+			else
+				notok "$name: on cuda differs from PyTorch"
+				sed 's/^/# /' "$tmp/log" | head -8
+			fi
+		else
+			notok "$name: does not run on cuda"
+			sed 's/^/# /' "$tmp/log" | head -8
+		fi
+	else
+		skip "no CUDA device"
+	fi
+	if [ -n "$emu" ]; then
+		emulated "$name" >"$tmp/log" 2>&1
+		case $? in
+		0) ok "$name: emulated on the host: $(tail -1 "$tmp/log")" ;;
+		2) skip "$name: $(tail -1 "$tmp/log")" ;;
+		*) notok "$name: emulated on the host, differs or fails"; sed 's/^/# /' "$tmp/log" | head -8 ;;
+		esac
+	fi
+done
+echo "1..$n"
+[ $fails -eq 0 ]

@@ -1,0 +1,72 @@
+/* emu.cpp: the runtime of the host emulation of generated CUDA code (see
+ * dprt_cuda.h beside it): plain host memory, memcpy for transfers, a
+ * naive sgemm, each partition run eagerly. */
+#include "dprt_cuda.h"
+
+thread_local emu_dim threadIdx, blockIdx;
+emu_dim blockDim, gridDim;
+emu_block *emu_cur;
+
+extern "C" {
+int
+dprt_cuda_open(dprt_cuda **g, const dprt_cuda_plan *p, char *err, size_t errn)
+{
+	dprt_cuda *c = (dprt_cuda *)calloc(1, sizeof *c);
+	c->arena = (unsigned char *)malloc(p->arena + 1);
+	memset(c->arena, 0xff, p->arena + 1);   /* NaN, -1: unwritten reads show */
+	c->weights = (unsigned char *)calloc(1, p->weights + 1);
+	c->pinned = (unsigned char *)calloc(1, p->pinned + 1);
+	*g = c;
+	return 0;
+}
+void
+dprt_cuda_close(dprt_cuda *g)
+{
+	if (g) {
+		free(g->arena);
+		free(g->weights);
+		free(g->pinned);
+		free(g);
+	}
+}
+int dprt_cuda_ok(cudaError_t e, const char *call, char *err, size_t errn) { return e ? -1 : 0; }
+int dprt_cuda_launched(const char *kernel, char *err, size_t errn) { return 0; }
+int
+dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n, char *err, size_t errn)
+{
+	memcpy(g->weights + off, src, n);
+	return 0;
+}
+int
+dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, size_t errn)
+{
+	return rec(g, err, errn);
+}
+int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn) { return 0; }
+int
+dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t rsa, int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
+                  int64_t ldc, char *err, size_t errn)
+{
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double s = 0;
+			for (int64_t k = 0; k < K; k++)
+				s += (double)A[i * rsa + k * csa] * B[k * rsb + j * csb];
+			C[i * ldc + j] = (float)(alpha * s);
+		}
+	return 0;
+}
+cudaError_t
+cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k, cudaStream_t st)
+{
+	memcpy(d, s, n);
+	return 0;
+}
+cudaError_t
+cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st)
+{
+	memset(d, v, n);
+	return 0;
+}
+}

@@ -1,0 +1,111 @@
+#!/bin/sh
+# gpu_nn.t: the neural-network ops of the cuda target (TAP).  Wherever nvcc
+# is: convolution, pooling, bmm/matmul and attention cases and ResNet-18
+# (narrow) build for --target cuda, and the ResNet's code shows the plan:
+# one partition, each batch norm folded into its convolution at init, each
+# residual add and relu in a convolution's epilogue.  Where a CUDA device is
+# present too, the cases run under every convolution method
+# (DPRT_CUDA_CONV=fp32, tf32, direct) against PyTorch's references (fp32 and
+# direct within the case's tolerance, tf32 within 2e-2); elsewhere those
+# say "# SKIP no CUDA device".  tools/gpu-nn-check.sh does more, and times.
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+bin=$root/bin
+nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+check() { # description command...
+	desc=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/log" 2>&1; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		fails=$((fails + 1))
+		sed 's/^/# /' "$tmp/log" | head -30
+	fi
+}
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+gpu=
+if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
+	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	gpu=yes
+fi
+ondevice() { if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi; }
+
+cases="conv_stride conv_dilation conv_groups conv_1x1 conv_depthwise max_pool_pad_ceil
+	avg_pool_ceil_divisor adaptive_avg_pool bmm matmul_batched matmul_vec sdpa_causal_rect
+	sdpa_bool_mask sdpa_float_mask_scale"
+if [ -z "$nvcc" ] || [ ! -f tests/conformance/refs.npz ]; then
+	for i in 1 2 3 4 5; do skip "no nvcc or no conformance references"; done
+	echo "1..$n"
+	exit 0
+fi
+b=$tmp/b
+printf 'input x: f32[1,3,224,224]\ny = model("%s", x)\noutput y\n' \
+	"$root/examples/imagenet/resnet18_narrow.pt2" >"$tmp/rn.dp"
+dps=
+for c in $cases; do dps="$dps tests/conformance/c_$c.dp"; done
+check "conv, pool, bmm, matmul, sdpa cases and ResNet-18 (narrow) build for --target cuda" \
+	"$bin/devproc" build $dps "$tmp/rn.dp" --target cuda -C "$b"
+plan() {
+	cu=$b/rn/5.gpu.cu
+	"$bin/devproc" dump "$b/rn/4.partition.dpir" >"$tmp/dump" || return 1
+	# the input's copy in and the logits' copy out: all else on the device
+	[ "$(grep -c '@cpu' "$tmp/dump")" -eq 4 ] || { echo "ops left on the cpu:"; grep '@cpu' "$tmp/dump"; return 1; }
+	grep -q '^ \* 1 cuda partition, 23 kernels' "$cu" || { echo "not 23 kernels"; return 1; }
+	[ "$(grep -c '^	nn_pack<<<' "$cu")" -eq 20 ] || { echo "not 20 packings"; return 1; }
+	[ "$(grep -c 'and op [0-9]* (aten.batch_norm) folded' "$cu")" -eq 20 ] || { echo "not 20 folds"; return 1; }
+	[ "$(grep -c '\*res = v[0-9]*;' "$cu")" -eq 8 ] || { echo "not 8 residual epilogues"; return 1; }
+	[ "$(grep -c 'RELU = 1;' "$cu")" -eq 17 ] || { echo "not 17 relu epilogues"; return 1; }
+	grep -q 'nn_convsum<' "$cu" || grep -q 'SPLIT = 1, ' "$cu"
+}
+check "ResNet-18's cuda plan: 20 convolutions with their batch norm folded, 8 residual adds and 17 relus in their epilogues" plan
+fused() {
+	# 5 cases whose convolution is direct (depthwise) or a GEMM; groups in the GEMM
+	grep -q 'nn_convdirect<Conv[0-9]*><<<' "$b/c_conv_depthwise/5.gpu.cu" &&
+		! grep -q 'nn_conv<' "$b/c_conv_depthwise/5.gpu.cu" &&
+		grep -q 'G = 2;' "$b/c_conv_groups/5.gpu.cu" &&
+		grep -q 'nn_conv<Conv[0-9]*, 0><<<' "$b/c_conv_groups/5.gpu.cu" &&
+		grep -q 'LDA = 16, PACKED = 1' "$b/c_conv_1x1/5.gpu.cu" &&
+		[ "$(grep -c '<<<' "$b/c_sdpa_bool_mask/5.gpu.cu")" -eq 1 ]
+}
+check "depthwise runs the direct kernel, groups the GEMM; attention is one launch" fused
+same() {
+	"$bin/devproc" build "$tmp/rn.dp" --target cuda -C "$tmp/again" >/dev/null &&
+		cmp "$b/rn/5.gpu.cu" "$tmp/again/rn/5.gpu.cu"
+}
+check "ResNet-18's 5.gpu.cu is byte-identical from another build folder" same
+
+runall() {
+	cc -o "$tmp/npzx" tests/conformance/npzx.c && mkdir -p "$tmp/refs" &&
+		"$tmp/npzx" tests/conformance/refs.npz "$tmp/refs" >/dev/null || return 1
+	rc=0
+	for c in $cases; do
+		dp=tests/conformance/c_$c.dp
+		ref=$(sed -n 's/^# ref //p' "$dp")
+		tol=$(sed -n 's/^# tol //p' "$dp")
+		set --
+		for i in $(sed -n 's/^input \([a-z0-9_]*\):.*/\1/p' "$dp"); do
+			set -- "$@" --in "$i=$tmp/refs/$ref.$i.npy"
+		done
+		for mode in fp32 tf32 direct; do
+			t=${tol:-1e-5}
+			[ $mode = tf32 ] && t=2e-2
+			if DPRT_CUDA_CONV=$mode "$b/c_$c/c_$c" "$@" --out "out=$tmp/o.npy" &&
+				r=$("$bin/npycmp" --tol "$t" "$tmp/o.npy" "$tmp/refs/$ref.out.npy"); then
+				echo "c_$c [$mode]: $r"
+			else
+				echo "c_$c [$mode]: differs from PyTorch: $r"
+				rc=1
+			fi
+		done
+	done
+	return $rc
+}
+ondevice "the cases on the device, each convolution method, against PyTorch's references" runall
+echo "1..$n"
+[ $fails -eq 0 ]
