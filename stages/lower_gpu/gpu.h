@@ -81,6 +81,16 @@ int emit_reduce(Gpu *g, int i);
 /* Whether emit_reduce computes op: a kernel of its own reading whole rows
  * or gathering (argmax, softmax, ...). */
 int isreduce(const Fn *fn, const Op *op);
+/* The type of value v. */
+static inline const Type *
+ty(const Gpu *g, int v)
+{
+	return &g->fn->val[v].t;
+}
+/* A dim of a rank-rank type, negative from the end (verified IR: in range). */
+int normdim(int64_t d, int rank);
+/* The product of t's dims from..to-1. */
+int64_t prod(const Type *t, int from, int to);
 /* The C type of a dtype on the device ("float", "uint8_t"...), NULL when
  * the cuda target cannot compute on it. */
 const char *dtype_c(int dtype);

@@ -73,13 +73,8 @@ typedef struct Kern {
 	const char *ity;   /* index type: "int" or "long long" */
 } Kern;
 
-static const Type *
-ty(const Gpu *g, int v)
-{
-	return &g->fn->val[v].t;
-}
-
-static int
+/* A dim of a rank-rank type, negative from the end. */
+int
 normdim(int64_t d, int rank)
 {
 	if (d < 0)
@@ -89,7 +84,8 @@ normdim(int64_t d, int rank)
 	return (int)d;
 }
 
-static int64_t
+/* The product of t's dims from..to-1. */
+int64_t
 prod(const Type *t, int from, int to)
 {
 	int64_t n = 1;

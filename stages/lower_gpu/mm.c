@@ -21,12 +21,6 @@ typedef struct Mat {
 	int64_t rs, cs;
 } Mat;
 
-static const Type *
-ty(const Gpu *g, int v)
-{
-	return &g->fn->val[v].t;
-}
-
 /* Value v as an R x C matrix: dense, or a transposed view of a dense C x R. */
 static Mat
 matrix(Gpu *g, int v, int64_t R, int64_t C)

@@ -12,12 +12,6 @@
 
 enum { BLOCK = 256 };   /* threads per block of the pooling kernels */
 
-static const Type *
-ty(const Gpu *g, int v)
-{
-	return &g->fn->val[v].t;
-}
-
 int
 isnn(const Fn *fn, const Op *op)
 {

@@ -12,33 +12,6 @@
 enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096 };
 enum { HBETTER = 1, HSUM = 2 };   /* device helpers (Gpu.helpers bits) */
 
-static const Type *
-ty(const Gpu *g, int v)
-{
-	return &g->fn->val[v].t;
-}
-
-static int
-normdim(int64_t d, int rank)
-{
-	if (d < 0)
-		d += rank;
-	if (d < 0 || d >= (rank ? rank : 1))
-		dp_die("dim %lld out of range for rank %d", (long long)d, rank);
-	return (int)d;
-}
-
-static int64_t
-prod(const Type *t, int from, int to)
-{
-	int64_t n = 1;
-	int i;
-
-	for (i = from; i < to; i++)
-		n *= t->dim[i];
-	return n;
-}
-
 /* The helper that orders argmax candidates: a NaN beats any number, then
  * the larger value, then the smaller index (so the first maximum wins). */
 static void
