@@ -279,14 +279,7 @@ next(Lex *L)
 		while (L->p < L->end && identch((unsigned char)*L->p))
 			L->p++;
 		L->n = (size_t)(L->p - L->s);
-		L->t = Tident;
-		if (L->n == 3 && memcmp(L->s, "nan", 3) == 0) {
-			L->f = NAN;
-			L->t = Tfloat;
-		} else if (L->n == 3 && memcmp(L->s, "inf", 3) == 0) {
-			L->f = INFINITY;
-			L->t = Tfloat;
-		}
+		L->t = Tident;   /* nan and inf too: they are names as well (numword) */
 		return 0;
 	}
 	if (strchr("=,:{}[]@?", c)) {
@@ -367,10 +360,25 @@ ptype(Lex *L, Type *t)
 	return next(L);
 }
 
+/* Where a number is expected, the words nan and inf are floats; elsewhere
+ * they are names like any other ("return nan=%3" is a valid output). */
+static void
+numword(Lex *L)
+{
+	if (L->t == Tident && L->n == 3 && memcmp(L->s, "nan", 3) == 0) {
+		L->f = NAN;
+		L->t = Tfloat;
+	} else if (L->t == Tident && L->n == 3 && memcmp(L->s, "inf", 3) == 0) {
+		L->f = INFINITY;
+		L->t = Tfloat;
+	}
+}
+
 /* attribute value into op opi of fn */
 static int
 pvalue(Lex *L, Fn *fn, int opi, const char *key)
 {
+	numword(L);
 	if (L->t == Tint)
 		dp_seti(fn, opi, key, L->i);
 	else if (L->t == Tfloat)
@@ -386,6 +394,7 @@ pvalue(Lex *L, Fn *fn, int opi, const char *key)
 		while (!ispunct_(L, ']')) {
 			if (n && expect(L, ','))
 				return -1;
+			numword(L);
 			if (L->t != Tint && L->t != Tfloat)
 				return lerr(L, "expected a number in the list", NULL);
 			if (n == cap) {
