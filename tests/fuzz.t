@@ -2,12 +2,16 @@
 # fuzz.t: a smoke run of every libFuzzer harness in fuzz/ (TAP).  Each is
 # built with clang (make fuzz-build), replays the inputs that once crashed
 # it (fuzz/regress/NAME/), then fuzzes for DP_FUZZ_SECONDS (default 10)
-# from its seeds into a scratch corpus.  Skipped where clang has no
-# libFuzzer.  The long runs are `make fuzz` (fuzz/README.md).
+# from its seeds into a scratch corpus, with a fixed random seed
+# (DP_FUZZ_SEED, default 1; 0 picks one) so that a failure here replays
+# anywhere: a slower machine runs a prefix of the same inputs.  Skipped
+# where clang has no libFuzzer.  The long, exploring runs are `make fuzz`
+# (fuzz/README.md).
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 secs=${DP_FUZZ_SECONDS:-10}
+seed=${DP_FUZZ_SEED:-1}
 fuzzers="dpir text target dp pt2 npy"
 
 printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' >"$tmp/t.c"
@@ -20,7 +24,13 @@ echo "1..$(($(echo $fuzzers | wc -w) * 3))"
 n=0
 fails=0
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/# /'; }
+fail() {
+	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"
+	[ -f "$2" ] || return
+	# the harness's own message first: a sanitizer's stack alone does not say what broke
+	grep -a -m 5 -e '^internal error' -e 'ERROR: ' -e 'runtime error' "$2" | sed 's/^/# /'
+	tail -n 30 "$2" | sed 's/^/# /'
+}
 
 make -s fuzz-build >"$tmp/build.log" 2>&1
 for f in $fuzzers; do
@@ -34,14 +44,19 @@ for f in $fuzzers; do
 		fail "$f: the inputs that once crashed it pass" "$tmp/$f.regress"
 	fi
 	mkdir -p "$tmp/corpus-$f"
-	set -- -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	set -- -seed="$seed" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
 		-artifact_prefix="$tmp/$f-"
 	[ -f "fuzz/$f.dict" ] && set -- "$@" -dict="fuzz/$f.dict"
 	if "$h" "$@" "$tmp/corpus-$f" "fuzz/seeds/$f" >"$tmp/$f.log" 2>&1; then
 		pass "$f: $secs s of fuzzing, $(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$f.log") executions, no crash"
 	else
 		fail "$f: $secs s of fuzzing without a crash" "$tmp/$f.log"
-		ls "$tmp/$f-"* 2>/dev/null | sed 's/^/# crashing input: /'
+		# the crashing input itself, so that a CI log is enough to replay it
+		for c in "$tmp/$f-"*; do
+			[ -f "$c" ] || continue
+			echo "# crashing input $(basename "$c"), $(wc -c <"$c") bytes, base64:"
+			head -c 4096 "$c" | base64 | sed 's/^/#   /'
+		done
 	fi
 done
 [ $fails -eq 0 ]
