@@ -15,6 +15,9 @@
 #     tf32, and PyTorch on the same GPU: eager (TF32 convolutions, its
 #     default; and fp32) and torch.compile(mode="reduce-overhead").
 #
+# With STAGES="3 4 ...", also times the full ResNet-18 with each size of the
+# convolution kernel's ring of K slices; with PROFILE=1, each kernel's time
+# (Nsight Compute) and PyTorch's kernels for the same network (torch.profiler).
 # Prints a summary; with OUT set, writes it and every log under $OUT.
 # Usage: sh tools/gpu-nn-check.sh [BENCH_RUNS]   (default 2000)
 set -u
@@ -175,16 +178,65 @@ for name in ("resnet18", "resnet18_narrow"):
 EOF
 python3 "$w/bench.py" "$w/rn" "$runs" 2>"$out/torch.log" | tee -a "$sum"
 
+# ---- with STAGES="2 3 ...": the full ResNet-18 again with its convolution
+# ring of that many slices (the kernel's NN_STAGES, compiled in by nvcc -D)
+if [ -n "${STAGES:-}" ] && [ -x "$w/b/resnet18/resnet18" ]; then
+	link=$(ninja -C "$w/b" -t commands resnet18/resnet18 | tail -n 1)
+	for st in $STAGES; do
+		(cd "$w/b" && nvcc -O3 -arch=sm_90 -DNN_STAGES=$st -I"$root/runtime" -c resnet18/5.gpu.cu \
+			-o resnet18/5.gpu.o && sh -c "$link") >"$out/stages$st.log" 2>&1 || { say "NN_STAGES=$st: build failed"; continue; }
+		for mode in tf32 fp32; do
+			r=$(DPRT_CUDA_CONV=$mode "$w/b/resnet18/resnet18" --in "x=$w/rn/x.npy" --bench "$runs" 2>&1 | grep bench:)
+			say "devproc  resnet18  NN_STAGES=$st DPRT_CUDA_CONV=$mode: ${r:-failed}"
+		done
+	done
+	(cd "$w/b" && nvcc -O3 -arch=sm_90 -I"$root/runtime" -c resnet18/5.gpu.cu -o resnet18/5.gpu.o &&
+		sh -c "$link") >>"$out/stages.log" 2>&1
+fi
+
 # ---- with PROFILE=1: each kernel's time under Nsight Compute (graphs off,
-# so that every launch is its own)
+# so that every launch is its own; clocks and caches left as they run)
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 if [ -n "${PROFILE:-}" ] && [ -x "$ncu" ] && [ -x "$w/b/resnet18/resnet18" ]; then
 	DPRT_CUDA_CONV=tf32 DPRT_CUDA_GRAPHS=0 "$ncu" --metrics gpu__time_duration.sum --csv \
+		--clock-control none --cache-control none \
 		--launch-skip 20 --launch-count 117 "$w/b/resnet18/resnet18" --in "x=$w/rn/x.npy" \
 		--bench 2 >"$out/ncu.csv" 2>"$out/ncu.log"
 	awk -F'","' '/gpu__time_duration/ { n = $5; sub(/\(.*/, "", n); t[n] += $NF; c[n]++ }
-		END { for (k in t) printf "%12.1f  %3d  %s\n", t[k], c[k], k }' "$out/ncu.csv" |
+		END { for (k in t) { printf "%12.1f  %3d  %s\n", t[k], c[k], k; s += t[k] }
+		      printf "%12.1f  all kernels (ns)\n", s }' "$out/ncu.csv" |
 		sort -rn | tee -a "$sum"
+fi
+
+# ---- with PROFILE=1: PyTorch's kernels for the same network (torch.profiler,
+# eager, TF32 convolutions through cuDNN), summed by kernel name
+if [ -n "${PROFILE:-}" ]; then
+	cat >"$w/prof.py" <<'EOF'
+import sys, torch
+from torch.profiler import profile, ProfilerActivity
+m = torch.export.load(f"{sys.argv[1]}/resnet18.pt2").module().cuda()
+x = torch.randn(1, 3, 224, 224).cuda()
+torch.backends.cudnn.benchmark = True
+torch.backends.cudnn.allow_tf32 = True
+with torch.no_grad():
+    for _ in range(20):
+        m(x)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        for _ in range(10):
+            m(x)
+        torch.cuda.synchronize()
+tot = {}
+for e in p.events():
+    if e.device_type == torch.autograd.DeviceType.CUDA:
+        k = e.name[:90]
+        t, c = tot.get(k, (0.0, 0))
+        tot[k] = (t + e.device_time / 10, c + 1)
+print(f"pytorch kernels per forward: {sum(t for t, _ in tot.values()):.1f} us")
+for k, (t, c) in sorted(tot.items(), key=lambda kv: -kv[1][0]):
+    print(f"{t:12.1f}  {c // 10:3d}  {k}")
+EOF
+	python3 "$w/prof.py" "$w/rn" 2>"$out/prof.log" | tee -a "$sum"
 fi
 
 say "== $pass passed, $fail failed (logs in $out)"
