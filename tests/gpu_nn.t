@@ -6,7 +6,9 @@
 # residual add and relu in a convolution's epilogue.  Where a CUDA device is
 # present too, the cases run under every convolution method
 # (DPRT_CUDA_CONV=fp32, tf32, direct) against PyTorch's references (fp32 and
-# direct within the case's tolerance, tf32 within 2e-2); elsewhere those
+# direct within the case's tolerance, tf32 within 2e-2), and split K summed
+# by the second kernel (DPRT_CUDA_SPLITK=sum) bit for bit against the
+# clustered sum; elsewhere those
 # say "# SKIP no CUDA device".  tools/gpu-nn-check.sh does more, and times.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -61,15 +63,19 @@ plan() {
 	[ "$(grep -c 'and op [0-9]* (aten.batch_norm) folded' "$cu")" -eq 20 ] || { echo "not 20 folds"; return 1; }
 	[ "$(grep -c '\*res = v[0-9]*;' "$cu")" -eq 8 ] || { echo "not 8 residual epilogues"; return 1; }
 	[ "$(grep -c 'RELU = 1;' "$cu")" -eq 17 ] || { echo "not 17 relu epilogues"; return 1; }
-	grep -q 'nn_convsum<' "$cu" || grep -q 'SPLIT = 1, ' "$cu"
+	grep -q 'nn_convsum<' "$cu" || grep -q 'SPLIT = 1, ' "$cu" || { echo "no split K"; return 1; }
+	# each split-K convolution: the clustered launch, its init check, the summing kernel
+	[ "$(grep -c 'nn_convsum<Conv[0-9]*><<<' "$cu")" -eq "$(grep -c 'nn_convcl<Conv[0-9]*, 0>(grid' "$cu")" ] &&
+		[ "$(grep -c 'nn_convsum<Conv[0-9]*><<<' "$cu")" -eq "$(grep -c '!nn_convcl_ok<Conv' "$cu")" ] ||
+		{ echo "split-K convolutions without both summing methods"; return 1; }
 }
 check "ResNet-18's cuda plan: 20 convolutions with their batch norm folded, 8 residual adds and 17 relus in their epilogues" plan
 fused() {
 	# 5 cases whose convolution is direct (depthwise) or a GEMM; groups in the GEMM
 	grep -q 'nn_convdirect<Conv[0-9]*><<<' "$b/c_conv_depthwise/5.gpu.cu" &&
-		! grep -q 'nn_conv<' "$b/c_conv_depthwise/5.gpu.cu" &&
+		! grep -q 'nn_conv<Conv' "$b/c_conv_depthwise/5.gpu.cu" &&
 		grep -q 'G = 2;' "$b/c_conv_groups/5.gpu.cu" &&
-		grep -q 'nn_conv<Conv[0-9]*, 0><<<' "$b/c_conv_groups/5.gpu.cu" &&
+		grep -q 'nn_conv<Conv[0-9]*, 0, 0><<<' "$b/c_conv_groups/5.gpu.cu" &&
 		grep -q 'LDA = 16, PACKED = 1' "$b/c_conv_1x1/5.gpu.cu" &&
 		[ "$(grep -c '<<<' "$b/c_sdpa_bool_mask/5.gpu.cu")" -eq 1 ]
 }
@@ -102,10 +108,30 @@ runall() {
 				echo "c_$c [$mode]: differs from PyTorch: $r"
 				rc=1
 			fi
+			[ $mode = direct ] && continue
+			# split K summed by the second kernel: the same bits as in a cluster
+			if DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=sum "$b/c_$c/c_$c" "$@" --out "out=$tmp/s.npy" &&
+				r=$("$bin/npycmp" --exact "$tmp/s.npy" "$tmp/o.npy"); then
+				echo "c_$c [$mode, DPRT_CUDA_SPLITK=sum]: $r"
+			else
+				echo "c_$c [$mode, DPRT_CUDA_SPLITK=sum]: differs from the clustered sum: $r"
+				rc=1
+			fi
 		done
 	done
 	return $rc
 }
 ondevice "the cases on the device, each convolution method, against PyTorch's references" runall
+splitk() {
+	# the quarter-width ResNet-18 splits K in most of its convolutions
+	"$tmp/npzx" tests/data/imagenet_ref.npz "$tmp/refs" >/dev/null || return 1
+	for mode in fp32 tf32; do
+		DPRT_CUDA_CONV=$mode "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" --out "y=$tmp/c.npy" &&
+			DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=sum "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" \
+				--out "y=$tmp/s.npy" &&
+			"$bin/npycmp" --exact "$tmp/s.npy" "$tmp/c.npy" || return 1
+	done
+}
+ondevice "ResNet-18 (quarter width): split K summed in clusters and by the second kernel, the same bits (fp32, tf32)" splitk
 echo "1..$n"
 [ $fails -eq 0 ]

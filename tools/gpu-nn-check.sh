@@ -91,10 +91,13 @@ check() {
 	fi
 	modes=fp32
 	grep -q 'nn_conv' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null && modes="fp32 tf32 direct"
+	grep -q 'nn_convsum<Conv[0-9]*><<<' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null &&
+		modes="$modes fp32:sum tf32:sum"   # split K summed by the second kernel
 	for mode in $modes; do
 		t=$tol
-		[ $mode = tf32 ] && t=2e-2
-		if ! DPRT_CUDA_CONV=$mode "$exe" "$@" --out "$o=$w/got.npy" >"$w/run.log" 2>&1; then
+		case $mode in tf32*) t=2e-2 ;; esac
+		case $mode in *:sum) splitk=sum ;; *) splitk=cluster ;; esac
+		if ! DPRT_CUDA_CONV=${mode%:sum} DPRT_CUDA_SPLITK=$splitk "$exe" "$@" --out "$o=$w/got.npy" >"$w/run.log" 2>&1; then
 			bad "$name [$mode]: does not run: $(head -c 300 "$w/run.log")"
 			cat "$w/run.log" >>"$out/fail.log"
 			continue
@@ -104,6 +107,15 @@ check() {
 		else
 			bad "$name [$mode]: $r"
 		fi
+		case $mode in
+		fp32|tf32) cp "$w/got.npy" "$w/got.$mode.npy" ;;
+		*:sum)   # the same bits as the clustered sum
+			if r=$("$bin/npycmp" --exact "$w/got.npy" "$w/got.${mode%:sum}.npy" 2>&1); then
+				ok "$name [$mode]: equal to [${mode%:sum}]"
+			else
+				bad "$name [$mode]: not equal to [${mode%:sum}]: $r"
+			fi ;;
+		esac
 	done
 }
 
@@ -130,10 +142,12 @@ done
 # ---- speed
 say "== ResNet-18 batch 1, host to host, median of $runs runs"
 for m in resnet18 resnet18_narrow; do
-	for mode in tf32 fp32; do
+	for mode in tf32 fp32 tf32:sum fp32:sum; do
 		[ -x "$w/b/$m/$m" ] || continue
-		r=$(DPRT_CUDA_CONV=$mode "$w/b/$m/$m" --in "x=$w/rn/x.npy" --bench "$runs" 2>&1 | grep bench:)
-		say "devproc  $m  DPRT_CUDA_CONV=$mode: ${r:-failed}"
+		case $mode in *:sum) splitk=sum ;; *) splitk=cluster ;; esac
+		r=$(DPRT_CUDA_CONV=${mode%:sum} DPRT_CUDA_SPLITK=$splitk "$w/b/$m/$m" --in "x=$w/rn/x.npy" \
+			--bench "$runs" 2>&1 | grep bench:)
+		say "devproc  $m  DPRT_CUDA_CONV=${mode%:sum} DPRT_CUDA_SPLITK=$splitk: ${r:-failed}"
 	done
 done
 cat >"$w/bench.py" <<'EOF'

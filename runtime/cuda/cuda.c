@@ -87,6 +87,12 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		return errf(err, errn, "cuda: DPRT_CUDA_CONV is '%.40s': expected fp32, tf32 or "
 		            "direct", env);
 	}
+	env = getenv("DPRT_CUDA_SPLITK");
+	g->cluster = !(env && strcmp(env, "sum") == 0);
+	if (env && *env && strcmp(env, "sum") != 0 && strcmp(env, "cluster") != 0) {
+		dprt_cuda_close(g);
+		return errf(err, errn, "cuda: DPRT_CUDA_SPLITK is '%.40s': expected cluster or sum", env);
+	}
 	g->runs = calloc((size_t)np, sizeof *g->runs);
 	g->exec = calloc((size_t)np, sizeof *g->exec);
 	if (g->runs == NULL || g->exec == NULL) {
