@@ -46,9 +46,10 @@ struct dprt_cuda {
 	int nparts;
 	int graphs;              /* 0 when DPRT_CUDA_GRAPHS=0: always eager */
 	int conv;                /* DPRT_CONV_*: DPRT_CUDA_CONV's convolution kernels */
-	int cluster;             /* 1: a convolution's split K is summed in a cluster of
-	                            blocks (sm_90+; init turns it off where it cannot
-	                            run); 0, or DPRT_CUDA_SPLITK=sum: by a second kernel */
+	int cluster;             /* 0 (the default, DPRT_CUDA_SPLITK=sum): a convolution's
+	                            split K is summed by a second kernel; 1
+	                            (DPRT_CUDA_SPLITK=cluster): within a cluster of blocks
+	                            (sm_90+; init turns it off where it cannot run) */
 	long *runs;              /* per partition: runs so far */
 	cudaGraphExec_t *exec;   /* per partition: its captured schedule */
 };

@@ -7,8 +7,8 @@
 # present too, the cases run under every convolution method
 # (DPRT_CUDA_CONV=fp32, tf32, direct) against PyTorch's references (fp32 and
 # direct within the case's tolerance, tf32 within 2e-2), and split K summed
-# by the second kernel (DPRT_CUDA_SPLITK=sum) bit for bit against the
-# clustered sum; elsewhere those
+# in thread-block clusters (DPRT_CUDA_SPLITK=cluster) bit for bit against
+# the second kernel's sum; elsewhere those
 # say "# SKIP no CUDA device".  tools/gpu-nn-check.sh does more, and times.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -109,12 +109,12 @@ runall() {
 				rc=1
 			fi
 			[ $mode = direct ] && continue
-			# split K summed by the second kernel: the same bits as in a cluster
-			if DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=sum "$b/c_$c/c_$c" "$@" --out "out=$tmp/s.npy" &&
+			# split K summed in a cluster: the same bits as by the second kernel
+			if DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=cluster "$b/c_$c/c_$c" "$@" --out "out=$tmp/s.npy" &&
 				r=$("$bin/npycmp" --exact "$tmp/s.npy" "$tmp/o.npy"); then
-				echo "c_$c [$mode, DPRT_CUDA_SPLITK=sum]: $r"
+				echo "c_$c [$mode, DPRT_CUDA_SPLITK=cluster]: $r"
 			else
-				echo "c_$c [$mode, DPRT_CUDA_SPLITK=sum]: differs from the clustered sum: $r"
+				echo "c_$c [$mode, DPRT_CUDA_SPLITK=cluster]: differs from the second kernel's sum: $r"
 				rc=1
 			fi
 		done
@@ -126,9 +126,9 @@ splitk() {
 	# the quarter-width ResNet-18 splits K in most of its convolutions
 	"$tmp/npzx" tests/data/imagenet_ref.npz "$tmp/refs" >/dev/null || return 1
 	for mode in fp32 tf32; do
-		DPRT_CUDA_CONV=$mode "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" --out "y=$tmp/c.npy" &&
-			DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=sum "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" \
-				--out "y=$tmp/s.npy" &&
+		DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=cluster "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" \
+				--out "y=$tmp/c.npy" &&
+			DPRT_CUDA_CONV=$mode "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" --out "y=$tmp/s.npy" &&
 			"$bin/npycmp" --exact "$tmp/s.npy" "$tmp/c.npy" || return 1
 	done
 }

@@ -92,12 +92,12 @@ check() {
 	modes=fp32
 	grep -q 'nn_conv' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null && modes="fp32 tf32 direct"
 	grep -q 'nn_convsum<Conv[0-9]*><<<' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null &&
-		modes="$modes fp32:sum tf32:sum"   # split K summed by the second kernel
+		modes="$modes fp32:cluster tf32:cluster"   # split K summed in thread-block clusters
 	for mode in $modes; do
 		t=$tol
 		case $mode in tf32*) t=2e-2 ;; esac
-		case $mode in *:sum) splitk=sum ;; *) splitk=cluster ;; esac
-		if ! DPRT_CUDA_CONV=${mode%:sum} DPRT_CUDA_SPLITK=$splitk "$exe" "$@" --out "$o=$w/got.npy" >"$w/run.log" 2>&1; then
+		case $mode in *:cluster) splitk=cluster ;; *) splitk=sum ;; esac
+		if ! DPRT_CUDA_CONV=${mode%:cluster} DPRT_CUDA_SPLITK=$splitk "$exe" "$@" --out "$o=$w/got.npy" >"$w/run.log" 2>&1; then
 			bad "$name [$mode]: does not run: $(head -c 300 "$w/run.log")"
 			cat "$w/run.log" >>"$out/fail.log"
 			continue
@@ -109,11 +109,11 @@ check() {
 		fi
 		case $mode in
 		fp32|tf32) cp "$w/got.npy" "$w/got.$mode.npy" ;;
-		*:sum)   # the same bits as the clustered sum
-			if r=$("$bin/npycmp" --exact "$w/got.npy" "$w/got.${mode%:sum}.npy" 2>&1); then
-				ok "$name [$mode]: equal to [${mode%:sum}]"
+		*:cluster)   # the same bits as the second kernel's sum
+			if r=$("$bin/npycmp" --exact "$w/got.npy" "$w/got.${mode%:cluster}.npy" 2>&1); then
+				ok "$name [$mode]: equal to [${mode%:cluster}]"
 			else
-				bad "$name [$mode]: not equal to [${mode%:sum}]: $r"
+				bad "$name [$mode]: not equal to [${mode%:cluster}]: $r"
 			fi ;;
 		esac
 	done
@@ -142,12 +142,12 @@ done
 # ---- speed
 say "== ResNet-18 batch 1, host to host, median of $runs runs"
 for m in resnet18 resnet18_narrow; do
-	for mode in tf32 fp32 tf32:sum fp32:sum; do
+	for mode in tf32 fp32 tf32:cluster fp32:cluster; do
 		[ -x "$w/b/$m/$m" ] || continue
-		case $mode in *:sum) splitk=sum ;; *) splitk=cluster ;; esac
-		r=$(DPRT_CUDA_CONV=${mode%:sum} DPRT_CUDA_SPLITK=$splitk "$w/b/$m/$m" --in "x=$w/rn/x.npy" \
+		case $mode in *:cluster) splitk=cluster ;; *) splitk=sum ;; esac
+		r=$(DPRT_CUDA_CONV=${mode%:cluster} DPRT_CUDA_SPLITK=$splitk "$w/b/$m/$m" --in "x=$w/rn/x.npy" \
 			--bench "$runs" 2>&1 | grep bench:)
-		say "devproc  $m  DPRT_CUDA_CONV=${mode%:sum} DPRT_CUDA_SPLITK=$splitk: ${r:-failed}"
+		say "devproc  $m  DPRT_CUDA_CONV=${mode%:cluster} DPRT_CUDA_SPLITK=$splitk: ${r:-failed}"
 	done
 done
 cat >"$w/bench.py" <<'EOF'

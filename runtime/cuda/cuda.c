@@ -88,10 +88,10 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		            "direct", env);
 	}
 	env = getenv("DPRT_CUDA_SPLITK");
-	g->cluster = !(env && strcmp(env, "sum") == 0);
+	g->cluster = env && strcmp(env, "cluster") == 0;
 	if (env && *env && strcmp(env, "sum") != 0 && strcmp(env, "cluster") != 0) {
 		dprt_cuda_close(g);
-		return errf(err, errn, "cuda: DPRT_CUDA_SPLITK is '%.40s': expected cluster or sum", env);
+		return errf(err, errn, "cuda: DPRT_CUDA_SPLITK is '%.40s': expected sum or cluster", env);
 	}
 	g->runs = calloc((size_t)np, sizeof *g->runs);
 	g->exec = calloc((size_t)np, sizeof *g->exec);

@@ -14,14 +14,17 @@
  * 373 for each; the register-staged kernel before it measured 354 and 416
  * in an earlier run).  Where
  * the tiles alone would leave the GPU idle (the late layers at batch 1: few
- * pixels, long K) K is split among up to 16 blocks; on sm_90 and later
- * the blocks of a tile run as one thread-block cluster and sum their
- * partial tiles through distributed shared memory, each block summing a
- * share of the rows in the order of the splits, then applying the
- * epilogue; elsewhere (init finds out, nn_convcl_ok), or with the
- * program's DPRT_CUDA_SPLITK=sum, they write their partial tiles to a
- * workspace that a second kernel sums in the same order.  Both give the
- * same bits.
+ * pixels, long K) K is split among up to 16 blocks that write their
+ * partial tiles to a workspace, and a second kernel sums them in the order
+ * of the splits and applies the epilogue.  With the program's
+ * DPRT_CUDA_SPLITK=cluster, on sm_90 and later (init checks, nn_convcl_ok),
+ * the blocks of a tile run as one thread-block cluster instead and sum
+ * their partial tiles through distributed shared memory, each block a
+ * share of the rows, in the same order: the same bits, one launch and no
+ * workspace round trip per convolution, but no faster on the H100
+ * (ResNet-18 batch 1, host to host, median of 1000, cluster / sum: full
+ * width tf32 344 / 368 us, fp32 386 / 367; quarter width tf32 198 / 180,
+ * fp32 205 / 197), so not the default.
  *
  * Precision, chosen at run time by the program's DPRT_CUDA_CONV (read at
  * init, runtime/cuda/cuda.c): "fp32" (the default) runs 3xTF32, each
@@ -688,8 +691,8 @@ emit_conv(Gpu *g, const Chain *ch, int i)
 	else
 		str_put(r, ";\n\n");
 	tiles = (c.O / c.G + BM - 1) / BM;
-	if (c.split > 1) {   /* the clustered form where init found it runs */
-		str_printf(&g->init, "\t/* op %d: split K summed in clusters of %lld blocks, where they run */\n"
+	if (c.split > 1) {   /* the clustered form where asked for and init found it runs */
+		str_printf(&g->init, "\t/* op %d: with DPRT_CUDA_SPLITK=cluster, split K summed in clusters of %lld blocks, where they run */\n"
 		                     "\tif (g->cluster && !nn_convcl_ok<Conv%d>())\n\t\tg->cluster = 0;\n",
 		           ch->conv, c.split, ch->conv);
 		str_printf(r, "\t\tif (g->cluster && g->conv != DPRT_CONV_DIRECT) {\n"
