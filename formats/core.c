@@ -1,5 +1,7 @@
 /* core.c: IR tables, arenas, building functions, attributes, types, errors. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -517,6 +519,54 @@ dp_slurp(const char *path, char **buf, size_t *len, Err *err)
 	return 0;
 }
 
+/* Removes the PATH.tmpPID files of writers that were killed between
+ * creating their temporary file and renaming it (a SIGKILL cannot be
+ * caught): those whose process is gone.  Best effort; errors are ignored. */
+static void
+sweep(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t bl = strlen(base), dl = slash ? (size_t)(slash - path) : 0;
+	char *dir = malloc(dl + 2), *full;
+	DIR *d;
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	if (!slash)
+		strcpy(dir, ".");
+	else if (dl == 0)
+		strcpy(dir, "/");
+	else {
+		memcpy(dir, path, dl);
+		dir[dl] = 0;
+	}
+	d = opendir(dir);
+	while (d && (e = readdir(d)) != NULL) {
+		const char *n = e->d_name, *q = n + bl + 4;
+		char *end;
+		long pid;
+
+		if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp", 4) != 0 || *q < '0' || *q > '9')
+			continue;
+		errno = 0;
+		pid = strtol(q, &end, 10);
+		if (*end || errno || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;   /* running (or not ours to ask): its file */
+		full = malloc(strlen(dir) + strlen(n) + 2);
+		if (full) {
+			sprintf(full, "%s/%s", dir, n);
+			unlink(full);
+			free(full);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
 int
 dp_write_file(const char *path, const void *buf, size_t len, Err *err)
 {
@@ -544,8 +594,10 @@ dp_write_file(const char *path, const void *buf, size_t len, Err *err)
 			off += n;
 		}
 		fclose(f);
-		if (same && off == len)
+		if (same && off == len) {
+			sweep(path);
 			return 0;
+		}
 	}
 	size_t pl = strlen(path);
 	char *tmpname = malloc(pl + 32);
@@ -570,6 +622,7 @@ dp_write_file(const char *path, const void *buf, size_t len, Err *err)
 		return -1;
 	}
 	free(tmpname);
+	sweep(path);
 	return 0;
 }
 

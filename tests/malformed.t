@@ -300,7 +300,13 @@ else
 		fail "torn: place runs"
 	torn x dp-place kill 1 "$bin/dp-place" torn/o/1.dpir -t other -o torn/o/3.dpir
 	same "place killed (SIGKILL) writing: the previous output, whole" "$t/o/3.dpir" "$t/prev/3.dpir"
-	rm -f "$t"/o/*.tmp*   # what a killed writer cannot remove: its temporary file
+	# what a killed writer cannot remove, its temporary file, the next writer does
+	ls "$t"/o/3.dpir.tmp* >/dev/null 2>&1 && pass "place killed: its temporary file is there" ||
+		fail "place killed: its temporary file is there" "$(ls -A "$t/o")"
+	(cd "$w" && "$bin/dp-place" torn/o/1.dpir -t other -o torn/o/3.dpir) ||
+		fail "torn: place runs again"
+	notmp "the next place removes the killed one's temporary file" "$t/o" "1.dpir 3.dpir w.bin "
+	cp "$t/prev/3.dpir" "$t/o/3.dpir"
 	torn x dp-place full 1 "$bin/dp-place" torn/o/1.dpir -t other -o torn/o/3.dpir
 	rc=$?
 	[ $rc -eq 1 ] && pass "place on a full disk: exit 1" || fail "place on a full disk: exit 1" "exit status $rc"
