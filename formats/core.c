@@ -464,6 +464,32 @@ dp_type_eq(const Type *a, const Type *b)
 	return 1;
 }
 
+void
+dp_bstrides(const Type *t, const Type *out, int64_t *s)
+{
+	int off = out->rank - t->rank, i;
+	int64_t st = 1;
+
+	for (i = out->rank - 1; i >= 0; i--) {
+		int k = i - off;
+		s[i] = k < 0 || t->dim[k] == 1 ? 0 : st;
+		if (k >= 0)
+			st *= t->dim[k];
+	}
+}
+
+void
+dp_pair(const Op *op, const char *key, int64_t def, int64_t out[2])
+{
+	const Attr *a = dp_attr(op, key);
+
+	out[0] = out[1] = def;
+	if (a && a->n >= 1)
+		out[0] = out[1] = a->ints[0];
+	if (a && a->n >= 2)
+		out[1] = a->ints[1];
+}
+
 char *
 dp_type_str(const Type *t, int dev, char *buf, size_t n)
 {

@@ -171,6 +171,9 @@ void dp_resize_size(int64_t h, int64_t w, const int64_t *size, int nsize, int64_
 /* Attribute access: NULL / default when absent. */
 const Attr *dp_attr(const Op *op, const char *key);
 int64_t dp_geti(const Op *op, const char *key, int64_t def);
+/* A per-spatial-axis (h, w) attribute of verified IR: 1 value for both, 2,
+ * or none (an empty list too) for def. */
+void dp_pair(const Op *op, const char *key, int64_t def, int64_t out[2]);
 double dp_getf(const Op *op, const char *key, double def);
 const char *dp_gets(const Op *op, const char *key);
 
@@ -180,6 +183,9 @@ int64_t dp_numel(const Type *t);               /* -1 when a product of sizes ove
 int64_t dp_nbytes(const Type *t);              /* -1 on overflow or above DP_MAXBYTES */
 int dp_isdyn(const Type *t);                   /* whether a size is DP_DYN */
 int dp_type_eq(const Type *a, const Type *b);  /* dtype, shape and device */
+/* Element strides of t read at the index of shape out (numpy broadcasting:
+ * axes aligned on the right, 0 where t's axis is 1 or missing). */
+void dp_bstrides(const Type *t, const Type *out, int64_t *s);
 /* Formats "f32[1,512] @cpu" into buf (with the device when dev is nonzero);
  * a DP_DYN size prints as "?". */
 char *dp_type_str(const Type *t, int dev, char *buf, size_t n);

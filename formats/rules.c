@@ -26,21 +26,12 @@ static int
 pair(Err *err, const Op *op, const char *key, int64_t def, int64_t out[2])
 {
 	const Attr *a = dp_attr(op, key);
-	if (!a || a->n == 0) {
-		out[0] = out[1] = def;
-		return 0;
+	if (a && a->n > 2) {
+		dp_seterr(err, "%s: %s needs 1 or 2 values, got %d", NAME, key, a->n);
+		return -1;
 	}
-	if (a->n == 1) {
-		out[0] = out[1] = a->ints[0];
-		return 0;
-	}
-	if (a->n == 2) {
-		out[0] = a->ints[0];
-		out[1] = a->ints[1];
-		return 0;
-	}
-	dp_seterr(err, "%s: %s needs 1 or 2 values, got %d", NAME, key, a->n);
-	return -1;
+	dp_pair(op, key, def, out);
+	return 0;
 }
 
 /* Output size of a sliding window over n (pooling/convolution rule). */

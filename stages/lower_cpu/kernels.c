@@ -176,22 +176,6 @@ k_relu(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-/* Element strides of t read at the index of shape out (numpy broadcasting:
- * axes aligned on the right, 0 where t's axis is 1 or missing). */
-static void
-bstrides(const Type *t, const Type *out, int64_t *s)
-{
-	int off = out->rank - t->rank, i;
-	int64_t st = 1;
-
-	for (i = out->rank - 1; i >= 0; i--) {
-		int k = i - off;
-		s[i] = k < 0 || t->dim[k] == 1 ? 0 : st;
-		if (k >= 0)
-			st *= t->dim[k];
-	}
-}
-
 /* aten.add and aten.mul with broadcasting; axes that are contiguous in
  * both operands are merged so that the loop nest is as flat as it can be. */
 static int
@@ -204,8 +188,8 @@ k_binary(Ctx *c, const Op *op, int i)
 
 	if (to->dtype != DP_F32)
 		return emit_nn(c, op, i);   /* nn.c: integer dtypes */
-	bstrides(ty(c, a), to, ta);
-	bstrides(ty(c, b), to, tb);
+	dp_bstrides(ty(c, a), to, ta);
+	dp_bstrides(ty(c, b), to, tb);
 	for (k = 0; k < to->rank; k++) {
 		if (to->dim[k] == 1)
 			continue;
@@ -419,9 +403,9 @@ k_matmul(Ctx *c, const Op *op, int i)
 		Type ba = ta, bb = tb;
 		ba.rank -= 2;
 		bb.rank -= 2;
-		bstrides(&ba, &bo, sa);
-		bstrides(&bb, &bo, sb);
-		bstrides(&bo, &bo, so);
+		dp_bstrides(&ba, &bo, sa);
+		dp_bstrides(&bb, &bo, sb);
+		dp_bstrides(&bo, &bo, so);
 		for (k = 0; k < nb; k++) {
 			sa[k] *= M * K;
 			sb[k] *= K * N;

@@ -71,41 +71,12 @@ dstrides(const Type *t, int64_t *s)
 	}
 }
 
-/* Element strides of t read at the index of shape out (numpy broadcasting:
- * axes aligned on the right, 0 where t's axis is 1 or missing). */
-static void
-bstrides(const Type *t, const Type *out, int64_t *s)
-{
-	int off = out->rank - t->rank, i;
-	int64_t st = 1;
-
-	for (i = out->rank - 1; i >= 0; i--) {
-		int k = i - off;
-		s[i] = k < 0 || t->dim[k] == 1 ? 0 : st;
-		if (k >= 0)
-			st *= t->dim[k];
-	}
-}
-
 /* The arena scratch of op i, as a float pointer expression. */
 static void
 scratchp(Ctx *c, int i)
 {
 	str_printf(c->body, "(float *)((unsigned char *)arena + %lld)",
 	           (long long)c->plan->scratch[i]);
-}
-
-/* A (h, w) attribute: 1 or 2 values; none (or an empty list) gives def. */
-static void
-pair(const Op *op, const char *key, int64_t def, int64_t out[2])
-{
-	const Attr *a = dp_attr(op, key);
-
-	out[0] = out[1] = def;
-	if (a && a->n >= 1)
-		out[0] = out[1] = a->ints[0];
-	if (a && a->n >= 2)
-		out[1] = a->ints[1];
 }
 
 /* The output shape as a loop nest: rank and dims (a scalar is [1]). */
@@ -160,8 +131,8 @@ k_binary(Ctx *c, const Op *op, int i)
 
 	if (dp_numel(to) == 0)
 		return 0;
-	bstrides(ta, to, sa);
-	bstrides(tb, to, sb);
+	dp_bstrides(ta, to, sa);
+	dp_bstrides(tb, to, sb);
 	r = shape(to, dim);
 	if (to->rank == 0)
 		sa[0] = sb[0] = 0;
@@ -205,7 +176,7 @@ k_where(Ctx *c, const Op *op, int i)
 	if (dp_numel(to) == 0)
 		return 0;
 	for (k = 0; k < 3; k++) {
-		bstrides(ty(c, op->in[k]), to, s[k]);
+		dp_bstrides(ty(c, op->in[k]), to, s[k]);
 		if (to->rank == 0)
 			s[k][0] = 0;
 	}
@@ -344,7 +315,7 @@ k_movement(Ctx *c, const Op *op, int i)
 		return 0;
 	}
 	case Aexpand:
-		bstrides(tx, to, s2);
+		dp_bstrides(tx, to, s2);
 		copy(c, y, 0, ys, x, 0, s2, es, to->rank, to->dim);
 		return 0;
 	case Aclone:
@@ -552,13 +523,13 @@ k_pool(Ctx *c, const Op *op, int i)
 		           (long long)to->dim[r - 1]);
 		return 0;
 	}
-	pair(op, "kernel_size", 1, k);
-	pair(op, "padding", 0, p);
-	pair(op, "dilation", 1, d);
+	dp_pair(op, "kernel_size", 1, k);
+	dp_pair(op, "padding", 0, p);
+	dp_pair(op, "dilation", 1, d);
 	if (st && st->n == 0)
 		memcpy(s, k, sizeof s);
 	else
-		pair(op, "stride", 1, s);
+		dp_pair(op, "stride", 1, s);
 	str_printf(c->body, "\tdprt_%s_f32(v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
 	           op->kind == Amaxpool ? "maxpool2d" : "avgpool2d", V(c, y), V(c, x),
 	           (long long)NC, (long long)tx->dim[r - 2], (long long)tx->dim[r - 1],
@@ -586,9 +557,9 @@ convgeom(const Fn *fn, const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], i
 
 	k[0] = w->dim[2];
 	k[1] = w->dim[3];
-	pair(op, "stride", 1, s);
-	pair(op, "padding", 0, p);
-	pair(op, "dilation", 1, d);
+	dp_pair(op, "stride", 1, s);
+	dp_pair(op, "padding", 0, p);
+	dp_pair(op, "dilation", 1, d);
 }
 
 /* Floats of im2col scratch, as runtime/nn.c's dprt_conv2d_scratch. */
@@ -681,7 +652,7 @@ k_sdpa(Ctx *c, const Op *op, int i)
 	scores = *tq;
 	scores.dim[r - 1] = S;
 	if (op->nin == 4)
-		bstrides(ty(c, op->in[3]), &scores, ms);
+		dp_bstrides(ty(c, op->in[3]), &scores, ms);
 	str_printf(c->body, "\tdprt_sdpa_f32(v%d, v%d, v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
 	           V(c, y), V(c, q), V(c, k), V(c, v), (long long)prod(tq, 0, r - 2), (long long)L,
 	           (long long)S, (long long)E, (long long)Ev);

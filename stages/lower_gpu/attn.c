@@ -92,22 +92,6 @@ static const char kernel[] =
 "\t\t\t\ty[((long long)b * P::L + i) * P::EV + lane + 32 * d] = l > 0.0f ? o[d] / l : 0.0f;\n"
 "}\n";
 
-/* Strides of t's elements read at the index of shape out (broadcasting:
- * axes aligned on the right, 0 where t's axis is 1 or missing). */
-static void
-bstrides(const Type *t, const Type *out, int64_t *s)
-{
-	int off = out->rank - t->rank, i;
-	int64_t st = 1;
-
-	for (i = out->rank - 1; i >= 0; i--) {
-		int k = i - off;
-		s[i] = k < 0 || t->dim[k] == 1 ? 0 : st;
-		if (k >= 0)
-			st *= t->dim[k];
-	}
-}
-
 int
 emit_sdpa(Gpu *g, int i)
 {
@@ -139,7 +123,7 @@ emit_sdpa(Gpu *g, int i)
 		mask = tm->dtype == DP_BOOL ? 1 : 2;
 		scores = *tq;
 		scores.dim[r - 1] = S;
-		bstrides(tm, &scores, ms);
+		dp_bstrides(tm, &scores, ms);
 	}
 	if (4 * (4 * E + 32 * (E + 1) + 32 * EV) > SMEM || E < 1 || (L + 3) / 4 > 2147483647LL ||
 	    B > 65535 || B * L * E > 2147483647LL || B * S * E > 2147483647LL ||

@@ -493,9 +493,9 @@ cfg(const Gpu *g, int i, Cfg *c)
 	c->N = x->dim[0], c->C = x->dim[1], c->H = x->dim[2], c->W = x->dim[3];
 	c->O = y->dim[1], c->OH = y->dim[2], c->OW = y->dim[3];
 	c->k[0] = w->dim[2], c->k[1] = w->dim[3];
-	pair(op, "stride", 1, s);
-	pair(op, "padding", 0, p);
-	pair(op, "dilation", 1, d);
+	dp_pair(op, "stride", 1, s);
+	dp_pair(op, "padding", 0, p);
+	dp_pair(op, "dilation", 1, d);
 	for (int j = 0; j < 2; j++)
 		c->s[j] = s[j], c->p[j] = p[j], c->d[j] = d[j];
 	c->G = dp_geti(op, "groups", 1);

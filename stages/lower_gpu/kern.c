@@ -109,22 +109,6 @@ dense(const Type *t, int64_t *s)
 	}
 }
 
-/* Element strides of t read at the index of shape out (numpy broadcasting:
- * axes aligned on the right, 0 where t's axis is 1 or missing). */
-static void
-bstrides(const Type *t, const Type *out, int64_t *s)
-{
-	int off = out->rank - t->rank, i;
-	int64_t st = 1;
-
-	for (i = out->rank - 1; i >= 0; i--) {
-		int k = i - off;
-		s[i] = k < 0 || t->dim[k] == 1 ? 0 : st;
-		if (k >= 0)
-			st *= t->dim[k];
-	}
-}
-
 /* Appends to e the linear index, in a tensor with element strides s, of
  * the element at linear index idx of a dense tensor of type t:
  * sum over axes of (idx / dense stride % dim) * s. */
@@ -328,7 +312,7 @@ operand(Kern *k, int a, const Type *to, const char *idx, const char *tag, int v,
 {
 	int64_t s[DP_MAXRANK];
 
-	bstrides(ty(k->g, a), to, s);
+	dp_bstrides(ty(k->g, a), to, s);
 	return strided(k, a, to, s, 0, idx, v, tag, out);
 }
 

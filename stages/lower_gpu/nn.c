@@ -145,19 +145,6 @@ wreserve(Gpu *g, int64_t bytes)
 
 /* ---- pooling ---- */
 
-/* A (h, w) attribute: 1 or 2 values; none (or an empty list) gives def. */
-void
-pair(const Op *op, const char *key, int64_t def, int64_t out[2])
-{
-	const Attr *a = dp_attr(op, key);
-
-	out[0] = out[1] = def;
-	if (a && a->n >= 1)
-		out[0] = out[1] = a->ints[0];
-	if (a && a->n >= 2)
-		out[1] = a->ints[1];
-}
-
 /* The f32 check of op i's operands and result. */
 int
 needf32(Gpu *g, int i)
@@ -195,13 +182,13 @@ pool(Gpu *g, int i)
 	opcomment(g->rec, fn, i, "\t");
 	if (n == 0)
 		return 0;
-	pair(op, "kernel_size", 1, k);
-	pair(op, "padding", 0, p);
-	pair(op, "dilation", 1, d);
+	dp_pair(op, "kernel_size", 1, k);
+	dp_pair(op, "padding", 0, p);
+	dp_pair(op, "dilation", 1, d);
 	if (st && st->n == 0)
 		memcpy(s, k, sizeof s);
 	else
-		pair(op, "stride", 1, s);
+		dp_pair(op, "stride", 1, s);
 	snprintf(name, sizeof name, "k%d_%s", y, op->kind == Amaxpool ? "maxpool" :
 	         op->kind == Aavgpool ? "avgpool" : "adaptavg");
 	str_put(o, "\n");

@@ -35,8 +35,6 @@ int64_t wreserve(Gpu *g, int64_t bytes);
 /* Whether v is a constant on the device (uploaded at init), maybe through
  * reshapes. */
 int isconst(const Gpu *g, int v);
-/* A (h, w) attribute: 1 or 2 values; none (or an empty list) gives def. */
-void pair(const Op *op, const char *key, int64_t def, int64_t out[2]);
 /* 0 when op i's operands and result are f32, else -1 with g->err set. */
 int needf32(Gpu *g, int i);
 
