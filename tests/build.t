@@ -6,23 +6,7 @@
 # Make integrations (examples/); the inspection commands (dump of every
 # artifact kind, --dot, stages, trace).  Data: tests/build/.
 cd "$(dirname "$0")/.." || exit 1
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-check() { # description command...
-	desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		fails=$((fails + 1))
-		sed 's/^/# /' "$tmp/log" | head -40
-	fi
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+. tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 
 # A private copy of the DevProc folder (tools, runtime, rules, targets,
 # cmake/), so that tests can touch a tool or a runtime header, and a

@@ -17,30 +17,7 @@ cc=$(sed -n 's/^CC = //p' config.mk 2>/dev/null)
 cc=${DP_TEST_CC:-${cc:-cc}}
 nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 arch=${DP_CUDA_ARCH:-sm_90}
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-check() { # description command...
-	desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		fails=$((fails + 1))
-		sed 's/^/# /' "$tmp/log" | head -30
-	fi
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
-
-# A CUDA device: nvidia-smi lists one (DP_TEST_NO_GPU=1 pretends there is none).
-gpu=
-if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
-	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-	gpu=yes
-fi
+. tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 
 # The tests that need a device, counted so that every case reports.
 ondevice() { # description command...

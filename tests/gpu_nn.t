@@ -14,28 +14,7 @@ cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 bin=$root/bin
 nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-check() { # description command...
-	desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		fails=$((fails + 1))
-		sed 's/^/# /' "$tmp/log" | head -30
-	fi
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
-gpu=
-if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
-	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-	gpu=yes
-fi
+. tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 ondevice() { if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi; }
 
 cases="conv_stride conv_dilation conv_groups conv_1x1 conv_depthwise max_pool_pad_ceil
