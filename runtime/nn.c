@@ -189,39 +189,76 @@ dprt_rmsnorm_f32(float *y, const float *x, const float *w, int64_t outer, int64_
 
 /* ---- pooling ---- */
 
-/* Max pooling; the window starts at the first in-range dilated tap. */
+/* Max pooling; the window starts at the first in-range dilated tap.  One
+ * task per plane; columns whose window lies inside the row skip the bound
+ * checks. */
+typedef struct Pool {
+	float *y;
+	const float *x;
+	int64_t H, W, OH, OW;
+	const int64_t *k, *s, *p, *d;
+} Pool;
+
+static inline float
+maxof(float m, float v)
+{
+	return v > m || v != v ? v : m;
+}
+
+static void
+maxpool_plane(void *arg, int64_t c)
+{
+	const Pool *pl = arg;
+	const int64_t *k = pl->k, *s = pl->s, *p = pl->p, *d = pl->d;
+	int64_t H = pl->H, W = pl->W, OW = pl->OW, oh, ow, ih, iw, lo, hi;
+	const float *xc = pl->x + c * H * W;
+	float *yc = pl->y + c * pl->OH * OW;
+
+	/* columns whose whole window is inside [0, W) */
+	lo = p[1] > 0 ? (p[1] + s[1] - 1) / s[1] : 0;
+	hi = W - 1 - (k[1] - 1) * d[1] + p[1] < 0 ? 0 : (W - 1 - (k[1] - 1) * d[1] + p[1]) / s[1] + 1;
+	if (hi > OW)
+		hi = OW;
+	if (lo > hi)
+		lo = hi;
+	for (oh = 0; oh < pl->OH; oh++) {
+		int64_t h0 = oh * s[0] - p[0], h1 = h0 + (k[0] - 1) * d[0] + 1;
+		if (h1 > H)
+			h1 = H;
+		while (h0 < 0)
+			h0 += d[0];
+		for (ow = 0; ow < OW; ow++) {
+			int64_t w0 = ow * s[1] - p[1], w1 = w0 + (k[1] - 1) * d[1] + 1;
+			float m = -INFINITY;
+			if (ow >= lo && ow < hi) {
+				for (ih = h0; ih < h1; ih += d[0]) {
+					const float *r = xc + ih * W + w0;
+					for (iw = 0; iw < k[1]; iw++)
+						m = maxof(m, r[iw * d[1]]);
+				}
+				yc[oh * OW + ow] = m;
+				continue;
+			}
+			if (w1 > W)
+				w1 = W;
+			while (w0 < 0)
+				w0 += d[1];
+			for (ih = h0; ih < h1; ih += d[0])
+				for (iw = w0; iw < w1; iw += d[1])
+					m = maxof(m, xc[ih * W + iw]);
+			yc[oh * OW + ow] = m;
+		}
+	}
+}
+
 void
 dprt_maxpool2d_f32(float *y, const float *x, int64_t NC, int64_t H, int64_t W,
                    int64_t OH, int64_t OW, const int64_t *k, const int64_t *s,
                    const int64_t *p, const int64_t *d)
 {
-	int64_t c, oh, ow, ih, iw;
+	Pool pl = { y, x, H, W, OH, OW, k, s, p, d };
 
-	for (c = 0; c < NC; c++) {
-		const float *xc = x + c * H * W;
-		for (oh = 0; oh < OH; oh++) {
-			int64_t h0 = oh * s[0] - p[0], h1 = h0 + (k[0] - 1) * d[0] + 1;
-			if (h1 > H)
-				h1 = H;
-			while (h0 < 0)
-				h0 += d[0];
-			for (ow = 0; ow < OW; ow++) {
-				int64_t w0 = ow * s[1] - p[1], w1 = w0 + (k[1] - 1) * d[1] + 1;
-				float m = -INFINITY;
-				if (w1 > W)
-					w1 = W;
-				while (w0 < 0)
-					w0 += d[1];
-				for (ih = h0; ih < h1; ih += d[0])
-					for (iw = w0; iw < w1; iw += d[1]) {
-						float v = xc[ih * W + iw];
-						if (v > m || v != v)
-							m = v;
-					}
-				y[(c * OH + oh) * OW + ow] = m;
-			}
-		}
-	}
+	dprt_parallel(NC, maxpool_plane, &pl);
 }
 
 /* Average pooling (PyTorch's window clipping and divisors). */

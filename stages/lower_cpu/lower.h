@@ -48,6 +48,15 @@ int isreshape(const Fn *fn, const Op *op);
 /* Whether op is a 2-D transpose (aten.t, or permute with dims [1,0]). */
 int istranspose(const Fn *fn, const Op *op);
 
+/* A convolution fused with the ops after it (nn.c, nn_fuse): its operands
+ * in[0..nconv-1] as before, then the batch norm's w, b, mean, var at
+ * in[bn..bn+3] (bn 0: none), the residual at in[res] (0: none); act is a
+ * DPRT_ACT_* with lo, hi for a clamp. */
+typedef struct Fuse {
+	int nconv, bn, res, act;
+	double eps, lo, hi;
+} Fuse;
+
 /* State of the code emitter for one function. */
 typedef struct Ctx {
 	Fn *fn;
@@ -56,6 +65,9 @@ typedef struct Ctx {
 	Str *body;         /* the schedule inside run() */
 	char *used;        /* per value: named by generated code */
 	Err *err;
+	Fuse *fuse;        /* per op (nn_fuse) */
+	Str *prep;         /* NAME_prep(): weights prepared once per instance */
+	int64_t *prepoff;  /* per op: arena byte offset of its prepared weights */
 } Ctx;
 
 /* kernels.c: appends the statements of op i to c->body (a comment with
@@ -111,6 +123,14 @@ const char *dprt_enum(int dtype);
  * runs (0 for none), which plan() reserves at plan->scratch[i]. */
 int emit_nn(Ctx *c, const Op *op, int i);
 int64_t nn_scratch(const Fn *fn, const Op *op);
+/* Fuses each f32 convolution with a following batch norm (constant
+ * parameters, folded into the weights when they are prepared), residual add
+ * and activation, when each intermediate has no other reader: the op list
+ * is rewritten (the fused ops are gone, the convolution takes their place
+ * and result) and the table of fusions returned, per op.  nn_prep is the
+ * bytes of prepared weights op keeps in the arena for good (0 for none). */
+Fuse *nn_fuse(Fn *fn);
+int64_t nn_prep(const Fn *fn, const Op *op);
 
 /* image.c: the emitters of resize, center_crop and topk (as emit_op's). */
 int k_resize(Ctx *c, const Op *op, int i);
