@@ -205,48 +205,66 @@ maxof(float m, float v)
 	return v > m || v != v ? v : m;
 }
 
+enum { TMAX = 4096 };   /* floats of a row's column maxima */
+
+/* One plane: per output row, the column maxima over the window's rows
+ * (-inf in the padding) for a run of output columns, then the maxima over
+ * each window's columns; both loops branch-free. */
 static void
 maxpool_plane(void *arg, int64_t c)
 {
 	const Pool *pl = arg;
 	const int64_t *k = pl->k, *s = pl->s, *p = pl->p, *d = pl->d;
-	int64_t H = pl->H, W = pl->W, OW = pl->OW, oh, ow, ih, iw, lo, hi;
+	int64_t H = pl->H, W = pl->W, OW = pl->OW, oh, ow, o0, o1, ih, iw, j, run, span;
 	const float *xc = pl->x + c * H * W;
 	float *yc = pl->y + c * pl->OH * OW;
+	float tmp[TMAX];
 
-	/* columns whose whole window is inside [0, W) */
-	lo = p[1] > 0 ? (p[1] + s[1] - 1) / s[1] : 0;
-	hi = W - 1 - (k[1] - 1) * d[1] + p[1] < 0 ? 0 : (W - 1 - (k[1] - 1) * d[1] + p[1]) / s[1] + 1;
-	if (hi > OW)
-		hi = OW;
-	if (lo > hi)
-		lo = hi;
+	span = (k[1] - 1) * d[1] + 1;
+	run = span >= TMAX ? 0 : (TMAX - span) / s[1] + 1;
+	if (run > 64)
+		run = 64;
 	for (oh = 0; oh < pl->OH; oh++) {
 		int64_t h0 = oh * s[0] - p[0], h1 = h0 + (k[0] - 1) * d[0] + 1;
 		if (h1 > H)
 			h1 = H;
 		while (h0 < 0)
 			h0 += d[0];
-		for (ow = 0; ow < OW; ow++) {
-			int64_t w0 = ow * s[1] - p[1], w1 = w0 + (k[1] - 1) * d[1] + 1;
-			float m = -INFINITY;
-			if (ow >= lo && ow < hi) {
-				for (ih = h0; ih < h1; ih += d[0]) {
-					const float *r = xc + ih * W + w0;
-					for (iw = 0; iw < k[1]; iw++)
-						m = maxof(m, r[iw * d[1]]);
+		for (o0 = 0; o0 < OW; o0 = o1) {
+			int64_t base, n;
+			o1 = run > 0 && OW - o0 > run ? o0 + run : OW;
+			if (run == 0) {   /* a window too wide for tmp: the plain loop */
+				for (ow = 0; ow < OW; ow++) {
+					int64_t w0 = ow * s[1] - p[1], w1 = w0 + span;
+					float m = -INFINITY;
+					if (w1 > W)
+						w1 = W;
+					while (w0 < 0)
+						w0 += d[1];
+					for (ih = h0; ih < h1; ih += d[0])
+						for (iw = w0; iw < w1; iw += d[1])
+							m = maxof(m, xc[ih * W + iw]);
+					yc[oh * OW + ow] = m;
 				}
-				yc[oh * OW + ow] = m;
-				continue;
+				break;
 			}
-			if (w1 > W)
-				w1 = W;
-			while (w0 < 0)
-				w0 += d[1];
-			for (ih = h0; ih < h1; ih += d[0])
-				for (iw = w0; iw < w1; iw += d[1])
-					m = maxof(m, xc[ih * W + iw]);
-			yc[oh * OW + ow] = m;
+			base = o0 * s[1] - p[1];
+			n = (o1 - 1 - o0) * s[1] + span;
+			for (j = 0; j < n; j++)
+				tmp[j] = -INFINITY;
+			for (ih = h0; ih < h1; ih += d[0]) {
+				int64_t lo = base < 0 ? -base : 0, hi = base + n > W ? W - base : n;
+				const float *r = xc + ih * W + base;
+				for (j = lo; j < hi; j++)
+					tmp[j] = maxof(tmp[j], r[j]);
+			}
+			for (ow = o0; ow < o1; ow++) {
+				const float *t = tmp + (ow - o0) * s[1];
+				float m = -INFINITY;
+				for (j = 0; j < k[1]; j++)
+					m = maxof(m, t[j * d[1]]);
+				yc[oh * OW + ow] = m;
+			}
 		}
 	}
 }
