@@ -14,29 +14,34 @@
 #include "gemm.h"
 
 /*
- * A job is ntask calls fn(arg, t); the threads take task numbers from one
- * atomic counter, so which thread runs a task never changes what it
- * computes.  Workers spin on the job generation for a short while after a
- * job (the next kernel usually follows within microseconds), then sleep on
- * the condition variable.
+ * A job is ntask calls fn(arg, t).  One 64-bit counter holds the job's
+ * generation (high half) and the next task number (low half; IDLE while a
+ * job is being set up): a thread claims a task by a compare-and-swap that
+ * also proves the job it read fn, arg and ntask of is still the current
+ * one.  Which thread runs a task never changes what it computes.  The
+ * caller takes tasks too and returns once every task is done; it never
+ * waits for a worker that has not claimed one, so a sleeping or preempted
+ * worker costs nothing.  Idle workers spin a few microseconds (the next
+ * kernel usually follows at once), then sleep on the condition variable.
  */
+#define IDLE 0xffffffffu
+enum { SPIN = 2000 };   /* pause steps before sleeping */
+
 struct dprt_pool {
 	int n;                          /* threads, the caller included */
 	pthread_t *th;                  /* the n - 1 workers */
 	int started;                    /* workers created */
 	pthread_mutex_t mu;
-	pthread_cond_t go, done;
-	atomic_uint gen;                /* bumped for each job */
-	atomic_int left;                /* workers still on the current job */
+	pthread_cond_t go;
+	atomic_int nsleep;              /* workers waiting on go */
 	atomic_int quit;
-	void (*fn)(void *, int64_t);
-	void *arg;
-	int64_t ntask;
-	atomic_llong next;              /* the next task number */
+	atomic_ullong ctr;              /* generation << 32 | next task */
+	atomic_llong done;              /* tasks of the current job finished */
+	_Atomic(void *) arg;            /* the current job */
+	atomic_uintptr_t fn;
+	atomic_llong ntask;
 	atomic_flag busy;               /* an instance's run in progress */
 };
-
-enum { SPIN = 2000 };   /* pause steps (some microseconds) before sleeping */
 
 static _Thread_local dprt_pool *cur;    /* the pool kernels of this thread use */
 static _Thread_local int inworker;      /* a worker or inside a job: no nesting */
@@ -49,41 +54,58 @@ cpu_relax(void)
 #endif
 }
 
-static void
-work(dprt_pool *p)
+/* Claims and runs one task of the job the counter holds (v, as last read;
+ * updated on failure).  1 when it ran one, 0 when there is none to take,
+ * -1 when the counter moved (try again). */
+static int
+step(dprt_pool *p, unsigned long long *v)
 {
-	int64_t t;
+	unsigned idx = (unsigned)(*v & IDLE);
+	void (*fn)(void *, int64_t);
+	void *arg;
+	int64_t n;
 
-	while ((t = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < p->ntask)
-		p->fn(p->arg, t);
+	if (idx == IDLE)
+		return 0;
+	fn = (void (*)(void *, int64_t))atomic_load_explicit(&p->fn, memory_order_relaxed);
+	arg = atomic_load_explicit(&p->arg, memory_order_relaxed);
+	n = atomic_load_explicit(&p->ntask, memory_order_relaxed);
+	if (idx >= n)
+		return 0;
+	if (!atomic_compare_exchange_weak_explicit(&p->ctr, v, *v + 1, memory_order_acq_rel,
+	                                           memory_order_acquire))
+		return -1;
+	*v += 1;
+	fn(arg, idx);
+	atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+	return 1;
 }
 
 static void *
 worker(void *arg)
 {
 	dprt_pool *p = arg;
-	unsigned seen = 0;      /* the pool starts at generation 0 */
-	int i;
+	unsigned long long v;
+	int spins = 0;
 
 	inworker = 1;
 	for (;;) {
-		for (i = 0; i < SPIN && atomic_load_explicit(&p->gen, memory_order_acquire) == seen; i++)
-			cpu_relax();
-		if (atomic_load_explicit(&p->gen, memory_order_acquire) == seen) {
-			pthread_mutex_lock(&p->mu);
-			while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit))
-				pthread_cond_wait(&p->go, &p->mu);
-			pthread_mutex_unlock(&p->mu);
-		}
 		if (atomic_load(&p->quit))
 			return NULL;
-		seen = atomic_load(&p->gen);
-		work(p);
-		if (atomic_fetch_sub_explicit(&p->left, 1, memory_order_acq_rel) == 1) {
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->done);
-			pthread_mutex_unlock(&p->mu);
+		v = atomic_load_explicit(&p->ctr, memory_order_acquire);
+		while (step(p, &v) != 0)
+			spins = 0;
+		if (++spins < SPIN) {
+			cpu_relax();
+			continue;
 		}
+		pthread_mutex_lock(&p->mu);
+		atomic_fetch_add(&p->nsleep, 1);
+		while (atomic_load(&p->ctr) == v && !atomic_load(&p->quit))
+			pthread_cond_wait(&p->go, &p->mu);
+		atomic_fetch_sub(&p->nsleep, 1);
+		pthread_mutex_unlock(&p->mu);
+		spins = 0;
 	}
 }
 
@@ -151,11 +173,13 @@ dprt_pool_create(dprt_pool **pp, int n, char *err, size_t errn)
 	p->n = n;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->go, NULL);
-	pthread_cond_init(&p->done, NULL);
-	atomic_init(&p->gen, 0);
-	atomic_init(&p->left, 0);
-	atomic_init(&p->next, 0);
+	atomic_init(&p->nsleep, 0);
 	atomic_init(&p->quit, 0);
+	atomic_init(&p->ctr, IDLE);
+	atomic_init(&p->done, 0);
+	atomic_init(&p->arg, NULL);
+	atomic_init(&p->fn, 0);
+	atomic_init(&p->ntask, 0);
 	atomic_flag_clear(&p->busy);
 	for (i = 0; i < n - 1; i++) {
 		if (pthread_create(&p->th[i], NULL, worker, p) != 0) {
@@ -178,14 +202,12 @@ dprt_pool_destroy(dprt_pool *p)
 		return;
 	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->quit, 1);
-	atomic_fetch_add(&p->gen, 1);
 	pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->mu);
 	for (i = 0; i < p->started; i++)
 		pthread_join(p->th[i], NULL);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->go);
-	pthread_cond_destroy(&p->done);
 	if (cur == p)
 		cur = NULL;
 	free(p->th);
@@ -240,33 +262,39 @@ void
 dprt_parallel(int64_t ntask, void (*fn)(void *, int64_t), void *arg)
 {
 	dprt_pool *p = cur;
+	unsigned long long v, gen;
 	int64_t t;
 	int i;
 
-	if (!p || p->n == 1 || ntask <= 1 || inworker) {
+	if (!p || p->n == 1 || ntask <= 1 || inworker || ntask >= IDLE) {
 		for (t = 0; t < ntask; t++)
 			fn(arg, t);
 		return;
 	}
-	p->fn = fn;
-	p->arg = arg;
-	p->ntask = ntask;
-	atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->left, p->n - 1, memory_order_relaxed);
-	pthread_mutex_lock(&p->mu);
-	atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
-	pthread_cond_broadcast(&p->go);
-	pthread_mutex_unlock(&p->mu);
-	inworker = 1;
-	work(p);
-	inworker = 0;
-	for (i = 0; i < SPIN && atomic_load_explicit(&p->left, memory_order_acquire) > 0; i++)
-		cpu_relax();
-	if (atomic_load_explicit(&p->left, memory_order_acquire) > 0) {
+	/* the last job is over: close it, describe the next one, open it */
+	gen = (atomic_load(&p->ctr) >> 32) + 1;
+	atomic_store(&p->ctr, gen << 32 | IDLE);
+	atomic_store_explicit(&p->fn, (uintptr_t)fn, memory_order_relaxed);
+	atomic_store_explicit(&p->arg, arg, memory_order_relaxed);
+	atomic_store_explicit(&p->ntask, ntask, memory_order_relaxed);
+	atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+	atomic_store(&p->ctr, gen << 32);
+	if (atomic_load(&p->nsleep) > 0) {
 		pthread_mutex_lock(&p->mu);
-		while (atomic_load(&p->left) > 0)
-			pthread_cond_wait(&p->done, &p->mu);
+		pthread_cond_broadcast(&p->go);
 		pthread_mutex_unlock(&p->mu);
+	}
+	inworker = 1;
+	v = atomic_load_explicit(&p->ctr, memory_order_acquire);
+	while (step(p, &v) != 0)
+		;
+	inworker = 0;
+	/* tasks other threads claimed: spin, then let them have the CPU */
+	for (i = 0; atomic_load_explicit(&p->done, memory_order_acquire) < ntask; i++) {
+		if (i < SPIN)
+			cpu_relax();
+		else
+			sched_yield();
 	}
 }
 
