@@ -292,8 +292,9 @@ int64_t dprt_conv2d_scratch(int64_t C, int64_t OH, int64_t OW, int64_t groups,
  * causal masks j > i.  mask (NULL for none) is bool (false masks) or f32
  * (added); its element at batch b, row i, column j lies at offset
  * Σ bidx[t]·mbst[t] + i·msl + j·mss, bidx being b's index in the batch
- * shape bdim[0..nb-1].  A row with every score masked gives zeros.  scratch
- * holds L·S floats.
+ * shape bdim[0..nb-1].  A row with every score masked gives zeros.  No
+ * score matrix is kept (an online softmax over blocks of keys); scratch is
+ * unused (NULL).
  */
 void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
                    int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,

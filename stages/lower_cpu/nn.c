@@ -744,9 +744,7 @@ k_sdpa(Ctx *c, const Op *op, int i)
 	ints(c, r > 2 ? tq->dim : &zero, r > 2 ? r - 2 : 1);
 	str_put(c->body, ", ");
 	ints(c, r > 2 ? ms : &zero, r > 2 ? r - 2 : 1);
-	str_printf(c->body, ", %lld, %lld, ", (long long)ms[r - 2], (long long)ms[r - 1]);
-	scratchp(c, i);
-	str_put(c->body, ");\n");
+	str_printf(c->body, ", %lld, %lld, NULL);\n", (long long)ms[r - 2], (long long)ms[r - 1]);
 	return 0;
 }
 
@@ -756,19 +754,11 @@ k_sdpa(Ctx *c, const Op *op, int i)
 int64_t
 nn_scratch(const Fn *fn, const Op *op)
 {
-	const Type *q, *k;
-
 	switch (op->kind) {
 	case Aconv:
 		if (fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4)
 			return 0;
 		return 4 * convscratch(fn, op);
-	case Asdpa:
-		q = &fn->val[op->in[0]].t;
-		k = &fn->val[op->in[1]].t;
-		if (q->rank < 2 || k->rank < 2)
-			return 0;
-		return 4 * q->dim[q->rank - 2] * k->dim[k->rank - 2];
 	}
 	return 0;
 }
