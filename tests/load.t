@@ -1,6 +1,6 @@
 #!/bin/sh
 # load.t: program instances under load (tests/load/load.c): 8 instances of
-# tests/data/cnn.dp run at once from 8 threads, 4000 runs each, with outputs
+# tests/data/cnn.dp run at once from 8 threads, 2500 runs each, with outputs
 # equal bit for bit to a lone instance's (itself within 1e-5 of PyTorch's);
 # one instance used from two threads at once runs or refuses each call.
 # make check SAN=1 builds the driver with the sanitizers (DP_TEST_CC).
@@ -10,7 +10,7 @@ cc=${DP_TEST_CC:-$(sed -n 's/^CC = //p' config.mk 2>/dev/null)}
 cc=${cc:-cc}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-runs=${DP_LOAD_RUNS:-4000}
+runs=${DP_LOAD_RUNS:-2500}
 
 if ! "$root/bin/devproc" build "$root/tests/data/cnn.dp" -C "$tmp/b" >"$tmp/log" 2>&1; then
 	echo "not ok 1 - build tests/data/cnn.dp"
