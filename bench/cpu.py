@@ -19,7 +19,8 @@ with PyTorch's (max|err| / max|ref|).  Then, one mode after the other on the
 same input: DevProc (--bench, run() host to host) at N threads and at 1,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
 model exported with torch.onnx.export, all graph optimizations) at N and 1
-intra-op threads.  Each is the median of as many runs as fit in about 2 s
+intra-op threads (the 1-thread modes only at --one-thread-batches, 1 by
+default).  Each is the median of as many runs as fit in about 2 s
 (at least 3, at most 100) after a warm-up.  The table (ms) goes to stdout
 and to --out; the ratio columns are DevProc (N threads) over ONNX Runtime
 (N threads) and DevProc (N threads) over PyTorch (1 thread).
@@ -114,8 +115,11 @@ def make(name):
         return torchvision.models.vit_b_16(), img, "x", "f32", [3, 224, 224]
     if name == "gpt2":
         from transformers import GPT2Config, GPT2LMHeadModel
-        cfg = GPT2Config(attn_implementation="sdpa")
-        m = GPT2Logits(GPT2LMHeadModel(cfg))
+        cfg = GPT2Config()
+        try:
+            m = GPT2Logits(GPT2LMHeadModel._from_config(cfg, attn_implementation="sdpa"))
+        except Exception:
+            m = GPT2Logits(GPT2LMHeadModel(cfg))
         ids = lambda b: torch.randint(0, cfg.vocab_size, (b, 128), generator=torch.Generator().manual_seed(b))
         return m, ids, "ids", "i64", [128]
     if name == "classify":
@@ -162,6 +166,8 @@ def main():
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,vit_b_16,gpt2,classify")
     ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--one-thread-batches", default="1",
+                    help="batches at which the 1-thread modes are measured too")
     ap.add_argument("--budget", type=float, default=1e9,
                     help="seconds after which the remaining measurements are skipped")
     ap.add_argument("--out", default=os.path.join(ROOT, "build/bench-cpu/cpu.md"))
@@ -180,8 +186,8 @@ def main():
 
     # 1. exports and pipelines
     jobs = []
-    for name in args.models.split(","):
-        for b in [int(x) for x in args.batches.split(",")]:
+    for b in [int(x) for x in args.batches.split(",")]:   # batch 1 of every model first
+        for name in args.models.split(","):
             d = os.path.join(base, "%s_b%d" % (name, b))
             os.makedirs(d, exist_ok=True)
             job = {"name": name, "batch": b, "dir": d, "note": "", "pname": "%s_b%d" % (name, b)}
@@ -248,6 +254,7 @@ def main():
             row["note"] = (row["note"] + "; " if row["note"] else "") + "not measured (time budget)"
             continue
         model, x, d = j["model"], j["x"], j["dir"]
+        one = str(j["batch"]) in args.one_thread_batches.split(",")
         inarg = "%s=%s" % (j["inname"], os.path.join(d, "in.npy"))
         try:
             torch.set_num_threads(N)
@@ -262,9 +269,10 @@ def main():
                 subprocess.run([j["exe"], "--in", inarg, *outs], check=True, capture_output=True)
                 row["err"] = relerr(np.load(os.path.join(d, "y.npy")), ref)
                 row["dp"], row["dp_runs"], row["mem"], row["isa"] = devproc_bench(j["exe"], inarg, N)
-                row["dp1"], _, _, _ = devproc_bench(j["exe"], inarg, 1)
+                if one:
+                    row["dp1"], _, _, _ = devproc_bench(j["exe"], inarg, 1)
             with torch.inference_mode():
-                for t, key in ((N, "pt"), (1, "pt1")):
+                for t, key in ((N, "pt"), (1, "pt1"))[:2 if one else 1]:
                     torch.set_num_threads(t)
                     row[key], _ = timeit(lambda: model(x))
             torch.set_num_threads(N)
@@ -277,7 +285,7 @@ def main():
                 torch.onnx.export(model, (x,), onnx, dynamo=False, opset_version=17,
                                   input_names=["x"], output_names=["y"] if j["name"] != "classify"
                                   else ["label", "y"])
-            for t, key in ((N, "ort"), (1, "ort1")):
+            for t, key in ((N, "ort"), (1, "ort1"))[:2 if one else 1]:
                 so = ort.SessionOptions()
                 so.intra_op_num_threads = t
                 so.inter_op_num_threads = 1
