@@ -1,5 +1,7 @@
 /* rules.c: shape/dtype rules of the neural-network ops (NN_OPS in ops.h). */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dpir.h"
@@ -223,12 +225,80 @@ dtypeattr(Err *err, const Op *op, const char *key, int def)
 	return d;
 }
 
+/* The rules of the elementwise forms: a unary op keeps its operand's type
+ * (Funary: floats only; Funaryn: any number), a comparison broadcasts two
+ * operands of one dtype into bool, logic takes any dtypes into bool.  -2
+ * for the other forms. */
+static int
+elemrule(const Op *op, const Type *const *t, Type *out, Err *err)
+{
+	switch (dp_op_form[op->kind]) {
+	case Funary:
+		if (op->kind == Agelu) {
+			const char *a = dp_gets(op, "approximate");
+			if (a && strcmp(a, "none") && strcmp(a, "tanh"))
+				return fail(err, op, "approximate must be \"none\" or \"tanh\"");
+		}
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		return 0;
+	case Funaryn:
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		*out = *t[0];
+		return 0;
+	case Fcompare:
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		out->dtype = DP_BOOL;
+		return 0;
+	case Flogic:
+		if (op->nin == 1)
+			*out = *t[0];
+		else if (dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		out->dtype = DP_BOOL;
+		return 0;
+	}
+	return -2;
+}
+
+/* The scalar formula of an elementwise op (see ops.h): its name into
+ * name[0..n-1] and its parameters into p[0..1] (0 when it takes none).
+ * aten.gelu with approximate="tanh" is the formula gelu_tanh. */
+void
+dp_formula(const Op *op, char *name, size_t n, double p[2])
+{
+	const char *f = dp_op_formula[op->kind], *a = dp_gets(op, "approximate");
+	size_t len = strcspn(f, " ");
+	int k = 0;
+
+	p[0] = p[1] = 0;
+	snprintf(name, n, "%.*s%s", (int)len, f,
+	         op->kind == Agelu && a && strcmp(a, "tanh") == 0 ? "_tanh" : "");
+	for (f += len; *f == ' ' && k < 2; k++) {
+		char key[32];
+		size_t kl = strcspn(++f, "=");
+		const Attr *at;
+		snprintf(key, sizeof key, "%.*s", (int)kl, f);
+		f += kl + 1;
+		p[k] = strtod(f, NULL);
+		f += strcspn(f, " ");
+		if ((at = dp_attr(op, key)) != NULL)
+			p[k] = at->kind == A_INT ? (double)at->i : at->f;
+	}
+}
+
 int
 dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 {
 	const Type *t[5] = { 0 };
 	for (int i = 0; i < op->nin && i < 5; i++)
 		t[i] = &fn->val[op->in[i]].t;
+	int rc = elemrule(op, t, out, err);
+	if (rc != -2)
+		return rc;
 	switch (op->kind) {
 	case Aconv:
 		return conv(fn, op, out, err);
@@ -407,20 +477,6 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		if (op->kind != Asub && dp_needfloat(err, op, t[0]))
 			return -1;
 		return 0;
-	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
-		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
-			return -1;
-		out->dtype = DP_BOOL;
-		return 0;
-	case Aand: case Aor: case Axor:
-		if (dp_bcast(err, op, t[0], t[1], out))
-			return -1;
-		out->dtype = DP_BOOL;
-		return 0;
-	case Anot:
-		*out = *t[0];
-		out->dtype = DP_BOOL;
-		return 0;
 	case Awhere: {
 		Type ab;
 		if (t[0]->dtype != DP_BOOL)
@@ -431,32 +487,6 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		out->dtype = t[1]->dtype;
 		return 0;
 	}
-	case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin: case Arecip:
-	case Asigmoid: case Atanh: case Asilu: case Ahardswish: case Ahardsigm:
-		if (dp_needfloat(err, op, t[0]))
-			return -1;
-		*out = *t[0];
-		return 0;
-	case Agelu: {
-		const char *a = dp_gets(op, "approximate");
-		if (dp_needfloat(err, op, t[0]))
-			return -1;
-		if (a && strcmp(a, "none") && strcmp(a, "tanh"))
-			return fail(err, op, "approximate must be \"none\" or \"tanh\"");
-		*out = *t[0];
-		return 0;
-	}
-	case Aneg:
-	case Aabs:
-		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
-			return dp_failt(err, op, "needs a number", t[0], NULL);
-		*out = *t[0];
-		return 0;
-	case Aclamp:
-		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
-			return dp_failt(err, op, "needs a number", t[0], NULL);
-		*out = *t[0];
-		return 0;
 	case Asdpa:
 		return sdpa(fn, op, out, err);
 	case Aarange: {

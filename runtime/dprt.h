@@ -205,6 +205,11 @@ enum {
 void dprt_binary(int op, int dtype, void *y, const void *a, const int64_t *sa,
                  const void *b, const int64_t *sb, int rank, const int64_t *dim,
                  double alpha);
+/* y[idx] = f(a[idx·sa], b[idx·sb], al) on f32 (strides as above): the
+ * binary ops with no kernel of their own, f a formula of dpscalar.h. */
+void dprt_map2_f32(float (*f)(float, float, float), float *y, const float *a,
+                   const int64_t *sa, const float *b, const int64_t *sb, int rank,
+                   const int64_t *dim, float al);
 /* y = (a != 0) op (b != 0) as bool, a and b of any dtypes (strides as above). */
 void dprt_logical(int op, uint8_t *y, const void *a, int dtype_a, const int64_t *sa,
                   const void *b, int dtype_b, const int64_t *sb, int rank,

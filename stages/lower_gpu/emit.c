@@ -14,6 +14,17 @@ ismm(int kind)
 	return kind == Alinear || kind == Aaddmm || kind == Amm;
 }
 
+/* Whether the cuda target has a kernel for op kind: the dispatch of
+ * emit_part below. */
+int
+gpu_supports(int kind)
+{
+	Op o = {.kind = kind, .dev = DEV_CUDA};
+
+	return kind == Oconst || kind == Ocopy || ismm(kind) || isnn(NULL, &o) || elemkind(kind) ||
+	       isreduce(NULL, &o);
+}
+
 /* Declares the device pointers the schedule names: its buffer plan. */
 static void
 decls(Gpu *g, Str *s)
@@ -227,6 +238,8 @@ emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	           (long long)g->arena, (long long)g->wbytes, (long long)g->pinned);
 	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
 	             "#include \"dprt_cuda.h\"\n");
+	if (g->scalar)
+		str_put(out, "#include \"dpscalar.h\"\n");
 	if (up)
 		str_printf(out, "\nextern \"C\" const unsigned char %s_weights[];   /* the weight blob "
 		                "(dp-link) */\n", fn->name);
