@@ -112,7 +112,63 @@
 	X(Afull,      "aten.full",         0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s size:is value:f") \
 	X(Afulllike,  "aten.full_like",    1, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s? value:f") \
 	X(Ascalar,    "aten.scalar_tensor", 0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s value:f") \
-	X(Aany,       "aten.any",          1, 1, Kreduce, Freduce, "",        D_CPU|D_CUDA, "dim:is keepdim:i=0")
+	X(Aany,       "aten.any",          1, 1, Kreduce, Freduce, "",        D_CPU|D_CUDA, "dim:is keepdim:i=0") \
+	X(Aacos,      "aten.acos", 1, 1, Kelem, Funary, "acos", D_CPU|D_CUDA, "") \
+	X(Aacosh,     "aten.acosh", 1, 1, Kelem, Funary, "acosh", D_CPU|D_CUDA, "") \
+	X(Aasin,      "aten.asin", 1, 1, Kelem, Funary, "asin", D_CPU|D_CUDA, "") \
+	X(Aasinh,     "aten.asinh", 1, 1, Kelem, Funary, "asinh", D_CPU|D_CUDA, "") \
+	X(Aatan,      "aten.atan", 1, 1, Kelem, Funary, "atan", D_CPU|D_CUDA, "") \
+	X(Aatanh,     "aten.atanh", 1, 1, Kelem, Funary, "atanh", D_CPU|D_CUDA, "") \
+	X(Aceil,      "aten.ceil", 1, 1, Kelem, Funary, "ceil", D_CPU|D_CUDA, "") \
+	X(Acosh,      "aten.cosh", 1, 1, Kelem, Funary, "cosh", D_CPU|D_CUDA, "") \
+	X(Aerf,       "aten.erf", 1, 1, Kelem, Funary, "erf", D_CPU|D_CUDA, "") \
+	X(Aexpm1,     "aten.expm1", 1, 1, Kelem, Funary, "expm1", D_CPU|D_CUDA, "") \
+	X(Afloor,     "aten.floor", 1, 1, Kelem, Funary, "floor", D_CPU|D_CUDA, "") \
+	X(Alog10,     "aten.log10", 1, 1, Kelem, Funary, "log10", D_CPU|D_CUDA, "") \
+	X(Alog1p,     "aten.log1p", 1, 1, Kelem, Funary, "log1p", D_CPU|D_CUDA, "") \
+	X(Alog2,      "aten.log2", 1, 1, Kelem, Funary, "log2", D_CPU|D_CUDA, "") \
+	X(Around,     "aten.round", 1, 1, Kelem, Funary, "round", D_CPU|D_CUDA, "") \
+	X(Asign,      "aten.sign", 1, 1, Kelem, Funary, "sign", D_CPU|D_CUDA, "") \
+	X(Asinh,      "aten.sinh", 1, 1, Kelem, Funary, "sinh", D_CPU|D_CUDA, "") \
+	X(Atan,       "aten.tan", 1, 1, Kelem, Funary, "tan", D_CPU|D_CUDA, "") \
+	X(Atrunc,     "aten.trunc", 1, 1, Kelem, Funary, "trunc", D_CPU|D_CUDA, "") \
+	X(Aleakyrelu, "aten.leaky_relu", 1, 1, Kelem, Funary, "leaky_relu negative_slope=0.01", D_CPU|D_CUDA, "negative_slope:f=0.01") \
+	X(Afmod,      "aten.fmod", 2, 1, Kelem, Fbinary, "fmod", D_CPU|D_CUDA, "") \
+	X(Aremainder, "aten.remainder", 2, 1, Kelem, Fbinary, "remainder", D_CPU|D_CUDA, "") \
+	X(Amaximum,   "aten.maximum", 2, 1, Kelem, Fbinary, "maximum", D_CPU|D_CUDA, "") \
+	X(Aminimum,   "aten.minimum", 2, 1, Kelem, Fbinary, "minimum", D_CPU|D_CUDA, "") \
+	X(Aatan2,     "aten.atan2", 2, 1, Kelem, Fbinary, "atan2", D_CPU|D_CUDA, "") \
+	X(Acumsum,    "aten.cumsum",       1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
+	X(Agather,    "aten.gather",       2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "dim:i") \
+	COMPOSITE_OPS(X)
+
+/* The composite ops: dp-legalize rewrites each into the primitives above
+ * (stages/legalize/rules.c), so no lowering sees them; shape rules in
+ * formats/rules.c. */
+#define COMPOSITE_OPS(X) \
+	X(Aunflatten, "aten.unflatten", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i sizes:is") \
+	X(Aexpandas,  "aten.expand_as", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Aaddcmul,   "aten.addcmul", 3, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f=1") \
+	X(Aaddcdiv,   "aten.addcdiv", 3, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f=1") \
+	X(Amaskfill,  "aten.masked_fill", -1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f?") \
+	X(Afill,      "aten.fill", 1, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "value:f") \
+	X(Avecnorm,   "aten.linalg_vector_norm", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0 ord:f=2") \
+	X(Agroupnorm, "aten.group_norm", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05 num_groups:i") \
+	X(Apad,       "aten.constant_pad_nd", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "pad:is value:f=0") \
+	X(Aroll,      "aten.roll", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is? shifts:is") \
+	X(Adiff,      "aten.diff", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "dim:i=-1 n:i=1") \
+	X(Aslicescat, "aten.slice_scatter", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i=0 end:i=9223372036854775807 start:i=0 step:i=1") \
+	X(Aselscat,   "aten.select_scatter", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i index:i") \
+	X(Avar,       "aten.var", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "correction:f=1 dim:is? keepdim:i=0") \
+	X(Alogsoftmax, "aten.log_softmax", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:i") \
+	X(Aisnan,     "aten.isnan", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Aisinf,     "aten.isinf", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Aelu,       "aten.elu", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 input_scale:f=1 scale:f=1") \
+	X(Aupnearest, "aten.upsample_nearest2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
+	X(Aflip,      "aten.flip", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is") \
+	X(Arepeat,    "aten.repeat", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "repeats:is") \
+	X(Acopyto,    "aten.copy", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Aasstrided, "aten.as_strided", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "size:is storage_offset:i=0 stride:is")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

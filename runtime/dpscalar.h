@@ -52,6 +52,24 @@ DPS_U(gelu_tanh, DPS_MUL(DPS_MUL(0.5f, v), 1.0f + tanhf(DPS_MUL(0.79788456080286
       v + DPS_MUL(DPS_MUL(DPS_MUL(0.044715f, v), v), v)))))
 DPS_U(hardswish, DPS_MUL(v, fminf(fmaxf(v + 3.0f, 0.0f), 6.0f)) / 6.0f)
 DPS_U(hardsigmoid, fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f)
+DPS_U(acos, acosf(v))
+DPS_U(acosh, acoshf(v))
+DPS_U(asin, asinf(v))
+DPS_U(asinh, asinhf(v))
+DPS_U(atan, atanf(v))
+DPS_U(atanh, atanhf(v))
+DPS_U(ceil, ceilf(v))
+DPS_U(cosh, coshf(v))
+DPS_U(erf, erff(v))
+DPS_U(floor, floorf(v))
+DPS_U(log10, log10f(v))
+DPS_U(log2, log2f(v))
+DPS_U(round, rintf(v))                             /* halves to even */
+DPS_U(sign, v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v) /* ±0 and NaN stay */
+DPS_U(sinh, sinhf(v))
+DPS_U(tan, tanf(v))
+DPS_U(trunc, truncf(v))
+DPS_U(leaky_relu, v > 0.0f ? v : DPS_MUL(v, a))    /* a: the negative slope */
 DPS_U(neg, -v)
 DPS_U(abs, fabsf(v))
 DPS_U(relu, v < 0.0f ? 0.0f : v)                   /* NaN stays */
@@ -71,6 +89,19 @@ DPS_B(sub, al == 1.0f ? u - v : u - DPS_MUL(al, v))
 DPS_B(mul, DPS_MUL(u, v))
 DPS_B(div, u / v)
 DPS_B(pow, powf(u, v))
+DPS_B(fmod, fmodf(u, v))
+/* Python's %: the sign of the divisor (PyTorch's float remainder) */
+static inline DP_HD float
+dps_remainder(float u, float v, float al)
+{
+	float m = fmodf(u, v);
+
+	(void)al;
+	return m != 0.0f && ((v < 0.0f) != (m < 0.0f)) ? m + v : m;
+}
+DPS_B(maximum, u != u || u > v ? u : v)            /* NaN wins */
+DPS_B(minimum, u != u || u < v ? u : v)
+DPS_B(atan2, atan2f(u, v))
 
 #undef DPS_U
 #undef DPS_UI

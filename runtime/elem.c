@@ -518,3 +518,58 @@ dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t in
 		}
 	return 0;
 }
+
+/* ---- scans and gathers along one axis ---- */
+
+/* Inclusive prefix sums along the middle axis of [outer, n, inner]. */
+void
+dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t inner)
+{
+	int64_t o, i, j;
+
+	for (o = 0; o < outer; o++)
+		for (i = 0; i < inner; i++) {
+			int64_t b = o * n * inner + i;
+			if (dtype == DPRT_F32) {
+				const float *xs = x;
+				float *ys = y;
+				double s = 0;   /* PyTorch's cpu accumulator */
+				for (j = 0; j < n; j++)
+					ys[b + j * inner] = (float)(s += xs[b + j * inner]);
+			} else {
+				const int64_t *xs = x;
+				int64_t *ys = y;
+				uint64_t s = 0;   /* wraps */
+				for (j = 0; j < n; j++)
+					ys[b + j * inner] = (int64_t)(s += (uint64_t)xs[b + j * inner]);
+			}
+		}
+}
+
+/* torch.gather along axis d (see dprt.h). */
+int
+dprt_gather_dim(void *y, const void *x, int es, int rank, const int64_t *xdim,
+                const int64_t *idim, int d, const void *idx, int dtype_idx, const char *what,
+                char *err, size_t errn)
+{
+	int64_t n = 1, k, ix, xs[DPRT_MAXRANK], c[DPRT_MAXRANK] = { 0 }, off;
+	int a;
+
+	dense(rank, xdim, xs);
+	for (a = 0; a < rank; a++)
+		n *= idim[a];
+	for (k = 0; k < n; k++) {
+		ix = dtype_idx == DPRT_I32 ? ((const int32_t *)idx)[k] : ((const int64_t *)idx)[k];
+		if (ix < -xdim[d] || ix >= xdim[d])
+			return dprt_errf(err, errn, "%s: index %lld is out of range for a dimension "
+			                 "of size %lld", what, (long long)ix, (long long)xdim[d]);
+		if (ix < 0)
+			ix += xdim[d];
+		for (off = 0, a = 0; a < rank; a++)
+			off += (a == d ? ix : c[a]) * xs[a];
+		memcpy((char *)y + k * es, (const char *)x + off * es, (size_t)es);
+		for (a = rank - 1; a >= 0 && ++c[a] == idim[a]; a--)
+			c[a] = 0;
+	}
+	return 0;
+}

@@ -724,6 +724,10 @@ nn_emitter(int kind)
 		return k_movement;
 	case Aindex: case Aembedding:
 		return k_gather;
+	case Agather:
+		return k_gatherdim;
+	case Acumsum:
+		return k_cumsum;
 	case Aarange: case Afull: case Afulllike: case Ascalar:
 		return k_source;
 	case Amean: case Asum: case Aany:

@@ -21,8 +21,10 @@ gpu_supports(int kind)
 {
 	Op o = {.kind = kind, .dev = DEV_CUDA};
 
+	if (dp_op_form[kind] == Fcomposite)
+		return 0;   /* dp-legalize rewrites it */
 	return kind == Oconst || kind == Ocopy || ismm(kind) || isnn(NULL, &o) || elemkind(kind) ||
-	       isreduce(NULL, &o);
+	       isreduce(NULL, &o) || isscan(kind);
 }
 
 /* Declares the device pointers the schedule names: its buffer plan. */
@@ -117,6 +119,9 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 				goto done;
 		} else if (fusable(fn, op)) {
 			if (emit_elem(g, i) != 0)
+				goto done;
+		} else if (isscan(op->kind)) {
+			if (emit_scan(g, i) != 0)
 				goto done;
 		} else if (isreduce(fn, op)) {
 			if (emit_reduce(g, i) != 0)
@@ -240,6 +245,8 @@ emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	             "#include \"dprt_cuda.h\"\n");
 	if (g->scalar)
 		str_put(out, "#include \"dpscalar.h\"\n");
+	if (g->ops)
+		str_put(out, "#include \"dpops.cuh\"\n");
 	if (up)
 		str_printf(out, "\nextern \"C\" const unsigned char %s_weights[];   /* the weight blob "
 		                "(dp-link) */\n", fn->name);

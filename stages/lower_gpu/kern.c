@@ -543,6 +543,55 @@ source(Kern *k, int v, const Op *op, int i, const char *idx)
 	return 0;
 }
 
+/* aten.gather along dim d: the index tensor has the result's shape; the
+ * element at the result's coordinates c reads x at c with c[d] replaced by
+ * the index (negative from the end; out of range gives 0, as gather's). */
+static int
+gatherdim(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	int x = op->in[0], ix = op->in[1], rc, a;
+	const Type *tx = ty(k->g, x), *t = ty(k->g, v);
+	int d = tx->rank ? normdim(dp_geti(op, "dim", 0), tx->rank) : 0;
+	int64_t n = tx->rank ? tx->dim[d] : 1;
+	char var[64];
+	Str ai = {0}, e = {0}, *b;
+
+	if (needdt(k, i, ty(k->g, ix)->dtype, M(DP_I32) | M(DP_I64), "i32, i64 indices") != 0 ||
+	    elem(k, ix, idx, &ai) != 0) {
+		str_free(&ai);
+		return -1;
+	}
+	str_printf(line(k), "long long j%d = (long long)%s;\n", v, ai.p);
+	str_printf(line(k), "%s t%d = 0;\n\n", stype(t->dtype), v);
+	str_printf(line(k), "if (j%d < 0)\n", v);
+	k->depth++;
+	str_printf(line(k), "j%d += %lld;\n", v, (long long)n);
+	k->depth--;
+	str_printf(line(k), "if (j%d >= 0 && j%d < %lld) {   /* else 0: out of range */\n", v, v,
+	           (long long)n);
+	k->depth++;
+	snprintf(var, sizeof var, "i%dx", v);
+	b = line(k);
+	str_printf(b, "%s %s = 0", k->ity, var);
+	for (a = 0; a < t->rank; a++) {
+		int64_t below = prod(t, a + 1, t->rank), xs = prod(tx, a + 1, tx->rank);
+		if (a == d)
+			str_printf(b, " + (%s)j%d * %lld", k->ity, v, (long long)xs);
+		else
+			str_printf(b, " + %s / %lld %% %lld * %lld", idx, (long long)below,
+			           (long long)t->dim[a], (long long)xs);
+	}
+	str_put(b, ";\n");
+	rc = elem(k, x, var, &e);
+	if (rc == 0)
+		str_printf(line(k), "t%d = %s;\n", v, e.p);
+	k->depth--;
+	str_put(line(k), "}\n");
+	str_free(&ai);
+	str_free(&e);
+	return rc;
+}
+
 /* The binary ops: arithmetic, comparisons, logic (runtime/elem.c's). */
 static int
 binary(Kern *k, int v, const Op *op, int i, const char *idx)
@@ -754,6 +803,10 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		break;
 	case Aembedding: case Aindex:
 		if (gather(k, v, op, i, idx) != 0)
+			goto done;
+		break;
+	case Agather:
+		if (gatherdim(k, v, op, i, idx) != 0)
 			goto done;
 		break;
 	case Aarange: case Afull: case Afulllike: case Ascalar:
