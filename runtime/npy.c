@@ -402,6 +402,45 @@ dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim, void **data
 	return 0;
 }
 
+/* Reads an .npy file held in memory (an .npz member): name is what errors
+ * call it; otherwise as dprt_npy_load. */
+int
+dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype, int *rank,
+                  int64_t *dim, void **data, char *err, size_t errn)
+{
+	FILE *f;
+	Hdr h;
+	void *p;
+	long pos;
+	int rc;
+
+	*data = NULL;
+	if (len == 0)
+		return dprt_errf(err, errn, "%s: not an .npy file (empty)", name);
+	f = fmemopen((void *)buf, len, "rb");
+	if (!f)
+		return dprt_errf(err, errn, "%s: cannot read: %s", name, strerror(errno));
+	rc = read_header(f, name, &h, err, errn);
+	p = NULL;
+	if (rc == 0 && ((pos = ftell(f)) < 0 || len - (size_t)pos < h.nbytes))
+		rc = dprt_errf(err, errn, "%s: truncated: %zu of %zu data bytes", name,
+		               pos < 0 ? 0 : len - (size_t)pos, h.nbytes);
+	if (rc == 0 && !(p = malloc(h.nbytes ? h.nbytes : 1)))
+		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", name, h.nbytes);
+	if (rc == 0)
+		rc = read_data(f, name, &h, p, err, errn);
+	fclose(f);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	*dtype = h.dtype;
+	*rank = h.rank;
+	memcpy(dim, h.dim, sizeof *dim * (size_t)h.rank);
+	*data = p;
+	return 0;
+}
+
 /* The 1.0 header for (dtype, shape): magic, version, length, the dict padded
  * with spaces and a newline to a multiple of 64 bytes.  Returns its length. */
 static size_t
