@@ -413,7 +413,7 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 	int64_t n = numel(srank, sdim);
 	if (numel(rank, dim) != n) {
 		free(data);
-		return tfail("--shape %s holds %lld elements, the data %s %lld", 
+		return tfail("--shape %s holds %lld elements, the data %s %lld",
 		             dprt_shape_str(a, sizeof a, rank, dim), (long long)numel(rank, dim),
 		             dprt_shape_str(b, sizeof b, srank, sdim), (long long)n);
 	}
