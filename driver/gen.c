@@ -1,5 +1,6 @@
 /* gen.c: writes the ninja file for one or more pipelines (rules in rules.ninja). */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -88,7 +89,36 @@ nshell(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-/* Pipeline name from its file: basename without ".dp". */
+/* The NAME of a "pipeline NAME" line of the .dp file, into name; 0 if
+ * found, else -1. */
+static int
+dpstatement(const char *file, char *name, size_t n)
+{
+	FILE *f = fopen(file, "r");
+	char line[1024];
+	int found = -1;
+	while (f && found < 0 && fgets(line, sizeof line, f)) {
+		char *s = line + strspn(line, " \t"), *e;
+		if (strncmp(s, "pipeline", 8) || (s[8] != ' ' && s[8] != '\t'))
+			continue;
+		s += 8 + strspn(s + 8, " \t");
+		for (e = s; isalnum((unsigned char)*e) || *e == '_'; e++)
+			;
+		size_t len = (size_t)(e - s);
+		e += strspn(e, " \t\r");
+		if (len && len < n && !isdigit((unsigned char)*s) && (*e == '\n' || *e == '#' || !*e)) {
+			memcpy(name, s, len);
+			name[len] = 0;
+			found = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Pipeline name from its file: basename without ".dp", or where that is no
+ * C identifier, the .dp's own "pipeline NAME" line. */
 static int
 pipename(const char *file, char *name, size_t n)
 {
@@ -105,8 +135,10 @@ pipename(const char *file, char *name, size_t n)
 	int ok = isalpha((unsigned char)name[0]) || name[0] == '_';
 	for (size_t i = 0; i < len; i++)
 		ok &= isalnum((unsigned char)name[i]) || name[i] == '_';
-	if (!ok)
-		return fail("%s: the pipeline name must be a C identifier (letters, digits, _)", file);
+	if (!ok && dpstatement(file, name, n) < 0)
+		return fail("%s: the pipeline name must be a C identifier (letters, digits, _): "
+		            "rename the file, or name the pipeline in it with a 'pipeline NAME' line",
+		            file);
 	return 0;
 }
 
@@ -139,6 +171,34 @@ edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int ali
 		fprintf(f, "build %s: phony %s/%s\n", n, n, n);
 }
 
+static int
+bystr(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The mappings in ROOT/targets/, as "cpu, cuda" (sorted). */
+static const char *
+shipped(const char *root)
+{
+	static char list[1024];
+	char dir[PATH_MAX], names[32][64];
+	int n = 0;
+	snprintf(dir, sizeof dir, "%s/targets", root);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && n < 32 && (e = readdir(d)))
+		if (e->d_name[0] != '.' && strlen(e->d_name) < 64)
+			snprintf(names[n++], 64, "%s", e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, (size_t)n, sizeof *names, bystr);
+	list[0] = 0;
+	for (int i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+	return n ? list : "none";
+}
+
 /* Writes the ninja file for g's pipelines: every path in it is relative to
  * g->dir (where ninja runs, also for a subninja) or absolute. */
 int
@@ -150,8 +210,9 @@ gen_ninja(Gen *g)
 	else
 		snprintf(tpath, sizeof tpath, "%s/targets/%s", g->root, g->target);
 	if (!realpath(tpath, target))
-		return fail("unknown target '%s' (%s); the targets shipped are in %s/targets/",
-		            g->target, strerror(errno), g->root);
+		return fail("unknown target '%s' (%s); the targets shipped: %s (in %s/targets/), "
+		            "or give a mapping file's path", g->target, strerror(errno),
+		            shipped(g->root), g->root);
 	Target t;
 	Err err;
 	if (g->arch && (strncmp(g->arch, "sm_", 3) || strspn(g->arch + 3, "0123456789") < 2 ||
