@@ -199,6 +199,42 @@ shipped(const char *root)
 	return n ? list : "none";
 }
 
+/* The pipelines an earlier devproc build/gen put in DIR/build.ninja (dir a
+ * real path): each "# pipeline NAME" and the .dp its import edge reads,
+ * as a path from the current folder.  Returns how many (at most max). */
+static int
+earlier(const char *dir, char (*name)[128], char (*dp)[PATH_MAX], int max)
+{
+	char path[PATH_MAX + 16], line[PATH_MAX * 2], want[200];
+	int n = 0;
+	snprintf(path, sizeof path, "%s/build.ninja", dir);
+	FILE *f = fopen(path, "r");
+	while (f && n < max && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "# pipeline ", 11))
+			continue;
+		snprintf(name[n], sizeof name[n], "%.*s", (int)strcspn(line + 11, "\n"), line + 11);
+		snprintf(want, sizeof want, "build %s/1.import.dpir %s/weights.bin: dp_import ",
+		         name[n], name[n]);
+		if (!fgets(line, sizeof line, f) || strncmp(line, want, strlen(want)))
+			continue;
+		char *src = line + strlen(want), *o = src;
+		for (char *c = src; *c && *c != '\n' && !(*c == ' ' && c[1] == '|'); c++) {
+			if (*c == '$' && c[1])   /* npath's escapes */
+				c++;
+			*o++ = *c;
+		}
+		*o = 0;
+		if (src[0] == '/')
+			snprintf(dp[n], sizeof dp[n], "%s", src);
+		else if (snprintf(dp[n], sizeof dp[n], "%s/%s", dir, src) >= (int)sizeof dp[n])
+			continue;
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* Writes the ninja file for g's pipelines: every path in it is relative to
  * g->dir (where ninja runs, also for a subninja) or absolute. */
 int
@@ -231,9 +267,13 @@ gen_ninja(Gen *g)
 	if (mkdirs(g->dir) || !realpath(g->dir, dir))
 		return fail("cannot create %s: %s", g->dir, strerror(errno));
 	static char (*names)[128], (*dps)[PATH_MAX];  /* static: live until exit */
-	names = calloc(g->npipe + 1, sizeof *names);
-	dps = calloc(g->npipe + 1, sizeof *dps);
-	if (!names || !dps)
+	static char (*oname)[128], (*odp)[PATH_MAX];
+	enum { MAXOLD = 256 };
+	names = calloc(g->npipe + MAXOLD + 1, sizeof *names);
+	dps = calloc(g->npipe + MAXOLD + 1, sizeof *dps);
+	oname = calloc(MAXOLD, sizeof *oname);
+	odp = calloc(MAXOLD, sizeof *odp);
+	if (!names || !dps || !oname || !odp)
 		return fail("out of memory");
 	for (int i = 0; i < g->npipe; i++) {
 		if (pipename(g->pipe[i], names[i], sizeof names[i]))
@@ -244,6 +284,48 @@ gen_ninja(Gen *g)
 			if (!strcmp(names[i], names[j]))
 				return fail("two pipelines are named '%s'", names[i]);
 	}
+	/* the pipelines built here before stay in build.ninja (and so in the
+	 * build and in devproc stages), unless their .dp is gone; the graph
+	 * keeps their order, the new ones after them */
+	int nold = g->sub ? 0 : earlier(dir, oname, odp, MAXOLD), ngiven = g->npipe, nnew = 0;
+	static char (*fname)[128], (*fdp)[PATH_MAX];
+	fname = calloc(g->npipe + MAXOLD + 1, sizeof *fname);
+	fdp = calloc(g->npipe + MAXOLD + 1, sizeof *fdp);
+	int *placed = calloc(ngiven + 1, sizeof *placed), nf = 0;
+	char kept[1024] = "", gone[1024] = "";
+	if (!fname || !fdp || !placed)
+		return fail("out of memory");
+	for (int k = 0; k < nold; k++) {
+		int again = -1;
+		for (int i = 0; i < ngiven; i++)
+			if (!strcmp(names[i], oname[k]))
+				again = i;
+		if (again >= 0 && !placed[again]) {
+			placed[again] = 1;
+			memcpy(fname[nf], names[again], sizeof *fname);
+			memcpy(fdp[nf++], dps[again], sizeof *fdp);
+			continue;
+		}
+		char *list = realpath(odp[k], fdp[nf]) ? kept : gone;
+		snprintf(list + strlen(list), 1024 - strlen(list), "%s%s", *list ? ", " : "", oname[k]);
+		if (list == kept)
+			snprintf(fname[nf++], 128, "%s", oname[k]);
+	}
+	for (int i = 0; i < ngiven; i++)
+		if (!placed[i]) {
+			nnew++;
+			memcpy(fname[nf], names[i], sizeof *fname);
+			memcpy(fdp[nf++], dps[i], sizeof *fdp);
+		}
+	free(placed);
+	names = fname, dps = fdp, g->npipe = nf;
+	if (*kept && nnew)
+		fprintf(stderr, "devproc: %s/build.ninja keeps the pipelines built there before: %s "
+		        "(a build folder holds one graph; use another -C for a separate one)\n",
+		        g->dir, kept);
+	if (*gone)
+		fprintf(stderr, "devproc: %s/build.ninja drops %s: its .dp file is gone (its folder "
+		        "stays; devproc stages marks it)\n", g->dir, gone);
 	for (int i = -2; i < g->npipe; i++) {   /* ninja paths cannot hold one */
 		const char *p = i == -2 ? dir : i == -1 ? target : dps[i];
 		if (strchr(p, '\n') || strchr(g->root, '\n'))
