@@ -141,5 +141,7 @@ check "error: a file that is no tensor" err \
 check "error: making options without -o" err \
 	"devproc: tensor: --image, --raw, --values, --dtype, --shape and --resize make a file: give -o OUT.npy" \
 	--values 1
+helps() { "$dp" tensor --help | grep -q '^usage: devproc tensor' && "$dp" --help | grep -q '^  tensor '; }
+check "devproc tensor --help, and devproc --help lists tensor" helps
 echo "1..$n"
 [ $fails -eq 0 ]
