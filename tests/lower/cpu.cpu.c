@@ -129,6 +129,18 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 	const void *in[] = {image};
 	void *out[] = {label, logits};
 
+	if (image == NULL) {
+		strcpy(m->err, "image: a NULL pointer was passed for this input");
+		return -1;
+	}
+	if (label == NULL) {
+		strcpy(m->err, "label: a NULL pointer was passed for this output");
+		return -1;
+	}
+	if (logits == NULL) {
+		strcpy(m->err, "logits: a NULL pointer was passed for this output");
+		return -1;
+	}
 	if (m->pool == NULL)
 		return -1;   /* no threads: err says why */
 	if (dprt_pool_enter(m->pool) != 0) {
