@@ -20,7 +20,7 @@ same input: DevProc (--bench, run() host to host) at N threads and at 1,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
 model exported with torch.onnx.export, all graph optimizations) at N and 1
 intra-op threads (the 1-thread modes only at --one-thread-batches, 1 by
-default).  Each is the median of as many runs as fit in about 2 s
+default).  Each is the median of as many runs as fit in about 1 s
 (at least 3, at most 100) after a warm-up.  The table (ms) goes to stdout
 and to --out; the ratio columns are DevProc (N threads) over ONNX Runtime
 (N threads) and DevProc (N threads) over PyTorch (1 thread).
@@ -128,7 +128,7 @@ def make(name):
     raise ValueError(name)
 
 
-def timeit(fn, budget=2.0, lo=3, hi=100):
+def timeit(fn, budget=1.0, lo=3, hi=100):
     fn()   # warm-up
     t = []
     start = time.perf_counter()
@@ -139,7 +139,7 @@ def timeit(fn, budget=2.0, lo=3, hi=100):
     return statistics.median(t), len(t)
 
 
-def devproc_bench(exe, inarg, threads, budget=2.0):
+def devproc_bench(exe, inarg, threads, budget=1.0):
     """Median ms of --bench, its run count sized from one timed run."""
     t0 = time.perf_counter()
     subprocess.run([exe, "--in", inarg, "--threads", str(threads)], check=True,
