@@ -68,7 +68,27 @@ kernel_generic_ind(int64_t kc, const float *restrict a, const float *restrict b,
 			ab[i * GNR + j] = c[i][j];
 }
 
-static const dprt_kern kern_generic = { GMR, GNR, kernel_generic, kernel_generic_ind };
+static void
+kernel_generic_rows(int64_t kc, const float *const *ar, const float *restrict b, int64_t ldb,
+                    float *restrict ab)
+{
+	float c[GMR][GNR] = {{0}};
+	int64_t k;
+	int i, j;
+
+	for (k = 0; k < kc; k++) {
+		for (i = 0; i < GMR; i++)
+			for (j = 0; j < GNR; j++)
+				c[i][j] += ar[i][k] * b[j];
+		b += ldb;
+	}
+	for (i = 0; i < GMR; i++)
+		for (j = 0; j < GNR; j++)
+			ab[i * GNR + j] = c[i][j];
+}
+
+static const dprt_kern kern_generic = { GMR, GNR, kernel_generic, kernel_generic_ind,
+                                        kernel_generic_rows };
 
 const dprt_kern *
 dprt_kern_get(void)
@@ -241,14 +261,18 @@ task_body(void *arg, int64_t t)
 	int mr = kr->mr, nr = kr->nr;
 	int64_t tm = t / jb->ntn, tn = t % jb->ntn;
 	int64_t p0 = tm * jb->mg, p1 = p0 + jb->mg, q0 = tn * jb->ng, q1 = q0 + jb->ng;
-	int64_t pc, kc, p, q, m, n, ldb[NBP];
-	const float *bs[NBP], *as;
+	int64_t pc, kc, p, q, m, n, ldb[NBP], i;
+	const float *bs[NBP], *as, *ar[DPRT_MRMAX];
+	int inplace = !g->ap && g->csa == 1;   /* A's rows read where they are */
+	int ind;   /* B through offsets read in place; else copied into aligned panels
+	              first, when several row panels share them */
 	_Alignas(64) float ab[DPRT_MRMAX * DPRT_NRMAX];
 
 	if (p1 > jb->mp)
 		p1 = jb->mp;
 	if (q1 > jb->np)
 		q1 = jb->np;
+	ind = g->boff && p1 - p0 < 2;
 	for (pc = 0; pc < g->K; pc += DPRT_KC) {
 		kc = g->K - pc < DPRT_KC ? g->K - pc : DPRT_KC;
 		for (q = q0; q < q1; q++) {
@@ -256,8 +280,14 @@ task_body(void *arg, int64_t t)
 			ldb[q - q0] = nr;
 			if (g->bp) {
 				bs[q - q0] = g->bp + q * nr * g->K + pc * nr;
-			} else if (g->boff) {
+			} else if (ind) {
 				bs[q - q0] = g->b + q * nr;
+			} else if (g->boff) {
+				float *d = bpack + (q - q0) * nr * kc;
+				const float *src = g->b + q * nr;
+				for (i = 0; i < kc; i++)
+					memcpy(d + i * nr, src + g->boff[pc + i], sizeof *d * (size_t)nr);
+				bs[q - q0] = d;
 			} else if (n == nr && g->csb == 1) {   /* read in place */
 				bs[q - q0] = g->b + pc * g->rsb + q * nr;
 				ldb[q - q0] = g->rsb;
@@ -271,6 +301,10 @@ task_body(void *arg, int64_t t)
 			m = g->M - p * mr < mr ? g->M - p * mr : mr;
 			if (g->ap) {
 				as = g->ap + p * mr * g->K + pc * mr;
+			} else if (inplace) {   /* rows past M repeat the last one */
+				for (i = 0; i < mr; i++)
+					ar[i] = g->a + (p * mr + (i < m ? i : m - 1)) * g->rsa + pc;
+				as = NULL;
 			} else {
 				pack_a1(mr, m, kc, g->a + p * mr * g->rsa + pc * g->csa, g->rsa, g->csa,
 				        apack);
@@ -278,8 +312,10 @@ task_body(void *arg, int64_t t)
 			}
 			for (q = q0; q < q1; q++) {
 				n = g->N - q * nr < nr ? g->N - q * nr : nr;
-				if (g->boff)
+				if (ind)
 					kr->kernel_ind(kc, as, bs[q - q0], g->boff + pc, ab);
+				else if (inplace)
+					kr->kernel_rows(kc, ar, bs[q - q0], ldb[q - q0], ab);
 				else
 					kr->kernel(kc, as, bs[q - q0], ldb[q - q0], ab);
 				store(g, nr, p * mr, q * nr, m, n, ab, pc == 0, pc + kc >= g->K);
