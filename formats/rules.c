@@ -386,7 +386,7 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		return 0;
 	case Afill: case Aflip: case Aroll: case Aisnan: case Aisinf:
 		if ((op->kind == Aflip && axes(err, op, "dims", t[0]->rank, &m)) ||
-		    (op->kind == Aroll && dp_attr(op, "dims") &&
+		    (op->kind == Aroll && dp_attr(op, "dims") && dp_attr(op, "dims")->n > 0 &&
 		     dp_attr(op, "dims")->n != dp_attr(op, "shifts")->n))
 			return op->kind == Aflip ? -1 : fail(err, op, "shifts and dims differ in length");
 		if (op->kind == Aroll && axes(err, op, "dims", t[0]->rank, &m))

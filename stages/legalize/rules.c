@@ -156,6 +156,8 @@ r_pool(Lz *z, const Op *op)
 
 /* ---- decompositions ---- */
 
+static int take(Lz *z, int x, int d, int idx);
+
 static int
 r_unflatten(Lz *z, const Op *op)
 {
@@ -295,27 +297,70 @@ block(Lz *z, int x, int d, int64_t n, double value)
 	return lz_end(z, k);
 }
 
-/* constant_pad_nd: per padded dim (last first), a slice for a negative
- * pad, a filled block concatenated for a positive one. */
+/* The i64 indices into a dim of n that reflect / replicate padding by lo
+ * and hi reads: j = i − lo for i < lo + n + hi, then reflect: n−1 − |n−1 −
+ * |j||, replicate: j clamped to [0, n−1]. */
+static int
+padindex(Lz *z, int64_t n, int64_t lo, int64_t hi, int reflect)
+{
+	int k = lz_begin(z, Aarange, NULL, 0), j, m;
+
+	dp_setf(z->out, k, "start", (double)-lo);
+	dp_setf(z->out, k, "end", (double)(n + hi));
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	j = lz_end(z, k);
+	if (!reflect) {
+		if (j < 0)
+			return -1;
+		k = lz_begin(z, Aclamp, &j, 1);
+		dp_setf(z->out, k, "min", 0);
+		dp_setf(z->out, k, "max", (double)(n - 1));
+		return lz_end(z, k);
+	}
+	m = lz_scalar(z, (double)(n - 1), DP_I64);
+	j = lz_op2(z, Asub, m, lz_op1(z, Aabs, lz_op2(z, Asub, m, lz_op1(z, Aabs, j))));
+	return j;
+}
+
+/* constant_pad_nd and the other modes of pad, per padded dim (last
+ * first): constant, a slice for a negative pad and filled blocks
+ * concatenated for a positive one; circular, the wrapped slices
+ * concatenated; reflect and replicate, a gather of padindex's indices. */
 static int
 r_pad(Lz *z, const Op *op)
 {
 	const Attr *p = dp_attr(op, "pad");
+	const char *mode = dp_gets(op, "mode");
 	double val = dp_getf(op, "value", 0);
-	int x = X(0), r = IT(0)->rank;
+	int x = X(0), r = IT(0)->rank, md;
 
+	md = !mode || !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 :
+	     !strcmp(mode, "replicate") ? 2 : !strcmp(mode, "circular") ? 3 : -1;
+	if (md < 0)
+		return lz_fail(z, "mode \"%s\" is not supported (constant, reflect, replicate, "
+		               "circular)", mode);
 	for (int i = 0; i < p->n / 2 && x >= 0; i++) {
 		int d = r - 1 - i;
 		int64_t lo = p->ints[2 * i], hi = p->ints[2 * i + 1], n = lz_type(z, x)->dim[d];
+		if (md != 0 && (lo < 0 || hi < 0 || (md != 2 && (lo > n - (md == 1) ||
+		                                                  hi > n - (md == 1)))))
+			return lz_fail(z, "%s padding of %lld and %lld does not fit a dim of %lld", mode,
+			               (long long)lo, (long long)hi, (long long)n);
+		if (md == 1 || md == 2) {
+			if (lo || hi)
+				x = take(z, x, d, padindex(z, n, lo, hi, md == 1));
+			continue;
+		}
 		if (lo < 0 || hi < 0)
 			x = lz_slice(z, x, d, lo < 0 ? -lo : 0, hi < 0 ? n + hi : n, 1);
 		if (lo > 0 || hi > 0) {
 			int xs[3], m = 0;
 			if (lo > 0)
-				xs[m++] = block(z, x, d, lo, val);
+				xs[m++] = md ? lz_slice(z, x, d, n - lo, n, 1) : block(z, x, d, lo, val);
 			xs[m++] = x;
 			if (hi > 0)
-				xs[m++] = block(z, x, d, hi, val);
+				xs[m++] = md ? lz_slice(z, x, d, 0, hi, 1) : block(z, x, d, hi, val);
 			x = lz_cat(z, xs, m, d);
 		}
 	}
@@ -644,7 +689,8 @@ static const struct {
 	{ Avecnorm, r_vecnorm, "ord 2: sqrt(sum(x·x)); ord 1: sum(abs(x))" },
 	{ Avar, r_var, "sum((x − mean)²) / (n − correction)" },
 	{ Agroupnorm, r_groupnorm, "aten.layer_norm of x viewed [N, G, rest], then w·y + b per channel" },
-	{ Apad, r_pad, "aten.slice (negative pads) and aten.cat with aten.full blocks" },
+	{ Apad, r_pad, "constant: aten.slice (negative pads), aten.cat with aten.full blocks; "
+	  "circular: aten.cat of slices; reflect, replicate: aten.index at computed indices" },
 	{ Aroll, r_roll, "aten.cat of two aten.slice per dim" },
 	{ Adiff, r_diff, "n times x[1:] − x[:-1]" },
 	{ Aslicescat, r_slicescat, "aten.cat of x's head, src, x's tail (step 1)" },

@@ -68,9 +68,6 @@ typedef struct Gpu {
 int gplan(Gpu *g);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
-/* Whether op only reinterprets its operand's bytes / is a 2-D transpose. */
-int isreshape(const Fn *fn, const Op *op);
-int istranspose(const Fn *fn, const Op *op);
 /* Whether an elementwise kernel can compute op (so its operands may be
  * fused into it). */
 int fusable(const Fn *fn, const Op *op);

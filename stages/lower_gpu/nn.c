@@ -38,7 +38,7 @@ isconst(const Gpu *g, int v)
 			return 0;
 		if (op->kind == Oconst || g->x[d].kind == X_UPLOAD)
 			return 1;
-		if (!isreshape(fn, op))
+		if (!dp_isreshape(fn, op))
 			return 0;
 		v = op->in[0];
 	}
