@@ -86,6 +86,10 @@ int dprt_npy_write(const char *path, int dtype, int rank, const int64_t *dim,
  * message in err. */
 int dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim,
                   void **data, char *err, size_t errn);
+/* The same for an .npy file's bytes in memory (an .npz member, say); name
+ * is what error messages call it. */
+int dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype,
+                      int *rank, int64_t *dim, void **data, char *err, size_t errn);
 
 /* Writes "[1,32,32,3]" (or "[]" for rank 0) into buf; returns buf. */
 char *dprt_shape_str(char *buf, size_t n, int rank, const int64_t *dim);

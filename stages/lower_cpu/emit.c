@@ -230,6 +230,10 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
 	if (pl->ncuda)
 		str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* the device did not start: err says why */\n");
+	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
+		str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer was "
+		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
+		           p[i].isout ? "output" : p[i].hname ? "image input's pixels" : "input");
 	str_printf(s, "\tm->err[0] = '\\0';\n"
 	              "\treturn %s_schedule(%s, m->arena, in, out, m->err, sizeof m->err) == 0 "
 	              "? 0 : -1;\n}\n\n", nm, pl->ncuda ? "m->gpu" : "NULL");
