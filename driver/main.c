@@ -87,7 +87,7 @@ die(const char *fmt, ...)
 
 /* The DevProc source/install folder: $DEVPROC_ROOT, else the folder above
  * the one holding this executable (ROOT/bin/devproc). */
-static char *
+char *
 findroot(const char *argv0)
 {
 	const char *env = getenv("DEVPROC_ROOT");
