@@ -173,6 +173,10 @@ int dp_isreshape(const Fn *fn, const Op *op);
 int dp_istranspose(const Fn *fn, const Op *op);
 int dp_matuse(const Fn *fn, const Op *op, int k);
 
+/* The letters of an einsum equation of n (1 or 2) operands: lab[0..n-1]
+ * the operands', lab[2] the output's; 0, or -1 when DevProc cannot take it. */
+int dp_einsum(const char *eq, int n, char lab[3][DP_MAXRANK + 1]);
+
 /* The scalar formula of an elementwise op (formats/ops.h): its name (for
  * runtime/dpscalar.h's dps_NAME) and its parameters a, b. */
 void dp_formula(const Op *op, char *name, size_t n, double p[2]);

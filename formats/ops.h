@@ -165,6 +165,9 @@
 	X(Aisinf,     "aten.isinf", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Aelu,       "aten.elu", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 input_scale:f=1 scale:f=1") \
 	X(Aupnearest, "aten.upsample_nearest2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
+	X(Aupbilinear, "aten.upsample_bilinear2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is") \
+	X(Aeinsum,    "aten.einsum", -1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "equation:s") \
+	X(Aall,       "aten.all", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
 	X(Aflip,      "aten.flip", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is") \
 	X(Arepeat,    "aten.repeat", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "repeats:is") \
 	X(Acopyto,    "aten.copy", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "") \

@@ -342,6 +342,22 @@ def cases():
     case("flip", lambda s, x: torch.flip(x, (0, 2)), lambda: r(2, 3, 4))
     case("repeat", lambda s, x: x.repeat(2, 1, 3), lambda: r(3, 2))
     case("copy_inplace", lambda s, x, y: x.clone().copy_(y), lambda: r(2, 3), lambda: r(3))
+    case("upsample_bilinear", lambda s, x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+         lambda: r(1, 2, 3, 4))
+    case("upsample_bilinear_size", lambda s, x: F.interpolate(x, size=(7, 3), mode="bilinear"),
+         lambda: r(2, 2, 5, 4))
+    case("upsample_bilinear_align", lambda s, x: F.interpolate(x, size=(6, 9), mode="bilinear",
+                                                               align_corners=True),
+         lambda: r(1, 3, 4, 5))
+    case("einsum_attn", lambda s, q, k: torch.einsum("bhid,bhjd->bhij", q, k),
+         lambda: r(2, 3, 4, 5), lambda: r(2, 3, 6, 5))
+    case("einsum_mm", lambda s, a, b: torch.einsum("ij,jk->ki", a, b), lambda: r(3, 4), lambda: r(4, 5))
+    case("einsum_sum", lambda s, a, b: torch.einsum("bij,bjk->b", a, b), lambda: r(2, 3, 4),
+         lambda: r(2, 4, 5))
+    case("einsum_broadcast", lambda s, a, b: torch.einsum("nhw,hwc->nc", a, b), lambda: r(2, 3, 4),
+         lambda: r(3, 4, 5))
+    case("einsum_transpose", lambda s, a: torch.einsum("abc->cab", a) * 1, lambda: r(2, 3, 4))
+    case("all", lambda s, x: (x > -1).all(-1), lambda: r(3, 4))
     case("as_strided", lambda s, x: torch.as_strided(x, (3, 2, 4), (1, 12, 3)) * 1, lambda: r(2, 4, 3))
 
 
