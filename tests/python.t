@@ -239,6 +239,26 @@ EOF
 }
 check "Python-side errors: a non-Value operand, another pipeline's value, renaming a named value, a bad keyword value" python_errors
 
+names() {
+	"$py" - "$tmp/py" <<'EOF'
+import os, sys, devproc
+os.chdir(sys.argv[1])
+p = devproc.pipeline("names")
+x = p.input("x", "f32", 4)
+a, b, c = p.softmax(x, dim=0), p.softmax(x, dim=0), p.softmax(x, dim=0)
+b.name = "softmax1"          # a chosen name wins over an op's own
+p.output(a)
+p.output(b)
+p.output("probs", c)
+text = p.text()
+assert "softmax1_2 = softmax(x, dim=0)\nsoftmax1 = softmax(x, dim=0)\nprobs = softmax(x, dim=0)\n" in text, text
+assert text.endswith("output softmax1_2\noutput softmax1\noutput probs\n"), text
+p.save("names.dp")
+p.check()
+EOF
+}
+check "value names: an op's own name gives way to a chosen one; outputs follow the values' names" names
+
 # ---- an ExportedProgram (torch: the GPU machine)
 
 exported() {

@@ -88,8 +88,17 @@ class Value:
 
     def __init__(self, pipe, name, fixed):
         self._pipe = pipe
-        self.name = name
-        self._fixed = fixed     # named by the user (input, output or name=)
+        self._name = name
+        self._fixed = fixed     # named by the user (input, output, or .name set)
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, name):
+        self._name = name
+        self._fixed = True
 
     def __repr__(self):
         return "<devproc.Value %s of pipeline %s>" % (self.name, self._pipe.name)
@@ -216,7 +225,7 @@ class Pipeline:
         self.name = name
         self._stmts = []
         self._inputs = []
-        self._outputs = []      # (name, Value, source)
+        self._outputs = []      # (Value, source)
         self._count = {}
         self._models = []       # {"program": ExportedProgram, or "path": .pt2; "dp": as written}
         self._path = None       # where save() wrote the .dp
@@ -231,7 +240,9 @@ class Pipeline:
         """input NAME: DTYPE[shape]: a graph input.  shape: a tuple of sizes,
         or (None, None, C) ("?" in the .dp) for an image of any size."""
         v = Value(self, name, True)
-        dims = ",".join("?" if d is None else str(d) for d in shape)
+        if isinstance(shape, int):
+            shape = (shape,)
+        dims = ",".join("?" if d is None or d == "?" else str(d) for d in shape)
         self._inputs.append(v)
         self._stmts.append(_Stmt(lambda: "input %s: %s[%s]" % (name, dtype, dims), [v], _source()))
         return v
@@ -306,9 +317,8 @@ class Pipeline:
                 raise ValueError("devproc: output %r: the value is already named %r, and "
                                  "an output is named as its value: output it as %r"
                                  % (name, value.name, value.name))
-            value.name = name
-        value._fixed = True
-        self._outputs.append((value.name, value, _source()))
+            value.name = name   # now chosen: kept as it is
+        self._outputs.append((value, _source()))
         return value
 
     # ---- writing and building
@@ -333,8 +343,8 @@ class Pipeline:
             lines.append(t)
             self._lines[len(lines)] = s.source
         lines.append("")
-        for name, v, src in self._outputs:
-            lines.append("output %s" % name)
+        for v, src in self._outputs:
+            lines.append("output %s" % v.name)
             self._lines[len(lines)] = src
         return "\n".join(lines) + "\n"
 
@@ -343,16 +353,16 @@ class Pipeline:
         chosen name."""
         taken = set()
         for s in self._stmts:
-            taken.update(v.name for v in s.outs if v._fixed)
+            taken.update(v._name for v in s.outs if v._fixed)
         for s in self._stmts:
             for v in s.outs:
                 if v._fixed:
                     continue
-                base, k = v.name, 1
-                while v.name in taken:
+                base, k = v._name, 1
+                while v._name in taken:
                     k += 1
-                    v.name = "%s_%d" % (base, k)
-                taken.add(v.name)
+                    v._name = "%s_%d" % (base, k)
+                taken.add(v._name)
 
     def save(self, path):
         """Writes the .dp file (only when its bytes change) and the models
