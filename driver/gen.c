@@ -142,7 +142,7 @@ pipename(const char *file, char *name, size_t n)
 	return 0;
 }
 
-/* One pipeline's edges: import, verify (a validation edge of place), place,
+/* One pipeline's edges: import, verify (a validation edge of place), legalize, place,
  * partition, the lowerings and their compiles, link. */
 static void
 edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int alias)
@@ -152,7 +152,8 @@ edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int ali
 	npath(f, dp);
 	fprintf(f, " | $dp_bin/dp-import\n  dir = %s\n", n);
 	fprintf(f, "build %s/2.verify.stamp: dp_verify %s/1.import.dpir | $dp_bin/dp-verify\n", n, n);
-	fprintf(f, "build %s/3.place.dpir: dp_place %s/1.import.dpir | ", n, n);
+	fprintf(f, "build %s/2.legalize.dpir: dp_legalize %s/1.import.dpir | $dp_bin/dp-legalize\n", n, n);
+	fprintf(f, "build %s/3.place.dpir: dp_place %s/2.legalize.dpir | ", n, n);
 	npath(f, map);
 	fprintf(f, " $dp_bin/dp-place |@ %s/2.verify.stamp\n", n);
 	fprintf(f, "build %s/4.partition.dpir: dp_partition %s/3.place.dpir | $dp_bin/dp-partition\n", n, n);

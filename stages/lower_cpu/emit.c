@@ -293,7 +293,8 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	                " * offsets 64-byte aligned and reused once a value is dead; inputs are\n"
 	                " * read and outputs written in the caller's buffers. */\n", (long long)pl.arena);
 	str_put(out, "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n"
-	             "#include <string.h>\n\n#include \"dprt.h\"\n\n");
+	             "#include <string.h>\n\n#include \"dprt.h\"\n");
+	str_put(out, c.scalar ? "#include \"dpscalar.h\"\n\n" : "\n");
 	str_printf(out, "/* The typed C API, as declared in %s.h (written by dp-link). */\n", fn->name);
 	capi_decls(out, fn, par, np);
 	str_printf(out, "\nextern const dprt_prog %s_prog;\n", fn->name);
