@@ -3,6 +3,7 @@
  * of an .npz and decoded images: dtype, shape, statistics and values. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +435,7 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 	return 0;
 }
 
+/* devproc tensor: shows FILE... or, with -o, makes one .npy file. */
 int
 cmd_tensor(int argc, char **argv)
 {
