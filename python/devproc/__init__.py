@@ -244,7 +244,7 @@ class Pipeline:
             shape = (shape,)
         dims = ",".join("?" if d is None or d == "?" else str(d) for d in shape)
         self._inputs.append(v)
-        self._stmts.append(_Stmt(lambda: "input %s: %s[%s]" % (name, dtype, dims), [v], _source()))
+        self._stmts.append(_Stmt(lambda: "input %s: %s[%s]" % (v.name, dtype, dims), [v], _source()))
         return v
 
     def _operand(self, x, what):
@@ -312,8 +312,8 @@ class Pipeline:
         if value is None:
             name, value = None, name
         self._operand(value, "output")
-        if name is not None and name != value.name:
-            if value._fixed:
+        if name is not None:
+            if value._fixed and name != value.name:
                 raise ValueError("devproc: output %r: the value is already named %r, and "
                                  "an output is named as its value: output it as %r"
                                  % (name, value.name, value.name))
