@@ -259,6 +259,29 @@ EOF
 }
 check "value names: an op's own name gives way to a chosen one; outputs follow the values' names" names
 
+multi() {
+	"$py" - "$tmp/py" <<'EOF'
+import json, os, sys, zipfile, devproc
+os.chdir(sys.argv[1])
+# an archive whose signature has two user outputs (and a buffer mutation)
+spec = [{"user_output": {"arg": {"as_tensor": {"name": "a"}}}},
+        {"buffer_mutation": {"arg": {"name": "b"}, "buffer_name": "c"}},
+        {"user_output": {"arg": {"as_tensor": {"name": "d"}}}}]
+with zipfile.ZipFile("two.pt2", "w") as z:
+    z.writestr("two/models/model.json", json.dumps({"graph_module": {"signature": {"output_specs": spec}}}))
+p = devproc.pipeline("multi")
+x = p.input("x", "f32", (1, 4))
+r = p.model("two.pt2", x)
+assert isinstance(r, tuple) and len(r) == 2, r
+v, i = p.topk(x, k=2, dim=1)
+for o in r + (v, i):
+    p.output(o)
+t = p.text()
+assert 'model1_0, model1_1 = model("two.pt2", x)' in t and "topk1_values, topk1_indices = topk(x, k=2, dim=1)" in t, t
+EOF
+}
+check "a model of two outputs and topk return tuples, named NAME_0, NAME_1 and values, indices" multi
+
 # ---- an ExportedProgram (torch: the GPU machine)
 
 exported() {
