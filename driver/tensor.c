@@ -51,6 +51,18 @@ tfail(const char *fmt, ...)
 	return 1;
 }
 
+/* An error about a file: "FILE: tensor: message" (err as the runtime
+ * wrote it, "FILE: message", or a message alone). */
+static int
+tfile(const char *path, const char *err)
+{
+	size_t n = strlen(path);
+	if (!strncmp(err, path, n) && !strncmp(err + n, ": ", 2))
+		err += n + 2;
+	fprintf(stderr, "%s: tensor: %s\n", path, err);
+	return 1;
+}
+
 static int
 dtypeof(const char *s)
 {
@@ -208,12 +220,12 @@ tensor_show(const char *path, int all)
 	unsigned char h[8] = { 0 };
 	size_t nh = f ? fread(h, 1, sizeof h, f) : 0;
 	if (!f)
-		return tfail("%s: cannot open: %s", path, strerror(errno));
+		return tfile(path, strerror(errno));
 	fclose(f);
 	if (nh >= 4 && !memcmp(h, "PK\3\4", 4)) {
 		Npz z;
 		if (npz_read(path, &z, err, sizeof err))
-			return tfail("%s", err);
+			return tfile(path, err);
 		printf("%s: .npz archive, %d member%s\n", path, z.n, z.n == 1 ? "" : "s");
 		for (int i = 0; i < z.n; i++) {
 			char what[1200];
@@ -226,7 +238,7 @@ tensor_show(const char *path, int all)
 	if ((nh >= 4 && !memcmp(h, "\x89PNG", 4)) || (nh >= 3 && !memcmp(h, "\xff\xd8\xff", 3))) {
 		dprt_image im;
 		if (dprt_image_read(path, &im, err, sizeof err))
-			return tfail("%s", err);
+			return tfile(path, err);
 		int64_t dim[3] = { im.h, im.w, im.c };
 		show(path, DPRT_U8, 3, dim, im.data, all);
 		free((void *)im.data);
@@ -235,8 +247,11 @@ tensor_show(const char *path, int all)
 	int dt, rank;
 	int64_t dim[DPRT_MAXRANK];
 	void *data;
-	if (dprt_npy_load(path, &dt, &rank, dim, &data, err, sizeof err))
-		return tfail("%s (an .npy, .npz, PNG or JPEG file is shown)", err);
+	if (dprt_npy_load(path, &dt, &rank, dim, &data, err, sizeof err)) {
+		size_t l = strlen(err);
+		snprintf(err + l, sizeof err - l, " (devproc tensor shows .npy, .npz, PNG and JPEG files)");
+		return tfile(path, err);
+	}
 	show(path, dt, rank, dim, data, all);
 	free(data);
 	return 0;
@@ -357,7 +372,7 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 	if (image) {
 		dprt_image im;
 		if (dprt_image_read(image, &im, err, sizeof err))
-			return tfail("%s", err);
+			return tfile(image, err);
 		srcdt = DPRT_U8, srank = 3;
 		sdim[0] = im.h, sdim[1] = im.w, sdim[2] = im.c;
 		data = (void *)im.data;
@@ -369,7 +384,7 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 			if (!y || dprt_resize_u8(y, &im, sz, 2, sz[0], sz[1], image, err, sizeof err)) {
 				free(y);
 				free(data);
-				return tfail("%s", y ? err : "out of memory");
+				return tfile(image, y ? err : "out of memory");
 			}
 			free(data);
 			data = y;
@@ -380,13 +395,14 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 		if (dt < 0 || rank < 0)
 			return tfail("--raw needs --dtype and --shape");
 		if (!(data = slurp(raw, &len)))
-			return tfail("%s: cannot read: %s", raw, strerror(errno));
+			return tfile(raw, strerror(errno));
 		int64_t n = numel(rank, dim);
 		if (n < 0 || (uint64_t)n * (uint64_t)dprt_dtype_size[dt] != len) {
 			free(data);
-			return tfail("%s: %zu bytes, but %s%s takes %lld", raw, len, dprt_dtype_name[dt],
-			             dprt_shape_str(a, sizeof a, rank, dim),
-			             (long long)(n < 0 ? -1 : n * dprt_dtype_size[dt]));
+			fprintf(stderr, "%s: tensor: %zu bytes, but %s%s takes %lld\n", raw, len,
+			        dprt_dtype_name[dt], dprt_shape_str(a, sizeof a, rank, dim),
+			        (long long)(n < 0 ? -1 : n * dprt_dtype_size[dt]));
+			return 1;
 		}
 		srcdt = dt, srank = rank;
 		memcpy(sdim, dim, sizeof dim);
@@ -396,7 +412,7 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 		if (values[0] == '@' || !strcmp(values, "-")) {
 			const char *p = values[0] == '@' ? values + 1 : values;
 			if (!(text = slurp(p, &len)))
-				return tfail("%s: cannot read: %s", p, strerror(errno));
+				return tfile(p, strerror(errno));
 		}
 		srcdt = dt >= 0 ? dt : DPRT_F32;
 		int64_t n = parsevalues(text ? text : values, srcdt, &data);
@@ -431,7 +447,7 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 	int rc = dprt_npy_write(out, dt, rank, dim, data, err, sizeof err);
 	free(data);
 	if (rc)
-		return tfail("%s", err);
+		return tfile(out, err);
 	return 0;
 }
 

@@ -133,11 +133,14 @@ check "error: a shape of another element count" err \
 	-o "$tmp/bad.npy" --values '1 2 3' --shape 2,2
 printf 'abc' >"$tmp/three"
 check "error: raw bytes of the wrong size" err \
-	"devproc: tensor: $tmp/three: 3 bytes, but f32[1] takes 4" \
+	"$tmp/three: tensor: 3 bytes, but f32[1] takes 4" \
 	-o "$tmp/bad.npy" --raw "$tmp/three" --dtype f32 --shape 1
 check "error: a file that is no tensor" err \
-	"devproc: tensor: $tmp/three: not an .npy file (bad magic) (an .npy, .npz, PNG or JPEG file is shown)" \
+	"$tmp/three: tensor: not an .npy file (bad magic) (devproc tensor shows .npy, .npz, PNG and JPEG files)" \
 	"$tmp/three"
+check "error: a missing file" err \
+	"$tmp/none.npy: tensor: No such file or directory" \
+	"$tmp/none.npy"
 check "error: making options without -o" err \
 	"devproc: tensor: --image, --raw, --values, --dtype, --shape and --resize make a file: give -o OUT.npy" \
 	--values 1
