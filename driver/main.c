@@ -52,7 +52,7 @@ static const char usage[] =
 	"                      an .npy file, each member of an .npz or a decoded\n"
 	"                      PNG/JPEG: dtype, shape, min, max, mean, std, argmax\n"
 	"                      and values (--all: every value)\n"
-	"  tensor -o OUT.npy (--image F [--resize H,W] | --raw F | --values LIST)\n"
+	"  tensor -o OUT.npy (--image F [--resize R] [--crop C] | --raw F | --values LIST)\n"
 	"         [--dtype D] [--shape S]\n"
 	"                      make an .npy input without numpy: from a PNG or\n"
 	"                      JPEG, raw bytes or a list of numbers (devproc\n"

@@ -42,6 +42,15 @@ image() { # FILE MEMBER
 check "--image photo.png: PIL's pixels (imagenet_ref.npz:photo_png)" image examples/imagenet/photo.png photo_png
 check "--image photo.jpg: PIL's pixels (imagenet_ref.npz:photo_jpg)" image examples/imagenet/photo.jpg photo_jpg
 
+crop() {
+	"$dp" tensor -o "$tmp/c.npy" --image examples/imagenet/photo.png --resize 256 --crop 224 &&
+		"$cmp_" --exact "$tmp/c.npy" tests/data/imagenet_ref.npz:crop_pil || return 1
+	# a crop of the whole image: no resampling
+	"$dp" tensor -o "$tmp/w.npy" --image examples/imagenet/photo.png --crop 375,500 &&
+		"$cmp_" --exact "$tmp/w.npy" tests/data/imagenet_ref.npz:photo_png
+}
+check "--resize 256 --crop 224: torchvision's Resize(256) + CenterCrop(224) through PIL (imagenet_ref.npz:crop_pil)" crop
+
 image_shape() {
 	"$dp" tensor -o "$tmp/r.npy" --image examples/imagenet/photo.png --resize 32,32 \
 		--shape 1,32,32,3 || return 1
@@ -142,7 +151,7 @@ check "error: a missing file" err \
 	"$tmp/none.npy: tensor: No such file or directory" \
 	"$tmp/none.npy"
 check "error: making options without -o" err \
-	"devproc: tensor: --image, --raw, --values, --dtype, --shape and --resize make a file: give -o OUT.npy" \
+	"devproc: tensor: --image, --raw, --values, --dtype, --shape, --resize and --crop make a file: give -o OUT.npy" \
 	--values 1
 helps() { "$dp" tensor --help | grep -q '^usage: devproc tensor' && "$dp" --help | grep -q '^  tensor '; }
 check "devproc tensor --help, and devproc --help lists tensor" helps
