@@ -282,6 +282,33 @@ EOF
 }
 check "a model of two outputs and topk return tuples, named NAME_0, NAME_1 and values, indices" multi
 
+same_archive() {
+	"$py" - "$tmp/py" <<'EOF'
+import io, os, sys, zipfile, devproc
+os.chdir(sys.argv[1])
+def inner(sid, data=b"x"):
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        z.writestr("archive/data.pkl", data)
+        z.writestr("archive/.data/serialization_id", sid)
+    return b.getvalue()
+def pt2(path, sid, isid, data=b"x", model=b"{}"):
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("m/models/model.json", model)
+        z.writestr("m/data/sample_inputs/model.pt", inner(isid, data))
+        z.writestr("m/.data/serialization_id", sid)
+pt2("a.pt2", "1", "2")
+pt2("b.pt2", "3", "4")
+pt2("c.pt2", "1", "2", data=b"y")
+pt2("d.pt2", "1", "2", model=b"{ }")
+assert devproc._same_archive("a.pt2", "b.pt2")
+assert not devproc._same_archive("a.pt2", "c.pt2")
+assert not devproc._same_archive("a.pt2", "d.pt2")
+assert not devproc._same_archive("a.pt2", "missing.pt2")
+EOF
+}
+check "two saves of one program are the same archive but for their serialization ids (the inner torch.save's too)" same_archive
+
 # ---- an ExportedProgram (torch: the GPU machine)
 
 exported() {
