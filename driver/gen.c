@@ -294,9 +294,8 @@ gen_ninja(Gen *g)
 	char oldmap[PATH_MAX] = "";
 	int nold = g->sub ? 0 : earlier(dir, oname, odp, MAXOLD, oldmap, sizeof oldmap);
 	int ngiven = g->npipe, nnew = 0;
-	const char *newmap = relto(dir, target);
-	int retarget = *oldmap && strcmp(oldmap, newmap) && strncmp(oldmap, "./", 2) == 0 ?
-	               strcmp(oldmap + 2, newmap) != 0 : *oldmap && strcmp(oldmap, newmap) != 0;
+	const char *om = oldmap[0] == '.' && oldmap[1] == '/' ? oldmap + 2 : oldmap;   /* as map is written */
+	int retarget = *oldmap && strcmp(om, relto(dir, target)) != 0;
 	static char (*fname)[128], (*fdp)[PATH_MAX];
 	fname = calloc(g->npipe + MAXOLD + 1, sizeof *fname);
 	fdp = calloc(g->npipe + MAXOLD + 1, sizeof *fdp);
