@@ -60,9 +60,19 @@ typedef struct Gpu {
 	                      are on the device (packing convolution weights) */
 } Gpu;
 
-/* plan.c: decides fusion (which values are computed inside their reader's
- * kernel), views, the device homes and their offsets.  0, or -1 with
- * g->err set. */
+/* The passes, in the order emit_file runs them (each reads what the ones
+ * before it decided, none calls a later one):
+ *  1. guses (plan.c): the transfers (g->x) and each value's readers;
+ *  2. nnplan (nn.c): the convolution chains (g->fold, g->nn);
+ *  3. gplan (plan.c): fusion (which values are computed inside their
+ *     reader's kernel), views, the device homes and their offsets;
+ *  4. the emitters, per op: emit_elem and emit_reduce (kern.c, reduce.c),
+ *     emit_mm (mm.c), emit_nn (nn.c, then conv.c and attn.c), which call
+ *     the helpers of the passes before them and the kernel library
+ *     (runtime/cuda/);
+ *  5. emit_file (emit.c): the schedules, init and the entry points.
+ * guses and gplan: 0, or -1 with g->err set. */
+int guses(Gpu *g);
 int gplan(Gpu *g);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
