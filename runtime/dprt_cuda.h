@@ -50,6 +50,9 @@ struct dprt_cuda {
 	                            split K is summed by a second kernel; 1
 	                            (DPRT_CUDA_SPLITK=cluster): within a cluster of blocks
 	                            (sm_90+; init turns it off where it cannot run) */
+	struct dprt_fault *fault; /* device: the first out-of-range index of a run, or
+	                            NULL (dprt_cuda_faults) */
+	volatile int *seen;      /* host, mapped: set by the device on a fault */
 	long *runs;              /* per partition: runs so far */
 	cudaGraphExec_t *exec;   /* per partition: its captured schedule */
 };
@@ -82,6 +85,25 @@ int dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n,
  * for the stream, so that staged device->host copies are on the host. */
 int dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync,
                   char *err, size_t errn);
+
+/* Device-side errors: a kernel that meets an index out of range (an
+ * embedding or index gather) records the first such (the smallest op, then
+ * the smallest position in the index tensor, as the cpu meets them) in a
+ * dprt_fault in device memory and sets a flag in mapped host memory;
+ * dprt_cuda_run, when it waits for the stream, reports it as the cpu does:
+ * "op N (aten.embedding): index I is out of range for a dimension of
+ * size S".  runtime/cuda/fault.cuh holds the device side. */
+typedef struct dprt_fault {
+	unsigned lock;     /* spin lock of the record */
+	int op;            /* -1: none */
+	int kind;          /* 0 aten.embedding, 1 aten.index */
+	long long pos, index, size;
+	int *seen;         /* device address of dprt_cuda.seen */
+} dprt_fault;
+
+/* At init, for a program with gathers on the device: allocates the fault
+ * record and returns its device address (for the program's dp_fault). */
+int dprt_cuda_faults(dprt_cuda *g, dprt_fault **dev, char *err, size_t errn);
 
 /* The kernel library (the .cu files of runtime/cuda/, compiled once by make): the fixed
  * kernels that dp-lower_gpu's programs launch with their shapes, rather

@@ -130,6 +130,8 @@ dprt_cuda_close(dprt_cuda *g)
 	for (i = 0; g->exec && i < (g->nparts > 0 ? g->nparts : 1); i++)
 		if (g->exec[i])
 			cudaGraphExecDestroy(g->exec[i]);
+	cudaFree(g->fault);
+	cudaFreeHost((void *)g->seen);
 	cudaFree(g->arena);
 	cudaFree(g->weights);
 	cudaFreeHost(g->pinned);
@@ -148,6 +150,55 @@ dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n, char *err,
 {
 	return dprt_cuda_ok(cudaMemcpy(g->weights + off, src, n, cudaMemcpyHostToDevice),
 	                    "cudaMemcpy", err, errn);
+}
+
+/* The fault record and its flag. */
+int
+dprt_cuda_faults(dprt_cuda *g, dprt_fault **dev, char *err, size_t errn)
+{
+	dprt_fault f = {0};
+	int *seen = NULL;
+
+	*dev = NULL;
+	if (g->fault == NULL) {
+		if (dprt_cuda_ok(cudaHostAlloc((void **)&g->seen, sizeof *g->seen, cudaHostAllocMapped),
+		                 "cudaHostAlloc", err, errn) != 0)
+			return -1;
+		*g->seen = 0;
+		f.op = -1;
+		if (dprt_cuda_ok(cudaHostGetDevicePointer((void **)&seen, (void *)g->seen, 0),
+		                 "cudaHostGetDevicePointer", err, errn) != 0 ||
+		    dprt_cuda_ok(cudaMalloc((void **)&g->fault, sizeof f), "cudaMalloc", err, errn) != 0)
+			return -1;
+		f.seen = seen;
+		if (dprt_cuda_ok(cudaMemcpy(g->fault, &f, sizeof f, cudaMemcpyHostToDevice),
+		                 "cudaMemcpy", err, errn) != 0)
+			return -1;
+	}
+	*dev = g->fault;
+	return 0;
+}
+
+/* After the stream is idle: the fault a kernel recorded, as the cpu
+ * reports it (runtime/elem.c, dprt_gather); the record is cleared. */
+static int
+faulted(dprt_cuda *g, char *err, size_t errn)
+{
+	dprt_fault f, none = {0};
+
+	if (g->seen == NULL || *g->seen == 0)
+		return 0;
+	if (dprt_cuda_ok(cudaMemcpy(&f, g->fault, sizeof f, cudaMemcpyDeviceToHost),
+	                 "cudaMemcpy", err, errn) != 0)
+		return -1;
+	none.op = -1;
+	none.seen = f.seen;
+	*g->seen = 0;
+	if (dprt_cuda_ok(cudaMemcpy(g->fault, &none, sizeof none, cudaMemcpyHostToDevice),
+	                 "cudaMemcpy", err, errn) != 0)
+		return -1;
+	return errf(err, errn, "op %d (%s): index %lld is out of range for a dimension of size "
+	            "%lld", f.op, f.kind == 1 ? "aten.index" : "aten.embedding", f.index, f.size);
 }
 
 /* Captures rec into a graph on g's stream and instantiates it. */
@@ -194,6 +245,6 @@ dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, s
 	g->runs[part]++;
 	if (sync)
 		return dprt_cuda_ok(cudaStreamSynchronize(g->stream), "cudaStreamSynchronize",
-		                    err, errn);
+		                    err, errn) != 0 ? -1 : faulted(g, err, errn);
 	return 0;
 }

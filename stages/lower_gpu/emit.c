@@ -186,6 +186,13 @@ init(Gpu *g, Str *s)
 	}
 	if (n)
 		str_put(s, ") {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+	if (g->faults)
+		str_put(s, "\t/* where a kernel records an index out of range */\n"
+		           "\t{\n\t\tdprt_fault *f;\n\n"
+		           "\t\tif (dprt_cuda_faults(g, &f, err, errn) != 0 ||\n"
+		           "\t\t    dprt_cuda_ok(cudaMemcpyToSymbol(dp_fault, &f, sizeof f), "
+		           "\"cudaMemcpyToSymbol\", err, errn) != 0) {\n"
+		           "\t\t\tdprt_cuda_close(g);\n\t\t\treturn -1;\n\t\t}\n\t}\n");
 	str_put(s, g->init.p ? g->init.p : "");
 	str_put(s, "\t*state = g;\n\treturn 0;\n}\n");
 }
@@ -227,6 +234,8 @@ emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	           (long long)g->arena, (long long)g->wbytes, (long long)g->pinned);
 	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
 	             "#include \"dprt_cuda.h\"\n");
+	if (g->faults)
+		str_put(out, "#include \"cuda/fault.cuh\"   /* dp_fault: indices out of range */\n");
 	if (up)
 		str_printf(out, "\nextern \"C\" const unsigned char %s_weights[];   /* the weight blob "
 		                "(dp-link) */\n", fn->name);

@@ -51,6 +51,8 @@ typedef struct Gpu {
 	                      being emitted */
 	char *used;        /* per value: named by that schedule */
 	int helpers;       /* device helpers needed (H_* bits in kern.c) */
+	int faults;        /* a kernel may record an index out of range
+	                      (runtime/cuda/fault.cuh) */
 	int *fold;         /* per op, in a convolution's chain (the convolution
 	                      and the batch norm, residual add and relu folded
 	                      into its kernel): the chain's last op, where that
