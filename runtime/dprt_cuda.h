@@ -53,6 +53,11 @@ struct dprt_cuda {
 	struct dprt_fault *fault; /* device: the first out-of-range index of a run, or
 	                            NULL (dprt_cuda_faults) */
 	volatile int *seen;      /* host, mapped: set by the device on a fault */
+	int marks;               /* events being recorded (a traced run) */
+	int nmark, capmark;      /* marks recorded, events made */
+	cudaEvent_t *ev;         /* per mark: its event (ev[0]: the start) */
+	int *markop;             /* per mark: the op */
+	const char **markname;   /* per mark: its name */
 	long *runs;              /* per partition: runs so far */
 	cudaGraphExec_t *exec;   /* per partition: its captured schedule */
 };
@@ -85,6 +90,18 @@ int dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n,
  * for the stream, so that staged device->host copies are on the host. */
 int dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync,
                   char *err, size_t errn);
+
+/* Tracing (runtime/trace.c): while the executable traces a run
+ * (dprt_tracing), dprt_cuda_run runs each partition eagerly and records a
+ * CUDA event after each op's kernels (DPRT_CUDA_MARK in the generated
+ * schedule), then adds each op's kernel time to the trace on the "cuda
+ * stream" track (dprt_trace_add, dev 1). */
+extern int dprt_tracing;
+double dprt_now(void);
+void dprt_trace_add(int op, const char *name, int dev, double ts, double dur);
+void dprt_cuda_mark(dprt_cuda *g, int op, const char *name);
+#define DPRT_CUDA_MARK(g, op, name) \
+	do { if ((g)->marks) dprt_cuda_mark((g), (op), (name)); } while (0)
 
 /* Device-side errors: a kernel that meets an index out of range (an
  * embedding or index gather) records the first such (the smallest op, then

@@ -62,6 +62,13 @@ memcpyasync(Gpu *g, int v, int64_t pin, int todev)
 	return 1;
 }
 
+/* The end of op i's kernels, for --trace (a CUDA event while tracing). */
+static void
+mark(Gpu *g, int i)
+{
+	str_printf(g->rec, "\tDPRT_CUDA_MARK(g, %d, \"%s\");\n", i, dp_op_name[g->fn->op[i].kind]);
+}
+
 /* The schedule of cuda partition pk into *out; *sync says whether the
  * host must wait for it. */
 static int
@@ -69,7 +76,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 {
 	Fn *fn = g->fn;
 	Str rec = {0}, decl = {0};
-	int i, v, first = -1, last = -1, nd2h = 0, rc = -1, pin = 0, arena = 0, weights = 0;
+	int i, v, first = -1, last = -1, nd2h = 0, rc = -1, pin = 0, arena = 0, weights = 0, k0;
 
 	memset(g->used, 0, (size_t)fn->nval);
 	g->rec = &rec;
@@ -86,6 +93,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 			/* a matmul's epilogue: the product runs here */
 			if (emit_mm(g, fn->val[op->in[0]].def) != 0)
 				goto done;
+			mark(g, fn->val[op->in[0]].def);
 			continue;
 		}
 		switch (g->x[i].kind) {
@@ -98,6 +106,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		}
 		if (op->kind == Oconst)
 			continue;
+		k0 = g->nkern;
 		if (ismm(op->kind)) {
 			if (emit_mm(g, i) != 0)
 				goto done;
@@ -115,6 +124,8 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 			          dp_op_name[op->kind]);
 			goto done;
 		}
+		if (g->nkern > k0)
+			mark(g, i);
 	}
 	for (i = 0; i < fn->nop; i++) {   /* the copies the host reads next */
 		if (g->x[i].kind != X_D2H || g->x[i].part != pk)
