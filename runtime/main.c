@@ -23,6 +23,7 @@ typedef struct Cli {
 	void *arena, *state;
 	int inited;
 	long bench;
+	int full;			/* --full: print whole outputs */
 	const char *trace;		/* --trace FILE */
 	int profile;			/* --profile */
 	char **tmp;			/* temporary output files not yet renamed */
@@ -63,7 +64,7 @@ usage(const dprt_prog *p, FILE *f)
 	int i;
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
-	        "[--bench N] [--trace FILE] [--profile] [--help]\n", p->name);
+	        "[--full] [--bench N] [--trace FILE] [--profile] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -72,6 +73,8 @@ usage(const dprt_prog *p, FILE *f)
 	fprintf(f, "outputs (written with --out, else printed):\n");
 	for (i = 0; i < p->nout; i++)
 		fprintf(f, "  %s  %s\n", p->out[i].name, iotype(t, sizeof t, &p->out[i]));
+	fprintf(f, "--full prints every value of the printed outputs (else the "
+	        "first %d of those over %d).\n", NHEAD, NSHOW);
 	fprintf(f, "--bench N runs the program N more times after the first and "
 	        "prints the median, min and max time of run().\n");
 	fprintf(f, "--trace FILE runs it once more, timing each op (cuda kernels by CUDA "
@@ -128,6 +131,10 @@ parse(Cli *c, int argc, char **argv)
 		a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 			return 1;
+		if (strcmp(a, "--full") == 0) {
+			c->full = 1;
+			continue;
+		}
 		if (strcmp(a, "--profile") == 0) {
 			c->profile = 1;
 			continue;
@@ -347,9 +354,10 @@ elem(char *buf, size_t n, int dtype, const void *x, int64_t k)
 	}
 }
 
-/* One line: "label = [3]" when small, else "logits: f32[1,10] = [0.1, ...]". */
+/* One line: "label = [3]" when small, else "logits: f32[1,10] = [0.1, ...]"
+ * (every value when full). */
 static void
-show(const dprt_io *io, const void *x)
+show(const dprt_io *io, const void *x, int full)
 {
 	char t[256], v[64];
 	int64_t n, k, m;
@@ -365,7 +373,7 @@ show(const dprt_io *io, const void *x)
 		printf("%s\n", v);
 		return;
 	}
-	m = n <= NSHOW ? n : NHEAD;
+	m = n <= NSHOW || full ? n : NHEAD;
 	printf("[");
 	for (k = 0; k < m; k++) {
 		elem(v, sizeof v, io->dtype, x, k);
@@ -407,7 +415,7 @@ finish(Cli *c)
 	}
 	for (i = 0; i < p->nout; i++)
 		if (!c->outfile[i])
-			show(&p->out[i], c->out[i]);
+			show(&p->out[i], c->out[i], c->full);
 	return 0;
 }
 

@@ -125,7 +125,8 @@ unity() {
 		g=$u/g$((i / 24))
 		if [ ! -f "$g.cu" ]; then
 			printf '#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n' >"$g.cu"
-			printf '#include "dprt_cuda.h"\n#include "cuda/reduce.cuh"\n#include "cuda/fault.cuh"\n' >>"$g.cu"
+			printf '#include "dprt_cuda.h"\n#include "dpscalar.h"\n#include "dpops.cuh"\n' >>"$g.cu"
+			printf '#include "cuda/reduce.cuh"\n#include "cuda/fault.cuh"\n' >>"$g.cu"
 		fi
 		printf '\nnamespace case_%s {\n#include "%s"\n}\n' "$name" "$cu" >>"$g.cu"
 		echo "$name" >>"$g.list"
