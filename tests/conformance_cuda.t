@@ -21,7 +21,7 @@
 # Skips while the references have not been generated, or without nvcc.
 # Without a CUDA device the .cu files are compiled in groups, a few nvcc
 # calls in all (see unity below; DP_TEST_NVCC_EACH=1 compiles each on its
-# own, as ninja does, which a GPU machine always does).
+# own, as ninja does, which a GPU machine does unless DP_TEST_UNITY=1).
 # DP_TEST_ONLY="c_cat c_gelu" checks only the cases it names.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -133,7 +133,8 @@ unity() {
 		i=$((i + 1))
 	done
 	${CC:-cc} -c "$u/weak.c" -o "$u/weak.o" || return
-	ls "$u"/g*.cu 2>/dev/null | xargs -n 1 -P 2 sh -c \
+	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+	ls "$u"/g*.cu 2>/dev/null | xargs -n 1 -P "$jobs" sh -c \
 		'"$0" -O3 -arch="$1" -I"$2/runtime" -c "$3" -o "${3%.cu}.o" 2>"${3%.cu}.log"' \
 		"$nvcc" "$arch" "$root"
 	for g in "$u"/g*.cu; do
@@ -154,11 +155,11 @@ unity() {
 	for dp in $cases; do
 		name=$(basename "$dp" .dp)
 		[ -s "$b/$name/5.gpu.o" ] && [ -s "$b/$name/5.cpu.o" ] && echo "$name"
-	done | xargs -n 1 -P 2 sh -c '"$0/bin/dp-link" "$1/$3/4.partition.dpir" "$1/$3/5.cpu.o" \
+	done | xargs -n 1 -P "$jobs" sh -c '"$0/bin/dp-link" "$1/$3/4.partition.dpir" "$1/$3/5.cpu.o" \
 		"$1/$3/5.gpu.o" --runtime "$0/lib" --include "$0/runtime" --cc "${CC:-cc}" \
 		--ldflag "$2" -o "$1/$3/$3"' "$root" "$b" "$u/weak.o" >>"$tmp/ninja.log" 2>&1
 }
-if [ -n "$gpu" ] || [ -n "${DP_TEST_NVCC_EACH:-}" ]; then
+if { [ -n "$gpu" ] && [ -z "${DP_TEST_UNITY:-}" ]; } || [ -n "${DP_TEST_NVCC_EACH:-}" ]; then
 	ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
 else
 	unity
