@@ -203,8 +203,10 @@ dsld(const float *p, unsigned q)
  * writes the partial tile to ws for convsum, RED 1 runs the SPLIT blocks of
  * a tile as one cluster that sums the partial tiles through distributed
  * shared memory, each block a SPLIT-th of the rows, in the order of the
- * splits (so the same sums as convsum's). */
-template <int MODE, int RED>
+ * splits (so the same sums as convsum's).  KS: 1 or 3 for a 1x1 or 3x3
+ * window known to the compiler (most of a ResNet's convolutions), 0 for
+ * any (divisions by the window through fastdiv). */
+template <int MODE, int RED, int KS>
 static __global__ void __launch_bounds__(128)
 conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
           const float *__restrict__ w, const float *__restrict__ bias,
@@ -254,8 +256,18 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 		}
 #pragma unroll
 		for (int e = 0; e < 8; e++) {
-			int k = k0 + kb + e, c = dprt_q(P.kk, k), kr = dprt_r(P.kk, k, c);
-			int r = dprt_q(P.kw, kr), s = dprt_r(P.kw, kr, r);
+			int k = k0 + kb + e, c, r, s;
+			if (KS == 1) {
+				c = k, r = 0, s = 0;
+			} else if (KS) {
+				constexpr int W = KS ? KS : 1;   /* (no division by 0 in KS 0's text) */
+				int kr = k % (W * W);
+				c = k / (W * W), r = kr / W, s = kr % W;
+			} else {
+				int kr;
+				c = dprt_q(P.kk, k), kr = dprt_r(P.kk, k, c);
+				r = dprt_q(P.kw, kr), s = dprt_r(P.kw, kr, r);
+			}
 			int ih = ih0 + r * P.DH, iw = iw0 + s * P.DW;
 			bool in = p < NP && k < K && ih >= 0 && ih < P.H && iw >= 0 && iw < P.W;
 			cp4(&bs[st][kb + e][nb], in ? xp + (c * P.H + ih) * P.W + iw : x, in ? 4 : 0);
@@ -469,6 +481,21 @@ gemmgrid(const Cv &P)
 	return dim3((P.NP + 63) / 64, (P.OG + 63) / 64, P.G * P.SPLIT);
 }
 
+typedef void Gemm(Cv, const float *, const float *, const float *, const float *, float *,
+                  float *);
+
+/* The instance of conv_gemm<MODE, RED> for P's window. */
+template <int MODE, int RED>
+static Gemm *
+gemm(const Cv &P)
+{
+	if (P.KH == 1 && P.KW == 1)
+		return conv_gemm<MODE, RED, 1>;
+	if (P.KH == 3 && P.KW == 3)
+		return conv_gemm<MODE, RED, 3>;
+	return conv_gemm<MODE, RED, 0>;
+}
+
 /* The cluster launch of MODE's clustered form: clusters of SPLIT blocks
  * along z. */
 template <int MODE>
@@ -488,7 +515,7 @@ clusterlaunch(const Cv &P, cudaStream_t st, const float *x, const float *w, cons
 	c.stream = st;
 	c.attrs = a;
 	c.numAttrs = 1;
-	return cudaLaunchKernelEx(&c, conv_gemm<MODE, 1>, P, x, w, b, res, y, (float *)NULL);
+	return cudaLaunchKernelEx(&c, gemm<MODE, 1>(P), P, x, w, b, res, y, (float *)NULL);
 }
 
 extern "C" int
@@ -508,10 +535,9 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 			                    clusterlaunch<0>(P, g->stream, x, w, b, res, y),
 			                    what, err, errn);
 		}
-		if (g->conv == DPRT_CONV_TF32)
-			conv_gemm<1, 0><<<gemmgrid(P), 128, 0, g->stream>>>(P, x, w, b, res, y, ws);
-		else
-			conv_gemm<0, 0><<<gemmgrid(P), 128, 0, g->stream>>>(P, x, w, b, res, y, ws);
+		Gemm *f = g->conv == DPRT_CONV_TF32 ? gemm<1, 0>(P) : gemm<0, 0>(P);
+
+		f<<<gemmgrid(P), 128, 0, g->stream>>>(P, x, w, b, res, y, ws);
 		if (launched(c, 0, err, errn) != 0)
 			return -1;
 		if (P.SPLIT > 1) {
@@ -540,9 +566,11 @@ clusterfits(const Cv &P)
 	cudaLaunchAttribute a[1];
 	int n = 0;
 
-	if (cudaFuncGetAttributes(&fa, conv_gemm<MODE, 1>) != cudaSuccess || fa.ptxVersion < 90)
+	Gemm *f = gemm<MODE, 1>(P);
+
+	if (cudaFuncGetAttributes(&fa, f) != cudaSuccess || fa.ptxVersion < 90)
 		return false;
-	if (P.SPLIT > 8 && cudaFuncSetAttribute(conv_gemm<MODE, 1>,
+	if (P.SPLIT > 8 && cudaFuncSetAttribute(f,
 	                                        cudaFuncAttributeNonPortableClusterSizeAllowed,
 	                                        1) != cudaSuccess)
 		return false;
@@ -554,7 +582,7 @@ clusterfits(const Cv &P)
 	c.blockDim = dim3(128, 1, 1);
 	c.attrs = a;
 	c.numAttrs = 1;
-	return cudaOccupancyMaxActiveClusters(&n, conv_gemm<MODE, 1>, &c) == cudaSuccess && n > 0;
+	return cudaOccupancyMaxActiveClusters(&n, f, &c) == cudaSuccess && n > 0;
 }
 
 extern "C" int

@@ -79,7 +79,9 @@ memcpyasync(Gpu *g, int v, int64_t pin, int todev)
 static void
 mark(Gpu *g, int i)
 {
-	str_printf(g->rec, "\tDPRT_CUDA_MARK(g, %d, \"%s\");\n", i, dp_op_name[g->fn->op[i].kind]);
+	int h = nnhead(g, i);
+
+	str_printf(g->rec, "\tDPRT_CUDA_MARK(g, %d, \"%s\");\n", h, dp_op_name[g->fn->op[h].kind]);
 }
 
 /* The schedule of cuda partition pk into *out; *sync says whether the

@@ -134,6 +134,9 @@ int emit_mm(Gpu *g, int i);
 int isnn(const Fn *fn, const Op *op);
 int emit_nn(Gpu *g, int i);
 int nnplan(Gpu *g);
+/* The op that names the kernel run at op i (a convolution's chain ends at
+ * its relu, say, but is the convolution's kernel). */
+int nnhead(const Gpu *g, int i);
 
 /* emit.c: the whole .cu file into *out. */
 int emit_file(Gpu *g, const char *src, const char *dst, Str *out);
