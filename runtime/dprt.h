@@ -102,6 +102,16 @@ char *dprt_shape_str(char *buf, size_t n, int rank, const int64_t *dim);
 /* Monotonic clock in seconds. */
 double dprt_now(void);
 
+/* Tracing (runtime/trace.c; the executables' --trace and --profile): while
+ * dprt_tracing is set, the host code marks the end of each cpu op (its
+ * span runs from the mark before) and the CUDA runtime adds each cuda op's
+ * kernel time (dev 1; ts, dur in seconds of dprt_now's clock). */
+extern int dprt_tracing;
+void dprt_trace_op(int op, const char *name);
+void dprt_trace_add(int op, const char *name, int dev, double ts, double dur);
+#define DPRT_TRACE_OP(op, name) \
+	do { if (dprt_tracing) dprt_trace_op((op), (name)); } while (0)
+
 /* ---- CPU kernels.  Sizes are element counts; all tensors are dense C order
  * unless strides are passed.  None allocates or fails. ---- */
 

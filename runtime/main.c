@@ -25,6 +25,8 @@ typedef struct Cli {
 	int inited;
 	long bench;
 	int full;			/* --full: print whole outputs */
+	const char *trace;		/* --trace FILE */
+	int profile;			/* --profile */
 	int threads;			/* --threads, or 0: DPRT_THREADS or the cores */
 	dprt_pool *pool;
 	char **tmp;			/* temporary output files not yet renamed */
@@ -65,7 +67,7 @@ usage(const dprt_prog *p, FILE *f)
 	int i;
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
-	        "[--full] [--bench N] [--threads N] [--help]\n", p->name);
+	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -80,6 +82,9 @@ usage(const dprt_prog *p, FILE *f)
 	        "prints the median, min and max time of run() and the peak resident memory.\n");
 	fprintf(f, "--threads N runs on N threads (default: DPRT_THREADS, else the cores the "
 	        "process may use).\n");
+	fprintf(f, "--trace FILE runs it once more, timing each op (cuda kernels by CUDA "
+	        "events), and writes the timeline as Chrome/Perfetto trace JSON; "
+	        "--profile runs it 20 times so and prints the mean time per op.\n");
 }
 
 /* Finds the io named by the NAME of "NAME=FILE" (length n); -1 if none. */
@@ -133,6 +138,16 @@ parse(Cli *c, int argc, char **argv)
 			return 1;
 		if (strcmp(a, "--full") == 0) {
 			c->full = 1;
+			continue;
+		}
+		if (strcmp(a, "--profile") == 0) {
+			c->profile = 1;
+			continue;
+		}
+		if (strcmp(a, "--trace") == 0 || strncmp(a, "--trace=", 8) == 0) {
+			c->trace = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
+			if (!*c->trace)
+				return dprt_errf(c->err, sizeof c->err, "--trace needs a FILE");
 			continue;
 		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
@@ -301,6 +316,26 @@ peakrss(void)
 	if (kb >= 0)
 		return (double)kb;
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss : 0;
+}
+
+/* --trace, --profile: runs with each op timed (runtime/trace.c). */
+static int
+traced(Cli *c)
+{
+	long i, n = c->profile ? 20 : 1;
+	int rc = 0;
+
+	dprt_trace_start();
+	for (i = 0; i < n && rc == 0; i++) {
+		dprt_trace_mark();
+		rc = runonce(c);
+	}
+	dprt_trace_stop();
+	if (rc == 0 && c->trace)
+		rc = dprt_trace_write(c->trace, c->p->name, c->err, sizeof c->err);
+	if (rc == 0 && c->profile)
+		dprt_trace_profile(stdout, n);
+	return rc;
 }
 
 /* --bench: N timed runs after the first (the warm-up), host to host. */
@@ -507,6 +542,8 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 		rc = runonce(&c);
 	if (rc == 0)
 		rc = finish(&c);
+	if (rc == 0 && (c.trace || c.profile))
+		rc = traced(&c);
 	if (rc == 0 && c.bench > 0)
 		rc = bench(&c);
 done:

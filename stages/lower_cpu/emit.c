@@ -50,6 +50,7 @@ gpucall(Ctx *c, int i)
 	}
 	str_printf(c->body, "\tif (%s_gpu_part%d(state, err, errn) != 0)\n\t\treturn -1;\n",
 	           fn->name, k);
+	str_printf(c->body, "\tDPRT_TRACE_OP(%d, \"cuda partition %d\");\n", i, k);
 }
 
 /* Declares the pointer of every value the schedule names: the buffer plan
@@ -317,8 +318,12 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			op_text(&body, fn, op);
 			str_put(&body, pl.x[i].kind == X_D2H ? ": staged by the partition above */\n" :
 			        ": the host's own weights */\n");
-		} else if (emit_op(&c, i) != 0) {
-			goto done;
+		} else {
+			size_t at = body.n;   /* the op's code: timed where it has statements */
+			if (emit_op(&c, i) != 0)
+				goto done;
+			if (body.n > at && memchr(body.p + at, ';', body.n - at))
+				str_printf(&body, "\tDPRT_TRACE_OP(%d, \"%s\");\n", i, dp_op_name[op->kind]);
 		}
 		portcopies(&c, i);
 	}

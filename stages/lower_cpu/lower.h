@@ -43,10 +43,6 @@ typedef struct Plan {
 /* plan.c: computes the static buffer plan of fn (memory owned by fn's
  * arena).  0, or -1 with err set. */
 int plan(Fn *fn, Plan *p, Err *err);
-/* Whether op kind k only reinterprets its operand's bytes (a reshape). */
-int isreshape(const Fn *fn, const Op *op);
-/* Whether op is a 2-D transpose (aten.t, or permute with dims [1,0]). */
-int istranspose(const Fn *fn, const Op *op);
 
 /* A convolution fused with the ops after it (nn.c, nn_fuse): its operands
  * in[0..nconv-1] as before, then the batch norm's w, b, mean, var at

@@ -69,16 +69,19 @@ split_schedule(void *state, void *arena, const void *const *in,
 	memcpy(split_gpu_host(state, 0), v0, 48);   /* %1 = copy %0 {to="cuda"} : u8[1,4,4,3] */
 	if (split_gpu_part1(state, err, errn) != 0)
 		return -1;
+	DPRT_TRACE_OP(1, "cuda partition 1");
 	/* %3 = copy %2 {to="cpu"} : f32[1,4,4,3]: staged by the partition above */
 	/* %4 = flatten %3 {end=-1, start=1} : f32[1,48] */
 	/* partition 3 (cuda): ops 5..7, in 5.gpu.cu */
 	memcpy(split_gpu_host(state, 256), v4, 192);   /* %6 = copy %4 {to="cuda"} : f32[1,48] */
 	if (split_gpu_part3(state, err, errn) != 0)
 		return -1;
+	DPRT_TRACE_OP(5, "cuda partition 3");
 	/* %8 = copy %7 {to="cpu"} : f32[1,10]: staged by the partition above */
 	memcpy(out[1], v8, 40);   /* output "logits" */
 	/* %9 = argmax %8 {dim=-1, keepdim=0} : i64[1] */
 	dprt_argmax_f32(v9, v8, 1, 10, 1);
+	DPRT_TRACE_OP(9, "argmax");
 	return 0;
 }
 
