@@ -254,6 +254,12 @@ elemrule(const Op *op, const Type *const *t, Type *out, Err *err)
 		if (op->kind != Asub && dp_needfloat(err, op, t[0]))
 			return -1;
 		return 0;
+	case Fbinaryn:
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		return 0;
 	case Fcompare:
 		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
 			return -1;
@@ -489,6 +495,17 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		out->rank = (uint8_t)strlen(lab[2]);
 		for (int k = 0; lab[2][k]; k++)
 			out->dim[k] = size[(unsigned char)lab[2][k]];
+		return 0;
+	}
+	case Aargmaxc: case Aargmin: {
+		const Attr *a = dp_attr(op, "dim");
+		int keep = (int)dp_geti(op, "keepdim", 0);
+		if (a && (d = dp_axis(a->i, t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (dp_numel(t[0]) == 0)
+			return fail(err, op, "the input is empty");
+		reduced(t[0], a ? 1u << d : 0, keep, out);
+		out->dtype = DP_I64;
 		return 0;
 	}
 	case Aall:

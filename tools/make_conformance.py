@@ -358,6 +358,8 @@ def cases():
          lambda: r(3, 4, 5))
     case("einsum_transpose", lambda s, a: torch.einsum("abc->cab", a) * 1, lambda: r(2, 3, 4))
     case("all", lambda s, x: (x > -1).all(-1), lambda: r(3, 4))
+    case("argmax_all", lambda s, x: torch.argmax(x), lambda: r(3, 4))
+    case("argmin_dim", lambda s, x: torch.argmin(x, 1, keepdim=True), lambda: r(3, 4, 2))
     case("as_strided", lambda s, x: torch.as_strided(x, (3, 2, 4), (1, 12, 3)) * 1, lambda: r(2, 4, 3))
 
 

@@ -209,7 +209,7 @@ static void
 fromdefault(Node *c, const Field *f)
 {
 	const char *d = f->def;
-	if (strcmp(f->kind, "is") == 0) {
+	if (strncmp(f->kind, "is", 2) == 0) {
 		Av *v = newav(c, f->key, A_INTS);
 		v->ints = dp_alloc(c->fn->arena, (size_t)f->deflen + 1, sizeof *v->ints);
 		for (const char *p = d; p < d + f->deflen; p++) {
@@ -235,7 +235,7 @@ static void
 fromarg(Node *c, const Field *f, json_t *v)
 {
 	json_t *x;
-	if (strcmp(f->kind, "is") == 0) {
+	if (strncmp(f->kind, "is", 2) == 0) {
 		Av *a = newav(c, f->key, A_INTS);
 		if ((x = json_object_get(v, "as_int")) && json_is_integer(x)) {
 			a->ints = dp_alloc(c->fn->arena, 1, sizeof *a->ints);
@@ -549,7 +549,7 @@ hook(Node *c)
 		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
 		Type t;
 		if (!findav(c, "output_size")) {
-			if (!on || g_type(c->g, on, &t) != 0 || t.rank < 2)
+			if (!on || !g_type(c->g, on, &t) || t.rank < 2)
 				bad(c, "needs output_size or a result of known shape");
 			v = newav(c, "output_size", A_INTS);
 			v->ints = dp_alloc(c->fn->arena, 2, sizeof *v->ints);
@@ -744,7 +744,10 @@ aten_node(Graph *g, json_t *node)
 		/* later uses of the mutated tensor see the result */
 		json_t *self = json_object_get(json_array_get(json_object_get(node, "inputs"), 0), "arg");
 		const char *sn = tensorname(self);
-		if (sn)
+		if (sn) {
+			int old = c.in[0];
 			g_bind(g, sn, res);
+			g_writeback(g, sn, old, res);   /* a view's base sees the write */
+		}
 	}
 }

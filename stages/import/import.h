@@ -100,6 +100,7 @@ int g_filled(Graph *g, const Type *t, double v);
 void g_unused(Graph *g, const char *name, const char *what);
 int g_type(Graph *g, const char *name, Type *t);
 void g_bind(Graph *g, const char *name, int v);
+void g_writeback(Graph *g, const char *name, int old, int v);
 void g_define(Graph *g, const char *name, int v, const char *what);
 _Noreturn void g_err(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Imp *g_imp(Graph *g);

@@ -660,6 +660,28 @@ r_all(Lz *z, const Op *op)
 	return bind(z, op, lz_op1(z, Anot, lz_end(z, k)));
 }
 
+/* argmax/argmin (the first index of the largest / smallest; argmin is
+ * argmax of −x): over x flattened when no dim is given. */
+static int
+r_argmax(Lz *z, const Op *op)
+{
+	const Attr *d = dp_attr(op, "dim");
+	int x = op->kind == Aargmin ? lz_op1(z, Aneg, X(0)) : X(0), k;
+	int64_t n = dp_numel(IT(0));
+
+	if (!d)
+		x = lz_view(z, x, &n, 1);
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &x, 1);
+	dp_seti(z->out, k, "dim", d ? d->i : 0);
+	dp_seti(z->out, k, "keepdim", d ? dp_geti(op, "keepdim", 0) : 0);
+	x = lz_end(z, k);
+	if (!d && x >= 0 && !dp_type_eq(lz_type(z, x), OT))
+		x = lz_view(z, x, OT->dim, OT->rank);
+	return bind(z, op, x);
+}
+
 /* A rank-1 f32 arange: start, start + 1, ... (n values). */
 static int
 ramp(Lz *z, double start, int64_t n)
@@ -904,6 +926,8 @@ static const struct {
 	{ Aeinsum, r_einsum, "sums, aten.permute, aten.expand, aten.view, one aten.bmm, aten.view, "
 	  "aten.permute" },
 	{ Aall, r_all, "not(any(not(x)))" },
+	{ Aargmaxc, r_argmax, "argmax (no dim: of x viewed flat)" },
+	{ Aargmin, r_argmax, "argmax of −x (no dim: of x viewed flat)" },
 	{ Aasstrided, r_asstrided, "a view of a permutation: aten.view then aten.permute" },
 };
 
