@@ -151,7 +151,7 @@
 	X(Aaddcmul,   "aten.addcmul", 3, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f=1") \
 	X(Aaddcdiv,   "aten.addcdiv", 3, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f=1") \
 	X(Amaskfill,  "aten.masked_fill", -1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f?") \
-	X(Afill,      "aten.fill", 1, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "value:f") \
+	X(Afill,      "aten.fill", -1, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "value:f?") \
 	X(Avecnorm,   "aten.linalg_vector_norm", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0 ord:f=2") \
 	X(Agroupnorm, "aten.group_norm", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05 num_groups:i") \
 	X(Apad,       "aten.constant_pad_nd", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "mode:s? pad:is value:f=0") \

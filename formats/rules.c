@@ -390,7 +390,16 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		if (out->rank != t[0]->rank || memcmp(out->dim, t[0]->dim, sizeof out->dim[0] * out->rank))
 			return dp_failt(err, op, "the mask does not broadcast to the input", t[0], t[1]);
 		return 0;
-	case Afill: case Aflip: case Aroll: case Aisnan: case Aisinf:
+	case Afill:
+		if (op->nin != 1 && op->nin != 2)
+			return fail(err, op, "takes 1 or 2 operands (self[, value])");
+		if ((op->nin == 2) == (dp_attr(op, "value") != NULL))
+			return fail(err, op, "needs a value: an attribute or a rank-0 operand");
+		if (op->nin == 2 && (t[1]->rank != 0 || t[1]->dtype != t[0]->dtype))
+			return dp_failt(err, op, "the value must be rank 0, the input's dtype", t[1], NULL);
+		*out = *t[0];
+		return 0;
+	case Aflip: case Aroll: case Aisnan: case Aisinf:
 		if ((op->kind == Aflip && axes(err, op, "dims", t[0]->rank, &m)) ||
 		    (op->kind == Aroll && dp_attr(op, "dims") && dp_attr(op, "dims")->n > 0 &&
 		     dp_attr(op, "dims")->n != dp_attr(op, "shifts")->n))

@@ -167,6 +167,8 @@ static const Aten aten[] = {
 	{ "aten.copy_.default", Acopyto, "self:T src:T non_blocking:0", F_INPLACE, 0 },
 	{ "aten.fill.Scalar", Afill, "self:T value:f", 0, 0 },
 	{ "aten.fill_.Scalar", Afill, "self:T value:f", F_INPLACE, 0 },
+	{ "aten.fill.Tensor", Afill, "self:T value:T", 0, 0 },
+	{ "aten.fill_.Tensor", Afill, "self:T value:T", F_INPLACE, 0 },
 	{ "aten.gather.default", Agather, "self:T dim:i index:T sparse_grad:0", 0, 0 },
 	{ "aten.index_select.default", Aindex, "self:T dim:i index:T", 0, 0 },
 	{ "aten.upsample_nearest2d.vec", Aupnearest, "input:T output_size:is? scale_factors:-", 0,

@@ -197,11 +197,15 @@ r_maskfill(Lz *z, const Op *op)
 	return bind(z, op, lz_end(z, k));
 }
 
-/* fill(x, value) = full_like(x, value). */
+/* fill(x, value) = full_like(x, value); a rank-0 tensor value expanded. */
 static int
 r_fill(Lz *z, const Op *op)
 {
-	int x = X(0), k = lz_begin(z, Afulllike, &x, 1);
+	int x = X(0), k;
+
+	if (op->nin == 2)
+		return bind(z, op, lz_expand(z, X(1), OT->dim, OT->rank));
+	k = lz_begin(z, Afulllike, &x, 1);
 
 	dp_setf(z->out, k, "value", dp_getf(op, "value", 0));
 	return bind(z, op, lz_end(z, k));
