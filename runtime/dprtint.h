@@ -3,6 +3,7 @@
 #define DPRTINT_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include "dprt.h"
 
 #define DPRT_HIDDEN __attribute__((visibility("hidden")))
@@ -20,5 +21,14 @@ DPRT_HIDDEN int dprt_numel(int rank, const int64_t *dim, int64_t *n);
 DPRT_HIDDEN int dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn,
                                    int dtype, int rank, const int64_t *dim,
                                    const void *src, char *err, size_t errn);
+
+/* trace.c: a traced run: start (events cleared, the clock marked), mark
+ * (before each run), stop; the events as Chrome/Perfetto trace JSON into
+ * path, or summed per op (mean over runs) into f. */
+DPRT_HIDDEN void dprt_trace_start(void);
+DPRT_HIDDEN void dprt_trace_mark(void);
+DPRT_HIDDEN void dprt_trace_stop(void);
+DPRT_HIDDEN int dprt_trace_write(const char *path, const char *prog, char *err, size_t errn);
+DPRT_HIDDEN void dprt_trace_profile(FILE *f, long runs);
 
 #endif

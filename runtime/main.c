@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "dprtint.h"
 
@@ -24,6 +25,10 @@ typedef struct Cli {
 	int inited;
 	long bench;
 	int full;			/* --full: print whole outputs */
+	const char *trace;		/* --trace FILE */
+	int profile;			/* --profile */
+	int threads;			/* --threads, or 0: DPRT_THREADS or the cores */
+	dprt_pool *pool;
 	char **tmp;			/* temporary output files not yet renamed */
 	char err[1024];
 } Cli;
@@ -62,7 +67,7 @@ usage(const dprt_prog *p, FILE *f)
 	int i;
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
-	        "[--full] [--bench N] [--help]\n", p->name);
+	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -74,7 +79,12 @@ usage(const dprt_prog *p, FILE *f)
 	fprintf(f, "--full prints every value of the printed outputs (else the "
 	        "first %d of those over %d).\n", NHEAD, NSHOW);
 	fprintf(f, "--bench N runs the program N more times after the first and "
-	        "prints the median, min and max time of run().\n");
+	        "prints the median, min and max time of run() and the peak resident memory.\n");
+	fprintf(f, "--threads N runs on N threads (default: DPRT_THREADS, else the cores the "
+	        "process may use).\n");
+	fprintf(f, "--trace FILE runs it once more, timing each op (cuda kernels by CUDA "
+	        "events), and writes the timeline as Chrome/Perfetto trace JSON; "
+	        "--profile runs it 20 times so and prints the mean time per op.\n");
 }
 
 /* Finds the io named by the NAME of "NAME=FILE" (length n); -1 if none. */
@@ -130,15 +140,30 @@ parse(Cli *c, int argc, char **argv)
 			c->full = 1;
 			continue;
 		}
+		if (strcmp(a, "--profile") == 0) {
+			c->profile = 1;
+			continue;
+		}
+		if (strcmp(a, "--trace") == 0 || strncmp(a, "--trace=", 8) == 0) {
+			c->trace = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
+			if (!*c->trace)
+				return dprt_errf(c->err, sizeof c->err, "--trace needs a FILE");
+			continue;
+		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
-		    strcmp(a, "--bench") == 0) {
+		    strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
 		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
-		           strncmp(a, "--bench=", 8) == 0) {
+		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--threads=", 10) == 0) {
 			v = strchr(a, '=') + 1;
 		} else {
 			return dprt_errf(c->err, sizeof c->err,
 			                 "unknown argument '%s' (see --help)", a);
+		}
+		if (a[2] == 't') {
+			if (dprt_parse_threads(v, &c->threads, "--threads", c->err, sizeof c->err) < 0)
+				return -1;
+			continue;
 		}
 		if (a[2] == 'b') {
 			if (!v || !*v)
@@ -255,8 +280,13 @@ setup(Cli *c)
 static int
 runonce(Cli *c)
 {
-	return c->p->run(c->state, c->arena, (const void *const *)c->in,
-	                 (void *const *)c->out, c->err, sizeof c->err);
+	int rc;
+
+	dprt_pool_enter(c->pool);
+	rc = c->p->run(c->state, c->arena, (const void *const *)c->in,
+	               (void *const *)c->out, c->err, sizeof c->err);
+	dprt_pool_leave(c->pool);
+	return rc;
 }
 
 static int
@@ -267,11 +297,32 @@ cmpd(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* --trace, --profile: runs with each op timed (runtime/trace.c). */
+static int
+traced(Cli *c)
+{
+	long i, n = c->profile ? 20 : 1;
+	int rc = 0;
+
+	dprt_trace_start();
+	for (i = 0; i < n && rc == 0; i++) {
+		dprt_trace_mark();
+		rc = runonce(c);
+	}
+	dprt_trace_stop();
+	if (rc == 0 && c->trace)
+		rc = dprt_trace_write(c->trace, c->p->name, c->err, sizeof c->err);
+	if (rc == 0 && c->profile)
+		dprt_trace_profile(stdout, n);
+	return rc;
+}
+
 /* --bench: N timed runs after the first (the warm-up), host to host. */
 static int
 bench(Cli *c)
 {
 	double *t, t0, med;
+	struct rusage ru;
 	long i, n;
 
 	n = c->bench;
@@ -290,6 +341,9 @@ bench(Cli *c)
 	med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 	printf("bench: %ld runs, median %.1f us, min %.1f us, max %.1f us\n", n, med,
 	       t[0], t[n - 1]);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)   /* ru_maxrss: KiB on Linux */
+		printf("bench: %d threads, %s kernels, peak resident memory %.1f MiB\n",
+		       dprt_pool_threads(c->pool), dprt_isa_name(), (double)ru.ru_maxrss / 1024);
 	free(t);
 	return 0;
 }
@@ -411,6 +465,7 @@ cleanup(Cli *c)
 	free(c->out);
 	free(c->tmp);
 	free(c->arena);
+	dprt_pool_destroy(c->pool);
 }
 
 /*
@@ -454,6 +509,10 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	}
 	if (rc == 0)
 		rc = setup(&c);
+	if (rc == 0)
+		rc = dprt_pool_create(&c.pool, c.threads, c.err, sizeof c.err);
+	if (rc == 0 && p->prep)
+		p->prep(c.arena);
 	if (rc == 0 && p->init) {
 		rc = p->init(&c.state, c.err, sizeof c.err);
 		c.inited = rc == 0;
@@ -464,6 +523,8 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 		rc = runonce(&c);
 	if (rc == 0)
 		rc = finish(&c);
+	if (rc == 0 && (c.trace || c.profile))
+		rc = traced(&c);
 	if (rc == 0 && c.bench > 0)
 		rc = bench(&c);
 done:

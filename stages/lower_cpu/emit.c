@@ -50,6 +50,7 @@ gpucall(Ctx *c, int i)
 	}
 	str_printf(c->body, "\tif (%s_gpu_part%d(state, err, errn) != 0)\n\t\treturn -1;\n",
 	           fn->name, k);
+	str_printf(c->body, "\tDPRT_TRACE_OP(%d, \"cuda partition %d\");\n", i, k);
 }
 
 /* Declares the pointer of every value the schedule names: the buffer plan
@@ -182,7 +183,7 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 /* The typed API: an instance owns an aligned arena; run passes the typed
  * pointers to the schedule. */
 static void
-api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
+api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 {
 	const char *nm = fn->name;
 	int i, nin = 0, nout = 0;
@@ -190,7 +191,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	str_put(s, "/* ---- The typed C API ---- */\n\n");
 	str_printf(s, "struct %s {\n"
 	              "\tvoid *mem;        /* from malloc */\n"
-	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n", nm);
+	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n"
+	              "\tdprt_pool *pool;  /* its threads; NULL if they did not start (err) */\n", nm);
 	if (pl->ncuda)
 		str_put(s, "\tvoid *gpu;        /* the CUDA side (5.gpu.cu) */\n"
 		           "\tint ok;           /* whether it started; if not, err says why */\n");
@@ -200,12 +202,28 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	              "\tif (m == NULL)\n\t\treturn NULL;\n"
 	              "\tm->mem = malloc(%lld + 64);\n"
 	              "\tif (m->mem == NULL) {\n\t\tfree(m);\n\t\treturn NULL;\n\t}\n"
-	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n",
+	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n"
+	              "\t/* DPRT_THREADS or the cores we may use; without a pool run fails */\n",
 	           nm, nm, nm, (long long)pl->arena);
+	if (prep)
+		str_printf(s, "\tif (dprt_pool_create(&m->pool, 0, m->err, sizeof m->err) == 0)\n"
+		              "\t\t%s_prep(m->arena);\n", nm);
+	else
+		str_put(s, "\t(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);\n");
 	if (pl->ncuda)
 		str_printf(s, "\tm->ok = %s_gpu_init(&m->gpu, m->err, sizeof m->err) == 0;   "
 		              "/* else run fails */\n", nm);
 	str_put(s, "\treturn m;\n}\n\n");
+	str_printf(s, "int\n%s_set_threads(%s *m, int n)\n{\n", nm, nm);
+	if (prep)   /* a first pool: create could not prepare the weights */
+		str_printf(s, "\tint had = m->pool != NULL;\n\n"
+		              "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
+		              "\t\treturn -1;\n"
+		              "\tif (!had)\n\t\t%s_prep(m->arena);\n", nm);
+	else
+		str_put(s, "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
+		           "\t\treturn -1;\n");
+	str_put(s, "\treturn 0;\n}\n\n");
 	str_printf(s, "int\n%s_run(%s *m", nm, nm);
 	for (i = 0; i < np; i++) {
 		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
@@ -234,35 +252,56 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 		str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer was "
 		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
 		           p[i].isout ? "output" : p[i].hname ? "image input's pixels" : "input");
-	str_printf(s, "\tm->err[0] = '\\0';\n"
-	              "\treturn %s_schedule(%s, m->arena, in, out, m->err, sizeof m->err) == 0 "
-	              "? 0 : -1;\n}\n\n", nm, pl->ncuda ? "m->gpu" : "NULL");
+	str_printf(s, "\tif (m->pool == NULL)\n\t\treturn -1;   /* no threads: err says why */\n"
+	              "\tif (dprt_pool_enter(m->pool) != 0) {\n"
+	              "\t\tstatic const char busy[] = \"%s_run: this instance is running in "
+	              "another thread (use one instance per thread)\";\n"
+	              "\t\tmemcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : "
+	              "sizeof m->err);\n"
+	              "\t\tm->err[sizeof m->err - 1] = '\\0';\n"
+	              "\t\treturn -1;\n\t}\n"
+	              "\tm->err[0] = '\\0';\n"
+	              "\tint rc = %s_schedule(%s, m->arena, in, out, m->err, sizeof m->err) == 0 "
+	              "? 0 : -1;\n"
+	              "\tdprt_pool_leave(m->pool);\n"
+	              "\treturn rc;\n}\n\n", nm, nm, pl->ncuda ? "m->gpu" : "NULL");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
 	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
 	str_printf(s, "void\n%s_destroy(%s *m)\n{\n"
 	              "\tif (m == NULL)\n\t\treturn;\n", nm, nm);
 	if (pl->ncuda)
 		str_printf(s, "\tif (m->ok)\n\t\t%s_gpu_fini(m->gpu);\n", nm);
-	str_put(s, "\tfree(m->mem);\n\tfree(m);\n}\n");
+	str_put(s, "\tdprt_pool_destroy(m->pool);\n\tfree(m->mem);\n\tfree(m);\n}\n");
 }
 
 /* Writes the C file of fn into *out. */
 int
 emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 {
-	Str top = {0}, body = {0}, decl = {0};
+	Str top = {0}, body = {0}, decl = {0}, prep = {0};
 	Param *par;
 	Plan pl;
 	Ctx c;
 	int np, i, rc = -1, nin = 0, nout = 0;
+	Fuse *fu = nn_fuse(fn);
+	int64_t *prepoff, nb, prep0;
 
 	if (capi_params(fn, &par, &np, err) != 0 || plan(fn, &pl, err) != 0)
 		return -1;
+	/* prepared weights (nn_prep) after the plan's arena, never reused */
+	prepoff = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *prepoff);
+	prep0 = pl.arena;
+	for (i = 0; i < fn->nop; i++)
+		if (fn->op[i].dev == DEV_CPU && (nb = nn_prep(fn, &fn->op[i])) > 0) {
+			prepoff[i] = pl.arena;
+			pl.arena += (nb + 63) / 64 * 64;
+		}
 	for (i = 0; i < np; i++) {
 		nin += !par[i].isout;
 		nout += par[i].isout;
 	}
-	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err};
+	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err, .fuse = fu,
+	          .prep = &prep, .prepoff = prepoff};
 	c.used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
 	/* The schedule, in order: host ops one by one; each cuda partition one
 	 * call of NAME_gpu_partK (5.gpu.cu), whose device->host copies land in
@@ -279,8 +318,12 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			op_text(&body, fn, op);
 			str_put(&body, pl.x[i].kind == X_D2H ? ": staged by the partition above */\n" :
 			        ": the host's own weights */\n");
-		} else if (emit_op(&c, i) != 0) {
-			goto done;
+		} else {
+			size_t at = body.n;   /* the op's code: timed where it has statements */
+			if (emit_op(&c, i) != 0)
+				goto done;
+			if (body.n > at && memchr(body.p + at, ';', body.n - at))
+				str_printf(&body, "\tDPRT_TRACE_OP(%d, \"%s\");\n", i, dp_op_name[op->kind]);
 		}
 		portcopies(&c, i);
 	}
@@ -309,7 +352,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 				str_printf(out, "int %s_gpu_part%d(void *state, char *err, size_t errn);\n",
 				           fn->name, i);
 	}
-	if (uses(&c, H_CONST))
+	if (uses(&c, H_CONST) || prep.n)
 		str_printf(out, "extern const unsigned char %s_weights[];   /* the weight blob "
 		                "(dp-link) */\n", fn->name);
 	str_put(out, "\n");
@@ -318,6 +361,11 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	iotable(out, fn, par, np, 0);
 	iotable(out, fn, par, np, 1);
 	str_put(out, "\n");
+	if (prep.n)
+		str_printf(out, "/* Prepares the weights in the arena's last %lld bytes, once per "
+		                "instance. */\nstatic void\n%s_prep(void *arena)\n{\n%s}\n\n",
+		           (long long)(pl.arena - prep0),
+		           fn->name, prep.p);
 	runfn(&c, out, &body, &decl);
 	str_printf(out, "\n/* The program descriptor that dprt_main and the typed API run. */\n"
 	                "const dprt_prog %s_prog = {\n\t.name = ", fn->name);
@@ -332,12 +380,16 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		str_printf(out, "\t.init = %s_gpu_init,\n\t.fini = %s_gpu_fini,\n", fn->name, fn->name);
 	else
 		str_put(out, "\t.init = NULL,\n\t.fini = NULL,\n");
-	str_printf(out, "\t.run = %s_schedule,\n};\n\n", fn->name);
-	api(out, fn, &pl, par, np);
+	str_printf(out, "\t.run = %s_schedule,\n", fn->name);
+	if (prep.n)
+		str_printf(out, "\t.prep = %s_prep,\n", fn->name);
+	str_put(out, "};\n\n");
+	api(out, fn, &pl, par, np, prep.n > 0);
 	rc = 0;
 done:
 	str_free(&top);
 	str_free(&body);
 	str_free(&decl);
+	str_free(&prep);
 	return rc;
 }

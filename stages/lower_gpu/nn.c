@@ -133,6 +133,16 @@ nnplan(Gpu *g)
 	return 0;
 }
 
+/* The op that names the kernel run at op i: the convolution of the chain
+ * ending at i, else i. */
+int
+nnhead(const Gpu *g, int i)
+{
+	if (g->nn && g->fold && g->fold[i] == i && g->nn->chain[i].conv >= 0)
+		return g->nn->chain[i].conv;
+	return i;
+}
+
 /* Device weight space after the plan's. */
 int64_t
 wreserve(Gpu *g, int64_t bytes)

@@ -156,14 +156,12 @@ homes(Gpu *g)
 	}
 }
 
-/* Liveness over kernel positions, then offsets. */
+/* The transfers and the readers of each value. */
 int
-gplan(Gpu *g)
+guses(Gpu *g)
 {
 	Fn *fn = g->fn;
-	int i, k, n = 0, v;
-	int64_t *size, *off;
-	int *birth, *death, *who;
+	int i, v;
 
 	g->x = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->x);
 	g->h = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *g->h);
@@ -185,8 +183,18 @@ gplan(Gpu *g)
 			return -1;
 		}
 	uses(g);
-	if (nnplan(g) != 0)
-		return -1;
+	return 0;
+}
+
+/* Homes, liveness over kernel positions, then offsets. */
+int
+gplan(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i, k, n = 0, v;
+	int64_t *size, *off;
+	int *birth, *death, *who;
+
 	homes(g);
 
 	for (i = fn->nop - 1; i >= 0; i--) {

@@ -12,9 +12,17 @@
 /* The typed C API, as declared in canon.h (written by dp-link). */
 typedef struct canon canon;
 
-/* Makes an instance with its own scratch memory; NULL when out of
- * memory.  An instance may be used by one thread at a time. */
+/* Makes an instance with its own scratch memory, prepared weights and
+ * threads (DPRT_THREADS, else as many as the cores the process may run
+ * on); NULL when out of memory.  Instances are independent: several may
+ * run at once, each from its own thread.  One instance used from two
+ * threads at once is refused: the second canon_run returns -1 and
+ * canon_error says so.  Outputs do not depend on the thread count (they
+ * are bitwise equal). */
 canon *canon_create(void);
+/* Runs m on n threads from now on (the caller's thread counts as one).
+ * 0, or -1 with the message in canon_error(m) (n not from 1 to 1024). */
+int canon_set_threads(canon *m, int n);
 /* Runs the program once: reads the inputs, writes the outputs (dense,
  * C order, buffers that do not overlap).  0, or -1 with the message
  * in canon_error(m). */
@@ -58,12 +66,15 @@ canon_schedule(void *state, void *arena, const void *const *in,
 	/* %0 = input {name="image"} : u8[1,4,4,3] */
 	/* %1 = normalize %0 {axis=-1, mean=[0.0, 0.5, 1.0], scale=1.0, std=[1.0, 2.0, 3.0]} : f32[1,4,4,3] */
 	dprt_normalize(v1, v0, DPRT_U8, 16, 3, 1, 1.0f, v1_mean, v1_std);
+	DPRT_TRACE_OP(1, "normalize");
 	/* %2 = flatten %1 {end=-1, start=1} : f32[1,48] */
 	/* %3 = const {hash="c0ffee", nbytes=1920, offset=64} : f32[10,48] */
 	/* %4 = aten.linear %2, %3 : f32[1,10] */
 	dprt_sgemm(1, 10, 48, 1.0f, v2, 48, 1, v3, 1, 48, 0.0f, NULL, 0, 0, v4, 10);
+	DPRT_TRACE_OP(4, "aten.linear");
 	/* %5 = argmax %4 {dim=-1, keepdim=0} : i64[1] */
 	dprt_argmax_f32(v5, v4, 1, 10, 1);
+	DPRT_TRACE_OP(5, "argmax");
 	return 0;
 }
 
@@ -85,6 +96,7 @@ const dprt_prog canon_prog = {
 struct canon {
 	void *mem;        /* from malloc */
 	void *arena;      /* mem rounded up to 64 bytes */
+	dprt_pool *pool;  /* its threads; NULL if they did not start (err) */
 	char err[256];    /* the last failure, or "" */
 };
 
@@ -101,7 +113,17 @@ canon_create(void)
 		return NULL;
 	}
 	m->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);
+	/* DPRT_THREADS or the cores we may use; without a pool run fails */
+	(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);
 	return m;
+}
+
+int
+canon_set_threads(canon *m, int n)
+{
+	if (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)
+		return -1;
+	return 0;
 }
 
 int
@@ -122,8 +144,18 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 		strcpy(m->err, "logits: a NULL pointer was passed for this output");
 		return -1;
 	}
+	if (m->pool == NULL)
+		return -1;   /* no threads: err says why */
+	if (dprt_pool_enter(m->pool) != 0) {
+		static const char busy[] = "canon_run: this instance is running in another thread (use one instance per thread)";
+		memcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : sizeof m->err);
+		m->err[sizeof m->err - 1] = '\0';
+		return -1;
+	}
 	m->err[0] = '\0';
-	return canon_schedule(NULL, m->arena, in, out, m->err, sizeof m->err) == 0 ? 0 : -1;
+	int rc = canon_schedule(NULL, m->arena, in, out, m->err, sizeof m->err) == 0 ? 0 : -1;
+	dprt_pool_leave(m->pool);
+	return rc;
 }
 
 const char *
@@ -137,6 +169,7 @@ canon_destroy(canon *m)
 {
 	if (m == NULL)
 		return;
+	dprt_pool_destroy(m->pool);
 	free(m->mem);
 	free(m);
 }
