@@ -131,6 +131,7 @@ def one(name, form, work, root, cuda):
         np.save(os.path.join(d, f"in{i}.npy"), x.numpy())
         args += ["--in", f"in{i}={os.path.join(d, f'in{i}.npy')}"]
     r = ref.detach().double().numpy()
+    np.save(os.path.join(d, "ref.npy"), ref.detach().numpy())
     for target in ["cpu"] + (["cuda"] if cuda else []):
         b = os.path.join(d, "build_" + target)
         t0 = time.time()
