@@ -156,7 +156,7 @@
 	X(Agroupnorm, "aten.group_norm", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05 num_groups:i") \
 	X(Apad,       "aten.constant_pad_nd", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "mode:s? pad:is value:f=0") \
 	X(Aroll,      "aten.roll", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is? shifts:is") \
-	X(Adiff,      "aten.diff", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "dim:i=-1 n:i=1") \
+	X(Adiff,      "aten.diff", -1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "append:i=0 dim:i=-1 n:i=1 prepend:i=0") \
 	X(Aslicescat, "aten.slice_scatter", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i=0 end:i=9223372036854775807 start:i=0 step:i=1") \
 	X(Aselscat,   "aten.select_scatter", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i index:i") \
 	X(Avar,       "aten.var", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "correction:f=1 dim:is? keepdim:i=0") \
@@ -168,6 +168,7 @@
 	X(Aupbilinear, "aten.upsample_bilinear2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is") \
 	X(Aeinsum,    "aten.einsum", -1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "equation:s") \
 	X(Aall,       "aten.all", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
+	X(Aindexn,    "aten.index_n", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i=0") \
 	X(Aargmaxc,   "aten.argmax", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i? keepdim:i=0") \
 	X(Aargmin,    "aten.argmin", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i? keepdim:i=0") \
 	X(Aflip,      "aten.flip", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is") \

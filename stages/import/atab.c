@@ -223,7 +223,7 @@ static const Aten aten[] = {
 	{ "aten.all.default", Aall, "self:T", 0, 0 },
 	{ "aten.all.dim", Aall, "self:T dim:is keepdim:i=0", 0, 0 },
 	{ "aten.all.dims", Aall, "self:T dim:is= keepdim:i=0", 0, 0 },
-	{ "aten.diff.default", Adiff, "self:T n:i=1 dim:i=-1 prepend:0 append:0", 0, 0 },
+	{ "aten.diff.default", Adiff, "self:T n:i=1 dim:i=-1 prepend:T? append:T?", 0, H_DIFF },
 	{ "aten.cumsum.default", Acumsum, "self:T dim:i dtype:0", 0, 0 },
 	{ "aten.cumsum_.default", Acumsum, "self:T dim:i dtype:0", F_INPLACE, 0 },
 	{ "aten.var.correction", Avar, "self:T dim:is= correction:f=1 keepdim:i=0", 0, 0 },
