@@ -14,7 +14,6 @@
 #include <jansson.h>
 #include <zip.h>
 
-#include "capi.h"
 #include "import.h"
 
 enum { SCHEMA_MAJOR = 8 };
@@ -695,12 +694,16 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 	}
 	if (!nbad)
 		return;
-	Str msg = {0};
-	str_printf(&msg, "%zu unsupported op%s in %zu node%s (", nbad, nbad == 1 ? "" : "s", nnode,
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *msg = open_memstream(&text, &tlen);
+	if (!msg)
+		merr(m, "out of memory");
+	fprintf(msg, "%zu unsupported op%s in %zu node%s (", nbad, nbad == 1 ? "" : "s", nnode,
 	           nnode == 1 ? "" : "s");
 	for (k = 0; k < nbad; k++)
-		str_printf(&msg, "%s%s x%d", k ? ", " : "", tgt[k], cnt[k]);
-	str_put(&msg, "), where the model uses them:");
+		fprintf(msg, "%s%s x%d", k ? ", " : "", tgt[k], cnt[k]);
+	fputs("), where the model uses them:", msg);
 	for (k = 0; k < nbad; k++) {
 		int shown = 0, more = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -718,16 +721,19 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 			int here = 0;
 			for (size_t j = i; j < n; j++)
 				here += of[j] == k && strcmp(where[j], where[i]) == 0;
-			str_printf(&msg, "\n  %s: %s", where[i], tgt[k]);
+			fprintf(msg, "\n  %s: %s", where[i], tgt[k]);
 			if (here > 1)
-				str_printf(&msg, " (%d nodes)", here);
+				fprintf(msg, " (%d nodes)", here);
 			shown++;
 		}
 		if (more)
-			str_printf(&msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
+			fprintf(msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
-	errat(m->src, m->at, "%s: %s", m->path, msg.p);
+	fclose(msg);
+	char *all = dp_strdup(a, text ? text : "out of memory");   /* errat does not return */
+	free(text);
+	errat(m->src, m->at, "%s: %s", m->path, all);
 }
 
 /* Binds the model's inputs: user inputs to the call's arguments (checked),
