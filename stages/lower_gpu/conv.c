@@ -21,14 +21,12 @@
 #include "nn.h"
 
 enum {
-	BM = 64, BN = 64, BK = 16,   /* the GEMM tile (must match the kernel text) */
+	BM = 64, BN = 64, BK = 16,   /* the GEMM tile (runtime/cuda/conv.cu's) */
 	SMS = 132,         /* streaming multiprocessors of an H100 SXM */
 	CTAS = 2 * SMS,    /* split K until about this many blocks run */
 	MINKT = 2,         /* ... keeping at least this many BK slices per block
-	                      (measured on the H100, ResNet-18 batch 1, tf32:
-	                      CTAS 264..2112 x MINKT 8..1 change the full width
-	                      by <10%; the quarter width goes 238 -> 186 us
-	                      from MINKT 8 to 2) */
+	                      (the thresholds measured: bench/RESULTS.md; a
+	                      tuning database overrides them per shape) */
 	MAXSPLIT = 16,     /* a cluster's blocks at most (Hopper, non-portable) */
 };
 
