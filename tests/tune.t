@@ -10,13 +10,14 @@
 # the .cu is byte-identical from another build folder; editing the database
 # relowers (the depfile) and changes exactly those; an entry for another GPU
 # generation applies only to builds for it; a bad line is an error naming it.
+# And the mapping's precision (tune cuda.precision tf32): set at init.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 bin=$root/bin
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 if [ -z "$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)" ]; then
 	# devproc gen refuses cuda mappings where configure found no nvcc
-	for i in 1 2 3 4 5 6 7; do skip "no nvcc (the cuda target is not built)"; done
+	for i in 1 2 3 4 5 6 7 8 9; do skip "no nvcc (the cuda target is not built)"; done
 	echo "1..$n"
 	exit 0
 fi
@@ -93,5 +94,26 @@ bad() {
 		grep -q "^$tmp/a/resnet18_core/4.partition.dpir: lower_gpu: $m/tune.db:6: expected 'conv ARCH" "$tmp/err"
 }
 check "a malformed database line: exit 1, file:line named, nothing written" bad
+# precision as a mapping choice: tune cuda.precision tf32 sets it at init
+{ cat targets/cuda; echo "tune cuda.precision tf32"; } >"$m/tf32.map"
+precision() {
+	"$bin/devproc" gen "$root/$dp" --target "$m/tf32.map" -C "$tmp/p" >/dev/null &&
+		ninja -C "$tmp/p" resnet18_core/5.gpu.cu >/dev/null 2>&1 || return 1
+	c=$tmp/p/resnet18_core/5.gpu.cu
+	[ "$(grep -c '^	if (dprt_cuda_precision(g, DPRT_CONV_TF32, err, errn) != 0) {$' "$c")" -eq 1 ] &&
+		! grep -q 'dprt_cuda_precision' "$tmp/h/resnet18_core/5.gpu.cu" &&
+		# before the first packing of the weights, in NAME_gpu_init
+		[ "$(grep -n 'dprt_cuda_precision\|dprt_cuda_convpack' "$c" | head -1 | grep -c precision)" -eq 1 ]
+}
+check "tune cuda.precision tf32: the program sets TF32 at init (fp32, the default, sets nothing)" precision
+badprec() {
+	{ cat targets/cuda; echo "tune cuda.precision bf17"; } >"$m/bad.map"
+	"$bin/dp-lower_gpu" "$tmp/a/resnet18_core/4.partition.dpir" -t "$m/bad.map" -o "$tmp/y.cu" 2>"$tmp/err"
+	rc=$?
+	cat "$tmp/err"
+	[ $rc -eq 1 ] && [ ! -e "$tmp/y.cu" ] &&
+		grep -q "^$tmp/a/resnet18_core/4.partition.dpir: lower_gpu: $m/bad.map: tune cuda.precision bf17: expected fp32 or tf32$" "$tmp/err"
+}
+check "an unknown precision: exit 1, named" badprec
 echo "1..$n"
 [ $fails -eq 0 ]

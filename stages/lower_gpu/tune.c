@@ -3,7 +3,8 @@
  * takes over its heuristics.  A target mapping names it with
  * `tune cuda.db FILE` (relative to the mapping's folder); lower_gpu reads
  * the mapping with -t and lists both in its depfile, so that an edit of
- * either relowers.  Today it holds the split of K of convolutions:
+ * either relowers.  The mapping's `tune cuda.precision fp32|tf32` (fp32 the
+ * default) sets the program's precision at init (dprt_cuda_precision).  Today it holds the split of K of convolutions:
  *
  *   conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 split=4
  *
@@ -43,7 +44,7 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 {
 	Fn *fn = g->fn;
 	Target t;
-	const char *db;
+	const char *db, *prec;
 	struct Tunedb *d;
 	FILE *f;
 	char buf[512];
@@ -54,6 +55,15 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	str_put(dep, " ");
 	str_put(dep, map);
 	g->arch = arch && *arch ? arch : t.arch[0] ? dp_strdup(fn->arena, t.arch) : "sm_90";
+	prec = dp_target_tune(&t, "cuda.precision", "fp32");
+	if (strcmp(prec, "tf32") == 0) {   /* at init, before the weights are packed */
+		str_put(&g->init, "\t/* the mapping's precision (tune cuda.precision tf32) */\n"
+		                  "\tif (dprt_cuda_precision(g, DPRT_CONV_TF32, err, errn) != 0) {\n"
+		                  "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+	} else if (strcmp(prec, "fp32") != 0) {
+		dp_seterr(g->err, "%s: tune cuda.precision %s: expected fp32 or tf32", map, prec);
+		return -1;
+	}
 	db = dp_target_tune(&t, "cuda.db", NULL);
 	if (db == NULL)
 		return 0;
