@@ -14,7 +14,7 @@
  */
 #define DP_OPS(X) \
 	X(Oinput,     "input",        0, 1, Kio,    D_CPU,        "name:s") \
-	X(Oconst,     "const",        0, 1, Kconst, D_CPU|D_CUDA, "hash:s nbytes:i offset:i") \
+	X(Oconst,     "const",        0, 1, Kconst, D_CPU|D_CUDA, "hash:s nbytes:i offset:i param:s?") \
 	X(Ocopy,      "copy",         1, 1, Kcopy,  D_CPU|D_CUDA, "to:s") \
 	X(Ocast,      "cast",         1, 1, Kelem,  D_CPU|D_CUDA, "dtype:s") \
 	X(Onormalize, "normalize",    1, 1, Knorm,  D_CPU|D_CUDA, "axis:i=-1 mean:fs scale:f=1 std:fs") \

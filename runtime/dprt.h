@@ -46,14 +46,56 @@ typedef struct dprt_prog {
 	int nin, nout;
 	const dprt_io *in, *out;
 	size_t arena_bytes;
-	int (*init)(void **state, char *err, size_t errn);
+	int (*init)(void **state, const unsigned char *weights, char *err, size_t errn);
 	void (*fini)(void *state);
-	int (*run)(void *state, void *arena, const void *const *in,
-	           void *const *out, char *err, size_t errn);
+	int (*run)(void *state, const unsigned char *weights, void *arena,
+	           const void *const *in, void *const *out, char *err, size_t errn);
+	const struct dprt_blob *blob;	/* the weight blob, or NULL (no constants) */
 } dprt_prog;
 
+/* ---- Weights (weights.c, safetensors.c) ---- */
+
+/* One constant of a program: its place in the weight blob and, for the
+ * parameters and persistent buffers of a model, its state-dict name (the
+ * name a .safetensors checkpoint gives it). */
+typedef struct dprt_tensor {
+	const char *name;	/* NULL for other constants (lifted tensors, scalars) */
+	int64_t off, nbytes;	/* byte offset in the blob, size */
+	int dtype, rank;
+	int64_t dim[DPRT_MAXRANK];
+} dprt_tensor;
+
+/* A program's weight blob as dp-link linked it: its header (to check a
+ * file against), the blob itself when embedded, and its constants. */
+typedef struct dprt_blob {
+	const char *file;		/* the name it was built as ("weights.bin") */
+	uint64_t size;			/* bytes */
+	const unsigned char *head;	/* its 64-byte header (formats/weights.md) */
+	const unsigned char *data;	/* the embedded blob, or NULL when linked apart */
+	int ntensor;
+	const dprt_tensor *tensor;	/* every constant, in blob order */
+} dprt_blob;
+
+/* The weights of one program instance, once loaded. */
+typedef struct dprt_weights dprt_weights;
+
+/*
+ * Loads the weights of a program whose blob is b (NULL: it has none) from
+ * files[0..nfiles-1]: none, the embedded blob; a weight blob (DPWB), mapped
+ * read-only where it lies, pages read as they are touched, after checking
+ * its header (size, content hash) against b's; .safetensors files, whose
+ * tensors are copied in by name (the other constants then come from the
+ * blob file given too, or the embedded one).  *w is NULL for programs
+ * without constants.  0, or -1 with a message naming the file and tensor.
+ */
+int dprt_weights_load(const dprt_blob *b, const char *const *files, int nfiles,
+                      dprt_weights **w, char *err, size_t errn);
+/* The base address of the loaded blob (NULL for w == NULL). */
+const unsigned char *dprt_weights_base(const dprt_weights *w);
+void dprt_weights_free(dprt_weights *w);
+
 /* The generic executable: NAME --in x=file.npy --out y=file.npy [--bench N]
- * [--help].  Returns the process exit status. */
+ * [--weights FILE ...] [--help].  Returns the process exit status. */
 int dprt_main(const dprt_prog *p, int argc, char **argv);
 
 /* Decodes an image file into malloc'd RGB pixels (img->c = 3; the caller

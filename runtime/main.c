@@ -22,6 +22,9 @@ typedef struct Cli {
 	dprt_image *img;		/* per input: an image input's pixels */
 	void *arena, *state;
 	int inited;
+	const char **wfile;		/* --weights, in order */
+	int nwfile;
+	dprt_weights *weights;
 	long bench;
 	char **tmp;			/* temporary output files not yet renamed */
 	char err[1024];
@@ -61,7 +64,7 @@ usage(const dprt_prog *p, FILE *f)
 	int i;
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
-	        "[--bench N] [--help]\n", p->name);
+	        "[--bench N] [--weights FILE ...] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -72,6 +75,12 @@ usage(const dprt_prog *p, FILE *f)
 		fprintf(f, "  %s  %s\n", p->out[i].name, iotype(t, sizeof t, &p->out[i]));
 	fprintf(f, "--bench N runs the program N more times after the first and "
 	        "prints the median, min and max time of run().\n");
+	if (p->blob)
+		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
+		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
+		        "checkpoints whose tensors replace\nthe model's by name (repeatable; "
+		        "the dtypes and shapes must be the model's).\n", p->blob->data ?
+		        "the embedded blob" : p->blob->file, p->blob->file);
 }
 
 /* Finds the io named by the NAME of "NAME=FILE" (length n); -1 if none. */
@@ -124,14 +133,20 @@ parse(Cli *c, int argc, char **argv)
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 			return 1;
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
-		    strcmp(a, "--bench") == 0) {
+		    strcmp(a, "--bench") == 0 || strcmp(a, "--weights") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
 		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
-		           strncmp(a, "--bench=", 8) == 0) {
+		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--weights=", 10) == 0) {
 			v = strchr(a, '=') + 1;
 		} else {
 			return dprt_errf(c->err, sizeof c->err,
 			                 "unknown argument '%s' (see --help)", a);
+		}
+		if (a[2] == 'w') {
+			if (!v || !*v)
+				return dprt_errf(c->err, sizeof c->err, "--weights needs a file");
+			c->wfile[c->nwfile++] = v;
+			continue;
 		}
 		if (a[2] == 'b') {
 			if (!v || !*v)
@@ -245,10 +260,42 @@ setup(Cli *c)
 	return 0;
 }
 
+/* The weights: --weights, else the embedded blob, else the blob file
+ * beside the executable. */
+static int
+loadweights(Cli *c)
+{
+	const dprt_blob *b = c->p->blob;
+	char exe[4096], *slash, *path;
+	const char *f;
+	ssize_t n;
+	int rc;
+
+	if (c->nwfile > 0 || b == NULL || b->data)
+		return dprt_weights_load(b, c->wfile, c->nwfile, &c->weights, c->err,
+		                         sizeof c->err);
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return dprt_errf(c->err, sizeof c->err, "the program was linked without its "
+		                 "weights and cannot find its folder: give --weights FILE");
+	slash[1] = '\0';
+	path = malloc(strlen(exe) + strlen(b->file) + 1);
+	if (path == NULL)
+		return dprt_errf(c->err, sizeof c->err, "out of memory");
+	sprintf(path, "%s%s", exe, b->file);
+	f = path;
+	rc = dprt_weights_load(b, &f, 1, &c->weights, c->err, sizeof c->err);
+	free(path);
+	return rc;
+}
+
 static int
 runonce(Cli *c)
 {
-	return c->p->run(c->state, c->arena, (const void *const *)c->in,
+	return c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
+	                 (const void *const *)c->in,
 	                 (void *const *)c->out, c->err, sizeof c->err);
 }
 
@@ -403,6 +450,8 @@ cleanup(Cli *c)
 	free(c->out);
 	free(c->tmp);
 	free(c->arena);
+	free(c->wfile);
+	dprt_weights_free(c->weights);
 }
 
 /*
@@ -434,7 +483,8 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	c.outfile = calloc(nout, sizeof *c.outfile);
 	c.out = calloc(nout, sizeof *c.out);
 	c.tmp = calloc(nout, sizeof *c.tmp);
-	if (!c.infile || !c.in || !c.img || !c.outfile || !c.out || !c.tmp) {
+	c.wfile = calloc((size_t)argc + 1, sizeof *c.wfile);
+	if (!c.wfile || !c.infile || !c.in || !c.img || !c.outfile || !c.out || !c.tmp) {
 		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
 		goto done;
 	}
@@ -446,8 +496,10 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	}
 	if (rc == 0)
 		rc = setup(&c);
+	if (rc == 0)
+		rc = loadweights(&c);
 	if (rc == 0 && p->init) {
-		rc = p->init(&c.state, c.err, sizeof c.err);
+		rc = p->init(&c.state, dprt_weights_base(c.weights), c.err, sizeof c.err);
 		c.inited = rc == 0;
 	} else if (rc == 0) {
 		c.inited = 1;

@@ -167,9 +167,19 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	int i;
 
 	str_printf(s, "typedef struct %s %s;\n\n", nm, nm);
+	str_printf(s, "/* How %s_create_with makes an instance; zero for the defaults. */\n"
+	              "typedef struct %s_options {\n"
+	              "\t/* NULL-terminated file names the weights come from instead of the\n"
+	              "\t * embedded blob: the program's weight blob (mapped, read as used),\n"
+	              "\t * and/or .safetensors checkpoints giving the model's tensors by name */\n"
+	              "\tconst char *const *weights;\n"
+	              "} %s_options;\n\n", nm, nm, nm);
 	str_printf(s, "/* Makes an instance with its own scratch memory; NULL when out of\n"
-	              " * memory.  An instance may be used by one thread at a time. */\n");
+	              " * memory.  An instance may be used by one thread at a time.  When its\n"
+	              " * weights or device cannot be had, %s_run fails and %s_error says why. */\n",
+	           nm, nm);
 	str_printf(s, "%s *%s_create(void);\n", nm, nm);
+	str_printf(s, "%s *%s_create_with(const %s_options *o);\n", nm, nm, nm);
 	str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
 	              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
 	              " * in %s_error(m). */\n", nm);

@@ -24,6 +24,7 @@ typedef struct Src {
 typedef struct Stored {    /* one distinct tensor in the blob */
 	uint64_t hash;
 	int64_t off, n;    /* file offset and length in bytes */
+	const char *name;  /* the state-dict name it is stored for, or NULL */
 } Stored;
 
 typedef struct Blob {
@@ -131,6 +132,7 @@ void aten_node(Graph *g, struct json_t *node);
 void blob_init(Blob *b);
 char *blob_room(Blob *b, size_t n);
 int64_t blob_commit(Blob *b, size_t n, char hash[17]);
+int64_t blob_commit_as(Blob *b, size_t n, char hash[17], const char *name);
 void blob_finish(Blob *b);
 void blob_free(Blob *b);
 void tobytes(double v, int dtype, void *out);

@@ -383,19 +383,23 @@ g_type(Graph *g, const char *name, Type *t)
 
 /* ---- constants ---- */
 
+/* The const op of a tensor of the blob; param is its state-dict name, or
+ * NULL for constants a checkpoint does not hold. */
 static int
-constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t)
+constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t, const char *param)
 {
 	for (int i = 0; i < imp->nkonst; i++) {
 		Const *k = &imp->konst[i];
 		if (k->off == off && k->n == n && dp_type_eq(&k->t, t))
-			return k->val;
+			return k->val;   /* offsets are shared only under one name */
 	}
 	Fn *fn = imp->fn;
 	int op = dp_addop(fn, Oconst, NULL, 0);
 	dp_seti(fn, op, "offset", off);
 	dp_seti(fn, op, "nbytes", n);
 	dp_sets(fn, op, "hash", hash);
+	if (param)
+		dp_sets(fn, op, "param", param);
 	int v = dp_addout(fn, op, *t);
 	if (imp->nkonst == imp->capkonst) {
 		imp->capkonst = imp->capkonst ? 2 * imp->capkonst : 64;
@@ -414,7 +418,7 @@ g_scalar(Graph *g, double v, int dtype)
 	char hash[17];
 	tobytes(v, dtype, blob_room(&g->imp->blob, (size_t)n));
 	int64_t off = blob_commit(&g->imp->blob, (size_t)n, hash);
-	return constop(g->imp, off, n, hash, &t);
+	return constop(g->imp, off, n, hash, &t, NULL);
 }
 
 /* A const of type t with every element v. */
@@ -430,13 +434,14 @@ g_filled(Graph *g, const Type *t, double v)
 	for (int64_t i = 0; i < n; i++)
 		tobytes(v, t->dtype, p + i * es);
 	int64_t off = blob_commit(&g->imp->blob, (size_t)(n * es), hash);
-	return constop(g->imp, off, n * es, hash, t);
+	return constop(g->imp, off, n * es, hash, t, NULL);
 }
 
 /* Emits the const of a parameter, buffer or tensor constant named fqn (graph
- * value name): its bytes, dense in C order, go into the blob. */
+ * value name): its bytes, dense in C order, go into the blob.  named: a
+ * parameter or persistent buffer, whose fqn is its state-dict name. */
 static int
-weight(Graph *g, const char *name, const char *fqn)
+weight(Graph *g, const char *name, const char *fqn, int named)
 {
 	Model *m = g->m;
 	const char *dir = "data/weights/";
@@ -525,8 +530,9 @@ weight(Graph *g, const char *name, const char *fqn)
 		m->buf = NULL;
 		free(raw);
 	}
-	int64_t at = blob_commit(b, nb, hash);
-	return constop(g->imp, at, (int64_t)nb, hash, &t);
+	const char *param = named ? dp_strdup(g->imp->fn->arena, fqn) : NULL;
+	int64_t at = blob_commit_as(b, nb, hash, param);
+	return constop(g->imp, at, (int64_t)nb, hash, &t, param);
 }
 
 /* The value id of graph value name, emitting its const on first use. */
@@ -549,7 +555,9 @@ g_value(Graph *g, const char *name, const char *node)
 	const char *fqn = json_string_value(json_object_get(body, key));
 	if (!fqn)
 		merr(g->m, "malformed archive: input spec of '%s' has no %s", name, key);
-	int v = weight(g, name, fqn);
+	int named = strcmp(kind, "parameter") == 0 ||
+	            (strcmp(kind, "buffer") == 0 && json_is_true(json_object_get(body, "persistent")));
+	int v = weight(g, name, fqn, named);
 	s = slotof(g, name);
 	s->val = v;
 	return v;

@@ -84,8 +84,7 @@ decls(Ctx *c, Str *s)
 			case H_IN: str_printf(&d, "in[%lld];", (long long)h->idx); break;
 			case H_OUT: str_printf(&d, "out[%lld];", (long long)h->idx); break;
 			case H_CONST:
-				str_printf(&d, "(const %s *)(%s_weights + %lld);", ct, fn->name,
-				           (long long)h->idx);
+				str_printf(&d, "(const %s *)(W + %lld);", ct, (long long)h->idx);
 				break;
 			case H_ARENA:
 				str_printf(&d, "(%s *)(A + %lld);", ct, (long long)h->idx);
@@ -163,8 +162,9 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 	for (j = 0; j < fn->nout; j++)
 		usesout |= c->plan->copy[j];
 	str_put(s, "/* Runs the host schedule once (see dprt_prog in dprt.h). */\n");
-	str_printf(s, "static int\n%s_schedule(void *state, void *arena, const void *const *in,\n"
-	              "\tvoid *const *out, char *err, size_t errn)\n{\n", fn->name);
+	str_printf(s, "static int\n%s_schedule(void *state, const unsigned char *W, void *arena,\n"
+	              "\tconst void *const *in, void *const *out, char *err, size_t errn)\n{\n",
+	           fn->name);
 	if (uses(c, H_ARENA))
 		str_put(s, "\tunsigned char *A = arena;\n");
 	str_put(s, decl->p ? decl->p : "");
@@ -173,6 +173,8 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 		str_put(s, "\t(void)arena;\n");
 	if (!uses(c, H_IN))
 		str_put(s, "\t(void)in;\n");
+	if (!uses(c, H_CONST))
+		str_put(s, "\t(void)W;\n");
 	if (!usesout)
 		str_put(s, "\t(void)out;\n");
 	str_put(s, body->p ? body->p : "");
@@ -190,20 +192,28 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	str_put(s, "/* ---- The typed C API ---- */\n\n");
 	str_printf(s, "struct %s {\n"
 	              "\tvoid *mem;        /* from malloc */\n"
-	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n", nm);
+	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n"
+	              "\tdprt_weights *w;  /* the weights, once loaded */\n", nm);
 	if (pl->ncuda)
-		str_put(s, "\tvoid *gpu;        /* the CUDA side (5.gpu.cu) */\n"
-		           "\tint ok;           /* whether it started; if not, err says why */\n");
-	str_put(s, "\tchar err[256];    /* the last failure, or \"\" */\n};\n\n");
-	str_printf(s, "%s *\n%s_create(void)\n{\n"
-	              "\t%s *m = calloc(1, sizeof *m);\n\n"
+		str_put(s, "\tvoid *gpu;        /* the CUDA side (5.gpu.cu) */\n");
+	str_put(s, "\tint ok;           /* whether it started; if not, err says why */\n"
+	           "\tchar err[256];    /* the last failure, or \"\" */\n};\n\n");
+	str_printf(s, "%s *\n%s_create(void)\n{\n\treturn %s_create_with(NULL);\n}\n\n",
+	           nm, nm, nm);
+	str_printf(s, "%s *\n%s_create_with(const %s_options *o)\n{\n"
+	              "\t%s *m = calloc(1, sizeof *m);\n"
+	              "\tint n = 0;\n\n"
 	              "\tif (m == NULL)\n\t\treturn NULL;\n"
 	              "\tm->mem = malloc(%lld + 64);\n"
 	              "\tif (m->mem == NULL) {\n\t\tfree(m);\n\t\treturn NULL;\n\t}\n"
-	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n",
-	           nm, nm, nm, (long long)pl->arena);
+	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n"
+	              "\twhile (o && o->weights && o->weights[n])\n\t\tn++;\n"
+	              "\tm->ok = dprt_weights_load(%s_prog.blob, o ? o->weights : NULL, n, "
+	              "&m->w, m->err,\n\t                          sizeof m->err) == 0;\n",
+	           nm, nm, nm, nm, (long long)pl->arena, nm);
 	if (pl->ncuda)
-		str_printf(s, "\tm->ok = %s_gpu_init(&m->gpu, m->err, sizeof m->err) == 0;   "
+		str_printf(s, "\tm->ok = m->ok && %s_gpu_init(&m->gpu, dprt_weights_base(m->w), "
+		              "m->err,\n\t                           sizeof m->err) == 0;   "
 		              "/* else run fails */\n", nm);
 	str_put(s, "\treturn m;\n}\n\n");
 	str_printf(s, "int\n%s_run(%s *m", nm, nm);
@@ -228,18 +238,18 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 		if (p[i].isout)
 			str_printf(s, "%s%s", i > nin ? ", " : "", p[i].name);
 	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
-	if (pl->ncuda)
-		str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* the device did not start: err says why */\n");
+	str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
 	str_printf(s, "\tm->err[0] = '\\0';\n"
-	              "\treturn %s_schedule(%s, m->arena, in, out, m->err, sizeof m->err) == 0 "
-	              "? 0 : -1;\n}\n\n", nm, pl->ncuda ? "m->gpu" : "NULL");
+	              "\treturn %s_schedule(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
+	              "\t                   sizeof m->err) == 0 ? 0 : -1;\n}\n\n", nm,
+	           pl->ncuda ? "m->gpu" : "NULL");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
 	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
 	str_printf(s, "void\n%s_destroy(%s *m)\n{\n"
 	              "\tif (m == NULL)\n\t\treturn;\n", nm, nm);
 	if (pl->ncuda)
 		str_printf(s, "\tif (m->ok)\n\t\t%s_gpu_fini(m->gpu);\n", nm);
-	str_put(s, "\tfree(m->mem);\n\tfree(m);\n}\n");
+	str_put(s, "\tdprt_weights_free(m->w);\n\tfree(m->mem);\n\tfree(m);\n}\n");
 }
 
 /* Writes the C file of fn into *out. */
@@ -250,7 +260,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	Param *par;
 	Plan pl;
 	Ctx c;
-	int np, i, rc = -1, nin = 0, nout = 0;
+	int np, i, rc = -1, nin = 0, nout = 0, hasblob;
 
 	if (capi_params(fn, &par, &np, err) != 0 || plan(fn, &pl, err) != 0)
 		return -1;
@@ -295,7 +305,8 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	str_printf(out, "\nextern const dprt_prog %s_prog;\n", fn->name);
 	if (pl.ncuda) {
 		str_printf(out, "\n/* The CUDA side, in 5.gpu.cu (dp-lower_gpu). */\n"
-		                "int %s_gpu_init(void **state, char *err, size_t errn);\n"
+		                "int %s_gpu_init(void **state, const unsigned char *weights,\n"
+		                "\tchar *err, size_t errn);\n"
 		                "void %s_gpu_fini(void *state);\n"
 		                "void *%s_gpu_host(void *state, size_t off);\n", fn->name, fn->name,
 		           fn->name);
@@ -304,9 +315,12 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 				str_printf(out, "int %s_gpu_part%d(void *state, char *err, size_t errn);\n",
 				           fn->name, i);
 	}
-	if (uses(&c, H_CONST))
-		str_printf(out, "extern const unsigned char %s_weights[];   /* the weight blob "
-		                "(dp-link) */\n", fn->name);
+	for (i = 0; i < fn->nop && fn->op[i].kind != Oconst; i++)
+		;
+	hasblob = i < fn->nop;
+	if (hasblob)
+		str_printf(out, "extern const dprt_blob %s_blob;   /* the weight blob (dp-link) */\n",
+		           fn->name);
 	str_put(out, "\n");
 	if (top.n)
 		str_printf(out, "%s\n", top.p);
@@ -327,7 +341,10 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		str_printf(out, "\t.init = %s_gpu_init,\n\t.fini = %s_gpu_fini,\n", fn->name, fn->name);
 	else
 		str_put(out, "\t.init = NULL,\n\t.fini = NULL,\n");
-	str_printf(out, "\t.run = %s_schedule,\n};\n\n", fn->name);
+	str_printf(out, "\t.run = %s_schedule,\n", fn->name);
+	if (hasblob)
+		str_printf(out, "\t.blob = &%s_blob,\n", fn->name);
+	str_put(out, "};\n\n");
 	api(out, fn, &pl, par, np);
 	rc = 0;
 done:

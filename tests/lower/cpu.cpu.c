@@ -12,9 +12,19 @@
 /* The typed C API, as declared in canon.h (written by dp-link). */
 typedef struct canon canon;
 
+/* How canon_create_with makes an instance; zero for the defaults. */
+typedef struct canon_options {
+	/* NULL-terminated file names the weights come from instead of the
+	 * embedded blob: the program's weight blob (mapped, read as used),
+	 * and/or .safetensors checkpoints giving the model's tensors by name */
+	const char *const *weights;
+} canon_options;
+
 /* Makes an instance with its own scratch memory; NULL when out of
- * memory.  An instance may be used by one thread at a time. */
+ * memory.  An instance may be used by one thread at a time.  When its
+ * weights or device cannot be had, canon_run fails and canon_error says why. */
 canon *canon_create(void);
+canon *canon_create_with(const canon_options *o);
 /* Runs the program once: reads the inputs, writes the outputs (dense,
  * C order, buffers that do not overlap).  0, or -1 with the message
  * in canon_error(m). */
@@ -28,7 +38,7 @@ const char *canon_error(const canon *m);
 void canon_destroy(canon *m);
 
 extern const dprt_prog canon_prog;
-extern const unsigned char canon_weights[];   /* the weight blob (dp-link) */
+extern const dprt_blob canon_blob;   /* the weight blob (dp-link) */
 
 static const float v1_mean[3] = {0.0f, 0.5f, 1.0f};
 static const float v1_std[3] = {1.0f, 2.0f, 3.0f};
@@ -43,14 +53,14 @@ static const dprt_io canon_outputs[2] = {
 
 /* Runs the host schedule once (see dprt_prog in dprt.h). */
 static int
-canon_schedule(void *state, void *arena, const void *const *in,
-	void *const *out, char *err, size_t errn)
+canon_schedule(void *state, const unsigned char *W, void *arena,
+	const void *const *in, void *const *out, char *err, size_t errn)
 {
 	unsigned char *A = arena;
 	const uint8_t *v0 = in[0];               /* u8[1,4,4,3], input */
 	float *v1 = (float *)(A + 0);            /* f32[1,4,4,3], arena [0,192) until op 4 */
 	float *v2 = v1;                          /* f32[1,48], view of %1 */
-	const float *v3 = (const float *)(canon_weights + 64); /* f32[10,48], weights */
+	const float *v3 = (const float *)(W + 64); /* f32[10,48], weights */
 	float *v4 = out[1];                      /* f32[1,10], output */
 	int64_t *v5 = out[0];                    /* i64[1], output */
 
@@ -78,6 +88,7 @@ const dprt_prog canon_prog = {
 	.init = NULL,
 	.fini = NULL,
 	.run = canon_schedule,
+	.blob = &canon_blob,
 };
 
 /* ---- The typed C API ---- */
@@ -85,13 +96,22 @@ const dprt_prog canon_prog = {
 struct canon {
 	void *mem;        /* from malloc */
 	void *arena;      /* mem rounded up to 64 bytes */
+	dprt_weights *w;  /* the weights, once loaded */
+	int ok;           /* whether it started; if not, err says why */
 	char err[256];    /* the last failure, or "" */
 };
 
 canon *
 canon_create(void)
 {
+	return canon_create_with(NULL);
+}
+
+canon *
+canon_create_with(const canon_options *o)
+{
 	canon *m = calloc(1, sizeof *m);
+	int n = 0;
 
 	if (m == NULL)
 		return NULL;
@@ -101,6 +121,10 @@ canon_create(void)
 		return NULL;
 	}
 	m->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);
+	while (o && o->weights && o->weights[n])
+		n++;
+	m->ok = dprt_weights_load(canon_prog.blob, o ? o->weights : NULL, n, &m->w, m->err,
+	                          sizeof m->err) == 0;
 	return m;
 }
 
@@ -110,8 +134,11 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 	const void *in[] = {image};
 	void *out[] = {label, logits};
 
+	if (!m->ok)
+		return -1;   /* it did not start: err says why */
 	m->err[0] = '\0';
-	return canon_schedule(NULL, m->arena, in, out, m->err, sizeof m->err) == 0 ? 0 : -1;
+	return canon_schedule(NULL, dprt_weights_base(m->w), m->arena, in, out, m->err,
+	                   sizeof m->err) == 0 ? 0 : -1;
 }
 
 const char *
@@ -125,6 +152,7 @@ canon_destroy(canon *m)
 {
 	if (m == NULL)
 		return;
+	dprt_weights_free(m->w);
 	free(m->mem);
 	free(m);
 }
