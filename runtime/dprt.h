@@ -337,4 +337,33 @@ void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int
                    const void *mask, int dtype_mask, int nb, const int64_t *bdim,
                    const int64_t *mbst, int64_t msl, int64_t mss, float *scratch);
 
+/* ---- Text (tokenize.c): byte-level BPE tokenizers from a Hugging Face
+ * tokenizer.json (GPT-2 and Llama-3 style), giving the ids and text of the
+ * `tokenizers` library ---- */
+typedef struct dprt_tokenizer dprt_tokenizer;
+
+/* Reads tokenizer.json at path (or the n bytes of json; what names it in
+ * messages).  0, or -1 with a message: a file that is not a byte-level BPE
+ * tokenizer says what it has instead. */
+int dprt_tok_load(const char *path, dprt_tokenizer **t, char *err, size_t errn);
+int dprt_tok_parse(const char *json, size_t n, const char *what, dprt_tokenizer **t,
+                   char *err, size_t errn);
+void dprt_tok_free(dprt_tokenizer *t);
+/* Encodes the UTF-8 text[0..n-1] as encode(text, add_special_tokens=special)
+ * .ids: ids[0..cap-1] get the first ids; returns how many there are (more
+ * than cap: call again with room), or -1 when out of memory.  A byte that
+ * is not valid UTF-8 stands for itself. */
+int64_t dprt_tok_encode(const dprt_tokenizer *t, const char *text, size_t n, int special,
+                        int64_t *ids, int64_t cap);
+/* Decodes ids[0..n-1] as decode(ids, skip_special_tokens=skip): UTF-8 text
+ * (invalid sequences as U+FFFD; unknown ids dropped) into buf[0..cap-1], no
+ * NUL; returns its length (more than cap: call again), -1 when out of
+ * memory. */
+int64_t dprt_tok_decode(const dprt_tokenizer *t, const int64_t *ids, int64_t n, int skip,
+                        char *buf, int64_t cap);
+/* The id of a token given as its text (an added token's content or a
+ * vocabulary entry of plain bytes), or -1; the number of ids. */
+int64_t dprt_tok_id(const dprt_tokenizer *t, const char *token);
+int64_t dprt_tok_size(const dprt_tokenizer *t);
+
 #endif

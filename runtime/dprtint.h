@@ -51,4 +51,8 @@ DPRT_HIDDEN int dprt_st_fill(const dprt_blob *b, const char *const *files, int n
                              const unsigned char *src, void **map, size_t *mapn, char *err,
                              size_t errn);
 
+/* ucat.c: whether a code point is a letter (L) or a number (N). */
+DPRT_HIDDEN int dprt_uletter(uint32_t c);
+DPRT_HIDDEN int dprt_unumber(uint32_t c);
+
 #endif
