@@ -13,7 +13,7 @@
 # pipeline first.  STEM is the .dp file's name
 # without .dp; DIR defaults to ${CMAKE_CURRENT_BINARY_DIR}/NAME and holds
 # every stage's artifact, as devproc build does (1.import.dpir, weights.bin,
-# 3.place.dpir, 4.partition.dpir, 5.cpu.c, ..., STEM, libSTEM.a, STEM.h).
+# 2.legalize.dpir, 3.place.dpir, 4.partition.dpir, 5.cpu.c, ..., STEM, libSTEM.a, STEM.h).
 #
 # Each stage is its own custom command, so Ninja reruns only the stages whose
 # inputs changed, and stops where a stage's output did not (CMake's Ninja
@@ -103,7 +103,7 @@ function(devproc_add_pipeline NAME)
   endif()
 
   set(bin "${DEVPROC_ROOT}/bin")
-  foreach(tool dp-import dp-verify dp-place dp-partition dp-lower_cpu dp-lower_gpu dp-link)
+  foreach(tool dp-import dp-verify dp-legalize dp-place dp-partition dp-lower_cpu dp-lower_gpu dp-link)
     if(NOT EXISTS "${bin}/${tool}")
       message(FATAL_ERROR "devproc_add_pipeline(${NAME}): ${bin}/${tool} is missing; "
                           "build DevProc first (./configure && make in ${DEVPROC_ROOT})")
@@ -150,9 +150,13 @@ function(devproc_add_pipeline NAME)
     COMMAND "${bin}/dp-verify" "${r}/1.import.dpir" -o "${r}/2.verify.stamp"
     DEPENDS "${d}/1.import.dpir" "${bin}/dp-verify"
     WORKING_DIRECTORY "${w}" COMMENT "DevProc verify ${NAME}" VERBATIM)
+  add_custom_command(OUTPUT "${d}/2.legalize.dpir"
+    COMMAND "${bin}/dp-legalize" "${r}/1.import.dpir" -o "${r}/2.legalize.dpir"
+    DEPENDS "${d}/1.import.dpir" "${bin}/dp-legalize"
+    WORKING_DIRECTORY "${w}" COMMENT "DevProc legalize ${NAME}" VERBATIM)
   add_custom_command(OUTPUT "${d}/3.place.dpir"
-    COMMAND "${bin}/dp-place" "${r}/1.import.dpir" -t "${map}" -o "${r}/3.place.dpir"
-    DEPENDS "${d}/1.import.dpir" "${map}" "${bin}/dp-place"
+    COMMAND "${bin}/dp-place" "${r}/2.legalize.dpir" -t "${map}" -o "${r}/3.place.dpir"
+    DEPENDS "${d}/2.legalize.dpir" "${map}" "${bin}/dp-place"
     WORKING_DIRECTORY "${w}" COMMENT "DevProc place ${NAME}" VERBATIM)
   add_custom_command(OUTPUT "${d}/4.partition.dpir"
     COMMAND "${bin}/dp-partition" "${r}/3.place.dpir" -o "${r}/4.partition.dpir"

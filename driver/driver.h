@@ -18,6 +18,10 @@ int cmd_parse(int argc, char **argv);  /* devproc parse */
 int cmd_stages(int argc, char **argv); /* devproc stages */
 int cmd_trace(int argc, char **argv);  /* devproc trace */
 int cmd_ops(int argc, char **argv, const char *root); /* devproc ops */
+int cmd_tensor(int argc, char **argv); /* devproc tensor (tensor.c) */
+/* Prints an .npy file, each member of an .npz or a decoded image: dtype,
+ * shape, statistics, the first values (all: every value); 0 or 1. */
+int tensor_show(const char *path, int all);
 
 /* dot.c: a placed or partitioned function as a Graphviz digraph. */
 void dot_print(FILE *f, const Fn *fn);

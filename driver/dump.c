@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zip.h>
 
 #include "driver.h"
 
@@ -324,6 +325,42 @@ dumpar(const char *file, const unsigned char *p, size_t len)
 	return 0;
 }
 
+/* A zip archive (a .pt2, an .npz): each member's size, stored size and
+ * compression; an .npz's tensors after them. */
+static int
+dumpzip(const char *file)
+{
+	int zerr = 0, npz = 1;
+	zip_t *za = zip_open(file, ZIP_RDONLY, &zerr);
+	if (!za) {
+		fprintf(stderr, "%s: dump: not a readable zip archive (libzip error %d)\n", file, zerr);
+		return 1;
+	}
+	zip_int64_t n = zip_get_num_entries(za, 0);
+	printf("%s: zip archive, %lld members\n", file, (long long)n);
+	printf("  %-56s %12s %12s  %s\n", "member", "bytes", "stored", "method");
+	for (zip_int64_t i = 0; i < n; i++) {
+		zip_stat_t st;
+		if (zip_stat_index(za, (zip_uint64_t)i, 0, &st)) {
+			printf("  (member %lld unreadable)\n", (long long)i);
+			npz = 0;
+			continue;
+		}
+		size_t nl = strlen(st.name);
+		npz &= nl > 4 && !strcmp(st.name + nl - 4, ".npy");
+		printf("  %-56s %12llu %12llu  %s\n", st.name, (unsigned long long)st.size,
+		       (unsigned long long)st.comp_size,
+		       st.comp_method == ZIP_CM_STORE ? "stored" : st.comp_method == ZIP_CM_DEFLATE ?
+		       "deflated" : "other");
+	}
+	zip_close(za);
+	if (npz && n > 0) {
+		printf("every member is an .npy file: an .npz; its tensors:\n");
+		return tensor_show(file, 0);
+	}
+	return 0;
+}
+
 /* Text: no control bytes but tab, line breaks and form feed. */
 static int
 istext(const char *p, size_t len)
@@ -423,6 +460,10 @@ cmd_dump(int argc, char **argv)
 		rc = dumpmap(file);
 	else if (len >= 8 && !memcmp(buf, "!<arch>\n", 8))
 		rc = dumpar(file, (const unsigned char *)buf, len);
+	else if (len >= 4 && !memcmp(buf, "PK\3\4", 4))
+		rc = dumpzip(file);
+	else if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6))
+		rc = tensor_show(file, 0);
 	else if (text)
 		fwrite(buf, 1, len, stdout);   /* .c, .cu, .h, stamps, .dp: already text */
 	else {

@@ -1,5 +1,6 @@
 /* gen.c: writes the ninja file for one or more pipelines (rules in rules.ninja). */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -88,7 +89,36 @@ nshell(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-/* Pipeline name from its file: basename without ".dp". */
+/* The NAME of a "pipeline NAME" line of the .dp file, into name; 0 if
+ * found, else -1. */
+static int
+dpstatement(const char *file, char *name, size_t n)
+{
+	FILE *f = fopen(file, "r");
+	char line[1024];
+	int found = -1;
+	while (f && found < 0 && fgets(line, sizeof line, f)) {
+		char *s = line + strspn(line, " \t"), *e;
+		if (strncmp(s, "pipeline", 8) || (s[8] != ' ' && s[8] != '\t'))
+			continue;
+		s += 8 + strspn(s + 8, " \t");
+		for (e = s; isalnum((unsigned char)*e) || *e == '_'; e++)
+			;
+		size_t len = (size_t)(e - s);
+		e += strspn(e, " \t\r");
+		if (len && len < n && !isdigit((unsigned char)*s) && (*e == '\n' || *e == '#' || !*e)) {
+			memcpy(name, s, len);
+			name[len] = 0;
+			found = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Pipeline name from its file: basename without ".dp", or where that is no
+ * C identifier, the .dp's own "pipeline NAME" line. */
 static int
 pipename(const char *file, char *name, size_t n)
 {
@@ -105,12 +135,14 @@ pipename(const char *file, char *name, size_t n)
 	int ok = isalpha((unsigned char)name[0]) || name[0] == '_';
 	for (size_t i = 0; i < len; i++)
 		ok &= isalnum((unsigned char)name[i]) || name[i] == '_';
-	if (!ok)
-		return fail("%s: the pipeline name must be a C identifier (letters, digits, _)", file);
+	if (!ok && dpstatement(file, name, n) < 0)
+		return fail("%s: the pipeline name must be a C identifier (letters, digits, _): "
+		            "rename the file, or name the pipeline in it with a 'pipeline NAME' line",
+		            file);
 	return 0;
 }
 
-/* One pipeline's edges: import, verify (a validation edge of place), place,
+/* One pipeline's edges: import, verify (a validation edge of place), legalize, place,
  * partition, the lowerings and their compiles, link. */
 static void
 edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int alias)
@@ -120,7 +152,8 @@ edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int ali
 	npath(f, dp);
 	fprintf(f, " | $dp_bin/dp-import\n  dir = %s\n", n);
 	fprintf(f, "build %s/2.verify.stamp: dp_verify %s/1.import.dpir | $dp_bin/dp-verify\n", n, n);
-	fprintf(f, "build %s/3.place.dpir: dp_place %s/1.import.dpir | ", n, n);
+	fprintf(f, "build %s/2.legalize.dpir: dp_legalize %s/1.import.dpir | $dp_bin/dp-legalize\n", n, n);
+	fprintf(f, "build %s/3.place.dpir: dp_place %s/2.legalize.dpir | ", n, n);
 	npath(f, map);
 	fprintf(f, " $dp_bin/dp-place |@ %s/2.verify.stamp\n", n);
 	fprintf(f, "build %s/4.partition.dpir: dp_partition %s/3.place.dpir | $dp_bin/dp-partition\n", n, n);
@@ -139,6 +172,70 @@ edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int ali
 		fprintf(f, "build %s: phony %s/%s\n", n, n, n);
 }
 
+static int
+bystr(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The mappings in ROOT/targets/, as "cpu, cuda" (sorted). */
+static const char *
+shipped(const char *root)
+{
+	static char list[1024];
+	char dir[PATH_MAX], names[32][64];
+	int n = 0;
+	snprintf(dir, sizeof dir, "%s/targets", root);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && n < 32 && (e = readdir(d)))
+		if (e->d_name[0] != '.' && strlen(e->d_name) < 64)
+			snprintf(names[n++], 64, "%s", e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, (size_t)n, sizeof *names, bystr);
+	list[0] = 0;
+	for (int i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+	return n ? list : "none";
+}
+
+/* The pipelines an earlier devproc build/gen put in DIR/build.ninja (dir a
+ * real path): each "# pipeline NAME" and the .dp its import edge reads,
+ * as a path from the current folder.  Returns how many (at most max). */
+static int
+earlier(const char *dir, char (*name)[128], char (*dp)[PATH_MAX], int max)
+{
+	char path[PATH_MAX + 16], line[PATH_MAX * 2], want[200];
+	int n = 0;
+	snprintf(path, sizeof path, "%s/build.ninja", dir);
+	FILE *f = fopen(path, "r");
+	while (f && n < max && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "# pipeline ", 11))
+			continue;
+		snprintf(name[n], sizeof name[n], "%.*s", (int)strcspn(line + 11, "\n"), line + 11);
+		snprintf(want, sizeof want, "build %s/1.import.dpir %s/weights.bin: dp_import ",
+		         name[n], name[n]);
+		if (!fgets(line, sizeof line, f) || strncmp(line, want, strlen(want)))
+			continue;
+		char *src = line + strlen(want), *o = src;
+		for (char *c = src; *c && *c != '\n' && !(*c == ' ' && c[1] == '|'); c++) {
+			if (*c == '$' && c[1])   /* npath's escapes */
+				c++;
+			*o++ = *c;
+		}
+		*o = 0;
+		if (src[0] == '/')
+			snprintf(dp[n], sizeof dp[n], "%s", src);
+		else if (snprintf(dp[n], sizeof dp[n], "%s/%s", dir, src) >= (int)sizeof dp[n])
+			continue;
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* Writes the ninja file for g's pipelines: every path in it is relative to
  * g->dir (where ninja runs, also for a subninja) or absolute. */
 int
@@ -150,8 +247,9 @@ gen_ninja(Gen *g)
 	else
 		snprintf(tpath, sizeof tpath, "%s/targets/%s", g->root, g->target);
 	if (!realpath(tpath, target))
-		return fail("unknown target '%s' (%s); the targets shipped are in %s/targets/",
-		            g->target, strerror(errno), g->root);
+		return fail("unknown target '%s' (%s); the targets shipped: %s (in %s/targets/), "
+		            "or give a mapping file's path", g->target, strerror(errno),
+		            shipped(g->root), g->root);
 	Target t;
 	Err err;
 	if (g->arch && (strncmp(g->arch, "sm_", 3) || strspn(g->arch + 3, "0123456789") < 2 ||
@@ -170,9 +268,13 @@ gen_ninja(Gen *g)
 	if (mkdirs(g->dir) || !realpath(g->dir, dir))
 		return fail("cannot create %s: %s", g->dir, strerror(errno));
 	static char (*names)[128], (*dps)[PATH_MAX];  /* static: live until exit */
-	names = calloc(g->npipe + 1, sizeof *names);
-	dps = calloc(g->npipe + 1, sizeof *dps);
-	if (!names || !dps)
+	static char (*oname)[128], (*odp)[PATH_MAX];
+	enum { MAXOLD = 256 };
+	names = calloc(g->npipe + MAXOLD + 1, sizeof *names);
+	dps = calloc(g->npipe + MAXOLD + 1, sizeof *dps);
+	oname = calloc(MAXOLD, sizeof *oname);
+	odp = calloc(MAXOLD, sizeof *odp);
+	if (!names || !dps || !oname || !odp)
 		return fail("out of memory");
 	for (int i = 0; i < g->npipe; i++) {
 		if (pipename(g->pipe[i], names[i], sizeof names[i]))
@@ -183,6 +285,48 @@ gen_ninja(Gen *g)
 			if (!strcmp(names[i], names[j]))
 				return fail("two pipelines are named '%s'", names[i]);
 	}
+	/* the pipelines built here before stay in build.ninja (and so in the
+	 * build and in devproc stages), unless their .dp is gone; the graph
+	 * keeps their order, the new ones after them */
+	int nold = g->sub ? 0 : earlier(dir, oname, odp, MAXOLD), ngiven = g->npipe, nnew = 0;
+	static char (*fname)[128], (*fdp)[PATH_MAX];
+	fname = calloc(g->npipe + MAXOLD + 1, sizeof *fname);
+	fdp = calloc(g->npipe + MAXOLD + 1, sizeof *fdp);
+	int *placed = calloc(ngiven + 1, sizeof *placed), nf = 0;
+	char kept[1024] = "", gone[1024] = "";
+	if (!fname || !fdp || !placed)
+		return fail("out of memory");
+	for (int k = 0; k < nold; k++) {
+		int again = -1;
+		for (int i = 0; i < ngiven; i++)
+			if (!strcmp(names[i], oname[k]))
+				again = i;
+		if (again >= 0 && !placed[again]) {
+			placed[again] = 1;
+			memcpy(fname[nf], names[again], sizeof *fname);
+			memcpy(fdp[nf++], dps[again], sizeof *fdp);
+			continue;
+		}
+		char *list = realpath(odp[k], fdp[nf]) ? kept : gone;
+		snprintf(list + strlen(list), 1024 - strlen(list), "%s%s", *list ? ", " : "", oname[k]);
+		if (list == kept)
+			snprintf(fname[nf++], 128, "%s", oname[k]);
+	}
+	for (int i = 0; i < ngiven; i++)
+		if (!placed[i]) {
+			nnew++;
+			memcpy(fname[nf], names[i], sizeof *fname);
+			memcpy(fdp[nf++], dps[i], sizeof *fdp);
+		}
+	free(placed);
+	names = fname, dps = fdp, g->npipe = nf;
+	if (*kept && nnew)
+		fprintf(stderr, "devproc: %s/build.ninja keeps the pipelines built there before: %s "
+		        "(a build folder holds one graph; use another -C for a separate one)\n",
+		        g->dir, kept);
+	if (*gone)
+		fprintf(stderr, "devproc: %s/build.ninja drops %s: its .dp file is gone (its folder "
+		        "stays; devproc stages marks it)\n", g->dir, gone);
 	for (int i = -2; i < g->npipe; i++) {   /* ninja paths cannot hold one */
 		const char *p = i == -2 ? dir : i == -1 ? target : dps[i];
 		if (strchr(p, '\n') || strchr(g->root, '\n'))

@@ -1,4 +1,5 @@
-/* main.c: the devproc driver: build, gen, dump, parse, stages, trace, ops. */
+/* main.c: the devproc driver: build, gen, dump, parse, stages, trace, ops,
+ * tensor. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -25,8 +26,9 @@ static const char usage[] =
 	"                      weight blob's header and sizes (its tensors too,\n"
 	"                      from --ir or the 1.import.dpir beside it), a target\n"
 	"                      mapping's rules and where each op goes, an archive's\n"
-	"                      members; text files as they are; others' size and\n"
-	"                      hash.  --dot: a DPIR file as a Graphviz graph\n"
+	"                      members (ar, and zip: a .pt2 or an .npz), an .npy's\n"
+	"                      or .npz's tensors (as devproc tensor shows them);\n"
+	"                      text files as they are; others' size and hash.  --dot: a DPIR file as a Graphviz graph\n"
 	"                      (devices coloured, copies marked, partitions boxed)\n"
 	"  parse TEXT -o OUT.dpir\n"
 	"                      read text IR, verify it and write it as DPIR\n"
@@ -44,6 +46,15 @@ static const char usage[] =
 	"                      dp-import --targets), with its IR op and devices, the\n"
 	"                      unsupported ones, the training-IR (non-core) targets\n"
 	"                      import also converts, and the totals\n"
+	"  tensor FILE... [--all]\n"
+	"                      an .npy file, each member of an .npz or a decoded\n"
+	"                      PNG/JPEG: dtype, shape, min, max, mean, std, argmax\n"
+	"                      and values (--all: every value)\n"
+	"  tensor -o OUT.npy (--image F [--resize H,W] | --raw F | --values LIST)\n"
+	"         [--dtype D] [--shape S]\n"
+	"                      make an .npy input without numpy: from a PNG or\n"
+	"                      JPEG, raw bytes or a list of numbers (devproc\n"
+	"                      tensor --help)\n"
 	"  help                this text\n"
 	"\n"
 	"options:\n"
@@ -55,8 +66,8 @@ static const char usage[] =
 	"  -j N                parallel jobs for ninja\n"
 	"\n"
 	"Each pipeline NAME.dp builds into DIR/NAME/: the stage artifacts\n"
-	"1.import.dpir, weights.bin, 2.verify.stamp, 3.place.dpir, 4.partition.dpir,\n"
-	"5.cpu.c, 5.cpu.o (5.gpu.cu, 5.gpu.o for a cuda mapping), and the\n"
+	"1.import.dpir, weights.bin, 2.verify.stamp, 2.legalize.dpir, 3.place.dpir,\n"
+	"4.partition.dpir, 5.cpu.c, 5.cpu.o (5.gpu.cu, 5.gpu.o for a cuda mapping), and the\n"
 	"executable DIR/NAME/NAME, DIR/NAME/libNAME.a and DIR/NAME/NAME.h.  Paths\n"
 	"in the generated file are relative to DIR (or absolute), so it works as\n"
 	"a subninja of a build.ninja in DIR.  The tools, the runtime and rules.ninja\n"
@@ -181,6 +192,8 @@ main(int argc, char **argv)
 		return cmd_stages(argc - 2, argv + 2);
 	if (!strcmp(cmd, "trace"))
 		return cmd_trace(argc - 2, argv + 2);
+	if (!strcmp(cmd, "tensor"))
+		return cmd_tensor(argc - 2, argv + 2);
 	if (!strcmp(cmd, "ops"))
 		return cmd_ops(argc - 2, argv + 2, findroot(argv[0]));
 	die("unknown command '%s' (see devproc --help)", cmd);

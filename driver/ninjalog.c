@@ -125,7 +125,8 @@ stage_of(const char *file, const char *pipe)
 {
 	static const char *const fixed[][2] = {
 		{ "1.import.dpir", "import" }, { "weights.bin", "import" },
-		{ "2.verify.stamp", "verify" }, { "3.place.dpir", "place" },
+		{ "2.verify.stamp", "verify" }, { "2.legalize.dpir", "legalize" },
+		{ "3.place.dpir", "place" },
 		{ "4.partition.dpir", "partition" }, { "5.cpu.c", "lower_cpu" },
 		{ "5.cpu.o", "cc" }, { "5.gpu.cu", "lower_gpu" }, { "5.gpu.o", "nvcc" },
 	};

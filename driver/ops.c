@@ -34,14 +34,14 @@ devstr(int mask)
 	return buf;
 }
 
-/* devproc ops: every op of formats/ops.h with its class and devices. */
+/* devproc ops: every op of formats/ops.h with its class, form and devices. */
 static int
 list_ops(void)
 {
 	int ndev[DEV_N] = { 0 };
 	for (int i = 0; i < DP_NOP; i++) {
-		printf("%-34s %-12s %s\n", dp_op_name[i], dp_class_name[dp_op_class[i]],
-		       devstr(dp_op_devs[i]));
+		printf("%-34s %-12s %-10s %s\n", dp_op_name[i], dp_class_name[dp_op_class[i]],
+		       dp_form_name[dp_op_form[i]], devstr(dp_op_devs[i]));
 		for (int d = 0; d < DEV_N; d++)
 			ndev[d] += (dp_op_devs[i] >> d) & 1;
 	}

@@ -87,6 +87,27 @@ linkbase(const char *folder, const char *rel, char *base, size_t n)
 		closedir(d);
 }
 
+/* Whether build.ninja in dir, where devproc wrote it ("# pipeline NAME"
+ * lines), has no pipeline rel: 1 when it has others but not rel, else 0. */
+static int
+notingraph(const char *dir, const char *rel)
+{
+	char path[PATH_MAX], line[1024];
+	int any = 0, found = 0;
+	if (fmt(path, sizeof path, "%s/build.ninja", dir))
+		return 0;
+	FILE *f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof line, f))
+		if (!strncmp(line, "# pipeline ", 11)) {
+			any = 1;
+			line[strcspn(line, "\n")] = 0;
+			found = !strcmp(line + 11, rel);
+		}
+	if (f)
+		fclose(f);
+	return any && !found;
+}
+
 static void
 row(const char *dir, const char *rel, const char *file, const char *stage, const NinjaLog *log,
     int optional)
@@ -150,9 +171,10 @@ cmd_stages(int argc, char **argv)
 		char folder[PATH_MAX * 2], base[256], f1[300], f2[300], f3[300];
 		fmt(folder, sizeof folder, "%s/%s", dir, fd[i].rel);
 		linkbase(folder, fd[i].rel, base, sizeof base);
-		printf("%s (%s)\n", base, folder);
+		printf("%s (%s)%s\n", base, folder, notingraph(dir, fd[i].rel) ?
+		       "   not in build.ninja: left from an earlier build, no longer built" : "");
 		static const char *const fixed[] = { "1.import.dpir", "weights.bin", "2.verify.stamp",
-			"3.place.dpir", "4.partition.dpir", "5.cpu.c", "5.cpu.o", "5.gpu.cu", "5.gpu.o" };
+			"2.legalize.dpir", "3.place.dpir", "4.partition.dpir", "5.cpu.c", "5.cpu.o", "5.gpu.cu", "5.gpu.o" };
 		for (size_t k = 0; k < sizeof fixed / sizeof *fixed; k++)
 			row(dir, fd[i].rel, fixed[k], stage_of(fixed[k], base), havelog ? &log : NULL,
 			    fixed[k][2] == 'g');

@@ -21,30 +21,40 @@ const int dp_dtype_pt2[DP_NDTYPE] = { DP_DTYPES(X) };
 #undef X
 const char *const dp_dev_name[DEV_N] = { "cpu", "cuda" };
 
-#define X(e, n, nin, nout, k, d, a) n,
+#define X(e, n, nin, nout, k, f, fn, d, a) n,
 const char *const dp_op_name[DP_NOP] = { DP_OPS(X) };
 #undef X
-#define X(e, n, nin, nout, k, d, a) nin,
+#define X(e, n, nin, nout, k, f, fn, d, a) nin,
 const int dp_op_nin[DP_NOP] = { DP_OPS(X) };
 #undef X
-#define X(e, n, nin, nout, k, d, a) nout,
+#define X(e, n, nin, nout, k, f, fn, d, a) nout,
 const int dp_op_nout[DP_NOP] = { DP_OPS(X) };
 #undef X
-#define X(e, n, nin, nout, k, d, a) k,
+#define X(e, n, nin, nout, k, f, fn, d, a) k,
 const int dp_op_class[DP_NOP] = { DP_OPS(X) };
 #undef X
-#define X(e, n, nin, nout, k, d, a) d,
+#define X(e, n, nin, nout, k, f, fn, d, a) d,
 const int dp_op_devs[DP_NOP] = { DP_OPS(X) };
 #undef X
-#define X(e, n, nin, nout, k, d, a) a,
+#define X(e, n, nin, nout, k, f, fn, d, a) a,
 const char *const dp_op_attrs[DP_NOP] = { DP_OPS(X) };
+#undef X
+#define X(e, n, nin, nout, k, f, fn, d, a) f,
+const int dp_op_form[DP_NOP] = { DP_OPS(X) };
+#undef X
+#define X(e, n, nin, nout, k, f, fn, d, a) fn,
+const char *const dp_op_formula[DP_NOP] = { DP_OPS(X) };
 #undef X
 #define X(e, n) n,
 const char *const dp_class_name[DP_NCLASS] = { DP_CLASSES(X) };
 #undef X
+#define X(e, n) n,
+const char *const dp_form_name[DP_NFORM] = { DP_FORMS(X) };
+#undef X
 
 _Static_assert(sizeof dp_op_name / sizeof *dp_op_name == DP_NOP, "op table");
 _Static_assert(sizeof dp_class_name / sizeof *dp_class_name == DP_NCLASS, "class table");
+_Static_assert(sizeof dp_form_name / sizeof *dp_form_name == DP_NFORM, "form table");
 
 #define X(e, n, nin, nout, ...) _Static_assert(nout >= 1 && nout <= DP_MAXOUT, "results of " n);
 DP_OPS(X)

@@ -33,6 +33,7 @@ enum { D_CPU = 1 << DEV_CPU, D_CUDA = 1 << DEV_CUDA };
 enum { DP_OPS(DP_ENUM7) DP_NOP };
 #define DP_ENUM2(e, n) e,
 enum { DP_CLASSES(DP_ENUM2) DP_NCLASS };
+enum { DP_FORMS(DP_ENUM2) DP_NFORM };
 
 /* A tensor type; a rank-0 tensor is a scalar.  A graph input of an image of
  * any size has DP_DYN sizes (u8[?,?,C]); no other value has them. */
@@ -120,6 +121,9 @@ extern const int dp_op_class[DP_NOP];
 extern const int dp_op_devs[DP_NOP];
 extern const char *const dp_op_attrs[DP_NOP];
 extern const char *const dp_class_name[DP_NCLASS];
+extern const int dp_op_form[DP_NOP];            /* F* */
+extern const char *const dp_op_formula[DP_NOP]; /* see ops.h; "" for none */
+extern const char *const dp_form_name[DP_NFORM];
 
 int dp_dtype_lookup(const char *name);     /* -1 if unknown */
 int dp_dtype_from_pt2(int e);              /* -1 if unknown */
@@ -160,6 +164,10 @@ int dp_infer(Fn *fn, int op, Err *err);
 /* The same shape/dtype rule, into out[0..nout-1] (room for DP_MAXOUT)
  * without touching fn. */
 int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
+
+/* The scalar formula of an elementwise op (formats/ops.h): its name (for
+ * runtime/dpscalar.h's dps_NAME) and its parameters a, b. */
+void dp_formula(const Op *op, char *name, size_t n, double p[2]);
 
 /* The size resize(size=...) gives an h x w image before its crop: [s]
  * scales the shorter side to s and the longer to trunc(s * long / short)

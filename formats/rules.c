@@ -1,5 +1,7 @@
 /* rules.c: shape/dtype rules of the neural-network ops (NN_OPS in ops.h). */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dpir.h"
@@ -223,12 +225,320 @@ dtypeattr(Err *err, const Op *op, const char *key, int def)
 	return d;
 }
 
+/* The rules of the elementwise forms: a unary op keeps its operand's type
+ * (Funary: floats only; Funaryn: any number), a comparison broadcasts two
+ * operands of one dtype into bool, logic takes any dtypes into bool.  -2
+ * for the other forms. */
+static int
+elemrule(const Op *op, const Type *const *t, Type *out, Err *err)
+{
+	switch (dp_op_form[op->kind]) {
+	case Funary:
+		if (op->kind == Agelu) {
+			const char *a = dp_gets(op, "approximate");
+			if (a && strcmp(a, "none") && strcmp(a, "tanh"))
+				return fail(err, op, "approximate must be \"none\" or \"tanh\"");
+		}
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		return 0;
+	case Funaryn:
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		*out = *t[0];
+		return 0;
+	case Fbinary:   /* aten.add and aten.mul (any number) are infer.c's */
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		if (op->kind != Asub && dp_needfloat(err, op, t[0]))
+			return -1;
+		return 0;
+	case Fcompare:
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		out->dtype = DP_BOOL;
+		return 0;
+	case Flogic:
+		if (op->nin == 1)
+			*out = *t[0];
+		else if (dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		out->dtype = DP_BOOL;
+		return 0;
+	}
+	return -2;
+}
+
+/* Whether the list attribute key of op (absent: empty) names distinct axes
+ * of rank r; their mask into *m. */
+static int
+axes(Err *err, const Op *op, const char *key, int r, unsigned *m)
+{
+	const Attr *a = dp_attr(op, key);
+
+	*m = 0;
+	for (int i = 0; a && i < a->n; i++) {
+		int d = dp_axis(a->ints[i], r);
+		if (d < 0 || (*m >> d & 1)) {
+			dp_seterr(err, "%s: %s has a repeated or out-of-range axis", NAME, key);
+			return -1;
+		}
+		*m |= 1u << d;
+	}
+	return 0;
+}
+
+/* The reduction of t over the axes of mask m (all when m is 0). */
+static void
+reduced(const Type *t, unsigned m, int keep, Type *out)
+{
+	*out = *t;
+	out->rank = 0;
+	for (int i = 0; i < t->rank; i++) {
+		if (!m || (m >> i & 1)) {
+			if (keep)
+				out->dim[out->rank++] = 1;
+		} else
+			out->dim[out->rank++] = t->dim[i];
+	}
+}
+
+/* The rules of the scan, gather and composite ops; -2 for the others. */
+static int
+morerule(const Op *op, const Type *const *t, Type *out, Err *err)
+{
+	unsigned m;
+	int d;
+
+	switch (op->kind) {
+	case Acumsum:
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		*out = *t[0];
+		if (!dp_isfloat(t[0]->dtype))   /* integers and bool sum in i64 */
+			out->dtype = DP_I64;
+		return 0;
+	case Agather:
+		if (t[1]->dtype != DP_I64 && t[1]->dtype != DP_I32)
+			return dp_failt(err, op, "index must be i64 or i32", t[1], NULL);
+		if (t[1]->rank != t[0]->rank || dp_axis(dp_geti(op, "dim", 0), t[0]->rank) < 0)
+			return dp_failt(err, op, "index must have the input's rank, dim in range", t[0],
+			                t[1]);
+		*out = *t[1];
+		out->dtype = t[0]->dtype;
+		return 0;
+	case Aunflatten: {
+		const Attr *s = dp_attr(op, "sizes");
+		int64_t n = 1, inf = -1;
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (t[0]->rank - 1 + s->n > DP_MAXRANK || s->n < 1)
+			return fail(err, op, "bad sizes");
+		for (int i = 0; i < s->n; i++)
+			if (s->ints[i] == -1 && inf < 0)
+				inf = i;
+			else if (s->ints[i] < 0)
+				return fail(err, op, "bad sizes");
+			else
+				n *= s->ints[i];
+		if (inf >= 0 ? n == 0 || t[0]->dim[d] % n : n != t[0]->dim[d])
+			return dp_failt(err, op, "sizes do not multiply to the dim's size", t[0], NULL);
+		*out = *t[0];
+		out->rank = (uint8_t)(t[0]->rank - 1 + s->n);
+		for (int i = 0; i < s->n; i++)
+			out->dim[d + i] = s->ints[i] == -1 && i == inf ? t[0]->dim[d] / n : s->ints[i];
+		for (int i = d + 1; i < t[0]->rank; i++)
+			out->dim[i - 1 + s->n] = t[0]->dim[i];
+		return 0;
+	}
+	case Aexpandas: {
+		Type b;
+		if (dp_bcast(err, op, t[0], t[1], &b))
+			return -1;
+		if (b.rank != t[1]->rank || memcmp(b.dim, t[1]->dim, sizeof b.dim[0] * b.rank))
+			return dp_failt(err, op, "does not expand to the other's shape", t[0], t[1]);
+		*out = *t[1];
+		out->dtype = t[0]->dtype;
+		return 0;
+	}
+	case Aaddcmul: case Aaddcdiv: {
+		Type ab;
+		if (dp_samedt(err, op, t[0], t[1]) || dp_samedt(err, op, t[1], t[2]) ||
+		    dp_needfloat(err, op, t[0]) || dp_bcast(err, op, t[1], t[2], &ab) ||
+		    dp_bcast(err, op, t[0], &ab, out))
+			return -1;
+		return 0;
+	}
+	case Amaskfill:
+		if (op->nin != 2 && op->nin != 3)
+			return fail(err, op, "takes 2 or 3 operands (self, mask[, value])");
+		if (t[1]->dtype != DP_BOOL)
+			return dp_failt(err, op, "the mask must be bool", t[1], NULL);
+		if ((op->nin == 3) == (dp_attr(op, "value") != NULL))
+			return fail(err, op, "needs a value: an attribute or a rank-0 operand");
+		if (op->nin == 3 && (t[2]->rank != 0 || t[2]->dtype != t[0]->dtype))
+			return dp_failt(err, op, "the value must be rank 0, the input's dtype", t[2], NULL);
+		if (dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		if (out->rank != t[0]->rank || memcmp(out->dim, t[0]->dim, sizeof out->dim[0] * out->rank))
+			return dp_failt(err, op, "the mask does not broadcast to the input", t[0], t[1]);
+		return 0;
+	case Afill: case Aflip: case Aroll: case Aisnan: case Aisinf:
+		if ((op->kind == Aflip && axes(err, op, "dims", t[0]->rank, &m)) ||
+		    (op->kind == Aroll && dp_attr(op, "dims") &&
+		     dp_attr(op, "dims")->n != dp_attr(op, "shifts")->n))
+			return op->kind == Aflip ? -1 : fail(err, op, "shifts and dims differ in length");
+		if (op->kind == Aroll && axes(err, op, "dims", t[0]->rank, &m))
+			return -1;
+		if ((op->kind == Aisnan || op->kind == Aisinf) && dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		if (op->kind == Aisnan || op->kind == Aisinf)
+			out->dtype = DP_BOOL;
+		return 0;
+	case Avecnorm: case Avar:
+		if (dp_needfloat(err, op, t[0]) || axes(err, op, "dim", t[0]->rank, &m))
+			return -1;
+		reduced(t[0], m, (int)dp_geti(op, "keepdim", 0), out);
+		return 0;
+	case Agroupnorm: {
+		int64_t g = dp_geti(op, "num_groups", 1);
+		if (op->nin < 1 || op->nin > 3)
+			return fail(err, op, "takes 1 to 3 operands (input[, weight[, bias]])");
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		if (t[0]->rank < 2 || g < 1 || t[0]->dim[1] % g)
+			return dp_failt(err, op, "input must be [N,C,...] with C a multiple of num_groups",
+			                t[0], NULL);
+		for (int i = 1; i < op->nin; i++)
+			if (dp_samedt(err, op, t[0], t[i]) || t[i]->rank != 1 ||
+			    t[i]->dim[0] != t[0]->dim[1])
+				return dp_failt(err, op, "weight and bias must be [C]", t[i], NULL);
+		*out = *t[0];
+		return 0;
+	}
+	case Apad: {
+		const Attr *p = dp_attr(op, "pad");
+		if (p->n % 2 || p->n / 2 > t[0]->rank)
+			return fail(err, op, "pad needs 2 values per padded dim, at most 2 per dim");
+		*out = *t[0];
+		for (int i = 0; i < p->n / 2; i++) {
+			int a = t[0]->rank - 1 - i;
+			int64_t n = t[0]->dim[a] + p->ints[2 * i] + p->ints[2 * i + 1];
+			if (n < 0 || p->ints[2 * i] < -t[0]->dim[a] || p->ints[2 * i + 1] < -t[0]->dim[a])
+				return fail(err, op, "negative padding larger than the dim");
+			out->dim[a] = n;
+		}
+		return 0;
+	}
+	case Adiff: {
+		int64_t n = dp_geti(op, "n", 1);
+		if ((d = dp_axis(dp_geti(op, "dim", -1), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (n < 0)
+			return fail(err, op, "n must be >= 0");
+		*out = *t[0];
+		out->dim[d] = t[0]->dim[d] > n ? t[0]->dim[d] - n : 0;
+		if (t[0]->dtype == DP_BOOL && n > 0)
+			return fail(err, op, "bool is not supported");
+		return 0;
+	}
+	case Aslicescat: case Aselscat: case Acopyto:
+		if (dp_samedt(err, op, t[0], t[1]) && op->kind != Acopyto)
+			return -1;
+		*out = *t[0];
+		return 0;
+	case Alogsoftmax:
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		return 0;
+	case Aelu:
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		return 0;
+	case Aupnearest: {
+		const Attr *s = dp_attr(op, "output_size");
+		if (t[0]->rank != 4 || s->n != 2 || s->ints[0] < 1 || s->ints[1] < 1)
+			return dp_failt(err, op, "input must be [N,C,H,W], output_size 2 sizes >= 1", t[0],
+			                NULL);
+		*out = *t[0];
+		out->dim[2] = s->ints[0];
+		out->dim[3] = s->ints[1];
+		return 0;
+	}
+	case Arepeat: {
+		const Attr *r = dp_attr(op, "repeats");
+		if (r->n < t[0]->rank || r->n > DP_MAXRANK)
+			return fail(err, op, "repeats must have at least the input's rank");
+		*out = *t[0];
+		out->rank = (uint8_t)r->n;
+		for (int i = 0; i < r->n; i++) {
+			int j = i - (r->n - t[0]->rank);
+			if (r->ints[i] < 0)
+				return fail(err, op, "repeats must be >= 0");
+			out->dim[i] = (j >= 0 ? t[0]->dim[j] : 1) * r->ints[i];
+		}
+		return 0;
+	}
+	case Aasstrided: {
+		const Attr *sz = dp_attr(op, "size"), *st = dp_attr(op, "stride");
+		if (sz->n != st->n || sz->n > DP_MAXRANK)
+			return fail(err, op, "size and stride differ in length");
+		*out = *t[0];
+		out->rank = (uint8_t)sz->n;
+		for (int i = 0; i < sz->n; i++) {
+			if (sz->ints[i] < 0 || st->ints[i] < 0)
+				return fail(err, op, "sizes and strides must be >= 0");
+			out->dim[i] = sz->ints[i];
+		}
+		return 0;
+	}
+	}
+	return -2;
+}
+
+/* The scalar formula of an elementwise op (see ops.h): its name into
+ * name[0..n-1] and its parameters into p[0..1] (0 when it takes none).
+ * aten.gelu with approximate="tanh" is the formula gelu_tanh. */
+void
+dp_formula(const Op *op, char *name, size_t n, double p[2])
+{
+	const char *f = dp_op_formula[op->kind], *a = dp_gets(op, "approximate");
+	size_t len = strcspn(f, " ");
+	int k = 0;
+
+	p[0] = p[1] = 0;
+	snprintf(name, n, "%.*s%s", (int)len, f,
+	         op->kind == Agelu && a && strcmp(a, "tanh") == 0 ? "_tanh" : "");
+	for (f += len; *f == ' ' && k < 2; k++) {
+		char key[32];
+		size_t kl = strcspn(++f, "=");
+		const Attr *at;
+		snprintf(key, sizeof key, "%.*s", (int)kl, f);
+		f += kl + 1;
+		p[k] = strtod(f, NULL);
+		f += strcspn(f, " ");
+		if ((at = dp_attr(op, key)) != NULL)
+			p[k] = at->kind == A_INT ? (double)at->i : at->f;
+	}
+}
+
 int
 dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 {
 	const Type *t[5] = { 0 };
 	for (int i = 0; i < op->nin && i < 5; i++)
 		t[i] = &fn->val[op->in[i]].t;
+	int rc = elemrule(op, t, out, err);
+	if (rc == -2)
+		rc = morerule(op, t, out, err);
+	if (rc != -2)
+		return rc;
 	switch (op->kind) {
 	case Aconv:
 		return conv(fn, op, out, err);
@@ -399,28 +709,6 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		*out = *t[0];
 		out->dim[2] = t[1]->dim[2];
 		return 0;
-	case Asub:
-	case Adiv:
-	case Apow:
-		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
-			return -1;
-		if (op->kind != Asub && dp_needfloat(err, op, t[0]))
-			return -1;
-		return 0;
-	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
-		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
-			return -1;
-		out->dtype = DP_BOOL;
-		return 0;
-	case Aand: case Aor: case Axor:
-		if (dp_bcast(err, op, t[0], t[1], out))
-			return -1;
-		out->dtype = DP_BOOL;
-		return 0;
-	case Anot:
-		*out = *t[0];
-		out->dtype = DP_BOOL;
-		return 0;
 	case Awhere: {
 		Type ab;
 		if (t[0]->dtype != DP_BOOL)
@@ -431,32 +719,6 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		out->dtype = t[1]->dtype;
 		return 0;
 	}
-	case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin: case Arecip:
-	case Asigmoid: case Atanh: case Asilu: case Ahardswish: case Ahardsigm:
-		if (dp_needfloat(err, op, t[0]))
-			return -1;
-		*out = *t[0];
-		return 0;
-	case Agelu: {
-		const char *a = dp_gets(op, "approximate");
-		if (dp_needfloat(err, op, t[0]))
-			return -1;
-		if (a && strcmp(a, "none") && strcmp(a, "tanh"))
-			return fail(err, op, "approximate must be \"none\" or \"tanh\"");
-		*out = *t[0];
-		return 0;
-	}
-	case Aneg:
-	case Aabs:
-		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
-			return dp_failt(err, op, "needs a number", t[0], NULL);
-		*out = *t[0];
-		return 0;
-	case Aclamp:
-		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
-			return dp_failt(err, op, "needs a number", t[0], NULL);
-		*out = *t[0];
-		return 0;
 	case Asdpa:
 		return sdpa(fn, op, out, err);
 	case Aarange: {

@@ -128,6 +128,10 @@ int dprt_npy_write(const char *path, int dtype, int rank, const int64_t *dim,
  * message in err. */
 int dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim,
                   void **data, char *err, size_t errn);
+/* The same for an .npy file's bytes in memory (an .npz member, say); name
+ * is what error messages call it. */
+int dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype,
+                      int *rank, int64_t *dim, void **data, char *err, size_t errn);
 
 /* Writes "[1,32,32,3]" (or "[]" for rank 0) into buf; returns buf. */
 char *dprt_shape_str(char *buf, size_t n, int rank, const int64_t *dim);
@@ -247,6 +251,11 @@ enum {
 void dprt_binary(int op, int dtype, void *y, const void *a, const int64_t *sa,
                  const void *b, const int64_t *sb, int rank, const int64_t *dim,
                  double alpha);
+/* y[idx] = f(a[idx·sa], b[idx·sb], al) on f32 (strides as above): the
+ * binary ops with no kernel of their own, f a formula of dpscalar.h. */
+void dprt_map2_f32(float (*f)(float, float, float), float *y, const float *a,
+                   const int64_t *sa, const float *b, const int64_t *sb, int rank,
+                   const int64_t *dim, float al);
 /* y = (a != 0) op (b != 0) as bool, a and b of any dtypes (strides as above). */
 void dprt_logical(int op, uint8_t *y, const void *a, int dtype_a, const int64_t *sa,
                   const void *b, int dtype_b, const int64_t *sb, int rank,
@@ -273,6 +282,18 @@ void dprt_arange(void *y, int dtype, double start, double step, int64_t n);
 int dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t inner,
                 const void *idx, int dtype_idx, int64_t m, const char *what,
                 char *err, size_t errn);
+
+/* Inclusive prefix sums along the middle axis of x viewed as [outer, n,
+ * inner]; dtype DPRT_F32 (summed in f64, as PyTorch's cpu kernel) or
+ * DPRT_I64 (wrapping). */
+void dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t inner);
+/* torch.gather: y[c] = x[c with c[d] = idx[c]] over the shape idim[0..rank-1]
+ * of idx (i64 or i32, negative from the end), x dense of shape xdim,
+ * es-byte elements.  0, or -1 with a message in err when an index is out
+ * of range (what names the op). */
+int dprt_gather_dim(void *y, const void *x, int es, int rank, const int64_t *xdim,
+                    const int64_t *idim, int d, const void *idx, int dtype_idx,
+                    const char *what, char *err, size_t errn);
 
 /* Reductions: y[k] = op over r of x[k·kst + r·rst], the kept axes kdim
  * [0..nk-1] (y dense in that shape) and the reduced axes rdim[0..nr-1].

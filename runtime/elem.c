@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "dprtint.h"
+#include "dpscalar.h"
 
 /* ---- strided loop nests ---- */
 
@@ -93,33 +94,32 @@ dense(int rank, const int64_t *dim, int64_t *st)
 
 /* ---- unary ---- */
 
-/* Unary f32 op (see dprt.h), in the forms PyTorch's CPU kernels use. */
+/* Unary f32 op (see dprt.h): the formulas of dpscalar.h. */
 void
 dprt_unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
 {
-	const float kb = 0.7978845608028654f, kk = 0.044715f;   /* √(2/π) */
 	int64_t i;
 
-#define U(E) for (i = 0; i < n; i++) { float v = x[i]; y[i] = (E); } break;
+#define U(F) for (i = 0; i < n; i++) y[i] = dps_##F(x[i], lo, hi); break;
 	switch (op) {
-	case DPRT_RSQRT: U(1.0f / sqrtf(v))
-	case DPRT_SQRT: U(sqrtf(v))
-	case DPRT_EXP: U(expf(v))
-	case DPRT_LOG: U(logf(v))
-	case DPRT_COS: U(cosf(v))
-	case DPRT_SIN: U(sinf(v))
-	case DPRT_NEG: U(-v)
-	case DPRT_ABS: U(fabsf(v))
-	case DPRT_RECIP: U(1.0f / v)
-	case DPRT_SIGMOID: U(1.0f / (1.0f + expf(-v)))
-	case DPRT_TANH: U(tanhf(v))
-	case DPRT_SILU: U(v / (1.0f + expf(-v)))
-	case DPRT_GELU: U(v * 0.5f * (1.0f + erff(v * 0.70710678118654752f)))
-	case DPRT_GELU_TANH: U(0.5f * v * (1.0f + tanhf(kb * (v + kk * v * v * v))))
-	case DPRT_HARDSWISH: U(v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f)
-	case DPRT_HARDSIGMOID: U(fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f)
-	case DPRT_CLAMP: U(v < lo ? lo : v > hi ? hi : v)
-	case DPRT_RELU: U(v < 0.0f ? 0.0f : v)
+	case DPRT_RSQRT: U(rsqrt)
+	case DPRT_SQRT: U(sqrt)
+	case DPRT_EXP: U(exp)
+	case DPRT_LOG: U(log)
+	case DPRT_COS: U(cos)
+	case DPRT_SIN: U(sin)
+	case DPRT_NEG: U(neg)
+	case DPRT_ABS: U(abs)
+	case DPRT_RECIP: U(reciprocal)
+	case DPRT_SIGMOID: U(sigmoid)
+	case DPRT_TANH: U(tanh)
+	case DPRT_SILU: U(silu)
+	case DPRT_GELU: U(gelu)
+	case DPRT_GELU_TANH: U(gelu_tanh)
+	case DPRT_HARDSWISH: U(hardswish)
+	case DPRT_HARDSIGMOID: U(hardsigmoid)
+	case DPRT_CLAMP: U(clamp)
+	case DPRT_RELU: U(relu)
 	default: break;
 	}
 #undef U
@@ -131,12 +131,12 @@ dprt_unary_i64(int op, int64_t *y, const int64_t *x, int64_t n, int64_t lo, int6
 {
 	int64_t i;
 
-#define U(E) for (i = 0; i < n; i++) { int64_t v = x[i]; y[i] = (E); } break;
+#define U(F) for (i = 0; i < n; i++) y[i] = dps_##F##_i64(x[i], lo, hi); break;
 	switch (op) {
-	case DPRT_NEG: U((int64_t)(0 - (uint64_t)v))
-	case DPRT_ABS: U(v < 0 ? (int64_t)(0 - (uint64_t)v) : v)
-	case DPRT_CLAMP: U(v < lo ? lo : v > hi ? hi : v)
-	case DPRT_RELU: U(v < 0 ? 0 : v)
+	case DPRT_NEG: U(neg)
+	case DPRT_ABS: U(abs)
+	case DPRT_CLAMP: U(clamp)
+	case DPRT_RELU: U(relu)
 	default: break;
 	}
 #undef U
@@ -185,19 +185,19 @@ row_f32(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
 	switch (c->op) {
 	case DPRT_ADD:
 		if (al == 1.0f)
-			ROW(float, float, u + v)
+			ROW(float, float, dps_add(u, v, 1.0f))
 		else
-			ROW(float, float, u + al * v)
+			ROW(float, float, dps_add(u, v, al))
 		break;
 	case DPRT_SUB:
 		if (al == 1.0f)
-			ROW(float, float, u - v)
+			ROW(float, float, dps_sub(u, v, 1.0f))
 		else
-			ROW(float, float, u - al * v)
+			ROW(float, float, dps_sub(u, v, al))
 		break;
-	case DPRT_MUL: ROW(float, float, u * v) break;
-	case DPRT_DIV: ROW(float, float, u / v) break;
-	case DPRT_POW: ROW(float, float, powf(u, v)) break;
+	case DPRT_MUL: ROW(float, float, dps_mul(u, v, 1.0f)) break;
+	case DPRT_DIV: ROW(float, float, dps_div(u, v, 1.0f)) break;
+	case DPRT_POW: ROW(float, float, dps_pow(u, v, 1.0f)) break;
 	CMPS(float)
 	default: break;
 	}
@@ -265,6 +265,41 @@ dprt_binary(int op, int dtype, void *y, const void *a, const int64_t *sa,
 	case DPRT_BOOL: case DPRT_U8: walk(&t, row_u8, &c); break;
 	default: break;
 	}
+}
+
+typedef struct Map2 {
+	float (*f)(float, float, float);
+	float *y;
+	const float *a, *b;
+	float al;
+} Map2;
+
+static void
+row_map2(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Map2 *c = ctx;
+	float *y = c->y + off[0];
+	const float *a = c->a + off[1], *b = c->b + off[2];
+	int64_t i;
+
+	for (i = 0; i < n; i++)
+		y[i] = c->f(a[i * st[1]], b[i * st[2]], c->al);
+}
+
+/* Broadcasting binary f32 op through a formula (see dprt.h). */
+void
+dprt_map2_f32(float (*f)(float, float, float), float *y, const float *a,
+              const int64_t *sa, const float *b, const int64_t *sb, int rank,
+              const int64_t *dim, float al)
+{
+	int64_t sy[DPRT_MAXRANK];
+	const int64_t *st[3] = { sy, sa, sb };
+	Map2 c = { f, y, a, b, al };
+	Nest t;
+
+	dense(rank, dim, sy);
+	nest(&t, rank, dim, 3, st);
+	walk(&t, row_map2, &c);
 }
 
 /* Whether element i of x (dtype dt) is nonzero. */
@@ -481,5 +516,60 @@ dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t in
 				ix += n;
 			memcpy((char *)y + (o * m + j) * row, (const char *)x + (o * n + ix) * row, row);
 		}
+	return 0;
+}
+
+/* ---- scans and gathers along one axis ---- */
+
+/* Inclusive prefix sums along the middle axis of [outer, n, inner]. */
+void
+dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t inner)
+{
+	int64_t o, i, j;
+
+	for (o = 0; o < outer; o++)
+		for (i = 0; i < inner; i++) {
+			int64_t b = o * n * inner + i;
+			if (dtype == DPRT_F32) {
+				const float *xs = x;
+				float *ys = y;
+				double s = 0;   /* PyTorch's cpu accumulator */
+				for (j = 0; j < n; j++)
+					ys[b + j * inner] = (float)(s += xs[b + j * inner]);
+			} else {
+				const int64_t *xs = x;
+				int64_t *ys = y;
+				uint64_t s = 0;   /* wraps */
+				for (j = 0; j < n; j++)
+					ys[b + j * inner] = (int64_t)(s += (uint64_t)xs[b + j * inner]);
+			}
+		}
+}
+
+/* torch.gather along axis d (see dprt.h). */
+int
+dprt_gather_dim(void *y, const void *x, int es, int rank, const int64_t *xdim,
+                const int64_t *idim, int d, const void *idx, int dtype_idx, const char *what,
+                char *err, size_t errn)
+{
+	int64_t n = 1, k, ix, xs[DPRT_MAXRANK], c[DPRT_MAXRANK] = { 0 }, off;
+	int a;
+
+	dense(rank, xdim, xs);
+	for (a = 0; a < rank; a++)
+		n *= idim[a];
+	for (k = 0; k < n; k++) {
+		ix = dtype_idx == DPRT_I32 ? ((const int32_t *)idx)[k] : ((const int64_t *)idx)[k];
+		if (ix < -xdim[d] || ix >= xdim[d])
+			return dprt_errf(err, errn, "%s: index %lld is out of range for a dimension "
+			                 "of size %lld", what, (long long)ix, (long long)xdim[d]);
+		if (ix < 0)
+			ix += xdim[d];
+		for (off = 0, a = 0; a < rank; a++)
+			off += (a == d ? ix : c[a]) * xs[a];
+		memcpy((char *)y + k * es, (const char *)x + off * es, (size_t)es);
+		for (a = rank - 1; a >= 0 && ++c[a] == idim[a]; a--)
+			c[a] = 0;
+	}
 	return 0;
 }

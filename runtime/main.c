@@ -26,6 +26,7 @@ typedef struct Cli {
 	int nwfile;
 	dprt_weights *weights;
 	long bench;
+	int full;			/* --full: print whole outputs */
 	char **tmp;			/* temporary output files not yet renamed */
 	char err[1024];
 } Cli;
@@ -64,7 +65,7 @@ usage(const dprt_prog *p, FILE *f)
 	int i;
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
-	        "[--bench N] [--weights FILE ...] [--help]\n", p->name);
+	        "[--full] [--bench N] [--weights FILE ...] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -73,6 +74,8 @@ usage(const dprt_prog *p, FILE *f)
 	fprintf(f, "outputs (written with --out, else printed):\n");
 	for (i = 0; i < p->nout; i++)
 		fprintf(f, "  %s  %s\n", p->out[i].name, iotype(t, sizeof t, &p->out[i]));
+	fprintf(f, "--full prints every value of the printed outputs (else the "
+	        "first %d of those over %d).\n", NHEAD, NSHOW);
 	fprintf(f, "--bench N runs the program N more times after the first and "
 	        "prints the median, min and max time of run().\n");
 	if (p->blob)
@@ -132,6 +135,10 @@ parse(Cli *c, int argc, char **argv)
 		a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
 			return 1;
+		if (strcmp(a, "--full") == 0) {
+			c->full = 1;
+			continue;
+		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
 		    strcmp(a, "--bench") == 0 || strcmp(a, "--weights") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
@@ -359,9 +366,10 @@ elem(char *buf, size_t n, int dtype, const void *x, int64_t k)
 	}
 }
 
-/* One line: "label = [3]" when small, else "logits: f32[1,10] = [0.1, ...]". */
+/* One line: "label = [3]" when small, else "logits: f32[1,10] = [0.1, ...]"
+ * (every value when full). */
 static void
-show(const dprt_io *io, const void *x)
+show(const dprt_io *io, const void *x, int full)
 {
 	char t[256], v[64];
 	int64_t n, k, m;
@@ -377,7 +385,7 @@ show(const dprt_io *io, const void *x)
 		printf("%s\n", v);
 		return;
 	}
-	m = n <= NSHOW ? n : NHEAD;
+	m = n <= NSHOW || full ? n : NHEAD;
 	printf("[");
 	for (k = 0; k < m; k++) {
 		elem(v, sizeof v, io->dtype, x, k);
@@ -419,7 +427,7 @@ finish(Cli *c)
 	}
 	for (i = 0; i < p->nout; i++)
 		if (!c->outfile[i])
-			show(&p->out[i], c->out[i]);
+			show(&p->out[i], c->out[i], c->full);
 	return 0;
 }
 

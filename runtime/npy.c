@@ -1,6 +1,8 @@
 /* npy.c: .npy reading (format 1.0/2.0/3.0) and writing (1.0), checked and atomic. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,6 +404,45 @@ dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim, void **data
 	return 0;
 }
 
+/* Reads an .npy file held in memory (an .npz member): name is what errors
+ * call it; otherwise as dprt_npy_load. */
+int
+dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype, int *rank,
+                  int64_t *dim, void **data, char *err, size_t errn)
+{
+	FILE *f;
+	Hdr h;
+	void *p;
+	long pos;
+	int rc;
+
+	*data = NULL;
+	if (len == 0)
+		return dprt_errf(err, errn, "%s: not an .npy file (empty)", name);
+	f = fmemopen((void *)buf, len, "rb");
+	if (!f)
+		return dprt_errf(err, errn, "%s: cannot read: %s", name, strerror(errno));
+	rc = read_header(f, name, &h, err, errn);
+	p = NULL;
+	if (rc == 0 && ((pos = ftell(f)) < 0 || len - (size_t)pos < h.nbytes))
+		rc = dprt_errf(err, errn, "%s: truncated: %zu of %zu data bytes", name,
+		               pos < 0 ? 0 : len - (size_t)pos, h.nbytes);
+	if (rc == 0 && !(p = malloc(h.nbytes ? h.nbytes : 1)))
+		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", name, h.nbytes);
+	if (rc == 0)
+		rc = read_data(f, name, &h, p, err, errn);
+	fclose(f);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	*dtype = h.dtype;
+	*rank = h.rank;
+	memcpy(dim, h.dim, sizeof *dim * (size_t)h.rank);
+	*data = p;
+	return 0;
+}
+
 /* The 1.0 header for (dtype, shape): magic, version, length, the dict padded
  * with spaces and a newline to a multiple of 64 bytes.  Returns its length. */
 static size_t
@@ -450,8 +491,63 @@ writeall(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* Removes the "PATH.PID.N.tmp" files of writers killed between creating
+ * their temporary file and renaming it (a SIGKILL cannot be caught): those
+ * whose process is gone.  Best effort; errors are ignored. */
+static void
+sweep(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t bl = strlen(base), dl = slash ? (size_t)(slash - path) : 0;
+	char *dir, *full, *end;
+	struct dirent *e;
+	long pid;
+	DIR *d;
+
+	dir = malloc(dl + 2);
+	if (!dir)
+		return;
+	if (!slash)
+		strcpy(dir, ".");
+	else if (dl == 0)
+		strcpy(dir, "/");
+	else {
+		memcpy(dir, path, dl);
+		dir[dl] = 0;
+	}
+	d = opendir(dir);
+	while (d && (e = readdir(d)) != NULL) {
+		const char *n = e->d_name, *q = n + bl + 1;
+
+		if (strncmp(n, base, bl) != 0 || n[bl] != '.' || *q < '0' || *q > '9')
+			continue;
+		errno = 0;
+		pid = strtol(q, &end, 10);
+		if (errno || pid <= 0 || pid == (long)getpid() || *end != '.')
+			continue;
+		q = end + 1;	/* N.tmp */
+		if (*q < '0' || *q > '9')
+			continue;
+		strtol(q, &end, 10);
+		if (strcmp(end, ".tmp") != 0)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;	/* running (or not ours to ask): its file */
+		full = malloc(strlen(dir) + strlen(n) + 2);
+		if (full) {
+			sprintf(full, "%s/%s", dir, n);
+			unlink(full);
+			free(full);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
 /* Writes the file to a fresh "PATH.PID.N.tmp" (O_EXCL), removed again on
- * any failure; the caller renames it into place or unlinks it. */
+ * any failure, after removing those of killed earlier writers; the caller
+ * renames it into place or unlinks it. */
 int
 dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn, int dtype, int rank,
                    const int64_t *dim, const void *src, char *err, size_t errn)
@@ -488,6 +584,7 @@ dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn, int dtype, int rank
 		close(fd);
 		return 0;
 	}
+	sweep(path);
 	for (i = 0; i < 100 && fd < 0; i++) {
 		if ((size_t)snprintf(tmp, tmpn, "%s.%ld.%d.tmp", path, (long)getpid(), i) >= tmpn)
 			return dprt_errf(err, errn, "%s: path too long", path);

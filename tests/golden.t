@@ -2,7 +2,8 @@
 # golden.t: per-stage golden tests.  tests/golden/STAGE/NAME.ir is hand-written
 # text IR; NAME.out is the exact text IR the stage must produce, NAME.err the
 # exact error it must print (and then exit 1 and leave no output).  place
-# cases use NAME.map as the target mapping when present, else targets/cpu.
+# cases use NAME.map as the target mapping when present, else targets/cpu;
+# legalize errors name the parsed input in.dpir.
 root=$(pwd)
 bin=$root/bin
 tmp=$(mktemp -d)
@@ -26,12 +27,14 @@ run_stage() {
 		map=$root/targets/cpu
 		[ -f "${2%.ir}.map" ] && map=${2%.ir}.map
 		"$bin/devproc" parse "$2" -o "$tmp/in.dpir" && "$bin/dp-place" "$tmp/in.dpir" -t "$map" -o "$3" ;;
+	legalize)   # run where the input is, so that errors name it in.dpir
+		"$bin/devproc" parse "$2" -o "$tmp/in.dpir" && (cd "$tmp" && "$bin/dp-legalize" in.dpir -o "$3") ;;
 	partition)
 		"$bin/devproc" parse "$2" -o "$tmp/in.dpir" && "$bin/dp-partition" "$tmp/in.dpir" -o "$3" ;;
 	esac
 }
 
-for stage in parse verify place partition; do
+for stage in parse verify legalize place partition; do
 	for ir in tests/golden/$stage/*.ir; do
 		[ -f "$ir" ] || continue
 		case=${ir%.ir}

@@ -367,7 +367,12 @@ else
 		npy 1 "$good" '\0\0\200\77\0\0\200\77\0\0\200\77\0\0\200\77\0\0\200\77\0\0\200\77' >"$w/ones.npy"
 		torn x prog kill 1 "$prog" --in x=ones.npy --out y=torn/r/y.npy
 		same "program killed writing --out: the previous file, whole" "$t/r/y.npy" "$t/prev.npy"
-		rm -f "$t"/r/*.tmp   # what a killed writer cannot remove: its temporary file
+		# what a killed writer cannot remove, its temporary file, the next run does
+		ls "$t"/r/y.npy.*.tmp >/dev/null 2>&1 && pass "program killed: its --out temporary file is there" ||
+			fail "program killed: its --out temporary file is there" "$(ls -A "$t/r")"
+		(cd "$w" && "$prog" --in x=good.npy --out y=torn/r/y.npy) >/dev/null ||
+			fail "torn: the program runs again"
+		notmp "the next run removes the killed one's --out temporary file" "$t/r" "y.npy "
 		torn x prog full 1 "$prog" --in x=ones.npy --out y=torn/r/y.npy
 		rc=$?
 		[ $rc -eq 1 ] && pass "program on a full disk: exit 1" || fail "program on a full disk: exit 1" "exit status $rc"

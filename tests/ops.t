@@ -5,7 +5,7 @@ dp=./bin/devproc
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "1..16"
+echo "1..19"
 n=0
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
 fail() { n=$((n + 1)); echo "not ok $n - $1"; shift; for l; do printf '%s\n' "$l" | sed 's/^/# /'; done; }
@@ -21,19 +21,19 @@ nops=$(grep -c '^[[:space:]]*X([OA][A-Za-z0-9]*, *"' formats/ops.h)
 sed '$d' "$tmp/ops" >"$tmp/oplines"
 awk '{print $1}' "$tmp/oplines" >"$tmp/opnames"
 nlines=$(wc -l <"$tmp/oplines")
-ncpu=$(awk '$3 ~ /(^|,)cpu(,|$)/' "$tmp/oplines" | wc -l)
-ncuda=$(awk '$3 ~ /(^|,)cuda(,|$)/' "$tmp/oplines" | wc -l)
+ncpu=$(awk '$4 ~ /(^|,)cpu(,|$)/' "$tmp/oplines" | wc -l)
+ncuda=$(awk '$4 ~ /(^|,)cuda(,|$)/' "$tmp/oplines" | wc -l)
 last=$(tail -n 1 "$tmp/ops")
 want="$nops ops (cpu $ncpu, cuda $ncuda)"
 [ "$rc" -eq 0 ] && [ "$nlines" -eq "$nops" ] && [ "$last" = "$want" ]; rc=$?
 check "devproc ops lists the $nops ops of formats/ops.h" "exit/lines: $nlines, want $nops" \
 	"last line: $last" "want:      $want" "$(cat "$tmp/err")"
 
-# 2. every line is OP CLASS DEVICES with a known class and devices
-bad=$(awk 'NF != 3 || $2 !~ /^(io|const|copy|elementwise|normalize|matmul|conv|reduce|index|shape|attention|source|image)$/ ||
-	$3 !~ /^(cpu|cuda|cpu,cuda)$/' "$tmp/oplines")
+# 2. every line is OP CLASS FORM DEVICES with a known class, form and devices
+bad=$(awk 'NF != 4 || $2 !~ /^(io|const|copy|elementwise|normalize|matmul|conv|reduce|index|shape|attention|source|image)$/ ||
+	$3 !~ /^(io|const|copy|cast|unary|unary-int|binary|compare|logic|where|view|move|gather|scatter|reduce|scan|sort|matmul|conv|pool|norm|attention|source|image|composite)$/ || $4 !~ /^(cpu|cuda|cpu,cuda)$/' "$tmp/oplines")
 [ -z "$bad" ]; rc=$?
-check "each op line is OP CLASS DEVICES" "bad lines:" "$bad"
+check "each op line is OP CLASS FORM DEVICES" "bad lines:" "$bad"
 
 # 3. every op appears in the tables of formats/ops.md (their first column;
 # in "`aten.eq` `ne`" or "`aten.logical_and` `or`" a short name stands for
@@ -53,16 +53,18 @@ sed -n 's/^| \([^|]*\) |.*/\1/p' formats/ops.md | awk '{
 		if (sub(/_[^_]*$/, "_", pre)) print pre name
 	}
 }' >"$tmp/mdops"
-missing=$(grep -vxF -f "$tmp/mdops" "$tmp/opnames" | tr '\n' ' ')
+missing=$(awk '$3 != "unary" && $3 != "unary-int" {print $1}' "$tmp/oplines" |
+	grep -vxF -f "$tmp/mdops" | tr '\n' ' ')
 [ -z "$missing" ]; rc=$?
-check "every op is in formats/ops.md's tables" "missing: $missing"
+check "every op but the unary ones (their formula documents them) is in formats/ops.md's tables" \
+	"missing: $missing"
 
-# 4. the cuda ops are the ones formats/ops.md says run on cuda
-tr '\n' ' ' <formats/ops.md | sed -n 's/.*lowered by `dp-lower_gpu`):\(.*\); arithmetic in f32.*/\1/p' |
-	grep -o '`[^`]*`' | tr -d '`' | sort >"$tmp/mdcuda"
-awk '$3 ~ /cuda/ {print $1}' "$tmp/oplines" | sort >"$tmp/cuda"
-[ -s "$tmp/mdcuda" ] && cmp -s "$tmp/mdcuda" "$tmp/cuda"; rc=$?
-check "the cuda ops are those formats/ops.md names" "$(diff "$tmp/mdcuda" "$tmp/cuda")"
+# 4. the cpu-only ops are the ones formats/ops.md names
+tr '\n' ' ' <formats/ops.md | sed -n 's/.*but these, cpu only:\([^.]*\)\..*/\1/p' |
+	grep -o '`[^`]*`' | tr -d '`' | sort >"$tmp/mdcpu"
+awk '$4 !~ /cuda/ {print $1}' "$tmp/oplines" | sort >"$tmp/cpuonly"
+[ -s "$tmp/mdcpu" ] && cmp -s "$tmp/mdcpu" "$tmp/cpuonly"; rc=$?
+check "the cpu-only ops are those formats/ops.md names" "$(diff "$tmp/mdcpu" "$tmp/cpuonly")"
 
 # 5. formats/core_aten_ops.txt: 193 distinct overloads
 grep -v '^#' formats/core_aten_ops.txt | grep . >"$tmp/core"
@@ -122,7 +124,7 @@ check "supported + non-core ($nother) = dp-import's $ntargets targets" "got:  $l
 	"$(diff "$tmp/tnames" "$tmp/listed")"
 
 # 11. each entry's devices are its IR op's, all of them for an op-less one
-bad=$(awk 'NR == FNR { dev[$1] = $3; next }
+bad=$(awk 'NR == FNR { dev[$1] = $4; next }
 	{ want = ($2 ~ /^\(/) ? "cpu,cuda" : dev[$2]; if ($3 != want) print }' \
 	"$tmp/oplines" "$tmp/sup" "$tmp/other")
 [ -z "$bad" ]; rc=$?
@@ -146,3 +148,25 @@ check "aten.sort.default and _native_batch_norm_legit.no_stats are unsupported"
 # 16. devproc --help documents the command
 $dp --help | grep -q '^  ops \[--aten\]'; rc=$?
 check "devproc --help documents ops [--aten]"
+
+# 17-18. each lowering's own list of the ops it has kernels for is the
+# devices column of formats/ops.h (composite ops reach no lowering)
+for st in cpu:lower_cpu cuda:lower_gpu; do
+	dev=${st%%:*}
+	./bin/dp-${st#*:} --supports 2>"$tmp/err" | sort >"$tmp/sup.$dev"; rc=$?
+	awk -v d="$dev" '$3 != "composite" && $4 ~ d {print $1}' "$tmp/oplines" | sort >"$tmp/want.$dev"
+	[ "$rc" -eq 0 ] && cmp -s "$tmp/sup.$dev" "$tmp/want.$dev"; rc=$?
+	check "dp-${st#*:} --supports is the ops.h rows with $dev" "$(diff "$tmp/want.$dev" "$tmp/sup.$dev")" \
+		"$(cat "$tmp/err")"
+done
+
+# 19. every formula an elementwise unary row names is defined in runtime/dpscalar.h
+# (dps_NAME for f32, dps_NAME_i64 too for the unary-int form)
+missing=$(sed -n 's/.*X(A[A-Za-z0-9]*, *"[^"]*", *-\{0,1\}[0-9]*, *[0-9]*, *K[a-z]*, *\(Funaryn\{0,1\}\), *"\([a-z0-9_]*\).*/\1 \2/p' formats/ops.h |
+	while read -r form f; do
+		grep -q "^DPS_U($f," runtime/dpscalar.h || echo "dps_$f"
+		[ "$form" = Funaryn ] && ! grep -q "^DPS_UI($f," runtime/dpscalar.h && echo "dps_${f}_i64"
+	done)
+nun=$(grep -c 'K[a-z]*, *Funaryn\{0,1\},' formats/ops.h)
+[ -z "$missing" ] && [ "$nun" -gt 10 ]; rc=$?
+check "the $nun unary formulas are in runtime/dpscalar.h" "missing: $missing"

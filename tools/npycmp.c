@@ -1,16 +1,19 @@
-/* npycmp.c: compares two .npy files: floats to a relative tolerance, integers
- * exactly or within an absolute difference. */
+/* npycmp.c: compares two .npy files (or .npz members): floats to a relative
+ * tolerance, integers exactly or within an absolute difference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dprt.h"
+#include "../driver/npz.h"
 
 static void
 usage(void)
 {
 	fprintf(stderr,
-	        "usage: npycmp [--tol T] [--exact] [--diff D] GOT.npy REF.npy\n"
+	        "usage: npycmp [--tol T] [--exact] [--diff D] GOT REF\n"
+	        "  GOT and REF: an .npy file, an .npz member as FILE.npz:NAME, or an\n"
+	        "  .npz of one member.\n"
 	        "  floats (f16, bf16, f32, f64, in any mix): passes when\n"
 	        "  max|got-ref| / max|ref| <= T (default 1e-5; absolute when\n"
 	        "  max|ref| is 0); --exact asks for equal values.  Integers and\n"
@@ -35,6 +38,47 @@ typedef struct File {
 	void *data;
 } File;
 
+/* FILE.npz:NAME, or FILE.npz of one member: takes the member's data into f
+ * (f->data stays NULL when path names no .npz); 0, or -1 after a message. */
+static int
+loadnpz(File *f, const char *path)
+{
+	char file[4096], err[1024];
+	const char *colon = strrchr(path, ':'), *name = NULL;
+	Npz z;
+	const NpzMember *m;
+
+	snprintf(file, sizeof file, "%s", path);
+	if (!npz_isnpz(file) && colon && (size_t)(colon - path) < sizeof file) {
+		file[colon - path] = 0;
+		name = colon + 1;
+		if (!npz_isnpz(file))
+			return 0;
+	} else if (!npz_isnpz(file))
+		return 0;
+	if (npz_read(file, &z, err, sizeof err) < 0) {
+		fprintf(stderr, "npycmp: %s\n", err);
+		return -1;
+	}
+	m = name ? npz_find(&z, name) : z.n == 1 ? &z.m[0] : NULL;
+	if (!m) {
+		fprintf(stderr, "npycmp: %s: %s; its members:", file, name ? "no such member" :
+		        "name one member as FILE.npz:NAME");
+		for (int i = 0; i < z.n; i++)
+			fprintf(stderr, " %s", z.m[i].name);
+		fputc('\n', stderr);
+		npz_free(&z);
+		return -1;
+	}
+	f->dtype = m->dtype;
+	f->rank = m->rank;
+	memcpy(f->dim, m->dim, sizeof f->dim);
+	f->data = m->data;
+	((NpzMember *)m)->data = NULL;   /* now f's */
+	npz_free(&z);
+	return 0;
+}
+
 static int
 load(File *f, const char *path)
 {
@@ -42,7 +86,10 @@ load(File *f, const char *path)
 	int i;
 
 	f->path = path;
-	if (dprt_npy_load(path, &f->dtype, &f->rank, f->dim, &f->data, err, sizeof err) < 0) {
+	if (loadnpz(f, path) < 0)
+		return -1;
+	if (!f->data && dprt_npy_load(path, &f->dtype, &f->rank, f->dim, &f->data, err,
+	                              sizeof err) < 0) {
 		fprintf(stderr, "npycmp: %s\n", err);
 		return -1;
 	}

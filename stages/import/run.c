@@ -3,6 +3,44 @@
  * fuzz harnesses call it in-process). */
 #include "import.h"
 
+/* The hash the IR records for the .dp: FNV-1a 64 of its text without
+ * comments, blank lines and trailing or repeated blanks, so that an edit
+ * of a comment or of spacing leaves the IR's bytes (and with Ninja's
+ * restat, every later stage) as they were.  Strings keep every byte. */
+static void
+srchash(const char *s, size_t n, char hash[17])
+{
+	uint64_t h = DP_HASH_INIT;
+	int str = 0, blank = 0, bol = 1;   /* in a string; blanks pending; at a line's start */
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (str) {
+			h = dp_hash(&c, 1, h);
+			if (c == '\\' && i + 1 < n)
+				h = dp_hash(&s[++i], 1, h);
+			else if (c == '"' || c == '\n')
+				str = 0;
+			continue;
+		}
+		if (c == '#')
+			while (i + 1 < n && s[i + 1] != '\n')
+				i++;
+		else if (c == ' ' || c == '\t' || c == '\r')
+			blank = 1;
+		else if (c == '\n') {
+			if (!bol)
+				h = dp_hash("\n", 1, h);
+			bol = 1, blank = 0;
+		} else {
+			if (blank && !bol)
+				h = dp_hash(" ", 1, h);
+			h = dp_hash(&c, 1, h);
+			bol = 0, blank = 0, str = c == '"';
+		}
+	}
+	dp_hash_hex(h, hash);
+}
+
 /* Builds imp->fn and imp->blob from imp->src: name is the pipeline's default
  * name, dep the .dp as the IR records it, wname the weight blob's file name.
  * Reports an error in the input and exits (or longjmps to imp_bail); IR that
@@ -16,7 +54,7 @@ imp_run(Imp *imp, const char *name, const char *dep, const char *wname)
 	blob_init(&imp->blob);
 	parse(imp);
 	Fn *fn = imp->fn;
-	dp_hash_hex(dp_hash(imp->src->text, imp->src->len, DP_HASH_INIT), hash);
+	srchash(imp->src->text, imp->src->len, hash);
 	dp_adddep(fn, dep, hash);
 	pt2_deps(imp);
 	blob_finish(&imp->blob);

@@ -239,6 +239,10 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 			str_printf(s, "%s%s", i > nin ? ", " : "", p[i].name);
 	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
 	str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
+	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
+		str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer was "
+		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
+		           p[i].isout ? "output" : p[i].hname ? "image input's pixels" : "input");
 	str_printf(s, "\tm->err[0] = '\\0';\n"
 	              "\treturn %s_schedule(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
 	              "\t                   sizeof m->err) == 0 ? 0 : -1;\n}\n\n", nm,
@@ -299,7 +303,8 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	                " * offsets 64-byte aligned and reused once a value is dead; inputs are\n"
 	                " * read and outputs written in the caller's buffers. */\n", (long long)pl.arena);
 	str_put(out, "#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n"
-	             "#include <string.h>\n\n#include \"dprt.h\"\n\n");
+	             "#include <string.h>\n\n#include \"dprt.h\"\n");
+	str_put(out, c.scalar ? "#include \"dpscalar.h\"\n\n" : "\n");
 	str_printf(out, "/* The typed C API, as declared in %s.h (written by dp-link). */\n", fn->name);
 	capi_decls(out, fn, par, np);
 	str_printf(out, "\nextern const dprt_prog %s_prog;\n", fn->name);

@@ -166,16 +166,6 @@ k_reduce(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-static int
-k_relu(Ctx *c, const Op *op, int i)
-{
-	if (needf32(c, op, i) != 0)
-		return -1;
-	str_printf(c->body, "\tdprt_relu_f32(v%d, v%d, %lld);\n", V(c, op->out[0]),
-	           V(c, op->in[0]), (long long)dp_numel(ty(c, op->out[0])));
-	return 0;
-}
-
 /* aten.add and aten.mul with broadcasting; axes that are contiguous in
  * both operands are merged so that the loop nest is as flat as it can be. */
 static int
@@ -435,8 +425,6 @@ k_matmul(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-typedef int Emitter(Ctx *c, const Op *op, int i);
-
 static Emitter *const emitters[DP_NOP] = {
 	[Oinput] = k_none,
 	[Oconst] = k_none,
@@ -450,7 +438,6 @@ static Emitter *const emitters[DP_NOP] = {
 	[Osoftmax] = k_reduce,
 	[Aadd] = k_binary,
 	[Amul] = k_binary,
-	[Arelu] = k_relu,
 	[Alinear] = k_linear,
 	[Aaddmm] = k_mm,
 	[Amm] = k_mm,
@@ -476,4 +463,12 @@ emit_op(Ctx *c, int i)
 	if (emitters[op->kind] == NULL)
 		return emit_nn(c, op, i);   /* nn.c: the NN_OPS, or the error */
 	return emitters[op->kind](c, op, i);
+}
+
+/* Whether the cpu target has a kernel for op kind: what dp-lower_cpu
+ * --supports lists, checked against ops.h's devices by tests/ops.t. */
+int
+cpu_supports(int kind)
+{
+	return emitters[kind] != NULL || nn_emitter(kind) != NULL;
 }

@@ -55,8 +55,11 @@ typedef struct Ctx {
 	Str *top;          /* file-scope tables (normalize constants) */
 	Str *body;         /* the schedule inside run() */
 	char *used;        /* per value: named by generated code */
+	int scalar;        /* whether the code calls runtime/dpscalar.h's formulas */
 	Err *err;
 } Ctx;
+
+typedef int Emitter(Ctx *c, const Op *op, int i);
 
 /* kernels.c: appends the statements of op i to c->body (a comment with
  * the op's text form first).  0, or -1 with c->err set when the cpu target
@@ -110,6 +113,12 @@ const char *dprt_enum(int dtype);
  * cpu kernel; nn_scratch is the bytes of arena scratch op needs while it
  * runs (0 for none), which plan() reserves at plan->scratch[i]. */
 int emit_nn(Ctx *c, const Op *op, int i);
+Emitter *nn_emitter(int kind);
+/* scan.c: aten.cumsum, aten.gather. */
+int k_cumsum(Ctx *c, const Op *op, int i);
+int k_gatherdim(Ctx *c, const Op *op, int i);
+/* Whether the cpu target has a kernel for op kind (kernels.c). */
+int cpu_supports(int kind);
 int64_t nn_scratch(const Fn *fn, const Op *op);
 
 /* image.c: the emitters of resize, center_crop and topk (as emit_op's). */

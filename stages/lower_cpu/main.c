@@ -29,6 +29,7 @@ static const char usage[] =
 	"message`, exit status 1, no output.\n"
 	"\n"
 	"  -o OUT.c   the C file to write\n"
+	"  --supports list the ops the cpu target has kernels for, one a line\n"
 	"  --help     this text\n";
 
 static const char *
@@ -51,6 +52,11 @@ main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(usage, stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--supports") == 0) {
+			for (int k = 0; k < DP_NOP; k++)
+				if (cpu_supports(k))
+					puts(dp_op_name[k]);
 			return 0;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			out = argv[++i];

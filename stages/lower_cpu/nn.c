@@ -93,41 +93,64 @@ shape(const Type *t, int64_t *dim)
 
 /* ---- elementwise ---- */
 
-static int
-binop(int kind)
+/* The runtime's enum of a binary op with a dprt_binary/dprt_logical
+ * kernel ("DPRT_ADD": its formula's name in capitals), or NULL. */
+static const char *
+binname(int kind, char *buf, size_t n)
 {
-	switch (kind) {
-	case Aadd: return 0;
-	case Asub: return 1;
-	case Amul: return 2;
-	case Adiv: return 3;
-	case Apow: return 4;
-	case Aeq: return 5;
-	case Ane: return 6;
-	case Alt: return 7;
-	case Ale: return 8;
-	case Agt: return 9;
-	case Age: return 10;
-	case Aand: return 11;
-	case Aor: return 12;
-	case Axor: return 13;
-	}
-	return -1;
+	static const char *const rt[] = { "add", "sub", "mul", "div", "pow", "eq", "ne", "lt",
+	                                  "le", "gt", "ge", "and", "or", "xor" };
+	const char *f = dp_op_formula[kind];
+	size_t k;
+
+	for (k = 0; k < sizeof rt / sizeof *rt; k++)
+		if (strcmp(rt[k], f) == 0)
+			break;
+	if (k == sizeof rt / sizeof *rt)
+		return NULL;
+	snprintf(buf, n, "DPRT_");
+	for (k = 0; f[k] && k + 6 < n; k++)
+		buf[5 + k] = (char)(f[k] - 'a' + 'A');
+	buf[5 + k] = 0;
+	return buf;
 }
 
-static const char *const binname[] = {
-	"DPRT_ADD", "DPRT_SUB", "DPRT_MUL", "DPRT_DIV", "DPRT_POW", "DPRT_EQ", "DPRT_NE",
-	"DPRT_LT", "DPRT_LE", "DPRT_GT", "DPRT_GE", "DPRT_AND", "DPRT_OR", "DPRT_XOR",
-};
+/* A binary f32 op with no runtime kernel of its own: dprt_map2_f32 over
+ * its formula from runtime/dpscalar.h (sa, sb: broadcast strides). */
+static int
+k_map2(Ctx *c, const Op *op, int i, const int64_t *sa, const int64_t *sb, int r,
+       const int64_t *dim)
+{
+	char f[32];
+	double p[2];
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	dp_formula(op, f, sizeof f, p);
+	c->scalar = 1;
+	str_printf(c->body, "\tdprt_map2_f32(dps_%s, v%d, v%d, ", f, V(c, op->out[0]),
+	           V(c, op->in[0]));
+	ints(c, sa, r);
+	str_printf(c->body, ", v%d, ", V(c, op->in[1]));
+	ints(c, sb, r);
+	str_printf(c->body, ", %d, ", r);
+	ints(c, dim, r);
+	str_put(c->body, ", ");
+	str_float(c->body, dp_getf(op, "alpha", 1));
+	str_put(c->body, ");\n");
+	return 0;
+}
 
 /* Broadcasting binary ops: arithmetic, comparisons, logic. */
 static int
 k_binary(Ctx *c, const Op *op, int i)
 {
-	int y = op->out[0], a = op->in[0], b = op->in[1], k = binop(op->kind), r;
+	int y = op->out[0], a = op->in[0], b = op->in[1], r, form = dp_op_form[op->kind];
 	const Type *to = ty(c, y), *ta = ty(c, a), *tb = ty(c, b);
 	int64_t sa[DP_MAXRANK], sb[DP_MAXRANK], dim[DP_MAXRANK];
-	int dt = ta->dtype;
+	int dt = ta->dtype, arith = op->kind == Aadd || op->kind == Asub || op->kind == Amul;
+	char nb[32];
+	const char *name = binname(op->kind, nb, sizeof nb);
 
 	if (dp_numel(to) == 0)
 		return 0;
@@ -136,8 +159,10 @@ k_binary(Ctx *c, const Op *op, int i)
 	r = shape(to, dim);
 	if (to->rank == 0)
 		sa[0] = sb[0] = 0;
-	if (k >= 11) {   /* logical: any dtypes */
-		str_printf(c->body, "\tdprt_logical(%s, v%d, v%d, %s, ", binname[k], V(c, y), V(c, a),
+	if (!name)
+		return k_map2(c, op, i, sa, sb, r, dim);
+	if (form == Flogic) {   /* any dtypes */
+		str_printf(c->body, "\tdprt_logical(%s, v%d, v%d, %s, ", name, V(c, y), V(c, a),
 		           dprt_enum(dt));
 		ints(c, sa, r);
 		str_printf(c->body, ", v%d, %s, ", V(c, b), dprt_enum(tb->dtype));
@@ -147,13 +172,14 @@ k_binary(Ctx *c, const Op *op, int i)
 		str_put(c->body, ");\n");
 		return 0;
 	}
-	if (k <= 2 && dt != DP_F32 && dt != DP_I64 && dt != DP_I32)
+	if (arith && dt != DP_F32 && dt != DP_I64 && dt != DP_I32)
 		return nokernel(c, op, i, dt, "f32, i64, i32");
-	if ((k == 3 || k == 4) && dt != DP_F32)
+	if (form == Fbinary && !arith && dt != DP_F32)
 		return nokernel(c, op, i, dt, "f32");
-	if (k >= 5 && dt != DP_F32 && dt != DP_I64 && dt != DP_I32 && dt != DP_BOOL && dt != DP_U8)
+	if (form == Fcompare && dt != DP_F32 && dt != DP_I64 && dt != DP_I32 && dt != DP_BOOL &&
+	    dt != DP_U8)
 		return nokernel(c, op, i, dt, "f32, i64, i32, bool, u8");
-	str_printf(c->body, "\tdprt_binary(%s, %s, v%d, v%d, ", binname[k], dprt_enum(dt), V(c, y),
+	str_printf(c->body, "\tdprt_binary(%s, %s, v%d, v%d, ", name, dprt_enum(dt), V(c, y),
 	           V(c, a));
 	ints(c, sa, r);
 	str_printf(c->body, ", v%d, ", V(c, b));
@@ -192,72 +218,54 @@ k_where(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-static int
-unop(int kind)
+/* Bounds of an i64 formula: a rounded up, b down, infinities to the range. */
+static void
+i64bound(Ctx *c, double v, int up)
 {
-	switch (kind) {
-	case Arsqrt: return 0;
-	case Asqrt: return 1;
-	case Aexp: return 2;
-	case Alog: return 3;
-	case Acos: return 4;
-	case Asin: return 5;
-	case Aneg: return 6;
-	case Aabs: return 7;
-	case Arecip: return 8;
-	case Asigmoid: return 9;
-	case Atanh: return 10;
-	case Asilu: return 11;
-	case Agelu: return 12;
-	case Ahardswish: return 14;
-	case Ahardsigm: return 15;
-	case Aclamp: return 16;
-	}
-	return -1;
+	v = up ? ceil(v) : floor(v);
+	if (v < -9.2e18)
+		str_put(c->body, "INT64_MIN");
+	else if (v > 9.2e18)
+		str_put(c->body, "INT64_MAX");
+	else
+		str_printf(c->body, "%lldLL", (long long)v);
 }
 
-static const char *const unname[] = {
-	"DPRT_RSQRT", "DPRT_SQRT", "DPRT_EXP", "DPRT_LOG", "DPRT_COS", "DPRT_SIN", "DPRT_NEG",
-	"DPRT_ABS", "DPRT_RECIP", "DPRT_SIGMOID", "DPRT_TANH", "DPRT_SILU", "DPRT_GELU",
-	"DPRT_GELU_TANH", "DPRT_HARDSWISH", "DPRT_HARDSIGMOID", "DPRT_CLAMP",
-};
-
+/* A unary op: a loop over its n dense elements calling its formula from
+ * runtime/dpscalar.h (dps_NAME_i64 on i64 for the Funaryn form);
+ * logical_not of any dtype through dprt_not. */
 static int
 k_unary(Ctx *c, const Op *op, int i)
 {
-	int y = op->out[0], x = op->in[0], k = unop(op->kind);
+	int y = op->out[0], x = op->in[0];
 	int dt = ty(c, x)->dtype;
-	const char *appr = dp_gets(op, "approximate");
-	const Attr *lo = dp_attr(op, "min"), *hi = dp_attr(op, "max");
 	int64_t n = dp_numel(ty(c, y));
+	char f[32];
+	double p[2];
 
 	if (op->kind == Anot) {
 		str_printf(c->body, "\tdprt_not(v%d, v%d, %s, %lld);\n", V(c, y), V(c, x),
 		           dprt_enum(dt), (long long)n);
 		return 0;
 	}
-	if (op->kind == Agelu && appr && strcmp(appr, "tanh") == 0)
-		k = 13;
-	if (dt == DP_I64 && (op->kind == Aneg || op->kind == Aabs || op->kind == Aclamp)) {
-		str_printf(c->body, "\tdprt_unary_i64(%s, v%d, v%d, %lld, ", unname[k], V(c, y),
-		           V(c, x), (long long)n);
-		if (lo)
-			str_printf(c->body, "%lldLL, ", (long long)ceil(lo->f));
-		else
-			str_put(c->body, "INT64_MIN, ");
-		if (hi)
-			str_printf(c->body, "%lldLL);\n", (long long)floor(hi->f));
-		else
-			str_put(c->body, "INT64_MAX);\n");
+	dp_formula(op, f, sizeof f, p);
+	c->scalar = 1;
+	if (dt == DP_I64 && dp_op_form[op->kind] == Funaryn) {
+		str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = dps_%s_i64(v%d[j], ",
+		           (long long)n, V(c, y), f, V(c, x));
+		i64bound(c, p[0], 1);
+		str_put(c->body, ", ");
+		i64bound(c, p[1], 0);
+		str_put(c->body, ");\n");
 		return 0;
 	}
 	if (needf32(c, op, i) != 0)
 		return -1;
-	str_printf(c->body, "\tdprt_unary_f32(%s, v%d, v%d, %lld, ", unname[k], V(c, y), V(c, x),
-	           (long long)n);
-	str_float(c->body, lo ? lo->f : -INFINITY);
+	str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = dps_%s(v%d[j], ",
+	           (long long)n, V(c, y), f, V(c, x));
+	str_float(c->body, p[0]);
 	str_put(c->body, ", ");
-	str_float(c->body, hi ? hi->f : INFINITY);
+	str_float(c->body, p[1]);
 	str_put(c->body, ");\n");
 	return 0;
 }
@@ -695,42 +703,58 @@ nn_scratch(const Fn *fn, const Op *op)
 	return 0;
 }
 
+/* The emitter of an op of NN_OPS (by its form for the elementwise ones), or
+ * NULL when the cpu target has none. */
+Emitter *
+nn_emitter(int kind)
+{
+	switch (dp_op_form[kind]) {
+	case Funary: case Funaryn:
+		return k_unary;
+	case Fbinary: case Fcompare:
+		return k_binary;
+	case Flogic:
+		return kind == Anot ? k_unary : k_binary;
+	case Fwhere:
+		return k_where;
+	}
+	switch (kind) {
+	case Atranspose: case Aexpand: case Aclone: case Acat: case Astack: case Aslice:
+	case Aselect:
+		return k_movement;
+	case Aindex: case Aembedding:
+		return k_gather;
+	case Agather:
+		return k_gatherdim;
+	case Acumsum:
+		return k_cumsum;
+	case Aarange: case Afull: case Afulllike: case Ascalar:
+		return k_source;
+	case Amean: case Asum: case Aany:
+		return k_reduce;
+	case Abatchnorm: case Alayernorm: case Armsnorm:
+		return k_norm;
+	case Amaxpool: case Aavgpool: case Aadaptavg:
+		return k_pool;
+	case Aconv:
+		return k_conv;
+	case Abmm:
+		return k_bmm;
+	case Asdpa:
+		return k_sdpa;
+	}
+	return NULL;
+}
+
 /* Appends the statements of op i, an op of NN_OPS (or aten.add/aten.mul
  * on integers); fails for ops the cpu target has no kernel for. */
 int
 emit_nn(Ctx *c, const Op *op, int i)
 {
-	switch (op->kind) {
-	case Aadd: case Amul: case Asub: case Adiv: case Apow:
-	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
-	case Aand: case Aor: case Axor:
-		return k_binary(c, op, i);
-	case Awhere:
-		return k_where(c, op, i);
-	case Anot: case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin:
-	case Aneg: case Aabs: case Arecip: case Asigmoid: case Atanh: case Asilu: case Agelu:
-	case Ahardswish: case Ahardsigm: case Aclamp:
-		return k_unary(c, op, i);
-	case Atranspose: case Aexpand: case Aclone: case Acat: case Astack: case Aslice:
-	case Aselect:
-		return k_movement(c, op, i);
-	case Aindex: case Aembedding:
-		return k_gather(c, op, i);
-	case Aarange: case Afull: case Afulllike: case Ascalar:
-		return k_source(c, op, i);
-	case Amean: case Asum: case Aany:
-		return k_reduce(c, op, i);
-	case Abatchnorm: case Alayernorm: case Armsnorm:
-		return k_norm(c, op, i);
-	case Amaxpool: case Aavgpool: case Aadaptavg:
-		return k_pool(c, op, i);
-	case Aconv:
-		return k_conv(c, op, i);
-	case Abmm:
-		return k_bmm(c, op, i);
-	case Asdpa:
-		return k_sdpa(c, op, i);
-	}
+	Emitter *e = nn_emitter(op->kind);
+
+	if (e)
+		return e(c, op, i);
 	dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for this op", i,
 	          dp_op_name[op->kind]);
 	return -1;

@@ -14,6 +14,19 @@ ismm(int kind)
 	return kind == Alinear || kind == Aaddmm || kind == Amm;
 }
 
+/* Whether the cuda target has a kernel for op kind: the dispatch of
+ * emit_part below. */
+int
+gpu_supports(int kind)
+{
+	Op o = {.kind = kind, .dev = DEV_CUDA};
+
+	if (dp_op_form[kind] == Fcomposite)
+		return 0;   /* dp-legalize rewrites it */
+	return kind == Oconst || kind == Ocopy || ismm(kind) || isnn(NULL, &o) || elemkind(kind) ||
+	       isreduce(NULL, &o) || isscan(kind);
+}
+
 /* Declares the device pointers the schedule names: its buffer plan. */
 static void
 decls(Gpu *g, Str *s)
@@ -106,6 +119,9 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 				goto done;
 		} else if (fusable(fn, op)) {
 			if (emit_elem(g, i) != 0)
+				goto done;
+		} else if (isscan(op->kind)) {
+			if (emit_scan(g, i) != 0)
 				goto done;
 		} else if (isreduce(fn, op)) {
 			if (emit_reduce(g, i) != 0)
@@ -227,6 +243,10 @@ emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	           (long long)g->arena, (long long)g->wbytes, (long long)g->pinned);
 	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
 	             "#include \"dprt_cuda.h\"\n");
+	if (g->scalar)
+		str_put(out, "#include \"dpscalar.h\"\n");
+	if (g->ops)
+		str_put(out, "#include \"dpops.cuh\"\n");
 	str_put(out, g->kern.p ? g->kern.p : "");
 	str_put(out, parts.p);
 	str_put(out, entry.p);

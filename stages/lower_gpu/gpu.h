@@ -51,6 +51,8 @@ typedef struct Gpu {
 	                      being emitted */
 	char *used;        /* per value: named by that schedule */
 	int helpers;       /* device helpers needed (H_* bits in kern.c) */
+	int scalar;        /* whether kernels call runtime/dpscalar.h's formulas */
+	int ops;           /* whether the code launches runtime/dpops.cuh's kernels */
 	int *fold;         /* per op, in a convolution's chain (the convolution
 	                      and the batch norm, residual add and relu folded
 	                      into its kernel): the chain's last op, where that
@@ -72,6 +74,13 @@ int istranspose(const Fn *fn, const Op *op);
 /* Whether an elementwise kernel can compute op (so its operands may be
  * fused into it). */
 int fusable(const Fn *fn, const Op *op);
+int elemkind(int kind);
+/* Whether the cuda target has a kernel for op kind (emit.c): what
+ * dp-lower_gpu --supports lists, checked against ops.h by tests/ops.t. */
+int gpu_supports(int kind);
+/* scan.c: the kernel of a scan op i (aten.cumsum). */
+int isscan(int kind);
+int emit_scan(Gpu *g, int i);
 
 /* kern.c: appends the kernel(s) of op i (a root of a fused chain, a
  * reduction) to g->kern and their launches to g->rec.  0, or -1 with

@@ -35,6 +35,18 @@ stype(int dtype)
 	return ctypes[dtype] ? ctypes[dtype] : "uint16_t";
 }
 
+/* An i64 bound: infinities (and beyond) to the range's ends. */
+static void
+i64bound(Str *s, double v)
+{
+	if (v < -9.2e18)
+		str_put(s, "INT64_MIN");
+	else if (v > 9.2e18)
+		str_put(s, "INT64_MAX");
+	else
+		str_printf(s, "%lldLL", (long long)v);
+}
+
 /* Marks v as named by the schedule and returns it. */
 int
 gV(Gpu *g, int v)
@@ -531,6 +543,55 @@ source(Kern *k, int v, const Op *op, int i, const char *idx)
 	return 0;
 }
 
+/* aten.gather along dim d: the index tensor has the result's shape; the
+ * element at the result's coordinates c reads x at c with c[d] replaced by
+ * the index (negative from the end; out of range gives 0, as gather's). */
+static int
+gatherdim(Kern *k, int v, const Op *op, int i, const char *idx)
+{
+	int x = op->in[0], ix = op->in[1], rc, a;
+	const Type *tx = ty(k->g, x), *t = ty(k->g, v);
+	int d = tx->rank ? normdim(dp_geti(op, "dim", 0), tx->rank) : 0;
+	int64_t n = tx->rank ? tx->dim[d] : 1;
+	char var[64];
+	Str ai = {0}, e = {0}, *b;
+
+	if (needdt(k, i, ty(k->g, ix)->dtype, M(DP_I32) | M(DP_I64), "i32, i64 indices") != 0 ||
+	    elem(k, ix, idx, &ai) != 0) {
+		str_free(&ai);
+		return -1;
+	}
+	str_printf(line(k), "long long j%d = (long long)%s;\n", v, ai.p);
+	str_printf(line(k), "%s t%d = 0;\n\n", stype(t->dtype), v);
+	str_printf(line(k), "if (j%d < 0)\n", v);
+	k->depth++;
+	str_printf(line(k), "j%d += %lld;\n", v, (long long)n);
+	k->depth--;
+	str_printf(line(k), "if (j%d >= 0 && j%d < %lld) {   /* else 0: out of range */\n", v, v,
+	           (long long)n);
+	k->depth++;
+	snprintf(var, sizeof var, "i%dx", v);
+	b = line(k);
+	str_printf(b, "%s %s = 0", k->ity, var);
+	for (a = 0; a < t->rank; a++) {
+		int64_t below = prod(t, a + 1, t->rank), xs = prod(tx, a + 1, tx->rank);
+		if (a == d)
+			str_printf(b, " + (%s)j%d * %lld", k->ity, v, (long long)xs);
+		else
+			str_printf(b, " + %s / %lld %% %lld * %lld", idx, (long long)below,
+			           (long long)t->dim[a], (long long)xs);
+	}
+	str_put(b, ";\n");
+	rc = elem(k, x, var, &e);
+	if (rc == 0)
+		str_printf(line(k), "t%d = %s;\n", v, e.p);
+	k->depth--;
+	str_put(line(k), "}\n");
+	str_free(&ai);
+	str_free(&e);
+	return rc;
+}
+
 /* The binary ops: arithmetic, comparisons, logic (runtime/elem.c's). */
 static int
 binary(Kern *k, int v, const Op *op, int i, const char *idx)
@@ -541,20 +602,21 @@ binary(Kern *k, int v, const Op *op, int i, const char *idx)
 	double alpha = dp_getf(op, "alpha", 1);
 	Str a = {0}, b = {0}, *s;
 
-	switch (op->kind) {
-	case Aadd: case Asub: case Amul:
-		rc = needdt(k, i, da, MARITH, "f32, i64, i32");
+	static const char *const cmps[][2] = { { "eq", "==" }, { "ne", "!=" }, { "lt", "<" },
+	                                       { "le", "<=" }, { "gt", ">" }, { "ge", ">=" } };
+	const char *f = dp_op_formula[op->kind];
+	int arith = op->kind == Aadd || op->kind == Asub || op->kind == Amul;
+
+	switch (dp_op_form[op->kind]) {
+	case Fbinary:
+		rc = arith ? needdt(k, i, da, MARITH, "f32, i64, i32") : needdt(k, i, da, MF32, "f32");
 		break;
-	case Adiv: case Apow:
-		rc = needdt(k, i, da, MF32, "f32");
-		break;
-	case Aeq: cmp = "=="; goto compare;
-	case Ane: cmp = "!="; goto compare;
-	case Alt: cmp = "<"; goto compare;
-	case Ale: cmp = "<="; goto compare;
-	case Agt: cmp = ">"; goto compare;
-	case Age: cmp = ">=";
-	compare:
+	case Fcompare:
+		for (size_t j = 0; j < sizeof cmps / sizeof *cmps; j++)
+			if (strcmp(cmps[j][0], f) == 0)
+				cmp = cmps[j][1];
+		if (!cmp)
+			dp_die("op %d (%s): no comparison %s", i, dp_op_name[op->kind], f);
 		rc = needdt(k, i, da, MCMP, "f32, i64, i32, bool, u8");
 		break;
 	default:   /* logical: any dtypes */
@@ -567,43 +629,27 @@ binary(Kern *k, int v, const Op *op, int i, const char *idx)
 	rc = -1;
 	s = line(k);
 	str_printf(s, "%s t%d = ", stype(t->dtype), v);
-	switch (op->kind) {
-	case Aadd: case Asub: {
-		const char *sign = op->kind == Aadd ? "+" : "-";
-		if (da == DP_F32 && alpha == 1)
-			str_printf(s, "%s %s %s", a.p, sign, b.p);
-		else if (da == DP_F32) {
-			str_printf(s, "%s %s __fmul_rn(", a.p, sign);
-			str_float(s, alpha);
-			str_printf(s, ", %s)", b.p);
-		} else   /* integers wrap, alpha truncated */
+	if (dp_op_form[op->kind] == Fbinary && da == DP_F32) {   /* runtime/dpscalar.h */
+		k->g->scalar = 1;
+		str_printf(s, "dps_%s(%s, %s, ", f, a.p, b.p);
+		str_float(s, alpha);
+		str_put(s, ")");
+	} else if (arith) {   /* integers wrap, alpha truncated */
+		const char *sign = op->kind == Aadd ? "+" : op->kind == Asub ? "-" : "*";
+		if (op->kind == Amul)
+			str_printf(s, "(%s)((%s)%s * (%s)%s)", c, u, a.p, u, b.p);
+		else
 			str_printf(s, "(%s)((%s)%s %s (%s)%lldLL * (%s)%s)", c, u, a.p, sign, u,
 			           (long long)(da == DP_I64 ? (int64_t)alpha : (int32_t)alpha), u,
 			           b.p);
-		break;
-	}
-	case Amul:
-		if (da == DP_F32)
-			str_printf(s, "__fmul_rn(%s, %s)", a.p, b.p);
-		else
-			str_printf(s, "(%s)((%s)%s * (%s)%s)", c, u, a.p, u, b.p);
-		break;
-	case Adiv:
-		str_printf(s, "%s / %s", a.p, b.p);
-		break;
-	case Apow:
-		str_printf(s, "powf(%s, %s)", a.p, b.p);
-		break;
-	case Aand: case Aor: case Axor:
+	} else if (dp_op_form[op->kind] == Flogic) {
 		str_put(s, "(uint8_t)((");
 		truth(s, da, a.p);
 		str_put(s, op->kind == Aand ? ") && (" : op->kind == Aor ? ") || (" : ") != (");
 		truth(s, db, b.p);
 		str_put(s, "))");
-		break;
-	default:
+	} else
 		str_printf(s, "(uint8_t)(%s %s %s)", a.p, cmp, b.p);
-	}
 	str_put(s, ";\n");
 	rc = 0;
 done:
@@ -612,17 +658,17 @@ done:
 	return rc;
 }
 
-/* The unary ops, in runtime/elem.c's forms: f32 math, and neg, abs, clamp
- * on i64 too; logical_not of any dtype. */
+/* The unary ops: logical_not of any dtype; the others call their formula
+ * from runtime/dpscalar.h (the cpu's), on f32, or dps_NAME_i64 on i64 for
+ * the Funaryn form (bounds rounded inwards, as lower_cpu rounds them). */
 static int
 unary(Kern *k, int v, const Op *op, int i, const char *idx)
 {
 	const Type *t = ty(k->g, v);
-	int dt = ty(k->g, op->in[0])->dtype;
-	const char *appr = dp_gets(op, "approximate"), *f = NULL;
-	const Attr *lo = dp_attr(op, "min"), *hi = dp_attr(op, "max");
+	int dt = ty(k->g, op->in[0])->dtype, num = dp_op_form[op->kind] == Funaryn;
 	Str a = {0}, *s;
-	char x[32];
+	char f[32];
+	double p[2];
 	int rc = -1;
 
 	if (op->kind == Anot) {
@@ -635,83 +681,29 @@ unary(Kern *k, int v, const Op *op, int i, const char *idx)
 		rc = 0;
 		goto done;
 	}
-	if (dt == DP_I64 && (op->kind == Aneg || op->kind == Aabs || op->kind == Aclamp)) {
+	dp_formula(op, f, sizeof f, p);
+	k->g->scalar = 1;
+	if (dt == DP_I64 && num) {
 		if (elem(k, op->in[0], idx, &a) != 0)
 			goto done;
-		str_printf(line(k), "int64_t t%d = %s;\n", v, a.p);
 		s = line(k);
-		if (op->kind == Aneg)
-			str_printf(s, "t%d = (int64_t)(0 - (uint64_t)t%d);   /* wraps */\n", v, v);
-		else if (op->kind == Aabs)
-			str_printf(s, "t%d = t%d < 0 ? (int64_t)(0 - (uint64_t)t%d) : t%d;\n", v, v, v, v);
-		else {   /* the bounds rounded inwards, as lower_cpu rounds them */
-			str_printf(s, "t%d = ", v);
-			if (lo)
-				str_printf(s, "t%d < %lldLL ? %lldLL : ", v,
-				           (long long)ceil(dp_getf(op, "min", 0)),
-				           (long long)ceil(dp_getf(op, "min", 0)));
-			if (hi)
-				str_printf(s, "t%d > %lldLL ? %lldLL : ", v,
-				           (long long)floor(dp_getf(op, "max", 0)),
-				           (long long)floor(dp_getf(op, "max", 0)));
-			str_printf(s, "t%d;\n", v);
-		}
+		str_printf(s, "int64_t t%d = dps_%s_i64(%s, ", v, f, a.p);
+		i64bound(s, ceil(p[0]));
+		str_put(s, ", ");
+		i64bound(s, floor(p[1]));
+		str_put(s, ");\n");
 		rc = 0;
 		goto done;
 	}
-	if (needdt(k, i, dt, MF32, op->kind == Aneg || op->kind == Aabs || op->kind == Aclamp ?
-	                            "f32, i64" : "f32") != 0 ||
+	if (needdt(k, i, dt, MF32, num ? "f32, i64" : "f32") != 0 ||
 	    needdt(k, i, t->dtype, MF32, "f32") != 0 || elem(k, op->in[0], idx, &a) != 0)
 		goto done;
-	snprintf(x, sizeof x, "u%d", v);
-	str_printf(line(k), "float %s = %s;\n", x, a.p);
 	s = line(k);
-	str_printf(s, "float t%d = ", v);
-	switch (op->kind) {
-	case Arsqrt: str_printf(s, "1.0f / sqrtf(%s)", x); break;
-	case Asqrt: f = "sqrtf"; break;
-	case Aexp: f = "expf"; break;
-	case Alog: f = "logf"; break;
-	case Acos: f = "cosf"; break;
-	case Asin: f = "sinf"; break;
-	case Atanh: f = "tanhf"; break;
-	case Aabs: f = "fabsf"; break;
-	case Aneg: str_printf(s, "-%s", x); break;
-	case Arecip: str_printf(s, "1.0f / %s", x); break;
-	case Asigmoid: str_printf(s, "1.0f / (1.0f + expf(-%s))", x); break;
-	case Asilu: str_printf(s, "%s / (1.0f + expf(-%s))", x, x); break;
-	case Agelu:
-		if (appr && strcmp(appr, "tanh") == 0)   /* √(2/π), 0.044715 */
-			str_printf(s, "__fmul_rn(__fmul_rn(0.5f, %s), 1.0f + tanhf(__fmul_rn("
-			              "0.797884583f, %s + __fmul_rn(__fmul_rn(__fmul_rn(0.044715f, "
-			              "%s), %s), %s))))", x, x, x, x, x);
-		else
-			str_printf(s, "__fmul_rn(__fmul_rn(%s, 0.5f), 1.0f + erff(__fmul_rn(%s, "
-			              "0.707106769f)))", x, x);
-		break;
-	case Ahardswish:
-		str_printf(s, "__fmul_rn(%s, fminf(fmaxf(%s + 3.0f, 0.0f), 6.0f)) / 6.0f", x, x);
-		break;
-	case Ahardsigm:
-		str_printf(s, "fminf(fmaxf(%s + 3.0f, 0.0f), 6.0f) / 6.0f", x);
-		break;
-	case Aclamp:   /* NaN stays */
-		str_printf(s, "%s < ", x);
-		str_float(s, lo ? dp_getf(op, "min", 0) : -INFINITY);
-		str_put(s, " ? ");
-		str_float(s, lo ? dp_getf(op, "min", 0) : -INFINITY);
-		str_printf(s, " : %s > ", x);
-		str_float(s, hi ? dp_getf(op, "max", 0) : INFINITY);
-		str_put(s, " ? ");
-		str_float(s, hi ? dp_getf(op, "max", 0) : INFINITY);
-		str_printf(s, " : %s", x);
-		break;
-	default:
-		dp_die("op %d (%s) is not unary", i, dp_op_name[op->kind]);
-	}
-	if (f)
-		str_printf(s, "%s(%s)", f, x);
-	str_put(s, ";\n");
+	str_printf(s, "float t%d = dps_%s(%s, ", v, f, a.p);
+	str_float(s, p[0]);
+	str_put(s, ", ");
+	str_float(s, p[1]);
+	str_put(s, ");\n");
 	rc = 0;
 done:
 	str_free(&a);
@@ -813,6 +805,10 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		if (gather(k, v, op, i, idx) != 0)
 			goto done;
 		break;
+	case Agather:
+		if (gatherdim(k, v, op, i, idx) != 0)
+			goto done;
+		break;
 	case Aarange: case Afull: case Afulllike: case Ascalar:
 		if (source(k, v, op, i, idx) != 0)
 			goto done;
@@ -853,12 +849,6 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		if (batchnorm(k, v, op, i, idx) != 0)
 			goto done;
 		break;
-	case Aadd: case Asub: case Amul: case Adiv: case Apow:
-	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
-	case Aand: case Aor: case Axor:
-		if (binary(k, v, op, i, idx) != 0)
-			goto done;
-		break;
 	case Awhere: {
 		Str c = {0}, b = {0};
 		int r = operand(k, op->in[0], t, idx, "c", v, &c) == 0 &&
@@ -873,18 +863,6 @@ elem(Kern *k, int v, const char *idx, Str *out)
 			goto done;
 		break;
 	}
-	case Arelu:
-		if (needdt(k, i, t->dtype, MF32, "f32") != 0 || elem(k, op->in[0], idx, &a) != 0)
-			goto done;
-		str_printf(line(k), "float t%d = %s;\n", v, a.p);
-		str_printf(line(k), "t%d = t%d < 0.0f ? 0.0f : t%d;   /* relu, NaN stays */\n", v, v, v);
-		break;
-	case Anot: case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin:
-	case Aneg: case Aabs: case Arecip: case Asigmoid: case Atanh: case Asilu: case Agelu:
-	case Ahardswish: case Ahardsigm: case Aclamp:
-		if (unary(k, v, op, i, idx) != 0)
-			goto done;
-		break;
 	case Ocast: {
 		int sd = ty(g, op->in[0])->dtype;
 		if (!ctypes[sd] || !ctypes[t->dtype]) {
@@ -902,7 +880,22 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		break;
 	}
 	default:
-		dp_die("op %d (%s) inlined into a kernel", i, dp_op_name[op->kind]);
+		switch (dp_op_form[op->kind]) {
+		case Funary: case Funaryn:
+			if (unary(k, v, op, i, idx) != 0)
+				goto done;
+			break;
+		case Fbinary: case Fcompare:
+			if (binary(k, v, op, i, idx) != 0)
+				goto done;
+			break;
+		case Flogic:
+			if ((op->nin == 1 ? unary : binary)(k, v, op, i, idx) != 0)
+				goto done;
+			break;
+		default:
+			dp_die("op %d (%s) inlined into a kernel", i, dp_op_name[op->kind]);
+		}
 	}
 	str_printf(out, "t%d", v);
 	rc = 0;

@@ -40,6 +40,7 @@ static const char usage[] =
 	"message`, exit status 1, no output.\n"
 	"\n"
 	"  -o OUT.cu  the CUDA file to write\n"
+	"  --supports list the ops the cuda target has kernels for, one a line\n"
 	"  --help     this text\n";
 
 static const char *
@@ -63,6 +64,11 @@ main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(usage, stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--supports") == 0) {
+			for (int k = 0; k < DP_NOP; k++)
+				if (gpu_supports(k))
+					puts(dp_op_name[k]);
 			return 0;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			out = argv[++i];

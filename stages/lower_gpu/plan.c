@@ -46,29 +46,27 @@ istranspose(const Fn *fn, const Op *op)
 	       (a->ints[1] == 0 || a->ints[1] == -2);
 }
 
-/* Whether an elementwise kernel computes op, element by element (kern.c):
- * elementwise math, normalizations by channel, shape ops as index
- * mappings, sources from the index, gathers reading their index operand
- * in the kernel. */
+/* Whether an elementwise kernel computes ops of kind k, element by element
+ * (kern.c): the elementwise forms, normalizations by channel, shape ops as
+ * index mappings, sources from the index, gathers reading their index
+ * operand in the kernel. */
+int
+elemkind(int k)
+{
+	switch (dp_op_form[k]) {
+	case Funary: case Funaryn: case Fbinary: case Fcompare: case Flogic: case Fwhere:
+	case Fcast: case Fview: case Fmove: case Fgather: case Fsource:
+		return 1;
+	}
+	return k == Onormalize || k == Abatchnorm;
+}
+
+/* Whether op is computed by an elementwise kernel on the device. */
 int
 fusable(const Fn *fn, const Op *op)
 {
-	switch (op->kind) {
-	case Onormalize: case Ocast: case Abatchnorm:
-	case Aadd: case Asub: case Amul: case Adiv: case Apow: case Awhere:
-	case Aeq: case Ane: case Alt: case Ale: case Agt: case Age:
-	case Aand: case Aor: case Axor: case Anot:
-	case Arelu: case Arsqrt: case Asqrt: case Aexp: case Alog: case Acos: case Asin:
-	case Aneg: case Aabs: case Arecip: case Asigmoid: case Atanh: case Asilu: case Agelu:
-	case Ahardswish: case Ahardsigm: case Aclamp:
-	case Opermute: case Apermute: case At: case Atranspose: case Aexpand: case Aclone:
-	case Aslice: case Aselect: case Acat: case Astack:
-	case Oreshape: case Oflatten: case Aview: case Areshape:
-	case Aarange: case Afull: case Afulllike: case Ascalar:
-	case Aembedding: case Aindex:
-		return op->dev == DEV_CUDA;
-	}
-	return 0;
+	(void)fn;
+	return elemkind(op->kind) && op->dev == DEV_CUDA;
 }
 
 static int

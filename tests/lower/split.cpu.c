@@ -149,6 +149,18 @@ split_run(split *m, const uint8_t *image, int64_t *label, float *logits)
 
 	if (!m->ok)
 		return -1;   /* it did not start: err says why */
+	if (image == NULL) {
+		strcpy(m->err, "image: a NULL pointer was passed for this input");
+		return -1;
+	}
+	if (label == NULL) {
+		strcpy(m->err, "label: a NULL pointer was passed for this output");
+		return -1;
+	}
+	if (logits == NULL) {
+		strcpy(m->err, "logits: a NULL pointer was passed for this output");
+		return -1;
+	}
 	m->err[0] = '\0';
 	return split_schedule(m->gpu, dprt_weights_base(m->w), m->arena, in, out, m->err,
 	                   sizeof m->err) == 0 ? 0 : -1;

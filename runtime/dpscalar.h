@@ -1,0 +1,109 @@
+/* dpscalar.h: the scalar formula of every elementwise op, written once for
+ * the cpu runtime (runtime/elem.c), the C that lower_cpu writes and the CUDA
+ * that lower_gpu writes (both include this header).
+ *
+ * formats/ops.h names each elementwise op's formula: dps_NAME(v, a, b) for
+ * a unary op on f32 (a, b: the parameters the row names, clamp's bounds;
+ * the others ignore them), dps_NAME_i64 too for the Funaryn form (integer
+ * bounds: a rounded up, b down), dps_NAME(u, v, al) for a binary op on f32
+ * (al: aten.add/sub's alpha).  The forms are PyTorch's CPU kernels'.
+ * Products go through DPS_MUL so that nvcc does not contract them into an
+ * fma the cpu does not compute. */
+#ifndef DPSCALAR_H
+#define DPSCALAR_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define DP_HD __host__ __device__
+#else
+#define DP_HD
+#endif
+#ifdef __CUDA_ARCH__
+#define DPS_MUL(x, y) __fmul_rn(x, y)
+#else
+#define DPS_MUL(x, y) ((x) * (y))
+#endif
+
+#define DPS_U(name, expr) \
+	static inline DP_HD float dps_##name(float v, float a, float b) \
+	{ (void)a; (void)b; return (expr); }
+#define DPS_UI(name, expr) \
+	static inline DP_HD int64_t dps_##name##_i64(int64_t v, int64_t a, int64_t b) \
+	{ (void)a; (void)b; return (expr); }
+
+/* ---- unary ---- */
+DPS_U(rsqrt, 1.0f / sqrtf(v))
+DPS_U(sqrt, sqrtf(v))
+DPS_U(exp, expf(v))
+DPS_U(expm1, expm1f(v))
+DPS_U(log, logf(v))
+DPS_U(log1p, log1pf(v))
+DPS_U(cos, cosf(v))
+DPS_U(sin, sinf(v))
+DPS_U(reciprocal, 1.0f / v)
+DPS_U(sigmoid, 1.0f / (1.0f + expf(-v)))
+DPS_U(tanh, tanhf(v))
+DPS_U(silu, v / (1.0f + expf(-v)))
+DPS_U(gelu, DPS_MUL(DPS_MUL(v, 0.5f), 1.0f + erff(DPS_MUL(v, 0.70710678118654752f))))
+/* 0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³))) */
+DPS_U(gelu_tanh, DPS_MUL(DPS_MUL(0.5f, v), 1.0f + tanhf(DPS_MUL(0.7978845608028654f,
+      v + DPS_MUL(DPS_MUL(DPS_MUL(0.044715f, v), v), v)))))
+DPS_U(hardswish, DPS_MUL(v, fminf(fmaxf(v + 3.0f, 0.0f), 6.0f)) / 6.0f)
+DPS_U(hardsigmoid, fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f)
+DPS_U(acos, acosf(v))
+DPS_U(acosh, acoshf(v))
+DPS_U(asin, asinf(v))
+DPS_U(asinh, asinhf(v))
+DPS_U(atan, atanf(v))
+DPS_U(atanh, atanhf(v))
+DPS_U(ceil, ceilf(v))
+DPS_U(cosh, coshf(v))
+DPS_U(erf, erff(v))
+DPS_U(floor, floorf(v))
+DPS_U(log10, log10f(v))
+DPS_U(log2, log2f(v))
+DPS_U(round, rintf(v))                             /* halves to even */
+DPS_U(sign, v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v) /* ±0 and NaN stay */
+DPS_U(sinh, sinhf(v))
+DPS_U(tan, tanf(v))
+DPS_U(trunc, truncf(v))
+DPS_U(leaky_relu, v > 0.0f ? v : DPS_MUL(v, a))    /* a: the negative slope */
+DPS_U(neg, -v)
+DPS_U(abs, fabsf(v))
+DPS_U(relu, v < 0.0f ? 0.0f : v)                   /* NaN stays */
+DPS_U(clamp, v < a ? a : v > b ? b : v)            /* [a, b]; NaN stays */
+/* integers wrap (two's complement), as PyTorch's do */
+DPS_UI(neg, (int64_t)(0 - (uint64_t)v))
+DPS_UI(abs, v < 0 ? (int64_t)(0 - (uint64_t)v) : v)
+DPS_UI(relu, v < 0 ? 0 : v)
+DPS_UI(clamp, v < a ? a : v > b ? b : v)
+
+/* ---- binary ---- */
+#define DPS_B(name, expr) \
+	static inline DP_HD float dps_##name(float u, float v, float al) \
+	{ (void)al; return (expr); }
+DPS_B(add, al == 1.0f ? u + v : u + DPS_MUL(al, v))
+DPS_B(sub, al == 1.0f ? u - v : u - DPS_MUL(al, v))
+DPS_B(mul, DPS_MUL(u, v))
+DPS_B(div, u / v)
+DPS_B(pow, powf(u, v))
+DPS_B(fmod, fmodf(u, v))
+/* Python's %: the sign of the divisor (PyTorch's float remainder) */
+static inline DP_HD float
+dps_remainder(float u, float v, float al)
+{
+	float m = fmodf(u, v);
+
+	(void)al;
+	return m != 0.0f && ((v < 0.0f) != (m < 0.0f)) ? m + v : m;
+}
+DPS_B(maximum, u != u || u > v ? u : v)            /* NaN wins */
+DPS_B(minimum, u != u || u < v ? u : v)
+DPS_B(atan2, atan2f(u, v))
+
+#undef DPS_U
+#undef DPS_UI
+#undef DPS_B
+#endif

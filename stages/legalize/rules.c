@@ -1,0 +1,679 @@
+/* rules.c: the rewrite table of the legalize stage: aliases to their one
+ * canonical form (every reshape an aten.view with its result's sizes, every
+ * transpose an aten.permute, aten.matmul rank-promoted into aten.mm or
+ * aten.bmm between views), attribute defaults filled (pooling windows), and
+ * each composite op of formats/ops.h decomposed into primitives.  An op
+ * with no row is copied unchanged. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "legalize.h"
+
+typedef int Rewrite(Lz *z, const Op *op);
+
+#define X(i) (z->map[op->in[i]])
+#define IT(i) (&z->in->val[op->in[i]].t)
+#define OT (&z->in->val[op->out[0]].t)
+
+/* Binds op's result to out value v (-1 passes an error on). */
+static int
+bind(Lz *z, const Op *op, int v)
+{
+	if (v < 0)
+		return -1;
+	z->map[op->out[0]] = v;
+	return 0;
+}
+
+static int
+axis(int64_t d, int r)
+{
+	return (int)(d < 0 ? d + r : d);
+}
+
+/* ---- canonical forms ---- */
+
+/* reshape, flatten, aten.reshape, aten.view (its -1 resolved), aten.t of
+ * a vector: aten.view to the result's sizes. */
+static int
+r_view(Lz *z, const Op *op)
+{
+	return bind(z, op, lz_view(z, X(0), OT->dim, OT->rank));
+}
+
+/* aten.t, aten.transpose, permute: aten.permute with dims >= 0. */
+static int
+r_permute(Lz *z, const Op *op)
+{
+	int64_t p[DP_MAXRANK];
+	int r = IT(0)->rank, i, a, b;
+	const Attr *d = dp_attr(op, "dims");
+
+	if (r < 2 && op->kind != Opermute && op->kind != Apermute)
+		return r_view(z, op);
+	for (i = 0; i < r; i++)
+		p[i] = d ? axis(d->ints[i], r) : i;
+	if (op->kind == At || op->kind == Atranspose) {
+		a = op->kind == At ? 0 : axis(dp_geti(op, "dim0", 0), r);
+		b = op->kind == At ? 1 : axis(dp_geti(op, "dim1", 0), r);
+		p[a] = b;
+		p[b] = a;
+	}
+	return bind(z, op, lz_permute(z, X(0), p, r));
+}
+
+/* aten.matmul: the rank promotion of torch.matmul, once.  A vector operand
+ * becomes a matrix (and its axis is dropped from the result), 2-D by 2-D is
+ * aten.mm, N-D by 2-D is one aten.mm over the flattened rows, and the rest
+ * aten.bmm over the broadcast batch axes (expanded where they differ). */
+static int
+r_matmul(Lz *z, const Op *op)
+{
+	const Type *ta = IT(0), *tb = IT(1);
+	int a = X(0), b = X(1), ra = ta->rank, rb = tb->rank, i, nb;
+	int64_t s[DP_MAXRANK], K = ta->dim[ra - 1], B = 1;
+	Type bt;
+
+	if (ra == 1) {
+		int64_t v[2] = { 1, K };
+		a = lz_view(z, a, v, 2);
+		ra = 2;
+	}
+	if (rb == 1) {
+		int64_t v[2] = { tb->dim[0], 1 };
+		b = lz_view(z, b, v, 2);
+		rb = 2;
+	}
+	ta = lz_type(z, a);
+	tb = lz_type(z, b);
+	if (rb == 2) {   /* rows of a by one matrix */
+		int64_t v[2] = { 1, K };
+		for (i = 0; i < ra - 1; i++)
+			v[0] *= ta->dim[i];
+		if (ra > 2)
+			a = lz_view(z, a, v, 2);
+		a = lz_op2(z, Amm, a, b);
+		if (a >= 0 && dp_type_eq(lz_type(z, a), OT))
+			return bind(z, op, a);
+		return bind(z, op, lz_view(z, a, OT->dim, OT->rank));
+	}
+	/* batched: broadcast the batch axes of both into bt */
+	nb = (ra > rb ? ra : rb) - 2;
+	memset(&bt, 0, sizeof bt);
+	bt.rank = (uint8_t)nb;
+	for (i = 0; i < nb; i++) {
+		int ia = i - (nb - (ra - 2)), ib = i - (nb - (rb - 2));
+		int64_t da = ia >= 0 ? ta->dim[ia] : 1, db = ib >= 0 ? tb->dim[ib] : 1;
+		bt.dim[i] = da == 1 ? db : da;
+		B *= bt.dim[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		int *x = k ? &b : &a;
+		const Type *t = lz_type(z, *x);
+		int same = t->rank == nb + 2;
+		for (i = 0; i < nb; i++) {
+			s[i] = bt.dim[i];
+			same &= t->rank == nb + 2 && t->dim[i] == bt.dim[i];
+		}
+		s[nb] = t->dim[t->rank - 2];
+		s[nb + 1] = t->dim[t->rank - 1];
+		int64_t v[3] = { B, s[nb], s[nb + 1] };
+		if (!same)
+			*x = lz_expand(z, *x, s, nb + 2);
+		if (nb != 1 || !same)
+			*x = lz_view(z, *x, v, 3);
+	}
+	return bind(z, op, lz_view(z, lz_op2(z, Abmm, a, b), OT->dim, OT->rank));
+}
+
+/* Pooling: stride (empty: the kernel), padding and dilation as (h, w)
+ * pairs. */
+static int
+r_pool(Lz *z, const Op *op)
+{
+	int64_t k[2], v[2];
+	int j;
+
+	if (lz_copy(z, op) != 0)
+		return -1;
+	j = z->out->nop - 1;
+	dp_pair(op, "kernel_size", 1, k);
+	dp_setints(z->out, j, "kernel_size", k, 2);
+	if (dp_attr(op, "stride") && dp_attr(op, "stride")->n > 0)
+		dp_pair(op, "stride", 1, v);
+	else
+		memcpy(v, k, sizeof v);
+	dp_setints(z->out, j, "stride", v, 2);
+	if (op->kind == Amaxpool) {
+		dp_pair(op, "dilation", 1, v);
+		dp_setints(z->out, j, "dilation", v, 2);
+	}
+	dp_pair(op, "padding", 0, v);
+	dp_setints(z->out, j, "padding", v, 2);
+	return 0;
+}
+
+/* ---- decompositions ---- */
+
+static int
+r_unflatten(Lz *z, const Op *op)
+{
+	return r_view(z, op);
+}
+
+/* expand_as(x, other): expand(x, other's sizes). */
+static int
+r_expandas(Lz *z, const Op *op)
+{
+	return bind(z, op, lz_expand(z, X(0), OT->dim, OT->rank));
+}
+
+/* addcmul(s, a, b, value) = s + value·a·b; addcdiv: s + value·a/b. */
+static int
+r_addcmul(Lz *z, const Op *op)
+{
+	double v = dp_getf(op, "value", 1);
+	int t = X(1);
+
+	if (v != 1)
+		t = lz_op2(z, Amul, lz_scalar(z, v, IT(1)->dtype), t);
+	t = lz_op2(z, op->kind == Aaddcmul ? Amul : Adiv, t, X(2));
+	return bind(z, op, lz_op2(z, Aadd, X(0), t));
+}
+
+/* masked_fill(x, mask, value) = where(mask, value, x). */
+static int
+r_maskfill(Lz *z, const Op *op)
+{
+	int v = op->nin == 3 ? X(2) : lz_scalar(z, dp_getf(op, "value", 0), IT(0)->dtype);
+	int in[3] = { X(1), v, X(0) }, k;
+
+	if (v < 0)
+		return -1;
+	k = lz_begin(z, Awhere, in, 3);
+	return bind(z, op, lz_end(z, k));
+}
+
+/* fill(x, value) = full_like(x, value). */
+static int
+r_fill(Lz *z, const Op *op)
+{
+	int x = X(0), k = lz_begin(z, Afulllike, &x, 1);
+
+	dp_setf(z->out, k, "value", dp_getf(op, "value", 0));
+	return bind(z, op, lz_end(z, k));
+}
+
+/* A sum or mean over dim (empty: all) of x. */
+static int
+reduce(Lz *z, int kind, int x, const Attr *dim, int keep)
+{
+	int k = lz_begin(z, kind, &x, 1);
+	int64_t none = 0;
+
+	if (x < 0)
+		return -1;
+	dp_setints(z->out, k, "dim", dim ? dim->ints : &none, dim ? dim->n : 0);
+	dp_seti(z->out, k, "keepdim", keep);
+	return lz_end(z, k);
+}
+
+/* linalg_vector_norm: ord 2 = √Σx², ord 1 = Σ|x|. */
+static int
+r_vecnorm(Lz *z, const Op *op)
+{
+	double ord = dp_getf(op, "ord", 2);
+	const Attr *dim = dp_attr(op, "dim");
+	int keep = (int)dp_geti(op, "keepdim", 0);
+
+	if (ord == 2)
+		return bind(z, op, lz_op1(z, Asqrt, reduce(z, Asum, lz_op2(z, Amul, X(0), X(0)), dim,
+		                                           keep)));
+	if (ord == 1)
+		return bind(z, op, reduce(z, Asum, lz_op1(z, Aabs, X(0)), dim, keep));
+	return lz_fail(z, "ord %g is not supported (1 or 2)", ord);
+}
+
+/* var(x, dim, correction) = Σ(x − mean)² / (n − correction). */
+static int
+r_var(Lz *z, const Op *op)
+{
+	const Attr *dim = dp_attr(op, "dim");
+	const Type *t = IT(0);
+	int64_t n = 1;
+	int d = lz_op2(z, Asub, X(0), reduce(z, Amean, X(0), dim, 1));
+	double c = dp_getf(op, "correction", 1);
+
+	for (int i = 0; i < t->rank; i++)
+		if (!dim || dim->n == 0)
+			n *= t->dim[i];
+	for (int i = 0; dim && i < dim->n; i++)
+		n *= t->dim[axis(dim->ints[i], t->rank)];
+	d = reduce(z, Asum, lz_op2(z, Amul, d, d), dim, (int)dp_geti(op, "keepdim", 0));
+	return bind(z, op, lz_op2(z, Adiv, d, lz_scalar(z, n - c > 0 ? n - c : 0, t->dtype)));
+}
+
+/* group_norm(x [N,C,...], w, b, G): layer norm of x viewed [N, G, rest],
+ * then the per-channel affine on x's shape. */
+static int
+r_groupnorm(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int64_t G = dp_geti(op, "num_groups", 1), v[3] = { t->dim[0], G, dp_numel(t) / t->dim[0] / G };
+	int64_t cs[DP_MAXRANK];
+	int x, k, i;
+
+	x = lz_view(z, X(0), v, 3);
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, Alayernorm, &x, 1);
+	dp_setints(z->out, k, "normalized_shape", &v[2], 1);
+	dp_setf(z->out, k, "eps", dp_getf(op, "eps", 1e-5));
+	x = lz_view(z, lz_end(z, k), t->dim, t->rank);
+	cs[0] = t->dim[1];
+	for (i = 2; i < t->rank; i++)
+		cs[i - 1] = 1;
+	if (op->nin > 1)
+		x = lz_op2(z, Amul, x, lz_view(z, X(1), cs, t->rank - 1));
+	if (op->nin > 2)
+		x = lz_op2(z, Aadd, x, lz_view(z, X(2), cs, t->rank - 1));
+	return bind(z, op, x);
+}
+
+/* A filled block of x's shape but n along dim d. */
+static int
+block(Lz *z, int x, int d, int64_t n, double value)
+{
+	Type t = *lz_type(z, x);
+	int k = lz_begin(z, Afull, NULL, 0);
+
+	t.dim[d] = n;
+	dp_setints(z->out, k, "size", t.dim, t.rank);
+	dp_setf(z->out, k, "value", value);
+	dp_sets(z->out, k, "dtype", dp_dtype_name[t.dtype]);
+	return lz_end(z, k);
+}
+
+/* constant_pad_nd: per padded dim (last first), a slice for a negative
+ * pad, a filled block concatenated for a positive one. */
+static int
+r_pad(Lz *z, const Op *op)
+{
+	const Attr *p = dp_attr(op, "pad");
+	double val = dp_getf(op, "value", 0);
+	int x = X(0), r = IT(0)->rank;
+
+	for (int i = 0; i < p->n / 2 && x >= 0; i++) {
+		int d = r - 1 - i;
+		int64_t lo = p->ints[2 * i], hi = p->ints[2 * i + 1], n = lz_type(z, x)->dim[d];
+		if (lo < 0 || hi < 0)
+			x = lz_slice(z, x, d, lo < 0 ? -lo : 0, hi < 0 ? n + hi : n, 1);
+		if (lo > 0 || hi > 0) {
+			int xs[3], m = 0;
+			if (lo > 0)
+				xs[m++] = block(z, x, d, lo, val);
+			xs[m++] = x;
+			if (hi > 0)
+				xs[m++] = block(z, x, d, hi, val);
+			x = lz_cat(z, xs, m, d);
+		}
+	}
+	return bind(z, op, x);
+}
+
+/* roll: per dim, the last s elements then the others (no dims: of the
+ * flattened tensor, viewed back). */
+static int
+r_roll(Lz *z, const Op *op)
+{
+	const Attr *sh = dp_attr(op, "shifts"), *dims = dp_attr(op, "dims");
+	const Type *t = IT(0);
+	int x = X(0), flat = !dims || dims->n == 0;
+
+	if (flat) {
+		int64_t n = dp_numel(t);
+		x = lz_view(z, x, &n, 1);
+	}
+	for (int i = 0; i < sh->n && x >= 0; i++) {
+		int d = flat ? 0 : axis(dims->ints[i], t->rank);
+		int64_t n = lz_type(z, x)->dim[d], s;
+		if (n == 0)
+			continue;
+		s = ((sh->ints[i] % n) + n) % n;
+		if (s == 0)
+			continue;
+		int xs[2] = { lz_slice(z, x, d, n - s, n, 1), lz_slice(z, x, d, 0, n - s, 1) };
+		x = lz_cat(z, xs, 2, d);
+	}
+	if (flat)
+		x = lz_view(z, x, t->dim, t->rank);
+	return bind(z, op, x);
+}
+
+/* diff(x, n, dim): n times x[1:] − x[:-1] along dim. */
+static int
+r_diff(Lz *z, const Op *op)
+{
+	int d = axis(dp_geti(op, "dim", -1), IT(0)->rank), x = X(0);
+	int64_t n = dp_geti(op, "n", 1);
+
+	for (int64_t i = 0; i < n && x >= 0; i++) {
+		int64_t m = lz_type(z, x)->dim[d];
+		if (m == 0)
+			break;
+		x = lz_op2(z, Asub, lz_slice(z, x, d, 1, m, 1), lz_slice(z, x, d, 0, m - 1, 1));
+	}
+	return bind(z, op, x);
+}
+
+/* slice_scatter(x, src, dim, start, end, 1): x's head, src, x's tail. */
+static int
+r_slicescat(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int d = axis(dp_geti(op, "dim", 0), t->rank);
+	int64_t n = t->dim[d], s = dp_geti(op, "start", 0), e = dp_geti(op, "end", n);
+	int xs[3], m = 0;
+
+	if (dp_geti(op, "step", 1) != 1)
+		return lz_fail(z, "only step 1 is supported");
+	s = s < 0 ? (s + n < 0 ? 0 : s + n) : s > n ? n : s;
+	e = e < 0 ? (e + n < 0 ? 0 : e + n) : e > n ? n : e;
+	if (e < s)
+		e = s;
+	if (s > 0)
+		xs[m++] = lz_slice(z, X(0), d, 0, s, 1);
+	xs[m++] = X(1);
+	if (e < n)
+		xs[m++] = lz_slice(z, X(0), d, e, n, 1);
+	return bind(z, op, lz_cat(z, xs, m, d));
+}
+
+/* select_scatter(x, src, dim, index): src given its axis back, then as
+ * slice_scatter of one. */
+static int
+r_selscat(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int d = axis(dp_geti(op, "dim", 0), t->rank);
+	int64_t n = t->dim[d], i = dp_geti(op, "index", 0), sz[DP_MAXRANK];
+	int xs[3], m = 0;
+
+	if (i < 0)
+		i += n;
+	memcpy(sz, t->dim, sizeof sz);
+	sz[d] = 1;
+	if (i > 0)
+		xs[m++] = lz_slice(z, X(0), d, 0, i, 1);
+	xs[m++] = lz_view(z, X(1), sz, t->rank);
+	if (i + 1 < n)
+		xs[m++] = lz_slice(z, X(0), d, i + 1, n, 1);
+	return bind(z, op, lz_cat(z, xs, m, d));
+}
+
+/* log_softmax = log(softmax). */
+static int
+r_logsoftmax(Lz *z, const Op *op)
+{
+	int x = X(0), k = lz_begin(z, Osoftmax, &x, 1);
+
+	dp_seti(z->out, k, "dim", dp_geti(op, "dim", 0));
+	return bind(z, op, lz_op1(z, Alog, lz_end(z, k)));
+}
+
+/* isnan(x) = x != x; isinf(x) = |x| == inf. */
+static int
+r_isnan(Lz *z, const Op *op)
+{
+	if (op->kind == Aisnan)
+		return bind(z, op, lz_op2(z, Ane, X(0), X(0)));
+	return bind(z, op, lz_op2(z, Aeq, lz_op1(z, Aabs, X(0)), lz_scalar(z, INFINITY,
+	                                                                   IT(0)->dtype)));
+}
+
+/* elu = scale · (x > 0 ? x : alpha·(exp(input_scale·x) − 1)). */
+static int
+r_elu(Lz *z, const Op *op)
+{
+	int dt = IT(0)->dtype, x = X(0), e, in[3];
+	double al = dp_getf(op, "alpha", 1), sc = dp_getf(op, "scale", 1);
+	double is = dp_getf(op, "input_scale", 1);
+
+	e = is == 1 ? x : lz_op2(z, Amul, x, lz_scalar(z, is, dt));
+	e = lz_op1(z, Aexpm1, e);
+	if (al != 1)
+		e = lz_op2(z, Amul, e, lz_scalar(z, al, dt));
+	in[0] = lz_op2(z, Agt, x, lz_scalar(z, 0, dt));
+	in[1] = x;
+	in[2] = e;
+	if (in[0] < 0 || e < 0)
+		return -1;
+	x = lz_end(z, lz_begin(z, Awhere, in, 3));
+	if (sc != 1)
+		x = lz_op2(z, Amul, x, lz_scalar(z, sc, dt));
+	return bind(z, op, x);
+}
+
+/* The i64 indices ⌊i·in/out⌋ (f32 arithmetic, PyTorch's nearest rule),
+ * i < out. */
+static int
+nearest(Lz *z, int64_t in, int64_t out)
+{
+	int k = lz_begin(z, Aarange, NULL, 0), a;
+
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)out);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "f32");
+	a = lz_op2(z, Amul, lz_end(z, k), lz_scalar(z, (float)in / (float)out, DP_F32));
+	a = lz_op2(z, Aminimum, lz_op1(z, Afloor, a), lz_scalar(z, (double)(in - 1), DP_F32));
+	if (a < 0)
+		return -1;
+	k = lz_begin(z, Ocast, &a, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	return lz_end(z, k);
+}
+
+/* x gathered along dim d at idx (aten.index). */
+static int
+take(Lz *z, int x, int d, int idx)
+{
+	int in[2] = { x, idx }, k;
+
+	if (x < 0 || idx < 0)
+		return -1;
+	k = lz_begin(z, Aindex, in, 2);
+	dp_seti(z->out, k, "dim", d);
+	return lz_end(z, k);
+}
+
+/* upsample_nearest2d: a gather along H and one along W. */
+static int
+r_upnearest(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int x = X(0);
+
+	if (OT->dim[2] != t->dim[2])
+		x = take(z, x, 2, nearest(z, t->dim[2], OT->dim[2]));
+	if (OT->dim[3] != t->dim[3])
+		x = take(z, x, 3, nearest(z, t->dim[3], OT->dim[3]));
+	if (x == X(0))
+		x = lz_op1(z, Aclone, x);
+	return bind(z, op, x);
+}
+
+/* flip: a gather of the reversed indices along each dim. */
+static int
+r_flip(Lz *z, const Op *op)
+{
+	const Attr *dims = dp_attr(op, "dims");
+	int x = X(0), r = IT(0)->rank;
+
+	for (int i = 0; i < dims->n && x >= 0; i++) {
+		int d = axis(dims->ints[i], r), k = lz_begin(z, Aarange, NULL, 0);
+		dp_setf(z->out, k, "start", (double)(IT(0)->dim[d] - 1));
+		dp_setf(z->out, k, "end", -1);
+		dp_setf(z->out, k, "step", -1);
+		dp_sets(z->out, k, "dtype", "i64");
+		x = take(z, x, d, lz_end(z, k));
+	}
+	if (x == X(0))
+		x = lz_op1(z, Aclone, x);
+	return bind(z, op, x);
+}
+
+/* repeat: x viewed with a 1 before each dim, expanded by the repeats,
+ * viewed as the result. */
+static int
+r_repeat(Lz *z, const Op *op)
+{
+	const Attr *rp = dp_attr(op, "repeats");
+	const Type *t = IT(0);
+	int64_t v[2 * DP_MAXRANK], e[2 * DP_MAXRANK];
+	int n = rp->n, i;
+
+	if (2 * n > DP_MAXRANK)
+		return lz_fail(z, "rank %d is too high for repeat (at most %d)", n, DP_MAXRANK / 2);
+	for (i = 0; i < n; i++) {
+		int j = i - (n - t->rank);
+		v[2 * i] = 1;
+		v[2 * i + 1] = j >= 0 ? t->dim[j] : 1;
+		e[2 * i] = rp->ints[i];
+		e[2 * i + 1] = v[2 * i + 1];
+	}
+	return bind(z, op, lz_view(z, lz_expand(z, lz_view(z, X(0), v, 2 * n), e, 2 * n),
+	                           OT->dim, OT->rank));
+}
+
+/* copy(x, src): src cast to x's dtype, expanded to x's shape. */
+static int
+r_copyto(Lz *z, const Op *op)
+{
+	int s = X(1);
+
+	if (IT(1)->dtype != IT(0)->dtype) {
+		int k = lz_begin(z, Ocast, &s, 1);
+		dp_sets(z->out, k, "dtype", dp_dtype_name[IT(0)->dtype]);
+		s = lz_end(z, k);
+	}
+	return bind(z, op, lz_expand(z, s, OT->dim, OT->rank));
+}
+
+/* as_strided that describes a view: the strides of a permutation of a
+ * dense shape (sizes of 1 with any stride), offset 0, every element of x:
+ * a view then a permute. */
+static int
+r_asstrided(Lz *z, const Op *op)
+{
+	const Attr *sz = dp_attr(op, "size"), *st = dp_attr(op, "stride");
+	int n = sz->n, ord[DP_MAXRANK], i, j;
+	int64_t v[DP_MAXRANK], p[DP_MAXRANK], m = 1;
+
+	if (dp_geti(op, "storage_offset", 0) != 0)
+		return lz_fail(z, "a storage offset is not supported");
+	for (i = 0; i < n; i++)
+		ord[i] = i;
+	for (i = 1; i < n; i++)   /* axes by stride, largest first (stable) */
+		for (j = i; j > 0 && st->ints[ord[j]] > st->ints[ord[j - 1]]; j--) {
+			int k = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = k;
+		}
+	for (i = n - 1; i >= 0; i--) {
+		int a = ord[i];
+		if (sz->ints[a] != 1 && st->ints[a] != m)
+			return lz_fail(z, "strides that do not describe a view of the input are not "
+			               "supported");
+		m *= sz->ints[a];
+	}
+	if (m != dp_numel(IT(0)))
+		return lz_fail(z, "a view of part of the input is not supported");
+	for (i = 0; i < n; i++) {
+		v[i] = sz->ints[ord[i]];
+		for (j = 0; j < n; j++)
+			if (ord[j] == i)
+				p[i] = j;
+	}
+	return bind(z, op, lz_permute(z, lz_view(z, X(0), v, n), p, n));
+}
+
+/* cumsum of an integer or bool x: summed in i64 (cast first). */
+static int
+r_cumsum(Lz *z, const Op *op)
+{
+	int x = X(0), k;
+
+	if (IT(0)->dtype == OT->dtype)
+		return lz_copy(z, op);
+	k = lz_begin(z, Ocast, &x, 1);
+	dp_sets(z->out, k, "dtype", dp_dtype_name[OT->dtype]);
+	x = lz_end(z, k);
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, Acumsum, &x, 1);
+	dp_seti(z->out, k, "dim", dp_geti(op, "dim", 0));
+	return bind(z, op, lz_end(z, k));
+}
+
+/* The table. */
+static const struct {
+	int kind;
+	Rewrite *fn;
+	const char *what;
+} rules[] = {
+	{ Oreshape, r_view, "aten.view to the result's sizes" },
+	{ Oflatten, r_view, "aten.view to the result's sizes" },
+	{ Areshape, r_view, "aten.view to the result's sizes" },
+	{ Aview, r_view, "aten.view to the result's sizes (-1 resolved)" },
+	{ Aunflatten, r_unflatten, "aten.view to the result's sizes" },
+	{ Opermute, r_permute, "aten.permute, dims >= 0" },
+	{ Apermute, r_permute, "aten.permute, dims >= 0" },
+	{ At, r_permute, "aten.permute [1, 0] (a vector: aten.view)" },
+	{ Atranspose, r_permute, "aten.permute swapping the two dims (rank < 2: aten.view)" },
+	{ Amatmul, r_matmul, "views + aten.mm (a matrix operand b), else expands + views + aten.bmm" },
+	{ Amaxpool, r_pool, "stride (empty: the kernel), padding, dilation as (h, w) pairs" },
+	{ Aavgpool, r_pool, "stride (empty: the kernel), padding as (h, w) pairs" },
+	{ Acumsum, r_cumsum, "integers and bool: cast to i64, then aten.cumsum" },
+	{ Aexpandas, r_expandas, "aten.expand to the other operand's sizes" },
+	{ Aaddcmul, r_addcmul, "s + (value·a)·b" },
+	{ Aaddcdiv, r_addcmul, "s + (value·a)/b" },
+	{ Amaskfill, r_maskfill, "aten.where(mask, value, x)" },
+	{ Afill, r_fill, "aten.full_like(x, value)" },
+	{ Avecnorm, r_vecnorm, "ord 2: sqrt(sum(x·x)); ord 1: sum(abs(x))" },
+	{ Avar, r_var, "sum((x − mean)²) / (n − correction)" },
+	{ Agroupnorm, r_groupnorm, "aten.layer_norm of x viewed [N, G, rest], then w·y + b per channel" },
+	{ Apad, r_pad, "aten.slice (negative pads) and aten.cat with aten.full blocks" },
+	{ Aroll, r_roll, "aten.cat of two aten.slice per dim" },
+	{ Adiff, r_diff, "n times x[1:] − x[:-1]" },
+	{ Aslicescat, r_slicescat, "aten.cat of x's head, src, x's tail (step 1)" },
+	{ Aselscat, r_selscat, "aten.cat of x's head, src viewed, x's tail" },
+	{ Alogsoftmax, r_logsoftmax, "aten.log(softmax)" },
+	{ Aisnan, r_isnan, "x != x" },
+	{ Aisinf, r_isnan, "abs(x) == inf" },
+	{ Aelu, r_elu, "scale · where(x > 0, x, alpha·expm1(input_scale·x))" },
+	{ Aupnearest, r_upnearest, "aten.index along H and W at ⌊i·in/out⌋" },
+	{ Aflip, r_flip, "aten.index at the reversed aten.arange per dim" },
+	{ Arepeat, r_repeat, "aten.view, aten.expand, aten.view" },
+	{ Acopyto, r_copyto, "cast, then aten.expand to x's shape" },
+	{ Aasstrided, r_asstrided, "a view of a permutation: aten.view then aten.permute" },
+};
+
+int
+rewrite(Lz *z, const Op *op)
+{
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+		if (rules[i].kind == op->kind)
+			return rules[i].fn(z, op);
+	if (dp_op_form[op->kind] == Fcomposite)
+		dp_die("composite op %s has no rewrite", dp_op_name[op->kind]);
+	return lz_copy(z, op);
+}
+
+void
+print_rules(FILE *f)
+{
+	for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+		fprintf(f, "%-26s %s\n", dp_op_name[rules[i].kind], rules[i].what);
+}

@@ -1,0 +1,45 @@
+/* scan.c: the ops that run along one axis with a kernel of
+ * runtime/dpops.cuh: prefix sums (aten.cumsum), one thread per row. */
+#include <stdio.h>
+
+#include "gpu.h"
+
+enum { BLOCK = 256 };   /* dpops.cuh's launch bound */
+
+/* Whether emit_scan computes ops of kind k. */
+int
+isscan(int kind)
+{
+	return dp_op_form[kind] == Fscan;
+}
+
+int
+emit_scan(Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int x = op->in[0], y = op->out[0];
+	const Type *tx = ty(g, x);
+	int d = tx->rank ? normdim(dp_geti(op, "dim", 0), tx->rank) : 0;
+	int64_t n = tx->rank ? tx->dim[d] : 1, inner = prod(tx, tx->rank ? d + 1 : 0, tx->rank);
+	int64_t rows = prod(tx, 0, d) * inner;
+	int f32 = tx->dtype == DP_F32;
+
+	if (tx->dtype != ty(g, y)->dtype || (!f32 && tx->dtype != DP_I64)) {
+		dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s to %s (f32 or "
+		          "i64; dp-legalize casts integers)", i, dp_op_name[op->kind],
+		          dp_dtype_name[tx->dtype], dp_dtype_name[ty(g, y)->dtype]);
+		return -1;
+	}
+	g->ops = 1;
+	opcomment(g->rec, fn, i, "\t");
+	if (rows > 0 && n > 0) {
+		str_printf(g->rec, "\tdps_cumsum<%s><<<%lld, %d, 0, g->stream>>>(v%d, v%d, %lldLL, "
+		           "%lldLL, %lldLL);\n", f32 ? "float, double" : "int64_t, uint64_t",
+		           (long long)((rows + BLOCK - 1) / BLOCK), BLOCK, gV(g, gbase(g, x)), gV(g, y),
+		           (long long)rows, (long long)n, (long long)inner);
+		launched(g, "dps_cumsum");
+	}
+	g->nkern++;
+	return 0;
+}
