@@ -51,6 +51,8 @@ typedef struct dprt_prog {
 	int (*run)(void *state, const unsigned char *weights, void *arena,
 	           const void *const *in, void *const *out, char *err, size_t errn);
 	const struct dprt_blob *blob;	/* the weight blob, or NULL (no constants) */
+	const unsigned char *textout;	/* per output, 1 for UTF-8 text (NUL-padded,
+					   from detokenize); NULL: none */
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */
@@ -386,5 +388,18 @@ int64_t dprt_tok_decode(const dprt_tokenizer *t, const int64_t *ids, int64_t n, 
  * vocabulary entry of plain bytes), or -1; the number of ids. */
 int64_t dprt_tok_id(const dprt_tokenizer *t, const char *token);
 int64_t dprt_tok_size(const dprt_tokenizer *t);
+
+/* The tokenize op: the text's ids (add_special_tokens = special) into
+ * ids[0..length-1], the rest pad; json[0..jsonn-1] is the tokenizer.json,
+ * parsed once per process and kept.  0, or -1 with a message when the text
+ * has more than length tokens or the tokenizer does not load. */
+int dprt_tokenize(int64_t *ids, int64_t length, int64_t pad, int special,
+                  const dprt_image *text, const uint8_t *json, int64_t jsonn,
+                  char *err, size_t errn);
+/* The detokenize op: the text of ids[0..n-1] (i64 or i32; skip: without
+ * the special tokens) into y[0..bytes-1], NUL-padded.  0, or -1 with a
+ * message when it is longer than bytes. */
+int dprt_detokenize(uint8_t *y, int64_t bytes, int skip, const void *ids, int dtype_ids,
+                    int64_t n, const uint8_t *json, int64_t jsonn, char *err, size_t errn);
 
 #endif

@@ -47,6 +47,49 @@ isimage(const dprt_io *io)
 	return io->rank == 3 && io->dim[0] == DPRT_DYN;
 }
 
+/* Whether io is a text input (u8[?]: UTF-8 of any length). */
+static int
+istext(const dprt_io *io)
+{
+	return io->rank == 1 && io->dim[0] == DPRT_DYN;
+}
+
+/* Reads text input i: the string after "text:", else the file's bytes;
+ * into c->img[i] as h bytes (w = c = 1). */
+static int
+readtext(Cli *c, int i)
+{
+	const char *arg = c->infile[i];
+	dprt_image *im = &c->img[i];
+	uint8_t *b;
+	size_t n = 0;
+	long len;
+	FILE *f;
+
+	if (strncmp(arg, "text:", 5) == 0) {
+		n = strlen(arg + 5);
+		if ((b = malloc(n + 1)) == NULL)
+			return dprt_errf(c->err, sizeof c->err, "out of memory");
+		memcpy(b, arg + 5, n);
+	} else {
+		if ((f = fopen(arg, "rb")) == NULL)
+			return dprt_errf(c->err, sizeof c->err, "%s: cannot open: %s", arg, strerror(errno));
+		if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+		    (b = malloc((size_t)len + 1)) == NULL) {
+			fclose(f);
+			return dprt_errf(c->err, sizeof c->err, "%s: cannot read", arg);
+		}
+		n = fread(b, 1, (size_t)len, f);
+		fclose(f);
+		if (n != (size_t)len) {
+			free(b);
+			return dprt_errf(c->err, sizeof c->err, "%s: cannot read", arg);
+		}
+	}
+	im->data = b, im->h = (int64_t)n, im->w = 1, im->c = 1;
+	return 0;
+}
+
 /* dtype[shape] of an io into buf. */
 static char *
 iotype(char *buf, size_t n, const dprt_io *io)
@@ -69,7 +112,8 @@ usage(const dprt_prog *p, FILE *f)
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
-		        isimage(&p->in[i]) ? "  (an image of any size: a PNG or JPEG file, or "
+		        istext(&p->in[i]) ? "  (UTF-8 text of any length: a file's bytes, or "
+		        "text:STRING)" : isimage(&p->in[i]) ? "  (an image of any size: a PNG or JPEG file, or "
 		        "a u8 [H,W,C] .npy)" : "");
 	fprintf(f, "outputs (written with --out, else printed):\n");
 	for (i = 0; i < p->nout; i++)
@@ -239,7 +283,7 @@ setup(Cli *c)
 		                 p->arena_bytes);
 	for (i = 0; i < p->nin + p->nout; i++) {
 		const dprt_io *io = i < p->nin ? &p->in[i] : &p->out[i - p->nin];
-		if (i < p->nin && isimage(io)) {
+		if (i < p->nin && (isimage(io) || istext(io))) {
 			c->in[i] = &c->img[i];
 			continue;
 		}
@@ -260,7 +304,7 @@ setup(Cli *c)
 			c->out[i - p->nin] = b;
 	}
 	for (i = 0; i < p->nin; i++)
-		if (isimage(&p->in[i]) ? readimage(c, i) < 0 :
+		if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
 		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
 		                  p->in[i].dim, c->in[i], c->err, sizeof c->err) < 0)
 			return -1;
@@ -425,9 +469,15 @@ finish(Cli *c)
 		free(c->tmp[i]);
 		c->tmp[i] = NULL;
 	}
-	for (i = 0; i < p->nout; i++)
-		if (!c->outfile[i])
+	for (i = 0; i < p->nout; i++) {
+		if (c->outfile[i])
+			continue;
+		if (p->textout && p->textout[i])   /* text: up to its first NUL */
+			printf("%s = %.*s\n", p->out[i].name, (int)strnlen(c->out[i],
+			       (size_t)p->out[i].dim[0]), (const char *)c->out[i]);
+		else
 			show(&p->out[i], c->out[i], c->full);
+	}
 	return 0;
 }
 
@@ -444,7 +494,7 @@ cleanup(Cli *c)
 			free(c->tmp[i]);
 		}
 	for (i = 0; c->in && i < c->p->nin; i++) {
-		if (isimage(&c->p->in[i]))
+		if (isimage(&c->p->in[i]) || istext(&c->p->in[i]))
 			free((void *)c->img[i].data);
 		else
 			free(c->in[i]);

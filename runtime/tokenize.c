@@ -3,6 +3,7 @@
  * two pre-tokenizer regexes matched by hand, byte-level BPE with merge
  * ranks, the TemplateProcessing post-processor and the ByteLevel decoder;
  * the same ids and text as the `tokenizers` library. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -830,4 +831,77 @@ dprt_tok_free(dprt_tokenizer *t)
 	free(t->merge);
 	free(t->added);
 	free(t);
+}
+
+/* ---- the pipeline ops ---- */
+
+/* The tokenizers parsed so far, by the address of their JSON (a program's
+ * constant): parsed once per process. */
+static struct Cached {
+	const uint8_t *json;
+	int64_t n;
+	dprt_tokenizer *t;
+} cache[8];
+static int ncache;
+static pthread_mutex_t cachelock = PTHREAD_MUTEX_INITIALIZER;
+
+static dprt_tokenizer *
+cached(const uint8_t *json, int64_t n, char *err, size_t errn)
+{
+	dprt_tokenizer *t = NULL;
+	int i;
+
+	pthread_mutex_lock(&cachelock);
+	for (i = 0; i < ncache; i++)
+		if (cache[i].json == json && cache[i].n == n)
+			t = cache[i].t;
+	if (t == NULL && dprt_tok_parse((const char *)json, (size_t)n, "tokenizer.json", &t, err,
+	                                errn) == 0 && ncache < 8)
+		cache[ncache++] = (struct Cached){json, n, t};
+	pthread_mutex_unlock(&cachelock);
+	return t;
+}
+
+int
+dprt_tokenize(int64_t *ids, int64_t length, int64_t pad, int special, const dprt_image *text,
+              const uint8_t *json, int64_t jsonn, char *err, size_t errn)
+{
+	dprt_tokenizer *t = cached(json, jsonn, err, errn);
+	int64_t n, i;
+
+	if (t == NULL)
+		return -1;
+	n = dprt_tok_encode(t, (const char *)text->data, (size_t)text->h, special, ids, length);
+	if (n < 0)
+		return dprt_errf(err, errn, "tokenize: out of memory");
+	if (n > length)
+		return dprt_errf(err, errn, "tokenize: the text is %lld tokens, more than length=%lld",
+		                 (long long)n, (long long)length);
+	for (i = n; i < length; i++)
+		ids[i] = pad;
+	return 0;
+}
+
+int
+dprt_detokenize(uint8_t *y, int64_t bytes, int skip, const void *ids, int dtype_ids, int64_t n,
+                const uint8_t *json, int64_t jsonn, char *err, size_t errn)
+{
+	dprt_tokenizer *t = cached(json, jsonn, err, errn);
+	int64_t *v, i, m;
+
+	if (t == NULL)
+		return -1;
+	if ((v = malloc(sizeof *v * (size_t)(n ? n : 1))) == NULL)
+		return dprt_errf(err, errn, "detokenize: out of memory");
+	for (i = 0; i < n; i++)
+		v[i] = dtype_ids == DPRT_I32 ? ((const int32_t *)ids)[i] : ((const int64_t *)ids)[i];
+	m = dprt_tok_decode(t, v, n, skip, (char *)y, bytes);
+	free(v);
+	if (m < 0)
+		return dprt_errf(err, errn, "detokenize: out of memory");
+	if (m > bytes)
+		return dprt_errf(err, errn, "detokenize: the text is %lld bytes, more than bytes=%lld",
+		                 (long long)m, (long long)bytes);
+	memset(y + m, 0, (size_t)(bytes - m));
+	return 0;
 }

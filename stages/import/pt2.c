@@ -409,6 +409,17 @@ constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t, const
 	return v;
 }
 
+int
+imp_const(Imp *imp, const void *bytes, const Type *t)
+{
+	size_t n = (size_t)dp_nbytes(t);
+	char hash[17];
+
+	memcpy(blob_room(&imp->blob, n), bytes, n);
+	int64_t off = blob_commit(&imp->blob, n, hash);
+	return constop(imp, off, (int64_t)n, hash, t, NULL);
+}
+
 /* A rank-0 const holding v as dtype. */
 int
 g_scalar(Graph *g, double v, int dtype)
@@ -711,6 +722,8 @@ pt2_deps(Imp *imp)
 {
 	for (int i = 0; i < imp->nmodel; i++)
 		dp_adddep(imp->fn, imp->model[i]->path, imp->model[i]->hash);
+	for (int i = 0; i < imp->ntext; i++)
+		dp_adddep(imp->fn, imp->text[i].path, imp->text[i].hash);
 }
 
 static void
@@ -740,6 +753,10 @@ pt2_depfile(Imp *imp, const char *target)
 	for (int i = 0; i < imp->nmodel; i++) {
 		add(&buf, &len, &cap, " ", 0);
 		add(&buf, &len, &cap, imp->model[i]->file, 1);
+	}
+	for (int i = 0; i < imp->ntext; i++) {
+		add(&buf, &len, &cap, " ", 0);
+		add(&buf, &len, &cap, imp->text[i].file, 1);
 	}
 	add(&buf, &len, &cap, "\n", 0);
 	return buf;

@@ -58,7 +58,7 @@ gen_header(Fn *fn, const char *hname, const char *src, const char *lib, const ch
 			str_printf(s, " %s", *l);
 		str_put(s, " -lpthread");
 	}
-	str_put(s, " -ljansson -lm.");
+	str_put(s, " -lm.");
 	if (cudalib)
 		str_printf(s, "\n * The program runs partly on an NVIDIA GPU: where none is present,\n"
 		              " * %s_run fails and %s_error says so.", fn->name, fn->name);
@@ -67,8 +67,10 @@ gen_header(Fn *fn, const char *hname, const char *src, const char *lib, const ch
 	              " *     if (m == NULL || %s_run(m", fn->name, fn->name, fn->name);
 	for (i = 0; i < np; i++) {
 		str_printf(s, ", %s", p[i].name);
-		if (p[i].hname)
+		if (p[i].wname)
 			str_printf(s, ", %s, %s", p[i].hname, p[i].wname);
+		else if (p[i].hname)
+			str_printf(s, ", %s", p[i].hname);
 	}
 	str_printf(s, ") != 0)\n"
 	              " *             fprintf(stderr, \"%%s\\n\", %s_error(m));\n"

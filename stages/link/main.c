@@ -252,7 +252,8 @@ check(Link *l, long long *wsize, Err *err)
 	for (i = 0; i < fn->npart; i++)
 		l->gpu |= fn->part[i].dev == DEV_CUDA;
 	for (i = 0; i < fn->nop; i++)
-		l->image |= fn->op[i].kind == Oinput && dp_isdyn(&fn->val[fn->op[i].out[0]].t);
+		l->image |= fn->op[i].kind == Oinput && dp_isdyn(&fn->val[fn->op[i].out[0]].t) &&
+		            !dp_istext(&fn->val[fn->op[i].out[0]].t);
 	if (l->gpu && cudadir(l, err) != 0)
 		return -1;
 	if (!l->incdir)

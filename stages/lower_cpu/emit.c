@@ -219,8 +219,10 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	str_printf(s, "int\n%s_run(%s *m", nm, nm);
 	for (i = 0; i < np; i++) {
 		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
-		if (p[i].hname)
+		if (p[i].wname)
 			str_printf(s, ", int64_t %s, int64_t %s", p[i].hname, p[i].wname);
+		else if (p[i].hname)
+			str_printf(s, ", int64_t %s", p[i].hname);
 		if (p[i].isout)
 			nout++;
 		else
@@ -228,9 +230,12 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	}
 	str_put(s, ")\n{\n\tconst void *in[] = {");
 	for (i = 0; i < np; i++)
-		if (!p[i].isout && p[i].hname)
+		if (!p[i].isout && p[i].wname)
 			str_printf(s, "%s&(dprt_image){%s, %s, %s, %lld}", i ? ", " : "", p[i].name,
 			           p[i].hname, p[i].wname, (long long)p[i].t.dim[2]);
+		else if (!p[i].isout && p[i].hname)   /* text: h bytes */
+			str_printf(s, "%s&(dprt_image){%s, %s, 1, 1}", i ? ", " : "", p[i].name,
+			           p[i].hname);
 		else if (!p[i].isout)
 			str_printf(s, "%s%s", i ? ", " : "", p[i].name);
 	str_printf(s, "%s};\n\tvoid *out[] = {", nin ? "" : "NULL");
@@ -242,7 +247,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
 		str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer was "
 		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
-		           p[i].isout ? "output" : p[i].hname ? "image input's pixels" : "input");
+		           p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
+		           p[i].hname ? "text input" : "input");
 	str_printf(s, "\tm->err[0] = '\\0';\n"
 	              "\treturn %s_schedule(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
 	              "\t                   sizeof m->err) == 0 ? 0 : -1;\n}\n\n", nm,
@@ -349,6 +355,15 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	str_printf(out, "\t.run = %s_schedule,\n", fn->name);
 	if (hasblob)
 		str_printf(out, "\t.blob = &%s_blob,\n", fn->name);
+	for (i = 0; i < fn->nout && fn->op[fn->val[fn->out[i].val].def].kind != Odetokenize; i++)
+		;
+	if (i < fn->nout) {   /* which outputs are text */
+		str_put(out, "\t.textout = (const unsigned char[]){");
+		for (i = 0; i < fn->nout; i++)
+			str_printf(out, "%s%d", i ? ", " : "",
+			           fn->op[fn->val[fn->out[i].val].def].kind == Odetokenize);
+		str_put(out, "},\n");
+	}
 	str_put(out, "};\n\n");
 	api(out, fn, &pl, par, np);
 	rc = 0;

@@ -64,6 +64,50 @@ same_text(const dprt_tokenizer *t, json_t *ids, const char *want, size_t wn)
 	return 1;
 }
 
+/* test-tokenize --case REFS K KEY LENGTH PAD TEXT IDS [BYTES DECODED]: writes
+ * string K of the corpus to the file TEXT, the ids tokenizers gave it
+ * (refs' KEY: "gpt2", "llama3", "llama3_bos"), padded with PAD to
+ * i64[1,LENGTH], to the .npy IDS, and (llama3) its decoded text,
+ * NUL-padded to u8[BYTES], to the .npy DECODED: what a pipeline must
+ * compute (tests/tokenize.t).  Exit status 2 when K is past the corpus. */
+static int
+writecase(char **argv, int argc)
+{
+	json_error_t je;
+	json_t *refs = json_load_file(argv[2], 0, &je), *r, *ids, *t;
+	int64_t k = atoll(argv[3]), len = atoll(argv[5]), pad = atoll(argv[6]), dim[2] = {1, len};
+	int64_t *v = calloc((size_t)len + 1, sizeof *v), i;
+	char err[256];
+	FILE *f;
+
+	if (refs == NULL || v == NULL || (r = json_array_get(refs, (size_t)k)) == NULL)
+		return 2;
+	t = json_object_get(r, "text");
+	ids = json_object_get(r, argv[4]);
+	if ((f = fopen(argv[7], "wb")) == NULL ||
+	    fwrite(json_string_value(t), 1, json_string_length(t), f) != json_string_length(t) ||
+	    fclose(f) != 0 || (int64_t)json_array_size(ids) > len)
+		return 1;
+	for (i = 0; i < len; i++)
+		v[i] = i < (int64_t)json_array_size(ids) ? json_integer_value(json_array_get(ids, i)) : pad;
+	if (dprt_npy_write(argv[8], DPRT_I64, 2, dim, v, err, sizeof err) != 0)
+		return 1;
+	if (argc > 10) {
+		int64_t nb = atoll(argv[9]);
+		char *b = calloc((size_t)nb + 1, 1);
+		t = json_object_get(r, "llama3_text");
+		if (b == NULL || (int64_t)json_string_length(t) > nb)
+			return 1;
+		memcpy(b, json_string_value(t), json_string_length(t));
+		if (dprt_npy_write(argv[10], DPRT_U8, 1, &nb, b, err, sizeof err) != 0)
+			return 1;
+		free(b);
+	}
+	free(v);
+	json_decref(refs);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -75,6 +119,9 @@ main(int argc, char **argv)
 	json_t *refs, *r;
 	size_t i;
 	int k, all[2] = {1, 1}, alltext[2] = {1, 1}, bos = 1;
+
+	if (argc >= 9 && strcmp(argv[1], "--case") == 0)
+		return writecase(argv, argc);
 
 	for (k = 0; k < 2; k++) {
 		snprintf(path, sizeof path, "%s/%s.json", dir, names[k]);
