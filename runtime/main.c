@@ -126,7 +126,7 @@ usage(const dprt_prog *p, FILE *f)
 		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
 		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
 		        "checkpoints whose tensors replace\nthe model's by name (repeatable; "
-		        "the dtypes and shapes must be the model's).\n", p->blob->data ?
+		        "the shapes must be the model's, the dtypes too but\nthat f16 and bf16 widen to an f32 model's).\n", p->blob->data ?
 		        "the embedded blob" : p->blob->file, p->blob->file);
 }
 

@@ -225,7 +225,9 @@ shapestr(char *buf, size_t n, int dtype, int rank, const int64_t *dim, const cha
 
 /*
  * Fills the weights of blob b: every named constant from the checkpoints
- * files[0..n-1], the others from src (a blob mapped copy-on-write in *map,
+ * files[0..n-1] (an f16 or bf16 tensor widened exactly to the f32 the
+ * program was built with; other dtypes must be the program's), the others
+ * from src (a blob mapped copy-on-write in *map,
  * or the embedded blob; NULL when there is none).  Without *map, allocates
  * b->size bytes of fresh mapping into *map and *mapn.
  */
@@ -236,7 +238,7 @@ dprt_st_fill(const dprt_blob *b, const char *const *files, int n, const unsigned
 	File *f = calloc((size_t)n, sizeof *f);
 	unsigned char *dst;
 	char t1[256], t2[256];
-	int i, k, rc = -1;
+	int i, k, rc = -1, widen;
 
 	if (f == NULL)
 		return dprt_errf(err, errn, "out of memory");
@@ -281,7 +283,8 @@ dprt_st_fill(const dprt_blob *b, const char *const *files, int n, const unsigned
 			goto done;
 		}
 		i--;
-		if (s->dtype != t->dtype || s->rank != t->rank ||
+		widen = t->dtype == DPRT_F32 && (s->dtype == DPRT_F16 || s->dtype == DPRT_BF16);
+		if ((s->dtype != t->dtype && !widen) || s->rank != t->rank ||
 		    memcmp(s->dim, t->dim, sizeof *t->dim * (size_t)t->rank) != 0) {
 			dprt_errf(err, errn, "%s: tensor '%s' is %s, but the program was built with %s",
 			          files[i], t->name,
@@ -289,12 +292,21 @@ dprt_st_fill(const dprt_blob *b, const char *const *files, int n, const unsigned
 			          shapestr(t2, sizeof t2, t->dtype, t->rank, t->dim, NULL));
 			goto done;
 		}
-		if ((int64_t)s->nbytes != t->nbytes || t->off < 0 ||
+		if ((int64_t)s->nbytes * (widen ? 2 : 1) != t->nbytes || t->off < 0 ||
 		    (uint64_t)(t->off + t->nbytes) > b->size) {
 			dprt_errf(err, errn, "internal error: tensor '%s' does not fit", t->name);
 			goto done;
 		}
-		memcpy(dst + t->off, f[i].map + s->off, s->nbytes);
+		if (widen) {   /* f16 and bf16 checkpoints of an f32 model: exact */
+			const unsigned char *q = f[i].map + s->off;   /* not aligned */
+			uint64_t e;
+			for (e = 0; e < s->nbytes / 2; e++) {
+				uint16_t h = (uint16_t)(q[2 * e] | q[2 * e + 1] << 8);
+				float v = s->dtype == DPRT_F16 ? dprt_f16_to_f32(h) : dprt_bf16_to_f32(h);
+				memcpy(dst + t->off + 4 * e, &v, 4);
+			}
+		} else
+			memcpy(dst + t->off, f[i].map + s->off, s->nbytes);
 	}
 	rc = 0;
 done:

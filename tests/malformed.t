@@ -239,7 +239,7 @@ if "$bin/devproc" build "$root/examples/classify/classify.dp" -C "$tmp/c" >"$tmp
 		rm -f "$w/bad.safetensors"
 		case $name in
 		missing_tensor) st $w1 $b1 $w2 ;;
-		dtype) st $w1 fc1.bias:F16:512:- $w2 $b2 ;;
+		dtype) st $w1 fc1.bias:I32:512:- $w2 $b2 ;;
 		shape) st $w1 $b1 $w2 fc2.bias:F32:11:- ;;
 		unsupported_dtype) st $w1 $b1 $w2 fc2.bias:U16:10:- ;;
 		unknown_dtype) st --header "$(hdr Q7 10 0,40)" $b2 ;;

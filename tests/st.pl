@@ -3,7 +3,8 @@
 #   perl tests/st.pl OUT [--cut N] [--size N] [--header TEXT] TENSOR...
 # TENSOR is NAME:DTYPE:D0,D1,...:SRC[:OFF[:ADD]] — the tensor's bytes are
 # read from file SRC at byte offset OFF ("-" for zeros); ADD, for F32, is
-# added to every element.  --header replaces the JSON header, --size the
+# added to every element; ADD "bf16" keeps the high half of each f32 of SRC
+# (a BF16 tensor), "bf16f32" the same values as F32.  --header replaces the JSON header, --size the
 # 8-byte header size, --cut drops N bytes from the end.
 use strict;
 use warnings;
@@ -24,6 +25,7 @@ while (@ARGV) {
 	my $n = 1;
 	$n *= $_ for @dims;
 	my $nb = $n * ($es{$dt} // 1);
+	$nb *= 2 if defined $add && $add eq 'bf16';   # read as f32
 	my $bytes = "\0" x $nb;
 	if ($src ne '-') {
 		open my $f, '<:raw', $src or die "$src: $!";
@@ -31,7 +33,11 @@ while (@ARGV) {
 		read($f, $bytes, $nb) == $nb or die "$src: short read";
 		close $f;
 	}
-	if (defined $add) {
+	if (defined $add && $add eq 'bf16') {   # f32 source: its high halves, as BF16
+		$bytes = pack 'v*', map { $_ >> 16 } unpack 'V*', $bytes;
+	} elsif (defined $add && $add eq 'bf16f32') {   # the same values as F32
+		$bytes = pack 'V*', map { $_ & 0xffff0000 } unpack 'V*', $bytes;
+	} elsif (defined $add) {
 		my @v = unpack 'f<*', $bytes;
 		$bytes = pack 'f<*', map { $_ + $add } @v;
 	}

@@ -3,7 +3,8 @@
 # blob apart (dp-link --apart) maps weights.bin beside it or --weights FILE
 # and gives PyTorch's logits; a blob of another build is refused from its
 # header; .safetensors checkpoints replace the model's tensors by name
-# (a checkpoint whose fc2.bias is PyTorch's + 1 gives PyTorch's logits + 1),
+# (a checkpoint whose fc2.bias is PyTorch's + 1 gives PyTorch's logits + 1;
+# a bf16 checkpoint is widened exactly to the model's f32),
 # through the executable and the C API (NAME_create_with).  The malformed
 # checkpoints are in tests/malformed/safetensors/.
 cd "$(dirname "$0")/.." || exit 1
@@ -108,6 +109,25 @@ st_plus1() {
 		bin/npycmp "$tmp/l5.npy" "$tmp/ref_plus1.npy"
 }
 check "a checkpoint with fc2.bias + 1, apart and embedded: PyTorch's logits + 1 (no rebuild)" st_plus1
+
+# a bf16 checkpoint (the high halves of the f32 weights) and the same
+# values as f32: the program widens bf16 to its f32 exactly
+tensors16() { # DT HOW
+	echo "fc1.weight:$1:512,3072:$w:$(off fc1.weight):$2" "fc1.bias:$1:512:$w:$(off fc1.bias):$2" \
+		"fc2.weight:$1:10,512:$w:$(off fc2.weight):$2" "fc2.bias:$1:10:$w:$(off fc2.bias):$2"
+}
+# shellcheck disable=SC2046
+perl tests/st.pl "$tmp/bf16.safetensors" $(tensors16 BF16 bf16)
+# shellcheck disable=SC2046
+perl tests/st.pl "$tmp/bf16f32.safetensors" $(tensors16 F32 bf16f32)
+st_bf16() {
+	[ "$(wc -c <"$tmp/bf16.safetensors")" -lt "$(wc -c <"$tmp/bf16f32.safetensors")" ] &&
+		"$tmp/apart/classify" --in image=$img --weights "$tmp/bf16.safetensors" --out logits="$tmp/l6.npy" &&
+		"$tmp/apart/classify" --in image=$img --weights "$tmp/bf16f32.safetensors" --out logits="$tmp/l7.npy" &&
+		bin/npycmp --exact "$tmp/l6.npy" "$tmp/l7.npy" &&
+		bin/npycmp --tol 0.05 "$tmp/l6.npy" $ref
+}
+check "a bf16 checkpoint of the f32 model: the same logits as its values in f32 (widened exactly)" st_bf16
 
 capi() {
 	cat >"$tmp/app.c" <<'C'
