@@ -70,6 +70,16 @@ CORPUS = [
     "\t\t",
     "a\n b\n  c\n   d",
     "end with newlines\n\n\n",
+    "I'M SURE WE'LL GO, SHE'S HERE; 'Sam 'Tis 'Re 'VEry 'Mary 'Llama 'Dog",
+    "the long s: ſ 'ſ 'ſt and Kelvin \u212a",
+    "fullwidth １２３４５ and superscripts ²³ and roman Ⅳ and fractions ⅞",
+    "combining e\u0301 a\u0308 and variation \u2764\ufe0f and ZWJ \U0001f469\u200d\U0001f4bb",
+    "line\u2028separator\u2029paragraph and \u0085",
+    "numbers 1234567 12.5e10 0x1F 1_000_000 -0.001",
+    "\t\n \r\n\t mixed whitespace \n\n\t",
+    "!!!???...,,,;;; :-) <3 ->> =>",
+    "<|endoftext|><|endoftext|> back to back <|eot_id|><tool><tool>",
+    "a" * 300,
 ]
 
 
