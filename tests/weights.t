@@ -18,7 +18,7 @@ ref=tests/data/classify/logits.npy
 build() {
 	bin/devproc build examples/classify/classify.dp -C "$tmp/b" >/dev/null &&
 		mkdir -p "$tmp/apart" &&
-		bin/dp-link "$b/4.partition.dpir" "$b/5.cpu.o" --apart --runtime lib -o "$tmp/apart/classify"
+		bin/dp-link "$b/4.partition.dpir" "$b/5.cpu.o" --apart --runtime lib --cc "$cc" -o "$tmp/apart/classify"
 }
 check "classify builds, embedded and apart (dp-link --apart)" build
 
