@@ -18,6 +18,14 @@ int cmd_parse(int argc, char **argv);  /* devproc parse */
 int cmd_stages(int argc, char **argv); /* devproc stages */
 int cmd_trace(int argc, char **argv);  /* devproc trace */
 int cmd_ops(int argc, char **argv, const char *root); /* devproc ops */
+/* The DevProc folder: $DEVPROC_ROOT, else the one above bin/devproc. */
+char *findroot(const char *argv0);
+/* ROOT/bin/dp-import --targets (ops.c): "TARGET\tOP[\tNOTE]" lines. */
+char *import_targets(const char *root);
+/* devproc dump of a .pt2 (pt2sig.c): the model's signature and an op
+ * histogram marking the targets dp-import lacks; 0 and nothing printed for
+ * a zip archive that is not a .pt2. */
+int pt2_summary(const char *file);
 int cmd_tensor(int argc, char **argv); /* devproc tensor (tensor.c) */
 /* Prints an .npy file, each member of an .npz or a decoded image: dtype,
  * shape, statistics, the first values (all: every value); 0 or 1. */

@@ -461,7 +461,7 @@ cmd_dump(int argc, char **argv)
 	else if (len >= 8 && !memcmp(buf, "!<arch>\n", 8))
 		rc = dumpar(file, (const unsigned char *)buf, len);
 	else if (len >= 4 && !memcmp(buf, "PK\3\4", 4))
-		rc = dumpzip(file);
+		rc = dumpzip(file) || pt2_summary(file);
 	else if (len >= 6 && !memcmp(buf, "\x93NUMPY", 6))
 		rc = tensor_show(file, 0);
 	else if (text)

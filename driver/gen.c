@@ -202,15 +202,18 @@ shipped(const char *root)
 
 /* The pipelines an earlier devproc build/gen put in DIR/build.ninja (dir a
  * real path): each "# pipeline NAME" and the .dp its import edge reads,
- * as a path from the current folder.  Returns how many (at most max). */
+ * as a path from the current folder, and its dp_target line's value into
+ * map.  Returns how many (at most max). */
 static int
-earlier(const char *dir, char (*name)[128], char (*dp)[PATH_MAX], int max)
+earlier(const char *dir, char (*name)[128], char (*dp)[PATH_MAX], int max, char *map, size_t nmap)
 {
 	char path[PATH_MAX + 16], line[PATH_MAX * 2], want[200];
 	int n = 0;
 	snprintf(path, sizeof path, "%s/build.ninja", dir);
 	FILE *f = fopen(path, "r");
 	while (f && n < max && fgets(line, sizeof line, f)) {
+		if (!strncmp(line, "dp_target = ", 12))   /* the mapping, as it was written */
+			snprintf(map, nmap, "%.*s", (int)strcspn(line + 12, "\n"), line + 12);
 		if (strncmp(line, "# pipeline ", 11))
 			continue;
 		snprintf(name[n], sizeof name[n], "%.*s", (int)strcspn(line + 11, "\n"), line + 11);
@@ -288,7 +291,11 @@ gen_ninja(Gen *g)
 	/* the pipelines built here before stay in build.ninja (and so in the
 	 * build and in devproc stages), unless their .dp is gone; the graph
 	 * keeps their order, the new ones after them */
-	int nold = g->sub ? 0 : earlier(dir, oname, odp, MAXOLD), ngiven = g->npipe, nnew = 0;
+	char oldmap[PATH_MAX] = "";
+	int nold = g->sub ? 0 : earlier(dir, oname, odp, MAXOLD, oldmap, sizeof oldmap);
+	int ngiven = g->npipe, nnew = 0;
+	const char *om = oldmap[0] == '.' && oldmap[1] == '/' ? oldmap + 2 : oldmap;   /* as map is written */
+	int retarget = *oldmap && strcmp(om, relto(dir, target)) != 0;
 	static char (*fname)[128], (*fdp)[PATH_MAX];
 	fname = calloc(g->npipe + MAXOLD + 1, sizeof *fname);
 	fdp = calloc(g->npipe + MAXOLD + 1, sizeof *fdp);
@@ -320,10 +327,10 @@ gen_ninja(Gen *g)
 		}
 	free(placed);
 	names = fname, dps = fdp, g->npipe = nf;
-	if (*kept && nnew)
-		fprintf(stderr, "devproc: %s/build.ninja keeps the pipelines built there before: %s "
+	if (*kept && (nnew || retarget))
+		fprintf(stderr, "devproc: %s/build.ninja keeps the pipelines built there before: %s%s%s "
 		        "(a build folder holds one graph; use another -C for a separate one)\n",
-		        g->dir, kept);
+		        g->dir, kept, retarget ? ", now for target " : "", retarget ? g->target : "");
 	if (*gone)
 		fprintf(stderr, "devproc: %s/build.ninja drops %s: its .dp file is gone (its folder "
 		        "stays; devproc stages marks it)\n", g->dir, gone);

@@ -15,7 +15,9 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  build PIPELINE.dp... [--target T] [-C DIR] [-j N]\n"
-	"                      generate DIR/build.ninja and run ninja in DIR\n"
+	"                      generate DIR/build.ninja and run ninja in DIR; the\n"
+	"                      pipelines built in DIR before stay in the graph\n"
+	"                      (while their .dp files exist)\n"
 	"  gen PIPELINE.dp... [--target T] [-C DIR] [-o FILE]\n"
 	"                      only generate DIR/build.ninja; with -o, write FILE\n"
 	"                      (relative to DIR, or absolute) for a build.ninja in\n"
@@ -50,7 +52,7 @@ static const char usage[] =
 	"                      an .npy file, each member of an .npz or a decoded\n"
 	"                      PNG/JPEG: dtype, shape, min, max, mean, std, argmax\n"
 	"                      and values (--all: every value)\n"
-	"  tensor -o OUT.npy (--image F [--resize H,W] | --raw F | --values LIST)\n"
+	"  tensor -o OUT.npy (--image F [--resize R] [--crop C] | --raw F | --values LIST)\n"
 	"         [--dtype D] [--shape S]\n"
 	"                      make an .npy input without numpy: from a PNG or\n"
 	"                      JPEG, raw bytes or a list of numbers (devproc\n"
@@ -65,7 +67,8 @@ static const char usage[] =
 	"  -C DIR              the build folder, where ninja runs (default: build)\n"
 	"  -j N                parallel jobs for ninja\n"
 	"\n"
-	"Each pipeline NAME.dp builds into DIR/NAME/: the stage artifacts\n"
+	"Each pipeline NAME.dp builds into DIR/NAME/ (a file name that is no C\n"
+	"identifier: the NAME of its 'pipeline NAME' line): the stage artifacts\n"
 	"1.import.dpir, weights.bin, 2.verify.stamp, 2.legalize.dpir, 3.place.dpir,\n"
 	"4.partition.dpir, 5.cpu.c, 5.cpu.o (5.gpu.cu, 5.gpu.o for a cuda mapping), and the\n"
 	"executable DIR/NAME/NAME, DIR/NAME/libNAME.a and DIR/NAME/NAME.h.  Paths\n"
@@ -87,7 +90,7 @@ die(const char *fmt, ...)
 
 /* The DevProc source/install folder: $DEVPROC_ROOT, else the folder above
  * the one holding this executable (ROOT/bin/devproc). */
-static char *
+char *
 findroot(const char *argv0)
 {
 	const char *env = getenv("DEVPROC_ROOT");

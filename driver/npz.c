@@ -1,6 +1,7 @@
 /* npz.c: .npz archives (numpy's savez/savez_compressed: a zip of .npy
  * members, stored or deflated) read through libzip, each member decoded by
  * the runtime's .npy reader.  Used by devproc tensor and bin/npycmp. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

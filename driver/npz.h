@@ -1,6 +1,7 @@
 /* npz.h: .npz archives as a list of decoded .npy members (npz.c). */
-#include <stdarg.h>
 #include <stdint.h>
+
+#include "dprt.h"
 
 typedef struct NpzMember {
 	char *name;             /* without the ".npy" numpy adds */

@@ -58,7 +58,7 @@ typedef struct Atarget {
 } Atarget;
 
 /* Runs ROOT/bin/dp-import --targets and returns its output. */
-static char *
+char *
 import_targets(const char *root)
 {
 	char path[4096];

@@ -3,6 +3,7 @@
  * of an .npz and decoded images: dtype, shape, statistics and values. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 
 static const char tensor_usage[] =
 	"usage: devproc tensor FILE... [--all]\n"
-	"       devproc tensor -o OUT.npy --image FILE [--resize H,W] [--shape S] [--dtype D]\n"
+	"       devproc tensor -o OUT.npy --image FILE [--resize R] [--crop C] [--shape S] [--dtype D]\n"
 	"       devproc tensor -o OUT.npy --raw FILE --dtype D --shape S\n"
 	"       devproc tensor -o OUT.npy --values LIST [--dtype D] [--shape S]\n"
 	"\n"
@@ -25,8 +26,10 @@ static const char tensor_usage[] =
 	"\n"
 	"With -o, writes one .npy file (format 1.0, C order, little-endian):\n"
 	"  --image FILE    a PNG or JPEG decoded to RGB u8[H,W,3] as the programs\n"
-	"                  decode it; --resize H,W first resizes it as the\n"
-	"                  pipelines' resize does (PIL's bilinear)\n"
+	"                  decode it; --resize and --crop as the pipelines'\n"
+	"                  resize(size=R, crop=C) does (torchvision's Resize on a PIL\n"
+	"                  image, PIL's bilinear, then CenterCrop): R is S (the\n"
+	"                  shorter side to S) or H,W; C is S or H,W\n"
 	"  --raw FILE      FILE's bytes as they are: little-endian elements of\n"
 	"                  --dtype in C order, exactly as many as --shape holds\n"
 	"  --values LIST   numbers separated by commas, blanks or line breaks\n"
@@ -47,6 +50,18 @@ tfail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+	return 1;
+}
+
+/* An error about a file: "FILE: tensor: message" (err as the runtime
+ * wrote it, "FILE: message", or a message alone). */
+static int
+tfile(const char *path, const char *err)
+{
+	size_t n = strlen(path);
+	if (!strncmp(err, path, n) && !strncmp(err + n, ": ", 2))
+		err += n + 2;
+	fprintf(stderr, "%s: tensor: %s\n", path, err);
 	return 1;
 }
 
@@ -207,12 +222,12 @@ tensor_show(const char *path, int all)
 	unsigned char h[8] = { 0 };
 	size_t nh = f ? fread(h, 1, sizeof h, f) : 0;
 	if (!f)
-		return tfail("%s: cannot open: %s", path, strerror(errno));
+		return tfile(path, strerror(errno));
 	fclose(f);
 	if (nh >= 4 && !memcmp(h, "PK\3\4", 4)) {
 		Npz z;
 		if (npz_read(path, &z, err, sizeof err))
-			return tfail("%s", err);
+			return tfile(path, err);
 		printf("%s: .npz archive, %d member%s\n", path, z.n, z.n == 1 ? "" : "s");
 		for (int i = 0; i < z.n; i++) {
 			char what[1200];
@@ -225,7 +240,7 @@ tensor_show(const char *path, int all)
 	if ((nh >= 4 && !memcmp(h, "\x89PNG", 4)) || (nh >= 3 && !memcmp(h, "\xff\xd8\xff", 3))) {
 		dprt_image im;
 		if (dprt_image_read(path, &im, err, sizeof err))
-			return tfail("%s", err);
+			return tfile(path, err);
 		int64_t dim[3] = { im.h, im.w, im.c };
 		show(path, DPRT_U8, 3, dim, im.data, all);
 		free((void *)im.data);
@@ -234,8 +249,11 @@ tensor_show(const char *path, int all)
 	int dt, rank;
 	int64_t dim[DPRT_MAXRANK];
 	void *data;
-	if (dprt_npy_load(path, &dt, &rank, dim, &data, err, sizeof err))
-		return tfail("%s (an .npy, .npz, PNG or JPEG file is shown)", err);
+	if (dprt_npy_load(path, &dt, &rank, dim, &data, err, sizeof err)) {
+		size_t l = strlen(err);
+		snprintf(err + l, sizeof err - l, " (devproc tensor shows .npy, .npz, PNG and JPEG files)");
+		return tfile(path, err);
+	}
 	show(path, dt, rank, dim, data, all);
 	free(data);
 	return 0;
@@ -338,7 +356,7 @@ parsevalues(const char *s, int dt, void **out)
 
 static int
 make(const char *out, const char *image, const char *raw, const char *values, const char *dts,
-     const char *shape, const char *resize)
+     const char *shape, const char *resize, const char *crop)
 {
 	char err[1024], a[256], b[256];
 	int dt = dts ? dtypeof(dts) : -1, rank = -1, srcdt = -1, srank = 0;
@@ -351,41 +369,54 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 		             DPRT_MAXRANK);
 	if (!!image + !!raw + !!values != 1)
 		return tfail("-o needs one of --image, --raw and --values (see devproc tensor --help)");
-	if (resize && !image)
-		return tfail("--resize resizes an --image");
+	if ((resize || crop) && !image)
+		return tfail("--resize and --crop resize and crop an --image");
 	if (image) {
 		dprt_image im;
 		if (dprt_image_read(image, &im, err, sizeof err))
-			return tfail("%s", err);
+			return tfile(image, err);
 		srcdt = DPRT_U8, srank = 3;
 		sdim[0] = im.h, sdim[1] = im.w, sdim[2] = im.c;
 		data = (void *)im.data;
-		if (resize) {
-			int64_t sz[DPRT_MAXRANK];
-			if (parseshape(resize, sz) != 2 || sz[0] < 1 || sz[1] < 1)
-				return free(data), tfail("--resize %s: expected H,W such as 32,32", resize);
-			uint8_t *y = malloc((size_t)(sz[0] * sz[1] * im.c));
-			if (!y || dprt_resize_u8(y, &im, sz, 2, sz[0], sz[1], image, err, sizeof err)) {
+		if (resize || crop) {
+			int64_t sz[DPRT_MAXRANK], cr[DPRT_MAXRANK], oh, ow;
+			int nsz = resize ? parseshape(resize, sz) : 2, ncr = crop ? parseshape(crop, cr) : 0;
+			if (!resize)
+				sz[0] = im.h, sz[1] = im.w;
+			if (nsz < 1 || nsz > 2 || sz[0] < 1 || sz[nsz - 1] < 1) {
+				free(data);
+				return tfail("--resize %s: expected S (the shorter side) or H,W", resize);
+			}
+			if (crop && (ncr < 1 || ncr > 2 || cr[0] < 1 || cr[ncr - 1] < 1)) {
+				free(data);
+				return tfail("--crop %s: expected S or H,W", crop);
+			}
+			dprt_resize_size(im.h, im.w, sz, nsz, &oh, &ow);
+			if (crop)
+				oh = cr[0], ow = cr[ncr - 1];
+			uint8_t *y = malloc((size_t)(oh * ow * im.c));
+			if (!y || dprt_resize_u8(y, &im, sz, nsz, oh, ow, image, err, sizeof err)) {
 				free(y);
 				free(data);
-				return tfail("%s", y ? err : "out of memory");
+				return tfile(image, y ? err : "out of memory");
 			}
 			free(data);
 			data = y;
-			sdim[0] = sz[0], sdim[1] = sz[1];
+			sdim[0] = oh, sdim[1] = ow;
 		}
 	} else if (raw) {
 		size_t len;
 		if (dt < 0 || rank < 0)
 			return tfail("--raw needs --dtype and --shape");
 		if (!(data = slurp(raw, &len)))
-			return tfail("%s: cannot read: %s", raw, strerror(errno));
+			return tfile(raw, strerror(errno));
 		int64_t n = numel(rank, dim);
 		if (n < 0 || (uint64_t)n * (uint64_t)dprt_dtype_size[dt] != len) {
 			free(data);
-			return tfail("%s: %zu bytes, but %s%s takes %lld", raw, len, dprt_dtype_name[dt],
-			             dprt_shape_str(a, sizeof a, rank, dim),
-			             (long long)(n < 0 ? -1 : n * dprt_dtype_size[dt]));
+			fprintf(stderr, "%s: tensor: %zu bytes, but %s%s takes %lld\n", raw, len,
+			        dprt_dtype_name[dt], dprt_shape_str(a, sizeof a, rank, dim),
+			        (long long)(n < 0 ? -1 : n * dprt_dtype_size[dt]));
+			return 1;
 		}
 		srcdt = dt, srank = rank;
 		memcpy(sdim, dim, sizeof dim);
@@ -395,7 +426,7 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 		if (values[0] == '@' || !strcmp(values, "-")) {
 			const char *p = values[0] == '@' ? values + 1 : values;
 			if (!(text = slurp(p, &len)))
-				return tfail("%s: cannot read: %s", p, strerror(errno));
+				return tfile(p, strerror(errno));
 		}
 		srcdt = dt >= 0 ? dt : DPRT_F32;
 		int64_t n = parsevalues(text ? text : values, srcdt, &data);
@@ -430,15 +461,16 @@ make(const char *out, const char *image, const char *raw, const char *values, co
 	int rc = dprt_npy_write(out, dt, rank, dim, data, err, sizeof err);
 	free(data);
 	if (rc)
-		return tfail("%s", err);
+		return tfile(out, err);
 	return 0;
 }
 
+/* devproc tensor: shows FILE... or, with -o, makes one .npy file. */
 int
 cmd_tensor(int argc, char **argv)
 {
 	const char *out = NULL, *image = NULL, *raw = NULL, *values = NULL, *dt = NULL;
-	const char *shape = NULL, *resize = NULL;
+	const char *shape = NULL, *resize = NULL, *crop = NULL;
 	const char **files = calloc((size_t)argc + 1, sizeof *files);
 	int nfile = 0, all = 0;
 	if (!files)
@@ -456,7 +488,8 @@ cmd_tensor(int argc, char **argv)
 		}
 		opt = !strcmp(a, "-o") ? &out : !strcmp(a, "--image") ? &image : !strcmp(a, "--raw") ? &raw
 		    : !strcmp(a, "--values") ? &values : !strcmp(a, "--dtype") ? &dt
-		    : !strcmp(a, "--shape") ? &shape : !strcmp(a, "--resize") ? &resize : NULL;
+		    : !strcmp(a, "--shape") ? &shape : !strcmp(a, "--resize") ? &resize
+		    : !strcmp(a, "--crop") ? &crop : NULL;
 		if (opt && i + 1 < argc)
 			*opt = argv[++i];
 		else if (a[0] == '-' && a[1]) {
@@ -471,9 +504,10 @@ cmd_tensor(int argc, char **argv)
 		if (nfile || all)
 			rc = tfail("-o makes one file: no FILE or --all with it");
 		else
-			rc = make(out, image, raw, values, dt, shape, resize);
-	} else if (image || raw || values || dt || shape || resize)
-		rc = tfail("--image, --raw, --values, --dtype, --shape and --resize make a file: give -o OUT.npy");
+			rc = make(out, image, raw, values, dt, shape, resize, crop);
+	} else if (image || raw || values || dt || shape || resize || crop)
+		rc = tfail("--image, --raw, --values, --dtype, --shape, --resize and --crop make a "
+		           "file: give -o OUT.npy");
 	else if (!nfile) {
 		fputs(tensor_usage, stderr);
 		rc = 1;

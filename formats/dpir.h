@@ -166,6 +166,18 @@ int dp_infer(Fn *fn, int op, Err *err);
  * without touching fn. */
 int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
 
+/* Facts of (legalized) IR both lowerings plan by: whether op only
+ * reinterprets its operand's bytes (a reshape), whether it swaps the axes
+ * of a matrix, whether operand k of op is read as a matrix through strides
+ * (a transposed view of it is then free). */
+int dp_isreshape(const Fn *fn, const Op *op);
+int dp_istranspose(const Fn *fn, const Op *op);
+int dp_matuse(const Fn *fn, const Op *op, int k);
+
+/* The letters of an einsum equation of n (1 or 2) operands: lab[0..n-1]
+ * the operands', lab[2] the output's; 0, or -1 when DevProc cannot take it. */
+int dp_einsum(const char *eq, int n, char lab[3][DP_MAXRANK + 1]);
+
 /* The scalar formula of an elementwise op (formats/ops.h): its name (for
  * runtime/dpscalar.h's dps_NAME) and its parameters a, b. */
 void dp_formula(const Op *op, char *name, size_t n, double p[2]);

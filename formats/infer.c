@@ -570,3 +570,58 @@ dp_infer(Fn *fn, int opi, Err *err)
 		dp_addout(fn, opi, out[k]);
 	return 0;
 }
+
+/* ---- facts of legalized IR the lowerings share ---- */
+
+static const Type *
+intype(const Fn *fn, const Op *op, int k)
+{
+	return &fn->val[op->in[k]].t;
+}
+
+/* Whether op only reinterprets its operand's bytes: every tensor is dense
+ * in C order, so a reshape of one is the same bytes. */
+int
+dp_isreshape(const Fn *fn, const Op *op)
+{
+	switch (op->kind) {
+	case Oreshape: case Oflatten: case Aview: case Areshape:
+		return 1;
+	case At:
+		return intype(fn, op, 0)->rank < 2;   /* t of a vector is itself */
+	}
+	return 0;
+}
+
+/* Whether op swaps the two axes of a matrix. */
+int
+dp_istranspose(const Fn *fn, const Op *op)
+{
+	const Attr *a;
+
+	if (op->nin != 1 || intype(fn, op, 0)->rank != 2)
+		return 0;
+	if (op->kind == At)
+		return 1;
+	if (op->kind != Opermute && op->kind != Apermute)
+		return 0;
+	a = dp_attr(op, "dims");
+	return a && a->n == 2 && (a->ints[0] == 1 || a->ints[0] == -1) &&
+	       (a->ints[1] == 0 || a->ints[1] == -2);
+}
+
+/* Whether operand k of op is read as a matrix through strides (a 2-D
+ * product's operand), so that a transposed view of it costs nothing. */
+int
+dp_matuse(const Fn *fn, const Op *op, int k)
+{
+	switch (op->kind) {
+	case Amm:
+		return 1;
+	case Aaddmm:
+		return k >= 1;
+	case Alinear:
+		return k == 1 || (k == 0 && intype(fn, op, 0)->rank == 2);
+	}
+	return 0;
+}

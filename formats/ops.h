@@ -162,7 +162,7 @@
 	X(Afill,      "aten.fill", 1, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "value:f") \
 	X(Avecnorm,   "aten.linalg_vector_norm", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0 ord:f=2") \
 	X(Agroupnorm, "aten.group_norm", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05 num_groups:i") \
-	X(Apad,       "aten.constant_pad_nd", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "pad:is value:f=0") \
+	X(Apad,       "aten.constant_pad_nd", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "mode:s? pad:is value:f=0") \
 	X(Aroll,      "aten.roll", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is? shifts:is") \
 	X(Adiff,      "aten.diff", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "dim:i=-1 n:i=1") \
 	X(Aslicescat, "aten.slice_scatter", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i=0 end:i=9223372036854775807 start:i=0 step:i=1") \
@@ -173,6 +173,9 @@
 	X(Aisinf,     "aten.isinf", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Aelu,       "aten.elu", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 input_scale:f=1 scale:f=1") \
 	X(Aupnearest, "aten.upsample_nearest2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
+	X(Aupbilinear, "aten.upsample_bilinear2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is") \
+	X(Aeinsum,    "aten.einsum", -1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "equation:s") \
+	X(Aall,       "aten.all", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
 	X(Aflip,      "aten.flip", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is") \
 	X(Arepeat,    "aten.repeat", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "repeats:is") \
 	X(Acopyto,    "aten.copy", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "") \

@@ -386,7 +386,7 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		return 0;
 	case Afill: case Aflip: case Aroll: case Aisnan: case Aisinf:
 		if ((op->kind == Aflip && axes(err, op, "dims", t[0]->rank, &m)) ||
-		    (op->kind == Aroll && dp_attr(op, "dims") &&
+		    (op->kind == Aroll && dp_attr(op, "dims") && dp_attr(op, "dims")->n > 0 &&
 		     dp_attr(op, "dims")->n != dp_attr(op, "shifts")->n))
 			return op->kind == Aflip ? -1 : fail(err, op, "shifts and dims differ in length");
 		if (op->kind == Aroll && axes(err, op, "dims", t[0]->rank, &m))
@@ -461,6 +461,46 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 			return -1;
 		*out = *t[0];
 		return 0;
+	case Aeinsum: {
+		char lab[3][DP_MAXRANK + 1];
+		int64_t size[128] = { 0 };
+		if (op->nin < 1 || op->nin > 2)
+			return fail(err, op, "takes 1 or 2 operands");
+		if (dp_einsum(dp_gets(op, "equation"), op->nin, lab) != 0)
+			return fail(err, op, "equation must be like \"bij,bjk->bik\" (letters, one or two "
+			            "operands, an explicit output, no ellipsis or repeated letter)");
+		for (int i = 0; i < op->nin; i++) {
+			if (i && dp_samedt(err, op, t[0], t[i]))
+				return -1;
+			if ((int)strlen(lab[i]) != t[i]->rank)
+				return dp_failt(err, op, "the equation does not match the operands' ranks",
+				                t[i], NULL);
+			for (int k = 0; lab[i][k]; k++) {
+				int64_t *z = &size[(unsigned char)lab[i][k]];
+				if (*z > 1 && t[i]->dim[k] != 1 && t[i]->dim[k] != *z)
+					return dp_failt(err, op, "a letter's sizes differ", t[0], t[i]);
+				if (*z <= 1)
+					*z = t[i]->dim[k];
+			}
+		}
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		out->rank = (uint8_t)strlen(lab[2]);
+		for (int k = 0; lab[2][k]; k++)
+			out->dim[k] = size[(unsigned char)lab[2][k]];
+		return 0;
+	}
+	case Aall:
+		if (axes(err, op, "dim", t[0]->rank, &m))
+			return -1;
+		reduced(t[0], m, (int)dp_geti(op, "keepdim", 0), out);
+		out->dtype = DP_BOOL;
+		return 0;
+	case Aupbilinear:
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		/* fall through */
 	case Aupnearest: {
 		const Attr *s = dp_attr(op, "output_size");
 		if (t[0]->rank != 4 || s->n != 2 || s->ints[0] < 1 || s->ints[1] < 1)
@@ -500,6 +540,44 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 	}
 	}
 	return -2;
+}
+
+/* Splits an einsum equation "ab,bc->ac" of n operands into its letters:
+ * lab[0..n-1] the operands', lab[2] the output's.  Letters only, each at
+ * most once per operand and in the output, every output letter in an
+ * operand; 0, or -1 for anything else. */
+int
+dp_einsum(const char *eq, int n, char lab[3][DP_MAXRANK + 1])
+{
+	const char *p = eq;
+	int i, k;
+
+	if (!eq)
+		return -1;
+	memset(lab, 0, 3 * sizeof *lab);
+	for (i = 0; i < 3; i++) {
+		char *l = lab[i == n ? 2 : i];
+		while (*p == ' ')
+			p++;
+		for (k = 0; (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == ' '; p++) {
+			if (*p == ' ')
+				continue;
+			if (k == DP_MAXRANK || strchr(l, *p))
+				return -1;
+			l[k++] = *p;
+		}
+		if (i == n)
+			break;
+		if (i + 1 < n ? *p != ',' : strncmp(p, "->", 2) != 0)
+			return -1;
+		p += i + 1 < n ? 1 : 2;
+	}
+	if (i != n || *p)
+		return -1;
+	for (k = 0; lab[2][k]; k++)
+		if (!strchr(lab[0], lab[2][k]) && (n < 2 || !strchr(lab[1], lab[2][k])))
+			return -1;
+	return 0;
 }
 
 /* The scalar formula of an elementwise op (see ops.h): its name into

@@ -53,6 +53,11 @@ typedef struct dprt_prog {
 	const struct dprt_blob *blob;	/* the weight blob, or NULL (no constants) */
 	const unsigned char *textout;	/* per output, 1 for UTF-8 text (NUL-padded,
 					   from detokenize); NULL: none */
+	/* Fills the arena's prepared-weight region (packed, batch norm folded
+	 * in) from the weights once, before the first run; NULL when there is
+	 * none.  That region is never reused by the buffer plan, so the arena is
+	 * kept from run to run. */
+	void (*prep)(void *arena, const unsigned char *weights);
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */
@@ -140,6 +145,16 @@ char *dprt_shape_str(char *buf, size_t n, int rank, const int64_t *dim);
 
 /* Monotonic clock in seconds. */
 double dprt_now(void);
+
+/* Tracing (runtime/trace.c; the executables' --trace and --profile): while
+ * dprt_tracing is set, the host code marks the end of each cpu op (its
+ * span runs from the mark before) and the CUDA runtime adds each cuda op's
+ * kernel time (dev 1; ts, dur in seconds of dprt_now's clock). */
+extern int dprt_tracing;
+void dprt_trace_op(int op, const char *name);
+void dprt_trace_add(int op, const char *name, int dev, double ts, double dur);
+#define DPRT_TRACE_OP(op, name) \
+	do { if (dprt_tracing) dprt_trace_op((op), (name)); } while (0)
 
 /* ---- CPU kernels.  Sizes are element counts; all tensors are dense C order
  * unless strides are passed.  None allocates or fails. ---- */
@@ -352,8 +367,9 @@ int64_t dprt_conv2d_scratch(int64_t C, int64_t OH, int64_t OW, int64_t groups,
  * causal masks j > i.  mask (NULL for none) is bool (false masks) or f32
  * (added); its element at batch b, row i, column j lies at offset
  * Σ bidx[t]·mbst[t] + i·msl + j·mss, bidx being b's index in the batch
- * shape bdim[0..nb-1].  A row with every score masked gives zeros.  scratch
- * holds L·S floats.
+ * shape bdim[0..nb-1].  A row with every score masked gives zeros.  No
+ * score matrix is kept (an online softmax over blocks of keys); scratch is
+ * unused (NULL).
  */
 void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
                    int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
@@ -401,5 +417,64 @@ int dprt_tokenize(int64_t *ids, int64_t length, int64_t pad, int special,
  * message when it is longer than bytes. */
 int dprt_detokenize(uint8_t *y, int64_t bytes, int skip, const void *ids, int dtype_ids,
                     int64_t n, const uint8_t *json, int64_t jsonn, char *err, size_t errn);
+
+/* ---- Threads (pool.c) ----
+ * A pool is made once per program instance; dprt_pool_enter makes it the
+ * pool of the calling thread's kernels until dprt_pool_leave.  Results do
+ * not depend on the thread count: every kernel splits its work into tasks
+ * whose arithmetic is fixed, so outputs are bitwise equal at any count. */
+#define DPRT_MAXTHREADS 1024
+typedef struct dprt_pool dprt_pool;
+/* n threads (the caller counts as one); n = 0: dprt_default_threads.  Checks
+ * the CPU feature request too (dprt_cpu_init).  0, or -1 with err. */
+int dprt_pool_create(dprt_pool **p, int n, char *err, size_t errn);
+void dprt_pool_destroy(dprt_pool *p);
+/* A pool of n threads replaces *p (kept when this fails: n not from 1 to
+ * DPRT_MAXTHREADS, or a thread that does not start).  0, or -1 with err. */
+int dprt_pool_resize(dprt_pool **p, int n, char *err, size_t errn);
+int dprt_pool_threads(const dprt_pool *p);
+/* -1 when p is already entered (an instance run from two threads at once). */
+int dprt_pool_enter(dprt_pool *p);
+void dprt_pool_leave(dprt_pool *p);
+/* The cores this process may run on (sched_getaffinity). */
+int dprt_ncores(void);
+/* DPRT_THREADS when set (an error when it is not a count), else dprt_ncores(). */
+int dprt_default_threads(int *n, char *err, size_t errn);
+/* "4" to 4; an error "WHAT needs a thread count from 1 to 1024, got 'x'". */
+int dprt_parse_threads(const char *s, int *n, const char *what, char *err, size_t errn);
+/* Runs fn(arg, t) for t < ntask on the current pool (serially without one,
+ * or inside a task); returns when all are done. */
+void dprt_parallel(int64_t ntask, void (*fn)(void *arg, int64_t t), void *arg);
+/* Threads of the current pool (1 inside a task or without one). */
+int dprt_threads(void);
+
+/* SIMD kernels chosen once per process from CPUID: DPRT_ISA=generic, avx2
+ * or avx512 asks for one; a request the CPU cannot run is an error. */
+enum { DPRT_ISA_GENERIC, DPRT_ISA_AVX2, DPRT_ISA_AVX512, DPRT_NISA };
+int dprt_cpu_init(char *err, size_t errn);
+int dprt_isa(void);
+const char *dprt_isa_name(void);
+
+/* ---- Convolution with prepared weights (conv.c) ----
+ * x [N, C, H, W] to y [N, O, OH, OW]; the epilogue after the bias: + res
+ * (same shape as y, or NULL), then act. */
+enum { DPRT_ACT_NONE, DPRT_ACT_RELU, DPRT_ACT_CLAMP, DPRT_ACT_HARDSWISH, DPRT_ACT_SILU };
+typedef struct dprt_conv {
+	int64_t N, C, H, W, O, OH, OW, groups;
+	int64_t k[2], s[2], p[2], d[2];
+	int act;
+	float lo, hi;           /* DPRT_ACT_CLAMP's bounds */
+} dprt_conv;
+/* Floats of the prepared weights / the scratch of one convolution. */
+int64_t dprt_conv_prep_floats(const dprt_conv *cv);
+int64_t dprt_conv_scratch_floats(const dprt_conv *cv);
+/* Packs w [O, C/groups, k0, k1] and the bias (NULL: 0) for the kernels of
+ * this CPU, with the inference batch norm (bnw, bnb, bnm, bnv, eps; bnw
+ * NULL: none) folded in: w·a and (bias - mean)·a + b, a = bnw/√(bnv+eps). */
+void dprt_conv_prep(const dprt_conv *cv, float *prep, const float *w, const float *bias,
+                    const float *bnw, const float *bnb, const float *bnm, const float *bnv,
+                    float eps);
+void dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
+                   const float *res, float *scratch);
 
 #endif

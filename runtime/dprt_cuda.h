@@ -50,6 +50,14 @@ struct dprt_cuda {
 	                            split K is summed by a second kernel; 1
 	                            (DPRT_CUDA_SPLITK=cluster): within a cluster of blocks
 	                            (sm_90+; init turns it off where it cannot run) */
+	struct dprt_fault *fault; /* device: the first out-of-range index of a run, or
+	                            NULL (dprt_cuda_faults) */
+	volatile int *seen;      /* host, mapped: set by the device on a fault */
+	int marks;               /* events being recorded (a traced run) */
+	int nmark, capmark;      /* marks recorded, events made */
+	cudaEvent_t *ev;         /* per mark: its event (ev[0]: the start) */
+	int *markop;             /* per mark: the op */
+	const char **markname;   /* per mark: its name */
 	long *runs;              /* per partition: runs so far */
 	cudaGraphExec_t *exec;   /* per partition: its captured schedule */
 };
@@ -82,6 +90,95 @@ int dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n,
  * for the stream, so that staged device->host copies are on the host. */
 int dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync,
                   char *err, size_t errn);
+
+/* Tracing (runtime/trace.c): while the executable traces a run
+ * (dprt_tracing), dprt_cuda_run runs each partition eagerly and records a
+ * CUDA event after each op's kernels (DPRT_CUDA_MARK in the generated
+ * schedule), then adds each op's kernel time to the trace on the "cuda
+ * stream" track (dprt_trace_add, dev 1). */
+extern int dprt_tracing;
+double dprt_now(void);
+void dprt_trace_add(int op, const char *name, int dev, double ts, double dur);
+void dprt_cuda_mark(dprt_cuda *g, int op, const char *name);
+#define DPRT_CUDA_MARK(g, op, name) \
+	do { if ((g)->marks) dprt_cuda_mark((g), (op), (name)); } while (0)
+
+/* Device-side errors: a kernel that meets an index out of range (an
+ * embedding or index gather) records the first such (the smallest op, then
+ * the smallest position in the index tensor, as the cpu meets them) in a
+ * dprt_fault in device memory and sets a flag in mapped host memory;
+ * dprt_cuda_run, when it waits for the stream, reports it as the cpu does:
+ * "op N (aten.embedding): index I is out of range for a dimension of
+ * size S".  runtime/cuda/fault.cuh holds the device side. */
+typedef struct dprt_fault {
+	unsigned lock;     /* spin lock of the record */
+	int op;            /* -1: none */
+	int kind;          /* 0 aten.embedding, 1 aten.index */
+	long long pos, index, size;
+	int *seen;         /* device address of dprt_cuda.seen */
+} dprt_fault;
+
+/* At init, for a program with gathers on the device: allocates the fault
+ * record and returns its device address (for the program's dp_fault). */
+int dprt_cuda_faults(dprt_cuda *g, dprt_fault **dev, char *err, size_t errn);
+
+/* The kernel library (the .cu files of runtime/cuda/, compiled once by make): the fixed
+ * kernels that dp-lower_gpu's programs launch with their shapes, rather
+ * than carrying them in each program's .cu. */
+
+/* A 2-D convolution (NCHW, f32) with what dp-lower_gpu folded into its
+ * epilogue, run by dprt_cuda_conv (runtime/cuda/conv.cu explains the
+ * method): y = relu?(ca·(conv(x, w) + b) + cr·res), b and res optional. */
+typedef struct dprt_conv {
+	int id;            /* the op, for messages ("conv ID") */
+	int N, C, H, W, G; /* input, groups */
+	int O, OH, OW, KH, KW;
+	int SH, SW, PH, PW, DH, DW;
+	int lda, packed;   /* weight rows of lda floats; packed at init
+	                      (dprt_cuda_convpack: lda = K rounded up to 16) */
+	int direct;        /* always the direct loop (depthwise) */
+	int split, kchunk; /* K split among split blocks of kchunk each */
+	int relu;
+	float ca, cr;
+} dprt_conv;
+
+/* Enqueues convolution c on g's stream by g->conv's method: the output
+ * to y; ws is the split-K workspace (4·split·O·N·OH·OW bytes) where
+ * c->split > 1.  0, or -1 with "cuda: launch of conv ID: <error>". */
+int dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
+                   const float *b, const float *res, float *y, float *ws,
+                   char *err, size_t errn);
+/* At init: whether c's split K can be summed in a thread-block cluster on
+ * this device (DPRT_CUDA_SPLITK=cluster). */
+int dprt_cuda_convcl_ok(const dprt_conv *c);
+/* At init, synchronously: c's weights w [O][K] into rows of c->lda floats
+ * at wout (zeros past K), with the batch norm (gamma, beta, mean, var, eps;
+ * gamma NULL: none) folded into them and into the bias bout (from the
+ * convolution's bias cb, or none). */
+int dprt_cuda_convpack(dprt_cuda *g, const dprt_conv *c, float *wout, float *bout,
+                       const float *w, const float *cb, const float *gamma,
+                       const float *beta, const float *mean, const float *var, float eps,
+                       char *err, size_t errn);
+
+enum { DPRT_SDPA_MAXB = 6 };   /* batch axes of attention */
+
+/* Attention (runtime/cuda/attn.cu): y = softmax(q·kᵀ·scale + mask)·v over
+ * B batch entries (q [L][E], k [S][E], v [S][EV], y [L][EV] each), exact
+ * fp32.  mask: 0 none, 1 bool (false drops the key), 2 added; its offset is
+ * i·msl + j·mss plus, for batch entry b split over the batch axes bdim
+ * (innermost last), the sum of each index times bstr. */
+typedef struct dprt_sdpa {
+	int id;            /* the op, for messages */
+	int B, L, S, E, EV;
+	int causal, mask;
+	long long msl, mss;
+	int nb;            /* batch axes */
+	long long bdim[DPRT_SDPA_MAXB], bstr[DPRT_SDPA_MAXB];
+	float scale;
+} dprt_sdpa;
+
+int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+                   const float *v, const void *mask, float *y, char *err, size_t errn);
 
 /* cuBLAS (runtime/cuda/blas.c). */
 

@@ -3,6 +3,7 @@
 #define DPRTINT_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include "dprt.h"
 
 #define DPRT_HIDDEN __attribute__((visibility("hidden")))
@@ -54,5 +55,13 @@ DPRT_HIDDEN int dprt_st_fill(const dprt_blob *b, const char *const *files, int n
 /* ucat.c: whether a code point is a letter (L) or a number (N). */
 DPRT_HIDDEN int dprt_uletter(uint32_t c);
 DPRT_HIDDEN int dprt_unumber(uint32_t c);
+/* trace.c: a traced run: start (events cleared, the clock marked), mark
+ * (before each run), stop; the events as Chrome/Perfetto trace JSON into
+ * path, or summed per op (mean over runs) into f. */
+DPRT_HIDDEN void dprt_trace_start(void);
+DPRT_HIDDEN void dprt_trace_mark(void);
+DPRT_HIDDEN void dprt_trace_stop(void);
+DPRT_HIDDEN int dprt_trace_write(const char *path, const char *prog, char *err, size_t errn);
+DPRT_HIDDEN void dprt_trace_profile(FILE *f, long runs);
 
 #endif

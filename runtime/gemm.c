@@ -1,107 +1,357 @@
-/* gemm.c: single-precision GEMM: packed, cache-blocked, register-blocked (a
- * 6x8 micro-kernel gcc vectorizes), plus unpacked paths for few rows. */
+/* gemm.c: single-precision GEMM on the thread pool: packed panels,
+ * K sliced in DPRT_KC steps, an mr×nr micro-kernel chosen at run time
+ * (gemm_avx512.c, gemm_avx2.c, or the portable one here), a fused
+ * epilogue (bias, residual, activation); unpacked paths for few rows. */
 #include <string.h>
-#include "dprtint.h"
+#include "gemm.h"
 
 /*
- * Blocking (BLIS order).  For each NC-wide column block of B and each KC-deep
- * slice of K, the KC×NC block of B is packed into NR-wide panels; for each
- * MC-tall row block of A its MC×KC block is packed into MR-tall panels; the
- * micro-kernel then multiplies one MR×KC panel by one KC×NR panel.  An A
- * panel (6 KB) and a B panel (8 KB) sit in L1, the packed A block (120 KB)
- * in L2, the packed B block (512 KB) in L2/L3.  Packing reads any strides,
- * so transposed operands cost nothing extra; edges are packed with zeros.
- * The two pack buffers are thread-local (632 KB per thread, in static TLS):
- * kernels do not allocate, and concurrent calls from threads are safe.
+ * The work is split into tasks of at most NBP column panels × a group of
+ * row panels.  A task walks K in DPRT_KC slices: it packs (or points at)
+ * its B slice, then for each row panel packs (or points at) the A slice and
+ * runs the micro-kernel on each column panel, adding the slice into C (the
+ * first slice sets it; the last applies the epilogue).  Every element of C
+ * is summed over the same slices in the same order whatever the task split
+ * and the thread count, so results are bitwise equal at any count.  Pack
+ * buffers are thread-local (static TLS): no allocation.
  */
 enum {
-	MR = 6, NR = 8,		/* micro-tile: 12 SSE accumulators */
-	KC = 256, MC = 120, NC = 512,
-	JB = 256,		/* output columns per pass of the axpy path */
-	DOTM = 32, W = 64	/* the dot path: most rows, columns per pass */
+	NBP = 8,                /* column panels per task at most */
+	JB = 256,               /* output columns per task of the axpy path */
+	DOTM = 32, W = 64       /* the dot path: most rows, columns per task */
 };
 
-_Static_assert(MC % MR == 0 && NC % NR == 0, "block sizes");
+static _Thread_local _Alignas(64) float apack[DPRT_MRMAX * DPRT_KC];
+static _Thread_local _Alignas(64) float bpack[DPRT_KC * NBP * DPRT_NRMAX];
 
-static _Thread_local _Alignas(64) float apack[MC * KC];
-static _Thread_local _Alignas(64) float bpack[KC * NC];
+/* ---- the portable kernel: 6×8, loops gcc vectorizes ---- */
 
-/* Packs the mc×kc block of A at a into MR-row panels: panel p, step k holds
- * rows p·MR..p·MR+MR-1 of column k, zero past mc. */
+enum { GMR = 6, GNR = 8 };
+
 static void
-pack_a(int64_t mc, int64_t kc, const float *a, int64_t rsa, int64_t csa, float *dst)
+kernel_generic(int64_t kc, const float *restrict a, const float *restrict b, int64_t ldb,
+               float *restrict ab)
 {
-	int64_t p, i, k, m;
-	const float *ap;
-
-	for (p = 0; p < mc; p += MR, dst += MR * kc) {
-		m = mc - p < MR ? mc - p : MR;
-		ap = a + p * rsa;
-		if (m < MR)
-			memset(dst, 0, sizeof *dst * (size_t)(MR * kc));
-		if (csa == 1 || rsa != 1) {
-			for (i = 0; i < m; i++)
-				for (k = 0; k < kc; k++)
-					dst[k * MR + i] = ap[i * rsa + k * csa];
-		} else {
-			for (k = 0; k < kc; k++)
-				for (i = 0; i < m; i++)
-					dst[k * MR + i] = ap[i + k * csa];
-		}
-	}
-}
-
-/* Packs the kc×nc block of B at b into NR-column panels: panel p, step k
- * holds columns p·NR..p·NR+NR-1 of row k, zero past nc. */
-static void
-pack_b(int64_t kc, int64_t nc, const float *b, int64_t rsb, int64_t csb, float *dst)
-{
-	int64_t p, j, k, n;
-	const float *bp;
-
-	for (p = 0; p < nc; p += NR, dst += NR * kc) {
-		n = nc - p < NR ? nc - p : NR;
-		bp = b + p * csb;
-		if (n == NR && csb == 1) {
-			for (k = 0; k < kc; k++)
-				memcpy(dst + k * NR, bp + k * rsb, sizeof *dst * NR);
-			continue;
-		}
-		if (n < NR)
-			memset(dst, 0, sizeof *dst * (size_t)(NR * kc));
-		if (rsb == 1)
-			for (j = 0; j < n; j++)
-				for (k = 0; k < kc; k++)
-					dst[k * NR + j] = bp[j * csb + k];
-		else
-			for (k = 0; k < kc; k++)
-				for (j = 0; j < n; j++)
-					dst[k * NR + j] = bp[k * rsb + j * csb];
-	}
-}
-
-/* ab = a·b for one MR×kc panel of A and one kc×NR panel of B. */
-static void
-kernel(int64_t kc, const float *restrict a, const float *restrict b,
-       float *restrict ab)
-{
-	float c[MR][NR] = {{0}};
+	float c[GMR][GNR] = {{0}};
 	int64_t k;
 	int i, j;
 
 	for (k = 0; k < kc; k++) {
-		for (i = 0; i < MR; i++)
-			for (j = 0; j < NR; j++)
+		for (i = 0; i < GMR; i++)
+			for (j = 0; j < GNR; j++)
 				c[i][j] += a[i] * b[j];
-		a += MR;
-		b += NR;
+		a += GMR;
+		b += ldb;
 	}
-	for (i = 0; i < MR; i++)
-		for (j = 0; j < NR; j++)
-			ab[i * NR + j] = c[i][j];
+	for (i = 0; i < GMR; i++)
+		for (j = 0; j < GNR; j++)
+			ab[i * GNR + j] = c[i][j];
 }
 
-/* Where results go: C (strides rsc, csc), alpha, and beta·C0 (NULL: none). */
+static void
+kernel_generic_ind(int64_t kc, const float *restrict a, const float *restrict b,
+                   const int64_t *off, float *restrict ab)
+{
+	float c[GMR][GNR] = {{0}};
+	int64_t k;
+	int i, j;
+
+	for (k = 0; k < kc; k++) {
+		const float *bk = b + off[k];
+		for (i = 0; i < GMR; i++)
+			for (j = 0; j < GNR; j++)
+				c[i][j] += a[i] * bk[j];
+		a += GMR;
+	}
+	for (i = 0; i < GMR; i++)
+		for (j = 0; j < GNR; j++)
+			ab[i * GNR + j] = c[i][j];
+}
+
+static const dprt_kern kern_generic = { GMR, GNR, kernel_generic, kernel_generic_ind };
+
+const dprt_kern *
+dprt_kern_get(void)
+{
+#if defined(__x86_64__)
+	switch (dprt_isa()) {
+	case DPRT_ISA_AVX512: return &dprt_kern_avx512;
+	case DPRT_ISA_AVX2: return &dprt_kern_avx2;
+	}
+#endif
+	return &kern_generic;
+}
+
+/* ---- packing ---- */
+
+/* Packs the m×kc block at a (m <= mr) into one mr-row panel slice. */
+static void
+pack_a1(int mr, int64_t m, int64_t kc, const float *a, int64_t rsa, int64_t csa, float *dst)
+{
+	int64_t i, k;
+
+	if (m < mr)
+		memset(dst, 0, sizeof *dst * (size_t)(mr * kc));
+	if (csa == 1 && rsa != 1) {
+		for (i = 0; i < m; i++)
+			for (k = 0; k < kc; k++)
+				dst[k * mr + i] = a[i * rsa + k];
+	} else {
+		for (k = 0; k < kc; k++)
+			for (i = 0; i < m; i++)
+				dst[k * mr + i] = a[i * rsa + k * csa];
+	}
+}
+
+/* Packs the kc×n block at b (n <= nr) into one nr-column panel slice. */
+static void
+pack_b1(int nr, int64_t kc, int64_t n, const float *b, int64_t rsb, int64_t csb, float *dst)
+{
+	int64_t j, k;
+
+	if (n == nr && csb == 1) {
+		for (k = 0; k < kc; k++)
+			memcpy(dst + k * nr, b + k * rsb, sizeof *dst * (size_t)nr);
+		return;
+	}
+	if (n < nr)
+		memset(dst, 0, sizeof *dst * (size_t)(nr * kc));
+	if (rsb == 1 && csb != 1) {
+		for (j = 0; j < n; j++)
+			for (k = 0; k < kc; k++)
+				dst[k * nr + j] = b[j * csb + k];
+	} else {
+		for (k = 0; k < kc; k++)
+			for (j = 0; j < n; j++)
+				dst[k * nr + j] = b[k * rsb + j * csb];
+	}
+}
+
+void
+dprt_gemm_pack_a(const dprt_kern *kr, int64_t M, int64_t K, const float *a, int64_t rsa,
+                 int64_t csa, float *dst)
+{
+	int64_t p;
+
+	for (p = 0; p < M; p += kr->mr, dst += kr->mr * K)
+		pack_a1(kr->mr, M - p < kr->mr ? M - p : kr->mr, K, a + p * rsa, rsa, csa, dst);
+}
+
+/* ---- the driver ---- */
+
+typedef struct Job {
+	const dprt_gemm *g;
+	const dprt_kern *kr;
+	int64_t mp, np;         /* row and column panels */
+	int64_t mg, ng;         /* row panels per task, column panels per task */
+	int64_t ntn;            /* tasks along N */
+} Job;
+
+/* The epilogue of one row of n values v (into c, the row's place in C): C0
+ * term, bias, residual r, activation. */
+static inline __attribute__((always_inline)) void
+epilogue(const dprt_gemm *g, float *c, const float *v, int64_t n, const float *c0,
+         float bias, const float *r)
+{
+	int64_t j;
+	float lo = g->lo, hi = g->hi;
+
+	if (g->alpha != 1.0f || c0) {
+		for (j = 0; j < n; j++)
+			c[j] = g->alpha * v[j] + (c0 ? g->beta * c0[j * g->cs0] : 0.0f);
+		v = c;
+	}
+	if (r)
+		for (j = 0; j < n; j++)
+			c[j] = v[j] + bias + r[j];
+	else
+		for (j = 0; j < n; j++)
+			c[j] = v[j] + bias;
+	switch (g->act) {
+	case DPRT_ACT_RELU:
+		for (j = 0; j < n; j++)
+			c[j] = c[j] < 0.0f ? 0.0f : c[j];
+		break;
+	case DPRT_ACT_CLAMP:
+		for (j = 0; j < n; j++)
+			c[j] = c[j] < lo ? lo : c[j] > hi ? hi : c[j];
+		break;
+	case DPRT_ACT_NONE:
+		break;
+	default:
+		for (j = 0; j < n; j++)
+			c[j] = dprt_act(g->act, c[j], lo, hi);
+	}
+}
+
+/* Writes the m×n tile ab (rows nr apart) into C at (i0, j0): first slice
+ * sets, later ones add, the last applies the epilogue.  A wide C (a
+ * convolution computed over padded rows) takes its columns in runs that
+ * stay within one row, dropping the padding columns. */
+static inline __attribute__((always_inline)) void
+store(const dprt_gemm *g, int nr, int64_t i0, int64_t j0, int64_t m, int64_t n,
+      const float *ab, int first, int last)
+{
+	int64_t i, j, run, col;
+	float tmp[DPRT_NRMAX];
+
+	for (j = 0; j < n; j += run) {
+		col = j0 + j;
+		run = n - j;
+		if (g->wide) {
+			int64_t oh = col / g->wide, ow = col - oh * g->wide;
+			if (ow >= g->ow) {   /* padding columns up to the row's end */
+				run = g->wide - ow < run ? g->wide - ow : run;
+				continue;
+			}
+			run = g->ow - ow < run ? g->ow - ow : run;
+			col = oh * g->ow + ow;
+		}
+		for (i = 0; i < m; i++) {
+			float *c = g->c + (i0 + i) * g->ldc + col;
+			const float *t = ab + i * nr + j;
+			int64_t l;
+			if (!last) {
+				if (first)
+					memcpy(c, t, sizeof *c * (size_t)run);
+				else
+					for (l = 0; l < run; l++)
+						c[l] += t[l];
+				continue;
+			}
+			if (!first) {
+				for (l = 0; l < run; l++)
+					tmp[l] = c[l] + t[l];
+				t = tmp;
+			}
+			epilogue(g, c, t, run,
+			         g->c0 ? g->c0 + (i0 + i) * g->rs0 + (j0 + j) * g->cs0 : NULL,
+			         g->bias ? g->bias[i0 + i] : 0.0f,
+			         g->res ? g->res + (i0 + i) * g->ldr + col : NULL);
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void
+task_body(void *arg, int64_t t)
+{
+	const Job *jb = arg;
+	const dprt_gemm *g = jb->g;
+	const dprt_kern *kr = jb->kr;
+	int mr = kr->mr, nr = kr->nr;
+	int64_t tm = t / jb->ntn, tn = t % jb->ntn;
+	int64_t p0 = tm * jb->mg, p1 = p0 + jb->mg, q0 = tn * jb->ng, q1 = q0 + jb->ng;
+	int64_t pc, kc, p, q, m, n, ldb[NBP];
+	const float *bs[NBP], *as;
+	_Alignas(64) float ab[DPRT_MRMAX * DPRT_NRMAX];
+
+	if (p1 > jb->mp)
+		p1 = jb->mp;
+	if (q1 > jb->np)
+		q1 = jb->np;
+	for (pc = 0; pc < g->K; pc += DPRT_KC) {
+		kc = g->K - pc < DPRT_KC ? g->K - pc : DPRT_KC;
+		for (q = q0; q < q1; q++) {
+			n = g->N - q * nr < nr ? g->N - q * nr : nr;
+			ldb[q - q0] = nr;
+			if (g->bp) {
+				bs[q - q0] = g->bp + q * nr * g->K + pc * nr;
+			} else if (g->boff) {
+				bs[q - q0] = g->b + q * nr;
+			} else if (n == nr && g->csb == 1) {   /* read in place */
+				bs[q - q0] = g->b + pc * g->rsb + q * nr;
+				ldb[q - q0] = g->rsb;
+			} else {
+				float *d = bpack + (q - q0) * nr * kc;
+				pack_b1(nr, kc, n, g->b + pc * g->rsb + q * nr * g->csb, g->rsb, g->csb, d);
+				bs[q - q0] = d;
+			}
+		}
+		for (p = p0; p < p1; p++) {
+			m = g->M - p * mr < mr ? g->M - p * mr : mr;
+			if (g->ap) {
+				as = g->ap + p * mr * g->K + pc * mr;
+			} else {
+				pack_a1(mr, m, kc, g->a + p * mr * g->rsa + pc * g->csa, g->rsa, g->csa,
+				        apack);
+				as = apack;
+			}
+			for (q = q0; q < q1; q++) {
+				n = g->N - q * nr < nr ? g->N - q * nr : nr;
+				if (g->boff)
+					kr->kernel_ind(kc, as, bs[q - q0], g->boff + pc, ab);
+				else
+					kr->kernel(kc, as, bs[q - q0], ldb[q - q0], ab);
+				store(g, nr, p * mr, q * nr, m, n, ab, pc == 0, pc + kc >= g->K);
+			}
+		}
+	}
+}
+
+static void
+task(void *arg, int64_t t)
+{
+	task_body(arg, t);
+}
+
+#if defined(__x86_64__)
+/* the same compiled for AVX2 and AVX-512: the epilogue loops vectorize */
+__attribute__((target("avx2,fma")))
+static void
+task_avx2(void *arg, int64_t t)
+{
+	task_body(arg, t);
+}
+
+__attribute__((target("avx512f,avx2,fma")))
+static void
+task_avx512(void *arg, int64_t t)
+{
+	task_body(arg, t);
+}
+#endif
+
+void
+dprt_gemm_run(const dprt_gemm *g)
+{
+	Job jb;
+	int64_t want, ntm;
+
+	if (g->M <= 0 || g->N <= 0)
+		return;
+	jb.g = g;
+	jb.kr = dprt_kern_get();
+	jb.mp = (g->M + jb.kr->mr - 1) / jb.kr->mr;
+	jb.np = (g->N + jb.kr->nr - 1) / jb.kr->nr;
+	/* enough tasks for every thread several times over; split N first (a
+	 * B slice packed once), then M */
+	want = dprt_threads() > 1 ? 4 * (int64_t)dprt_threads() : 1;
+	jb.ng = jb.np < NBP ? jb.np : NBP;
+	while (jb.ng > 1 && (jb.np + jb.ng - 1) / jb.ng < want)
+		jb.ng = (jb.ng + 1) / 2;
+	jb.ntn = (jb.np + jb.ng - 1) / jb.ng;
+	ntm = want > jb.ntn ? (want + jb.ntn - 1) / jb.ntn : 1;
+	if (ntm > jb.mp)
+		ntm = jb.mp;
+	jb.mg = (jb.mp + ntm - 1) / ntm;
+	ntm = (jb.mp + jb.mg - 1) / jb.mg;
+#if defined(__x86_64__)
+	if (jb.kr == &dprt_kern_avx512) {
+		dprt_parallel(ntm * jb.ntn, task_avx512, &jb);
+		return;
+	}
+	if (jb.kr == &dprt_kern_avx2) {
+		dprt_parallel(ntm * jb.ntn, task_avx2, &jb);
+		return;
+	}
+#endif
+	dprt_parallel(ntm * jb.ntn, task, &jb);
+}
+
+/* ---- few rows: dot products and axpys, split over columns ---- */
+
+/* Where results go, for the unpacked paths: C (strides rsc, csc), alpha,
+ * beta·C0 (NULL: none). */
 typedef struct Out {
 	float alpha, beta;
 	const float *c0;
@@ -110,67 +360,27 @@ typedef struct Out {
 	int64_t rsc, csc;
 } Out;
 
-/* Writes an m×n tile ab (rows ldab apart) at (i0, j0).  first: C = alpha·ab
- * + beta·C0 (or alpha·ab); later K slices: C += alpha·ab. */
 static void
-store(const Out *o, int64_t i0, int64_t j0, int64_t m, int64_t n,
-      const float *ab, int64_t ldab, int first)
+store_out(const Out *o, int64_t i0, int64_t j0, int64_t m, int64_t n, const float *ab,
+          int64_t ldab)
 {
 	int64_t i, j;
-	float *c;
-	const float *c0;
-	float alpha, beta;
 
-	alpha = o->alpha;
-	beta = o->beta;
 	for (i = 0; i < m; i++) {
-		c = o->c + (i0 + i) * o->rsc + j0 * o->csc;
-		if (!first) {
+		float *c = o->c + (i0 + i) * o->rsc + j0 * o->csc;
+		if (o->c0) {
+			const float *c0 = o->c0 + (i0 + i) * o->rs0 + j0 * o->cs0;
 			for (j = 0; j < n; j++)
-				c[j * o->csc] += alpha * ab[i * ldab + j];
-		} else if (o->c0) {
-			c0 = o->c0 + (i0 + i) * o->rs0 + j0 * o->cs0;
-			for (j = 0; j < n; j++)
-				c[j * o->csc] = alpha * ab[i * ldab + j] + beta * c0[j * o->cs0];
+				c[j * o->csc] = o->alpha * ab[i * ldab + j] + o->beta * c0[j * o->cs0];
 		} else {
 			for (j = 0; j < n; j++)
-				c[j * o->csc] = alpha * ab[i * ldab + j];
-		}
-	}
-}
-
-/* The blocked path, any shape and strides. */
-static void
-gemm_packed(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
-            int64_t csa, const float *B, int64_t rsb, int64_t csb, const Out *o)
-{
-	_Alignas(64) float ab[MR * NR];
-	int64_t jc, pc, ic, jr, ir, nc, kc, mc, m, n;
-
-	for (jc = 0; jc < N; jc += NC) {
-		nc = N - jc < NC ? N - jc : NC;
-		for (pc = 0; pc < K; pc += KC) {
-			kc = K - pc < KC ? K - pc : KC;
-			pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, bpack);
-			for (ic = 0; ic < M; ic += MC) {
-				mc = M - ic < MC ? M - ic : MC;
-				pack_a(mc, kc, A + ic * rsa + pc * csa, rsa, csa, apack);
-				for (jr = 0; jr < nc; jr += NR) {
-					n = nc - jr < NR ? nc - jr : NR;
-					for (ir = 0; ir < mc; ir += MR) {
-						m = mc - ir < MR ? mc - ir : MR;
-						kernel(kc, apack + ir * kc, bpack + jr * kc, ab);
-						store(o, ic + ir, jc + jr, m, n, ab, NR, pc == 0);
-					}
-				}
-			}
+				c[j * o->csc] = o->alpha * ab[i * ldab + j];
 		}
 	}
 }
 
 /* One dot product of length K in L independent lanes (gcc vectorizes the
- * lane loop, which it would not do for one accumulator without
- * reassociation), summed pairwise at the end. */
+ * lane loop), summed pairwise at the end. */
 static float
 dot(int64_t K, const float *restrict a, const float *restrict b)
 {
@@ -192,65 +402,61 @@ dot(int64_t K, const float *restrict a, const float *restrict b)
 	return s[0];
 }
 
-/*
- * C = A·B for few rows (M <= DOTM) whose rows are contiguous along K and B's
- * columns contiguous along K (rsb = 1, a weight stored [N, K]): plain dot
- * products, no packing.  A column of B stays in L1 while every row of A
- * (in L2) meets it.
- */
-static void
-gemm_dot(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
-         const float *B, int64_t csb, const Out *o)
-{
-	float r[DOTM][W];
-	int64_t i, j, j0, n;
+typedef struct Small {
+	const Out *o;
+	int64_t M, N, K;
+	const float *A, *B;
+	int64_t rsa, csa, rsb, csb;
+} Small;
 
-	for (j0 = 0; j0 < N; j0 += W) {
-		n = N - j0 < W ? N - j0 : W;
-		for (j = 0; j < n; j++)
-			for (i = 0; i < M; i++)
-				r[i][j] = dot(K, A + i * rsa, B + (j0 + j) * csb);
-		store(o, 0, j0, M, n, r[0], W, 1);
-	}
+/* C = A·B for few rows whose rows are contiguous along K and B's columns
+ * contiguous along K (a weight stored [N, K]): W columns per task. */
+static void
+dot_task(void *arg, int64_t t)
+{
+	const Small *s = arg;
+	float r[DOTM][W];
+	int64_t i, j, j0 = t * W, n = s->N - j0 < W ? s->N - j0 : W;
+
+	for (j = 0; j < n; j++)
+		for (i = 0; i < s->M; i++)
+			r[i][j] = dot(s->K, s->A + i * s->rsa, s->B + (j0 + j) * s->csb);
+	store_out(s->o, 0, j0, s->M, n, r[0], W);
 }
 
-/*
- * y = a · B for one row a (stride csa) and B's rows contiguous (csb = 1):
- * y accumulates JB columns at a time on the stack, four rows of B a step.
- */
+/* y = a·B for one row a (stride csa) and B's rows contiguous (csb = 1):
+ * JB columns per task, four rows of B a step. */
 static void
-gemv_axpy(int64_t N, int64_t K, const float *a, int64_t csa, const float *B,
-          int64_t rsb, const Out *o)
+axpy_task(void *arg, int64_t t)
 {
+	const Small *s = arg;
 	float acc[JB];
-	const float *b0, *b1, *b2, *b3;
+	const float *b0, *b1, *b2, *b3, *a = s->A;
 	float a0, a1, a2, a3;
-	int64_t j0, j, k, n;
+	int64_t j, k, j0 = t * JB, n = s->N - j0 < JB ? s->N - j0 : JB, K = s->K;
+	int64_t csa = s->csa, rsb = s->rsb;
 
-	for (j0 = 0; j0 < N; j0 += JB) {
-		n = N - j0 < JB ? N - j0 : JB;
+	for (j = 0; j < n; j++)
+		acc[j] = 0;
+	for (k = 0; k + 4 <= K; k += 4) {
+		a0 = a[k * csa];
+		a1 = a[(k + 1) * csa];
+		a2 = a[(k + 2) * csa];
+		a3 = a[(k + 3) * csa];
+		b0 = s->B + k * rsb + j0;
+		b1 = b0 + rsb;
+		b2 = b1 + rsb;
+		b3 = b2 + rsb;
 		for (j = 0; j < n; j++)
-			acc[j] = 0;
-		for (k = 0; k + 4 <= K; k += 4) {
-			a0 = a[k * csa];
-			a1 = a[(k + 1) * csa];
-			a2 = a[(k + 2) * csa];
-			a3 = a[(k + 3) * csa];
-			b0 = B + k * rsb + j0;
-			b1 = b0 + rsb;
-			b2 = b1 + rsb;
-			b3 = b2 + rsb;
-			for (j = 0; j < n; j++)
-				acc[j] += (a0 * b0[j] + a1 * b1[j]) + (a2 * b2[j] + a3 * b3[j]);
-		}
-		for (; k < K; k++) {
-			a0 = a[k * csa];
-			b0 = B + k * rsb + j0;
-			for (j = 0; j < n; j++)
-				acc[j] += a0 * b0[j];
-		}
-		store(o, 0, j0, 1, n, acc, JB, 1);
+			acc[j] += (a0 * b0[j] + a1 * b1[j]) + (a2 * b2[j] + a3 * b3[j]);
 	}
+	for (; k < K; k++) {
+		a0 = a[k * csa];
+		b0 = s->B + k * rsb + j0;
+		for (j = 0; j < n; j++)
+			acc[j] += a0 * b0[j];
+	}
+	store_out(s->o, 0, j0, 1, n, acc, JB);
 }
 
 /*
@@ -269,6 +475,8 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
            float *C, int64_t ldc)
 {
 	Out o;
+	Small s;
+	dprt_gemm g;
 	int64_t t, i, j;
 	const float *p;
 
@@ -288,6 +496,14 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 				C[i * ldc + j] = o.c0 ? beta * o.c0[i * rs0 + j * cs0] : 0.0f;
 		return;
 	}
+	memset(&g, 0, sizeof g);   /* the packed path takes the problem as given */
+	g.M = M, g.N = N, g.K = K;
+	g.a = A, g.rsa = rsa, g.csa = csa;
+	g.b = B, g.rsb = rsb, g.csb = csb;
+	g.c = C, g.ldc = ldc;
+	g.alpha = alpha, g.beta = beta;
+	g.c0 = o.c0, g.rs0 = rs0, g.cs0 = cs0;
+	g.act = DPRT_ACT_NONE;
 	if (N == 1 && M > 1) {		/* C^T = B^T·A^T */
 		t = M, M = N, N = t;
 		p = A, A = B, B = p;
@@ -296,13 +512,14 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 		t = o.rs0, o.rs0 = o.cs0, o.cs0 = t;
 		t = o.rsc, o.rsc = o.csc, o.csc = t;
 	}
+	s = (Small){&o, M, N, K, A, B, rsa, csa, rsb, csb};
 	if (M <= DOTM && csa == 1 && rsb == 1) {
-		gemm_dot(M, N, K, A, rsa, B, csb, &o);
+		dprt_parallel((N + W - 1) / W, dot_task, &s);
 		return;
 	}
 	if (M == 1 && csb == 1) {
-		gemv_axpy(N, K, A, csa, B, rsb, &o);
+		dprt_parallel((N + JB - 1) / JB, axpy_task, &s);
 		return;
 	}
-	gemm_packed(M, N, K, A, rsa, csa, B, rsb, csb, &o);
+	dprt_gemm_run(&g);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "dprtint.h"
 
@@ -27,6 +28,10 @@ typedef struct Cli {
 	dprt_weights *weights;
 	long bench;
 	int full;			/* --full: print whole outputs */
+	const char *trace;		/* --trace FILE */
+	int profile;			/* --profile */
+	int threads;			/* --threads, or 0: DPRT_THREADS or the cores */
+	dprt_pool *pool;
 	char **tmp;			/* temporary output files not yet renamed */
 	char err[1024];
 } Cli;
@@ -108,7 +113,8 @@ usage(const dprt_prog *p, FILE *f)
 	int i;
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
-	        "[--full] [--bench N] [--weights FILE ...] [--help]\n", p->name);
+	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--weights FILE ...]\n"
+	        "       [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -121,7 +127,12 @@ usage(const dprt_prog *p, FILE *f)
 	fprintf(f, "--full prints every value of the printed outputs (else the "
 	        "first %d of those over %d).\n", NHEAD, NSHOW);
 	fprintf(f, "--bench N runs the program N more times after the first and "
-	        "prints the median, min and max time of run().\n");
+	        "prints the median, min and max time of run() and the peak resident memory.\n");
+	fprintf(f, "--threads N runs on N threads (default: DPRT_THREADS, else the cores the "
+	        "process may use).\n");
+	fprintf(f, "--trace FILE runs it once more, timing each op (cuda kernels by CUDA "
+	        "events), and writes the timeline as Chrome/Perfetto trace JSON; "
+	        "--profile runs it 20 times so and prints the mean time per op.\n");
 	if (p->blob)
 		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
 		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
@@ -183,11 +194,23 @@ parse(Cli *c, int argc, char **argv)
 			c->full = 1;
 			continue;
 		}
+		if (strcmp(a, "--profile") == 0) {
+			c->profile = 1;
+			continue;
+		}
+		if (strcmp(a, "--trace") == 0 || strncmp(a, "--trace=", 8) == 0) {
+			c->trace = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
+			if (!*c->trace)
+				return dprt_errf(c->err, sizeof c->err, "--trace needs a FILE");
+			continue;
+		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
-		    strcmp(a, "--bench") == 0 || strcmp(a, "--weights") == 0) {
+		    strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
+		    strcmp(a, "--weights") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
 		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
-		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--weights=", 10) == 0) {
+		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--threads=", 10) == 0 ||
+		           strncmp(a, "--weights=", 10) == 0) {
 			v = strchr(a, '=') + 1;
 		} else {
 			return dprt_errf(c->err, sizeof c->err,
@@ -197,6 +220,11 @@ parse(Cli *c, int argc, char **argv)
 			if (!v || !*v)
 				return dprt_errf(c->err, sizeof c->err, "--weights needs a file");
 			c->wfile[c->nwfile++] = v;
+			continue;
+		}
+		if (a[2] == 't') {
+			if (dprt_parse_threads(v, &c->threads, "--threads", c->err, sizeof c->err) < 0)
+				return -1;
 			continue;
 		}
 		if (a[2] == 'b') {
@@ -345,9 +373,13 @@ loadweights(Cli *c)
 static int
 runonce(Cli *c)
 {
-	return c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
-	                 (const void *const *)c->in,
-	                 (void *const *)c->out, c->err, sizeof c->err);
+	int rc;
+
+	dprt_pool_enter(c->pool);
+	rc = c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
+	               (const void *const *)c->in, (void *const *)c->out, c->err, sizeof c->err);
+	dprt_pool_leave(c->pool);
+	return rc;
 }
 
 static int
@@ -358,11 +390,32 @@ cmpd(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* --trace, --profile: runs with each op timed (runtime/trace.c). */
+static int
+traced(Cli *c)
+{
+	long i, n = c->profile ? 20 : 1;
+	int rc = 0;
+
+	dprt_trace_start();
+	for (i = 0; i < n && rc == 0; i++) {
+		dprt_trace_mark();
+		rc = runonce(c);
+	}
+	dprt_trace_stop();
+	if (rc == 0 && c->trace)
+		rc = dprt_trace_write(c->trace, c->p->name, c->err, sizeof c->err);
+	if (rc == 0 && c->profile)
+		dprt_trace_profile(stdout, n);
+	return rc;
+}
+
 /* --bench: N timed runs after the first (the warm-up), host to host. */
 static int
 bench(Cli *c)
 {
 	double *t, t0, med;
+	struct rusage ru;
 	long i, n;
 
 	n = c->bench;
@@ -381,6 +434,9 @@ bench(Cli *c)
 	med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 	printf("bench: %ld runs, median %.1f us, min %.1f us, max %.1f us\n", n, med,
 	       t[0], t[n - 1]);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)   /* ru_maxrss: KiB on Linux */
+		printf("bench: %d threads, %s kernels, peak resident memory %.1f MiB\n",
+		       dprt_pool_threads(c->pool), dprt_isa_name(), (double)ru.ru_maxrss / 1024);
 	free(t);
 	return 0;
 }
@@ -510,6 +566,7 @@ cleanup(Cli *c)
 	free(c->arena);
 	free(c->wfile);
 	dprt_weights_free(c->weights);
+	dprt_pool_destroy(c->pool);
 }
 
 /*
@@ -556,6 +613,10 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 		rc = setup(&c);
 	if (rc == 0)
 		rc = loadweights(&c);
+	if (rc == 0)
+		rc = dprt_pool_create(&c.pool, c.threads, c.err, sizeof c.err);
+	if (rc == 0 && p->prep)
+		p->prep(c.arena, dprt_weights_base(c.weights));
 	if (rc == 0 && p->init) {
 		rc = p->init(&c.state, dprt_weights_base(c.weights), c.err, sizeof c.err);
 		c.inited = rc == 0;
@@ -566,6 +627,8 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 		rc = runonce(&c);
 	if (rc == 0)
 		rc = finish(&c);
+	if (rc == 0 && (c.trace || c.profile))
+		rc = traced(&c);
 	if (rc == 0 && c.bench > 0)
 		rc = bench(&c);
 done:

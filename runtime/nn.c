@@ -114,37 +114,66 @@ dprt_reduce(int op, int dtype, void *y, const void *x, int nk, const int64_t *kd
 
 /* ---- norms ---- */
 
-/* Inference batch norm with per-channel scale and shift (PyTorch's order). */
-void
-dprt_batchnorm_f32(float *y, const float *x, const float *w, const float *b,
-                   const float *mean, const float *var, float eps, int64_t N, int64_t C,
-                   int64_t inner)
-{
-	int64_t n, c, i;
+/* The norms split their rows (or channels) over tasks of a few each. */
+typedef struct Norm {
+	float *y;
+	const float *x, *w, *b, *mean, *var;
+	float eps;
+	int64_t N, C, n, rows;      /* rows per task */
+} Norm;
 
-	for (c = 0; c < C; c++) {
-		float invstd = 1.0f / sqrtf(var[c] + eps);
-		float alpha = invstd * w[c], beta = b[c] - mean[c] * alpha;
-		for (n = 0; n < N; n++) {
-			const float *xp = x + (n * C + c) * inner;
-			float *yp = y + (n * C + c) * inner;
-			for (i = 0; i < inner; i++)
+static int64_t
+ntasks(int64_t rows, int64_t *per)
+{
+	int64_t t = 4 * (int64_t)dprt_threads();
+
+	*per = (rows + t - 1) / t;
+	if (*per < 1)
+		*per = 1;
+	return (rows + *per - 1) / *per;
+}
+
+/* Inference batch norm with per-channel scale and shift (PyTorch's order). */
+static void
+bn_task(void *arg, int64_t t)
+{
+	const Norm *nm = arg;
+	int64_t n, c, i, c1 = (t + 1) * nm->rows < nm->C ? (t + 1) * nm->rows : nm->C;
+
+	for (c = t * nm->rows; c < c1; c++) {
+		float invstd = 1.0f / sqrtf(nm->var[c] + nm->eps);
+		float alpha = invstd * nm->w[c], beta = nm->b[c] - nm->mean[c] * alpha;
+		for (n = 0; n < nm->N; n++) {
+			const float *xp = nm->x + (n * nm->C + c) * nm->n;
+			float *yp = nm->y + (n * nm->C + c) * nm->n;
+			for (i = 0; i < nm->n; i++)
 				yp[i] = xp[i] * alpha + beta;
 		}
 	}
 }
 
+void
+dprt_batchnorm_f32(float *y, const float *x, const float *w, const float *b,
+                   const float *mean, const float *var, float eps, int64_t N, int64_t C,
+                   int64_t inner)
+{
+	Norm nm = { y, x, w, b, mean, var, eps, N, C, inner, 0 };
+
+	dprt_parallel(ntasks(C, &nm.rows), bn_task, &nm);
+}
+
 /* Layer norm: mean and variance of each row in f64, then
  * y = (x·rstd - mean·rstd)·w + b. */
-void
-dprt_layernorm_f32(float *y, const float *x, const float *w, const float *b,
-                   int64_t outer, int64_t n, float eps)
+static void
+ln_task(void *arg, int64_t t)
 {
-	int64_t o, i;
+	const Norm *nm = arg;
+	int64_t o, i, n = nm->n, o1 = (t + 1) * nm->rows < nm->N ? (t + 1) * nm->rows : nm->N;
+	const float *w = nm->w, *b = nm->b;
 
-	for (o = 0; o < outer; o++) {
-		const float *xp = x + o * n;
-		float *yp = y + o * n;
+	for (o = t * nm->rows; o < o1; o++) {
+		const float *xp = nm->x + o * n;
+		float *yp = nm->y + o * n;
 		double s = 0, ss = 0, m;
 		float rstd, bias;
 
@@ -153,7 +182,7 @@ dprt_layernorm_f32(float *y, const float *x, const float *w, const float *b,
 		m = n > 0 ? s / (double)n : 0;
 		for (i = 0; i < n; i++)
 			ss += (xp[i] - m) * (xp[i] - m);
-		rstd = (float)(1.0 / sqrt(ss / (double)(n > 0 ? n : 1) + eps));
+		rstd = (float)(1.0 / sqrt(ss / (double)(n > 0 ? n : 1) + nm->eps));
 		bias = -rstd * (float)m;
 		for (i = 0; i < n; i++) {
 			float v = xp[i] * rstd + bias;
@@ -166,62 +195,136 @@ dprt_layernorm_f32(float *y, const float *x, const float *w, const float *b,
 	}
 }
 
-/* RMS norm, as PyTorch composes it: x · rsqrt(mean(x²) + eps) · w. */
 void
-dprt_rmsnorm_f32(float *y, const float *x, const float *w, int64_t outer, int64_t n,
-                 float eps)
+dprt_layernorm_f32(float *y, const float *x, const float *w, const float *b,
+                   int64_t outer, int64_t n, float eps)
 {
-	int64_t o, i;
+	Norm nm = { y, x, w, b, NULL, NULL, eps, outer, 0, n, 0 };
 
-	for (o = 0; o < outer; o++) {
-		const float *xp = x + o * n;
-		float *yp = y + o * n;
+	dprt_parallel(ntasks(outer, &nm.rows), ln_task, &nm);
+}
+
+/* RMS norm, as PyTorch composes it: x · rsqrt(mean(x²) + eps) · w. */
+static void
+rms_task(void *arg, int64_t t)
+{
+	const Norm *nm = arg;
+	int64_t o, i, n = nm->n, o1 = (t + 1) * nm->rows < nm->N ? (t + 1) * nm->rows : nm->N;
+	const float *w = nm->w;
+
+	for (o = t * nm->rows; o < o1; o++) {
+		const float *xp = nm->x + o * n;
+		float *yp = nm->y + o * n;
 		double ss = 0;
 		float r;
 
 		for (i = 0; i < n; i++)
 			ss += (double)(xp[i] * xp[i]);
-		r = 1.0f / sqrtf((float)(ss / (double)(n > 0 ? n : 1)) + eps);
+		r = 1.0f / sqrtf((float)(ss / (double)(n > 0 ? n : 1)) + nm->eps);
 		for (i = 0; i < n; i++)
 			yp[i] = w ? xp[i] * r * w[i] : xp[i] * r;
 	}
 }
 
+void
+dprt_rmsnorm_f32(float *y, const float *x, const float *w, int64_t outer, int64_t n,
+                 float eps)
+{
+	Norm nm = { y, x, w, NULL, NULL, NULL, eps, outer, 0, n, 0 };
+
+	dprt_parallel(ntasks(outer, &nm.rows), rms_task, &nm);
+}
+
 /* ---- pooling ---- */
 
-/* Max pooling; the window starts at the first in-range dilated tap. */
+/* Max pooling; the window starts at the first in-range dilated tap.  One
+ * task per plane; columns whose window lies inside the row skip the bound
+ * checks. */
+typedef struct Pool {
+	float *y;
+	const float *x;
+	int64_t H, W, OH, OW;
+	const int64_t *k, *s, *p, *d;
+} Pool;
+
+static inline float
+maxof(float m, float v)
+{
+	return v > m || v != v ? v : m;
+}
+
+enum { TMAX = 4096 };   /* floats of a row's column maxima */
+
+/* One plane: per output row, the column maxima over the window's rows
+ * (-inf in the padding) for a run of output columns, then the maxima over
+ * each window's columns; both loops branch-free. */
+static void
+maxpool_plane(void *arg, int64_t c)
+{
+	const Pool *pl = arg;
+	const int64_t *k = pl->k, *s = pl->s, *p = pl->p, *d = pl->d;
+	int64_t H = pl->H, W = pl->W, OW = pl->OW, oh, ow, o0, o1, ih, iw, j, run, span;
+	const float *xc = pl->x + c * H * W;
+	float *yc = pl->y + c * pl->OH * OW;
+	float tmp[TMAX];
+
+	span = (k[1] - 1) * d[1] + 1;
+	run = span >= TMAX ? 0 : (TMAX - span) / s[1] + 1;
+	if (run > 64)
+		run = 64;
+	for (oh = 0; oh < pl->OH; oh++) {
+		int64_t h0 = oh * s[0] - p[0], h1 = h0 + (k[0] - 1) * d[0] + 1;
+		if (h1 > H)
+			h1 = H;
+		while (h0 < 0)
+			h0 += d[0];
+		for (o0 = 0; o0 < OW; o0 = o1) {
+			int64_t base, n;
+			o1 = run > 0 && OW - o0 > run ? o0 + run : OW;
+			if (run == 0) {   /* a window too wide for tmp: the plain loop */
+				for (ow = 0; ow < OW; ow++) {
+					int64_t w0 = ow * s[1] - p[1], w1 = w0 + span;
+					float m = -INFINITY;
+					if (w1 > W)
+						w1 = W;
+					while (w0 < 0)
+						w0 += d[1];
+					for (ih = h0; ih < h1; ih += d[0])
+						for (iw = w0; iw < w1; iw += d[1])
+							m = maxof(m, xc[ih * W + iw]);
+					yc[oh * OW + ow] = m;
+				}
+				break;
+			}
+			base = o0 * s[1] - p[1];
+			n = (o1 - 1 - o0) * s[1] + span;
+			for (j = 0; j < n; j++)
+				tmp[j] = -INFINITY;
+			for (ih = h0; ih < h1; ih += d[0]) {
+				int64_t lo = base < 0 ? -base : 0, hi = base + n > W ? W - base : n;
+				const float *r = xc + ih * W + base;
+				for (j = lo; j < hi; j++)
+					tmp[j] = maxof(tmp[j], r[j]);
+			}
+			for (ow = o0; ow < o1; ow++) {
+				const float *t = tmp + (ow - o0) * s[1];
+				float m = -INFINITY;
+				for (j = 0; j < k[1]; j++)
+					m = maxof(m, t[j * d[1]]);
+				yc[oh * OW + ow] = m;
+			}
+		}
+	}
+}
+
 void
 dprt_maxpool2d_f32(float *y, const float *x, int64_t NC, int64_t H, int64_t W,
                    int64_t OH, int64_t OW, const int64_t *k, const int64_t *s,
                    const int64_t *p, const int64_t *d)
 {
-	int64_t c, oh, ow, ih, iw;
+	Pool pl = { y, x, H, W, OH, OW, k, s, p, d };
 
-	for (c = 0; c < NC; c++) {
-		const float *xc = x + c * H * W;
-		for (oh = 0; oh < OH; oh++) {
-			int64_t h0 = oh * s[0] - p[0], h1 = h0 + (k[0] - 1) * d[0] + 1;
-			if (h1 > H)
-				h1 = H;
-			while (h0 < 0)
-				h0 += d[0];
-			for (ow = 0; ow < OW; ow++) {
-				int64_t w0 = ow * s[1] - p[1], w1 = w0 + (k[1] - 1) * d[1] + 1;
-				float m = -INFINITY;
-				if (w1 > W)
-					w1 = W;
-				while (w0 < 0)
-					w0 += d[1];
-				for (ih = h0; ih < h1; ih += d[0])
-					for (iw = w0; iw < w1; iw += d[1]) {
-						float v = xc[ih * W + iw];
-						if (v > m || v != v)
-							m = v;
-					}
-				y[(c * OH + oh) * OW + ow] = m;
-			}
-		}
-	}
+	dprt_parallel(NC, maxpool_plane, &pl);
 }
 
 /* Average pooling (PyTorch's window clipping and divisors). */
@@ -393,48 +496,158 @@ dprt_conv2d_f32(float *y, const float *x, const float *w, const float *bias, int
 
 /* ---- attention ---- */
 
-/* Scaled dot-product attention (see dprt.h). */
+/*
+ * Scaled dot-product attention (see dprt.h), without the score matrix: a
+ * task is one batch entry's block of QB query rows; it walks the keys in
+ * blocks of KB (kept in cache across its rows) with the online softmax:
+ * each row keeps its running maximum m and sum l and accumulates
+ * Σ exp(s - m)·v in its output row, rescaled when m grows, divided by l at
+ * the end.  Every row is computed the same way whatever the split.
+ */
+enum { QB = 16, KB = 64 };
+
+typedef struct Attn {
+	float *y;
+	const float *q, *k, *v;
+	int64_t L, S, E, Ev, nqb;
+	float scale;
+	int causal, dtype_mask, nb;
+	const void *mask;
+	const int64_t *bdim, *mbst;
+	int64_t msl, mss;
+} Attn;
+
+/* q·k over n in 16 independent lanes, summed pairwise. */
+static inline __attribute__((always_inline)) float
+adot(const float *restrict a, const float *restrict b, int64_t n)
+{
+	float s[16] = {0};
+	int64_t i;
+	int l, w;
+
+	for (i = 0; i + 16 <= n; i += 16)
+		for (l = 0; l < 16; l++)
+			s[l] += a[i + l] * b[i + l];
+	for (l = 0; i < n; i++, l++)
+		s[l] += a[i] * b[i];
+	for (w = 8; w > 0; w /= 2)
+		for (l = 0; l < w; l++)
+			s[l] += s[l + w];
+	return s[0];
+}
+
+static inline __attribute__((always_inline)) void
+attn_body(void *arg, int64_t t)
+{
+	const Attn *at = arg;
+	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
+	int64_t E = at->E, Ev = at->Ev, mo = 0, rem = b, i, j, j0, j1, e;
+	float m[QB], l[QB], sc[KB];
+	int r, d;
+
+	if (i1 > L)
+		i1 = L;
+	if (at->mask)   /* b's offset in the mask: its index in the batch shape */
+		for (d = at->nb - 1; d >= 0; d--) {
+			mo += rem % at->bdim[d] * at->mbst[d];
+			rem /= at->bdim[d];
+		}
+	for (i = i0; i < i1; i++) {
+		m[i - i0] = -INFINITY;
+		l[i - i0] = 0;
+		memset(at->y + (b * L + i) * Ev, 0, sizeof(float) * (size_t)Ev);
+	}
+	for (j0 = 0; j0 < S; j0 += KB) {
+		if (at->causal && j0 > i1 - 1)
+			break;
+		for (i = i0; i < i1; i++) {
+			const float *qi = at->q + (b * L + i) * E;
+			float *yi = at->y + (b * L + i) * Ev, mb = -INFINITY, mn, corr;
+			r = (int)(i - i0);
+			j1 = j0 + KB < S ? j0 + KB : S;
+			if (at->causal && j1 > i + 1)
+				j1 = i + 1;
+			for (j = j0; j < j1; j++) {
+				float sv = at->scale * adot(qi, at->k + (b * S + j) * E, E);
+				if (at->mask) {
+					int64_t o = mo + i * at->msl + j * at->mss;
+					if (at->dtype_mask == DPRT_BOOL)
+						sv = ((const uint8_t *)at->mask)[o] ? sv : -INFINITY;
+					else
+						sv += ((const float *)at->mask)[o];
+				}
+				sc[j - j0] = sv;
+				if (sv > mb || sv != sv)
+					mb = sv;
+			}
+			if (j1 <= j0 || mb == -INFINITY)
+				continue;   /* every key of the block masked */
+			mn = mb > m[r] || mb != mb ? mb : m[r];
+			corr = m[r] == -INFINITY ? 0.0f : expf(m[r] - mn);
+			if (corr != 1.0f) {
+				l[r] *= corr;
+				for (e = 0; e < Ev; e++)
+					yi[e] *= corr;
+			}
+			m[r] = mn;
+			for (j = j0; j < j1; j++) {
+				const float *vj = at->v + (b * S + j) * Ev;
+				float pj = expf(sc[j - j0] - mn);
+				l[r] += pj;
+				for (e = 0; e < Ev; e++)
+					yi[e] += pj * vj[e];
+			}
+		}
+	}
+	for (i = i0; i < i1; i++) {
+		float *yi = at->y + (b * L + i) * Ev, inv;
+		r = (int)(i - i0);
+		if (m[r] == -INFINITY)   /* every key masked: zeros (already) */
+			continue;
+		inv = 1.0f / l[r];
+		for (e = 0; e < Ev; e++)
+			yi[e] *= inv;
+	}
+}
+
+static void
+attn_generic(void *arg, int64_t t)
+{
+	attn_body(arg, t);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma")))
+static void
+attn_avx2(void *arg, int64_t t)
+{
+	attn_body(arg, t);
+}
+
+__attribute__((target("avx512f,avx2,fma")))
+static void
+attn_avx512(void *arg, int64_t t)
+{
+	attn_body(arg, t);
+}
+#endif
+
 void
 dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
               int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
               const void *mask, int dtype_mask, int nb, const int64_t *bdim,
               const int64_t *mbst, int64_t msl, int64_t mss, float *scratch)
 {
-	int64_t bidx[DPRT_MAXRANK] = { 0 }, b, i, j;
+	Attn at = { y, q, k, v, L, S, E, Ev, (L + QB - 1) / QB, scale, causal, dtype_mask, nb,
+	            mask, bdim, mbst, msl, mss };
+	void (*fn)(void *, int64_t) = attn_generic;
 
-	for (b = 0; b < B; b++) {
-		int64_t mo = mask ? offset(nb, bidx, mbst) : 0;
-		/* scores = scale · q kᵀ */
-		dprt_sgemm(L, S, E, scale, q + b * L * E, E, 1, k + b * S * E, 1, E, 0.0f, NULL, 0,
-		           0, scratch, S);
-		for (i = 0; i < L; i++) {
-			float *r = scratch + i * S, m = -INFINITY, sum = 0, inv;
-			for (j = 0; j < S; j++) {
-				int64_t at = mo + i * msl + j * mss;
-				if (causal && j > i)
-					r[j] = -INFINITY;
-				else if (mask && dtype_mask == DPRT_BOOL)
-					r[j] = ((const uint8_t *)mask)[at] ? r[j] : -INFINITY;
-				else if (mask)
-					r[j] += ((const float *)mask)[at];
-				if (r[j] > m || r[j] != r[j])
-					m = r[j];
-			}
-			if (m == -INFINITY) {   /* every key masked: zeros */
-				memset(r, 0, (size_t)S * sizeof *r);
-				continue;
-			}
-			for (j = 0; j < S; j++) {
-				r[j] = expf(r[j] - m);
-				sum += r[j];
-			}
-			inv = 1.0f / sum;
-			for (j = 0; j < S; j++)
-				r[j] *= inv;
-		}
-		dprt_sgemm(L, Ev, S, 1.0f, scratch, S, 1, v + b * S * Ev, Ev, 1, 0.0f, NULL, 0, 0,
-		           y + b * L * Ev, Ev);
-		if (nb > 0)
-			next(nb, bidx, bdim);
-	}
+	(void)scratch;
+#if defined(__x86_64__)
+	if (dprt_isa() == DPRT_ISA_AVX512)
+		fn = attn_avx512;
+	else if (dprt_isa() == DPRT_ISA_AVX2)
+		fn = attn_avx2;
+#endif
+	dprt_parallel(B * at.nqb, fn, &at);
 }

@@ -19,6 +19,9 @@
 # (1e-5 today; cuda's expf, tanhf... are within 2 ulp, the products are
 # rounded as the cpu rounds them), integers and bool exactly (bin/npycmp).
 # Skips while the references have not been generated, or without nvcc.
+# Without a CUDA device the .cu files are compiled in groups, a few nvcc
+# calls in all (see unity below; DP_TEST_NVCC_EACH=1 compiles each on its
+# own, as ninja does, which a GPU machine does unless DP_TEST_UNITY=1).
 # DP_TEST_ONLY="c_cat c_gelu" checks only the cases it names.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -87,7 +90,80 @@ done
 b=$tmp/b
 "$bin/devproc" gen $cases --target cuda -C "$b" >"$tmp/gen.log" 2>&1 ||
 	sed 's/^/# /' "$tmp/gen.log"
-ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
+
+# unity: where no GPU is (nothing to run), the cases' .cu files compiled in
+# a few nvcc calls rather than one each (most of an nvcc call is reading
+# the CUDA headers): every edge but the nvcc and link ones through ninja,
+# then groups of cases, each case's .cu included in a namespace of its own
+# (its kernels and constants are static; its entry points extern "C", named
+# after the case), one object per group that each case of it links as its
+# 5.gpu.o; weak stand-ins for the other cases' weight blobs (linked after
+# the case's own library, so that its own blob wins) let each link.  A
+# group that fails compiles its cases one by one, naming the culprit.
+unity() {
+	u=$tmp/u
+	mkdir -p "$u"
+	arch=$(sed -n 's/^cuda_arch = //p' "$b/build.ninja")
+	tg=
+	for dp in $cases; do
+		name=$(basename "$dp" .dp)
+		tg="$tg $name/5.gpu.cu $name/5.cpu.o"
+	done
+	ninja -C "$b" -k 0 $tg >"$tmp/ninja.log" 2>&1
+	i=0
+	: >"$u/weak.c"
+	for dp in $cases; do
+		name=$(basename "$dp" .dp)
+		cu=$b/$name/5.gpu.cu
+		[ -s "$cu" ] || continue
+		if ! grep -q '_gpu_init' "$cu"; then   # no cuda partition: a comment alone
+			echo "$name" >>"$u/alone"
+			continue
+		fi
+		grep -q "${name}_weights\[\]" "$cu" &&
+			printf 'const unsigned char %s_weights[1] __attribute__((weak));\n' "$name" >>"$u/weak.c"
+		g=$u/g$((i / 24))
+		if [ ! -f "$g.cu" ]; then
+			printf '#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n' >"$g.cu"
+			printf '#include "dprt_cuda.h"\n#include "dpscalar.h"\n#include "dpops.cuh"\n' >>"$g.cu"
+			printf '#include "cuda/reduce.cuh"\n#include "cuda/fault.cuh"\n' >>"$g.cu"
+		fi
+		printf '\nnamespace case_%s {\n#include "%s"\n}\n' "$name" "$cu" >>"$g.cu"
+		echo "$name" >>"$g.list"
+		i=$((i + 1))
+	done
+	${CC:-cc} -c "$u/weak.c" -o "$u/weak.o" || return
+	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+	ls "$u"/g*.cu 2>/dev/null | xargs -n 1 -P "$jobs" sh -c \
+		'"$0" -O3 -arch="$1" -I"$2/runtime" -c "$3" -o "${3%.cu}.o" 2>"${3%.cu}.log"' \
+		"$nvcc" "$arch" "$root"
+	for g in "$u"/g*.cu; do
+		[ -f "$g" ] || continue
+		g=${g%.cu}
+		for name in $(cat "$g.list"); do
+			if [ -s "$g.o" ]; then
+				ln -f "$g.o" "$b/$name/5.gpu.o"
+			else
+				echo "$name" >>"$u/alone"
+			fi
+		done
+	done
+	for name in $(cat "$u/alone" 2>/dev/null); do
+		"$nvcc" -O3 -arch="$arch" -I"$root/runtime" -c "$b/$name/5.gpu.cu" \
+			-o "$b/$name/5.gpu.o" >>"$tmp/ninja.log" 2>&1
+	done
+	for dp in $cases; do
+		name=$(basename "$dp" .dp)
+		[ -s "$b/$name/5.gpu.o" ] && [ -s "$b/$name/5.cpu.o" ] && echo "$name"
+	done | xargs -n 1 -P "$jobs" sh -c '"$0/bin/dp-link" "$1/$3/4.partition.dpir" "$1/$3/5.cpu.o" \
+		"$1/$3/5.gpu.o" --runtime "$0/lib" --include "$0/runtime" --cc "${CC:-cc}" \
+		--ldflag "$2" -o "$1/$3/$3"' "$root" "$b" "$u/weak.o" >>"$tmp/ninja.log" 2>&1
+}
+if { [ -n "$gpu" ] && [ -z "${DP_TEST_UNITY:-}" ]; } || [ -n "${DP_TEST_NVCC_EACH:-}" ]; then
+	ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
+else
+	unity
+fi
 
 # placed NAME: "C on cuda, H on cpu (ops)"; fails for a cuda-capable op
 # that the mapping's default left on the cpu
@@ -136,10 +212,14 @@ runs() {
 emulated() {
 	e=$tmp/emu/$1
 	mkdir -p "$e"
+	if grep -q 'dprt_cuda_conv(\|dprt_cuda_sdpa(' "$b/$1/5.gpu.cu"; then
+		echo "calls the kernel library (runtime/cuda), which the emulator does not build"
+		return 2
+	fi
 	# k<<<G, B, 0, s>>>(args) -> dp_launch(G, B, [](auto... a) { k(a...); })(args)
 	perl -pe 's/([A-Za-z0-9_]+(?:<[^<>]*>)?)<<<(dim3\([^)]*\)|[^,]+), ([^,]+), 0, g->stream>>>\(/dp_launch($2, $3, [](auto... a) { $1(a...); })(/' \
 		"$b/$1/5.gpu.cu" >"$e/gpu.cpp"
-	if ! $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" -c "$e/gpu.cpp" \
+	if ! $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" -I"$root/runtime" -c "$e/gpu.cpp" \
 		-o "$e/gpu.o" 2>"$e/cc.log"; then
 		echo "uses device features the emulator lacks: $(grep -m1 error "$e/cc.log" |
 			sed 's/.*error: //')"

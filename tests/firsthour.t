@@ -89,6 +89,16 @@ second() {
 }
 check "a second pipeline built into the same folder: both stay in build.ninja, ninja has no work, stages lists both" second
 
+retarget() {
+	cp targets/cpu "$tmp/other"
+	"$dp" gen "$tmp/m/cnn.dp" -C "$b" --target "$tmp/other" 2>"$tmp/err" || { cat "$tmp/err"; return 1; }
+	grep -q "keeps the pipelines built there before: classify, now for target $tmp/other" "$tmp/err" ||
+		{ cat "$tmp/err"; return 1; }
+	"$dp" gen "$tmp/m/cnn.dp" -C "$b" 2>"$tmp/err" && grep -q 'now for target cpu' "$tmp/err" &&
+		"$dp" gen "$tmp/m/cnn.dp" -C "$b" 2>"$tmp/err" && [ ! -s "$tmp/err" ]
+}
+check "another target for one pipeline of the folder: the note says the others follow it; quiet when nothing changes" retarget
+
 dropped() {
 	rm "$tmp/m/cnn.dp"
 	"$dp" build examples/classify/classify.dp -C "$b" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; return 1; }

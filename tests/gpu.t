@@ -50,7 +50,7 @@ pipes="examples/classify/classify.dp examples/two_models/two_models.dp tests/dat
 bc=$tmp/cuda
 bp=$tmp/cpu
 if [ -z "$nvcc" ]; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do skip "no nvcc"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22; do skip "no nvcc"; done
 	echo "1..$n"
 	exit 0
 fi
@@ -203,5 +203,37 @@ nographs() {
 		--out logits=$tmp/ng.npy --bench 20 && "$bin/npycmp" --exact $tmp/ng.npy $tmp/logits.npy
 }
 ondevice "classify with DPRT_CUDA_GRAPHS=0 (always eager) gives the same logits" nographs
+
+# An index out of range on the device: the kernel records it and the run
+# fails as the cpu's does (the same message, but for the op's number in
+# each program's IR), exit 1, no output written.
+if [ -f tests/conformance/c_embedding.pt2 ]; then
+	hdr="{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }"
+	{
+		printf '\223NUMPY\001\000\166\000%s' "$hdr"
+		printf '%*s\n' $((117 - ${#hdr})) ''
+		z='\000\000\000\000\000\000\000'
+		printf "\\001$z\\002$z\\003$z\\004$z\\014$z\\365\\377\\377\\377\\377\\377\\377\\377"
+	} >"$tmp/badidx.npy"
+	check "c_embedding builds for cuda and for the cpu; its kernel records indices out of range" \
+		sh -c '"$1" build tests/conformance/c_embedding.dp --target cuda -C "$2/fc" &&
+			"$1" build tests/conformance/c_embedding.dp --target cpu -C "$2/fp" &&
+			grep -q "dprt_fault_at(" "$2/fc/c_embedding/5.gpu.cu"' sh "$bin/devproc" "$tmp"
+	fault() {
+		"$tmp/fp/c_embedding/c_embedding" --in in0="$tmp/badidx.npy" --out out="$tmp/fp.npy" \
+			2>"$tmp/fp.err" && { echo "the cpu build ran"; return 1; }
+		"$tmp/fc/c_embedding/c_embedding" --in in0="$tmp/badidx.npy" --out out="$tmp/fc.npy" \
+			2>"$tmp/fc.err"
+		rc=$?
+		cat "$tmp/fp.err" "$tmp/fc.err"
+		[ $rc -eq 1 ] && [ ! -e "$tmp/fc.npy" ] &&
+			grep -q '^c_embedding: op [0-9]* (aten.embedding): index 12 is out of range for a dimension of size 10$' "$tmp/fc.err" &&
+			[ "$(sed 's/op [0-9]* /op N /' "$tmp/fp.err")" = "$(sed 's/op [0-9]* /op N /' "$tmp/fc.err")" ]
+	}
+	ondevice "an embedding index out of range on cuda fails the run with the cpu's message (exit 1, no output)" fault
+else
+	skip "no tests/conformance/c_embedding.pt2"
+	skip "no tests/conformance/c_embedding.pt2"
+fi
 echo "1..$n"
 [ $fails -eq 0 ]

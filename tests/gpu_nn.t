@@ -38,27 +38,28 @@ plan() {
 	# the input's copy in and the logits' copy out: all else on the device
 	[ "$(grep -c '@cpu' "$tmp/dump")" -eq 4 ] || { echo "ops left on the cpu:"; grep '@cpu' "$tmp/dump"; return 1; }
 	grep -q '^ \* 1 cuda partition, 23 kernels' "$cu" || { echo "not 23 kernels"; return 1; }
-	[ "$(grep -c '^	nn_pack<<<' "$cu")" -eq 20 ] || { echo "not 20 packings"; return 1; }
+	[ "$(grep -c '^	if (dprt_cuda_convpack(g, &conv' "$cu")" -eq 20 ] || { echo "not 20 packings"; return 1; }
 	[ "$(grep -c 'and op [0-9]* (aten.batch_norm) folded' "$cu")" -eq 20 ] || { echo "not 20 folds"; return 1; }
-	[ "$(grep -c '\*res = v[0-9]*;' "$cu")" -eq 8 ] || { echo "not 8 residual epilogues"; return 1; }
-	[ "$(grep -c 'RELU = 1;' "$cu")" -eq 17 ] || { echo "not 17 relu epilogues"; return 1; }
-	grep -q 'nn_convsum<' "$cu" || grep -q 'SPLIT = 1, ' "$cu" || { echo "no split K"; return 1; }
-	# each split-K convolution: the clustered launch, its init check, the summing kernel
-	[ "$(grep -c 'nn_convsum<Conv[0-9]*><<<' "$cu")" -eq "$(grep -c 'nn_convcl<Conv[0-9]*, 0>(grid' "$cu")" ] &&
-		[ "$(grep -c 'nn_convsum<Conv[0-9]*><<<' "$cu")" -eq "$(grep -c '!nn_convcl_ok<Conv' "$cu")" ] ||
-		{ echo "split-K convolutions without both summing methods"; return 1; }
+	[ "$(grep -c 'v[0-9]* /\* res \*/, v' "$cu")" -eq 8 ] || { echo "not 8 residual epilogues"; return 1; }
+	[ "$(grep -c '^	1,   /\* relu \*/' "$cu")" -eq 17 ] || { echo "not 17 relu epilogues"; return 1; }
+	grep -q '^	\([2-9]\|[1-9][0-9][0-9]*\), [0-9]*,   /\* split K' "$cu" || { echo "no split K"; return 1; }
+	# each split-K convolution: its workspace and the init check of the clustered sum
+	[ "$(grep -c '^	\([2-9]\|[1-9][0-9][0-9]*\), [0-9]*,   /\* split K' "$cu")" -eq "$(grep -c '!dprt_cuda_convcl_ok(&conv' "$cu")" ] ||
+		{ echo "split-K convolutions without the check of the clustered sum"; return 1; }
+	# the convolution kernels are the library's, not in the program's own code
+	! grep -q 'mma\.sync\|__global__.*conv' "$cu" || { echo "convolution kernels in the program's .cu"; return 1; }
 }
 check "ResNet-18's cuda plan: 20 convolutions with their batch norm folded, 8 residual adds and 17 relus in their epilogues" plan
 fused() {
 	# 5 cases whose convolution is direct (depthwise) or a GEMM; groups in the GEMM
-	grep -q 'nn_convdirect<Conv[0-9]*><<<' "$b/c_conv_depthwise/5.gpu.cu" &&
-		! grep -q 'nn_conv<Conv' "$b/c_conv_depthwise/5.gpu.cu" &&
-		grep -q 'G = 2;' "$b/c_conv_groups/5.gpu.cu" &&
-		grep -q 'nn_conv<Conv[0-9]*, 0, 0><<<' "$b/c_conv_groups/5.gpu.cu" &&
-		grep -q 'LDA = 16, PACKED = 1' "$b/c_conv_1x1/5.gpu.cu" &&
-		[ "$(grep -c '<<<' "$b/c_sdpa_bool_mask/5.gpu.cu")" -eq 1 ]
+	grep -q '^	[0-9]*, [01], 1,   /\* weight rows, packed, direct' "$b/c_conv_depthwise/5.gpu.cu" &&
+		grep -q '^	[0-9]*, [01], 0,   /\* weight rows, packed, direct' "$b/c_conv_groups/5.gpu.cu" &&
+		grep -q ', 2,   /\* N, C, H, W, groups' "$b/c_conv_groups/5.gpu.cu" &&
+		grep -q '^	16, 1, 0,   /\* weight rows, packed' "$b/c_conv_1x1/5.gpu.cu" &&
+		[ "$(grep -c 'dprt_cuda_sdpa(' "$b/c_sdpa_bool_mask/5.gpu.cu")" -eq 1 ] &&
+		! grep -q '<<<' "$b/c_sdpa_bool_mask/5.gpu.cu"
 }
-check "depthwise runs the direct kernel, groups the GEMM; attention is one launch" fused
+check "depthwise runs the direct kernel, groups the GEMM; attention is one library call" fused
 same() {
 	"$bin/devproc" build "$tmp/rn.dp" --target cuda -C "$tmp/again" >/dev/null &&
 		cmp "$b/rn/5.gpu.cu" "$tmp/again/rn/5.gpu.cu"

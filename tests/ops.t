@@ -5,7 +5,7 @@ dp=./bin/devproc
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "1..19"
+echo "1..20"
 n=0
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
 fail() { n=$((n + 1)); echo "not ok $n - $1"; shift; for l; do printf '%s\n' "$l" | sed 's/^/# /'; done; }
@@ -170,3 +170,22 @@ missing=$(sed -n 's/.*X(A[A-Za-z0-9]*, *"[^"]*", *-\{0,1\}[0-9]*, *[0-9]*, *K[a-
 nun=$(grep -c 'K[a-z]*, *Funaryn\{0,1\},' formats/ops.h)
 [ -z "$missing" ] && [ "$nun" -gt 10 ]; rc=$?
 check "the $nun unary formulas are in runtime/dpscalar.h" "missing: $missing"
+
+# 20. devproc dump of a .pt2: its signature, and its op histogram marking
+# what dp-import lacks (an archive with two targets renamed by zpatch)
+if cc -o "$tmp/zpatch" tests/import/zpatch.c 2>"$tmp/err" &&
+	"$tmp/zpatch" tests/data/mlp_core.pt2 "$tmp/bad.pt2" aten.relu.default aten.sort.default \
+		aten.permute.default aten.permutx.default 2>>"$tmp/err"; then
+	$dp dump "$tmp/bad.pt2" >"$tmp/dump" 2>>"$tmp/err"; rc=$?
+	[ "$rc" -eq 0 ] && grep -q '^  input  x  *f32\[1,3072\]$' "$tmp/dump" &&
+		grep -q '^  output addmm_1  *f32\[1,10\]$' "$tmp/dump" &&
+		grep -q '^  (4 parameters, 0 buffers, 0 other constants)$' "$tmp/dump" &&
+		grep -q '^       2  aten.addmm.default$' "$tmp/dump" &&
+		grep -q '^       2  aten.permutx.default  *UNSUPPORTED$' "$tmp/dump" &&
+		grep -q '^       1  aten.sort.default  *UNSUPPORTED$' "$tmp/dump" &&
+		grep -q '^2 targets dp-import does not convert' "$tmp/dump"; rc=$?
+else
+	rc=1
+fi
+check "devproc dump X.pt2: signature and op histogram, unsupported targets marked" \
+	"$(cat "$tmp/dump" "$tmp/err" 2>/dev/null)"

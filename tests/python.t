@@ -239,6 +239,76 @@ EOF
 }
 check "Python-side errors: a non-Value operand, another pipeline's value, renaming a named value, a bad keyword value" python_errors
 
+names() {
+	"$py" - "$tmp/py" <<'EOF'
+import os, sys, devproc
+os.chdir(sys.argv[1])
+p = devproc.pipeline("names")
+x = p.input("x", "f32", 4)
+a, b, c = p.softmax(x, dim=0), p.softmax(x, dim=0), p.softmax(x, dim=0)
+b.name = "softmax1"          # a chosen name wins over an op's own
+p.output(a)
+p.output(b)
+p.output("probs", c)
+text = p.text()
+assert "softmax1_2 = softmax(x, dim=0)\nsoftmax1 = softmax(x, dim=0)\nprobs = softmax(x, dim=0)\n" in text, text
+assert text.endswith("output softmax1_2\noutput softmax1\noutput probs\n"), text
+p.save("names.dp")
+p.check()
+EOF
+}
+check "value names: an op's own name gives way to a chosen one; outputs follow the values' names" names
+
+multi() {
+	"$py" - "$tmp/py" <<'EOF'
+import json, os, sys, zipfile, devproc
+os.chdir(sys.argv[1])
+# an archive whose signature has two user outputs (and a buffer mutation)
+spec = [{"user_output": {"arg": {"as_tensor": {"name": "a"}}}},
+        {"buffer_mutation": {"arg": {"name": "b"}, "buffer_name": "c"}},
+        {"user_output": {"arg": {"as_tensor": {"name": "d"}}}}]
+with zipfile.ZipFile("two.pt2", "w") as z:
+    z.writestr("two/models/model.json", json.dumps({"graph_module": {"signature": {"output_specs": spec}}}))
+p = devproc.pipeline("multi")
+x = p.input("x", "f32", (1, 4))
+r = p.model("two.pt2", x)
+assert isinstance(r, tuple) and len(r) == 2, r
+v, i = p.topk(x, k=2, dim=1)
+for o in r + (v, i):
+    p.output(o)
+t = p.text()
+assert 'model1_0, model1_1 = model("two.pt2", x)' in t and "topk1_values, topk1_indices = topk(x, k=2, dim=1)" in t, t
+EOF
+}
+check "a model of two outputs and topk return tuples, named NAME_0, NAME_1 and values, indices" multi
+
+same_archive() {
+	"$py" - "$tmp/py" <<'EOF'
+import io, os, sys, zipfile, devproc
+os.chdir(sys.argv[1])
+def inner(sid, data=b"x"):
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        z.writestr("archive/data.pkl", data)
+        z.writestr("archive/.data/serialization_id", sid)
+    return b.getvalue()
+def pt2(path, sid, isid, data=b"x", model=b"{}"):
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("m/models/model.json", model)
+        z.writestr("m/data/sample_inputs/model.pt", inner(isid, data))
+        z.writestr("m/.data/serialization_id", sid)
+pt2("a.pt2", "1", "2")
+pt2("b.pt2", "3", "4")
+pt2("c.pt2", "1", "2", data=b"y")
+pt2("d.pt2", "1", "2", model=b"{ }")
+assert devproc._same_archive("a.pt2", "b.pt2")
+assert not devproc._same_archive("a.pt2", "c.pt2")
+assert not devproc._same_archive("a.pt2", "d.pt2")
+assert not devproc._same_archive("a.pt2", "missing.pt2")
+EOF
+}
+check "two saves of one program are the same archive but for their serialization ids (the inner torch.save's too)" same_archive
+
 # ---- an ExportedProgram (torch: the GPU machine)
 
 exported() {

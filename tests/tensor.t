@@ -42,6 +42,15 @@ image() { # FILE MEMBER
 check "--image photo.png: PIL's pixels (imagenet_ref.npz:photo_png)" image examples/imagenet/photo.png photo_png
 check "--image photo.jpg: PIL's pixels (imagenet_ref.npz:photo_jpg)" image examples/imagenet/photo.jpg photo_jpg
 
+crop() {
+	"$dp" tensor -o "$tmp/c.npy" --image examples/imagenet/photo.png --resize 256 --crop 224 &&
+		"$cmp_" --exact "$tmp/c.npy" tests/data/imagenet_ref.npz:crop_pil || return 1
+	# a crop of the whole image: no resampling
+	"$dp" tensor -o "$tmp/w.npy" --image examples/imagenet/photo.png --crop 375,500 &&
+		"$cmp_" --exact "$tmp/w.npy" tests/data/imagenet_ref.npz:photo_png
+}
+check "--resize 256 --crop 224: torchvision's Resize(256) + CenterCrop(224) through PIL (imagenet_ref.npz:crop_pil)" crop
+
 image_shape() {
 	"$dp" tensor -o "$tmp/r.npy" --image examples/imagenet/photo.png --resize 32,32 \
 		--shape 1,32,32,3 || return 1
@@ -133,13 +142,16 @@ check "error: a shape of another element count" err \
 	-o "$tmp/bad.npy" --values '1 2 3' --shape 2,2
 printf 'abc' >"$tmp/three"
 check "error: raw bytes of the wrong size" err \
-	"devproc: tensor: $tmp/three: 3 bytes, but f32[1] takes 4" \
+	"$tmp/three: tensor: 3 bytes, but f32[1] takes 4" \
 	-o "$tmp/bad.npy" --raw "$tmp/three" --dtype f32 --shape 1
 check "error: a file that is no tensor" err \
-	"devproc: tensor: $tmp/three: not an .npy file (bad magic) (an .npy, .npz, PNG or JPEG file is shown)" \
+	"$tmp/three: tensor: not an .npy file (bad magic) (devproc tensor shows .npy, .npz, PNG and JPEG files)" \
 	"$tmp/three"
+check "error: a missing file" err \
+	"$tmp/none.npy: tensor: No such file or directory" \
+	"$tmp/none.npy"
 check "error: making options without -o" err \
-	"devproc: tensor: --image, --raw, --values, --dtype, --shape and --resize make a file: give -o OUT.npy" \
+	"devproc: tensor: --image, --raw, --values, --dtype, --shape, --resize and --crop make a file: give -o OUT.npy" \
 	--values 1
 helps() { "$dp" tensor --help | grep -q '^usage: devproc tensor' && "$dp" --help | grep -q '^  tensor '; }
 check "devproc tensor --help, and devproc --help lists tensor" helps

@@ -90,8 +90,8 @@ check() {
 		return
 	fi
 	modes=fp32
-	grep -q 'nn_conv' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null && modes="fp32 tf32 direct"
-	grep -q 'nn_convsum<Conv[0-9]*><<<' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null &&
+	grep -q 'dprt_cuda_conv(' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null && modes="fp32 tf32 direct"
+	grep -q 'dprt_cuda_convcl_ok(' "$(dirname "$exe")/5.gpu.cu" 2>/dev/null &&
 		modes="$modes fp32:cluster tf32:cluster"   # split K summed in thread-block clusters
 	for mode in $modes; do
 		t=$tol

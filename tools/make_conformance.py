@@ -273,6 +273,109 @@ def cases():
     case("to_same", lambda s, x: x.to(torch.float32) * 2, lambda: r(3))
     case("type_as", lambda s, x, y: x.type_as(y) + y, lambda: ints(0, 9, 3), lambda: r(3))
 
+    # -- more elementwise formulas (runtime/dpscalar.h)
+    for n, f, inp in (
+            ("acos", torch.acos, unit), ("acosh", torch.acosh, lambda *sh: pos(*sh) + 1),
+            ("asin", torch.asin, unit), ("asinh", torch.asinh, r), ("atan", torch.atan, r),
+            ("atanh", torch.atanh, unit), ("ceil", torch.ceil, r), ("cosh", torch.cosh, r),
+            ("erf", torch.erf, r), ("expm1", torch.expm1, r), ("floor", torch.floor, r),
+            ("log10", torch.log10, pos), ("log1p", torch.log1p, pos), ("log2", torch.log2, pos),
+            ("round", torch.round, halves), ("sign", torch.sign, r), ("sinh", torch.sinh, r),
+            ("tan", torch.tan, unit), ("trunc", torch.trunc, r),
+            ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), r), ("elu", F.elu, r),
+            ("selu", torch.selu, r)):
+        case(n, (lambda f: lambda s, x: f(x))(f), (lambda inp: lambda: inp(2, 3, 4) * 2)(inp))
+    case("isnan_isinf", lambda s, x: torch.isnan(x.log()) | torch.isinf(1 / x.round()),
+         lambda: r(3, 4))
+    for n, f in (("fmod", torch.fmod), ("remainder", torch.remainder),
+                 ("maximum", torch.maximum), ("minimum", torch.minimum), ("atan2", torch.atan2)):
+        case(n, (lambda f: lambda s, x, y: f(x, y))(f), lambda: r(2, 3, 4) * 3, lambda: r(3, 1) + 0.1)
+    case("remainder_scalar", lambda s, x: x % 1.5, lambda: r(2, 5) * 4)
+    case("addcmul", lambda s, x, a, b: torch.addcmul(x, a, b, value=0.5), lambda: r(2, 3),
+         lambda: r(3), lambda: r(2, 1))
+    case("addcdiv", lambda s, x, a, b: torch.addcdiv(x, a, b, value=2), lambda: r(2, 3),
+         lambda: r(2, 3), lambda: pos(3))
+
+    # -- scans, gathers and the legalize table's decompositions
+    case("cumsum", lambda s, x: torch.cumsum(x, 1), lambda: r(2, 5, 3))
+    case("cumsum_int", lambda s, m: m.long().cumsum(-1) - 1, lambda: mask(2, 7))
+    case("position_ids", lambda s, m: (m.cumsum(-1) * m - 1).clamp(min=0), lambda: ints(0, 2, 2, 9))
+    case("diff", lambda s, x: torch.diff(x, dim=1), lambda: r(2, 6))
+    case("diff_n2", lambda s, x: torch.diff(x, n=2), lambda: ints(-9, 9, 3, 5))
+    case("gather", lambda s, x, i: torch.gather(x, 1, i), lambda: r(3, 5), lambda: ints(0, 5, 3, 4))
+    case("gather_dim0", lambda s, x, i: torch.gather(x, 0, i) * 2, lambda: r(4, 3, 2),
+         lambda: ints(0, 4, 2, 3, 2))
+    case("index_select", lambda s, x, i: torch.index_select(x, 1, i), lambda: r(3, 5),
+         lambda: ints(0, 5, 4))
+    case("masked_fill", lambda s, x, m: x.masked_fill(m, -1e4), lambda: r(2, 3, 4), lambda: mask(3, 4))
+    case("masked_fill_inplace", lambda s, x: x.clone().masked_fill_(x > 0.5, 0.25), lambda: r(2, 6))
+    case("fill_inplace", lambda s, x: x + x.clone().fill_(3.5), lambda: r(2, 3))
+    case("dropout_inplace", lambda s, x: s.m[0](x * 2), lambda: r(2, 3),
+         mods=(lambda: nn.Dropout(0.3, inplace=True),))
+    case("unflatten", lambda s, x: x.unflatten(1, (2, -1)) * 2, lambda: r(3, 6))
+    case("expand_as", lambda s, x, y: x.expand_as(y) + y, lambda: r(3, 1), lambda: r(2, 3, 4))
+    case("swapaxes", lambda s, x: x.swapaxes(0, 2) * 1, lambda: r(2, 3, 4))
+    case("vector_norm", lambda s, x: torch.linalg.vector_norm(x, dim=-1), lambda: r(3, 5))
+    case("vector_norm_l1", lambda s, x: torch.linalg.vector_norm(x, 1, dim=(0, 2), keepdim=True),
+         lambda: r(3, 2, 5))
+    case("normalize_l2", lambda s, x: F.normalize(x, dim=1), lambda: r(4, 6))
+    case("var", lambda s, x: x.var(1), lambda: r(3, 5))
+    case("var_unbiased_false", lambda s, x: torch.var(x, (0, 2), unbiased=False), lambda: r(2, 3, 4))
+    case("group_norm", lambda s, x: s.m[0](x), lambda: r(2, 6, 3, 4),
+         mods=(lambda: affine(nn.GroupNorm(3, 6)),))
+    case("log_softmax", lambda s, x: F.log_softmax(x, -1), lambda: r(2, 7))
+    case("constant_pad", lambda s, x: F.pad(x, (1, 2, 0, -1), value=0.5), lambda: r(2, 3, 4))
+    case("reflect_pad", lambda s, x: F.pad(x, (2, 1, 1, 2), mode="reflect"), lambda: r(1, 2, 4, 5))
+    case("replicate_pad", lambda s, x: F.pad(x, (2, 3, 1, 0), mode="replicate"), lambda: r(1, 2, 3, 4))
+    case("circular_pad", lambda s, x: F.pad(x, (1, 2), mode="circular"), lambda: r(1, 2, 5))
+    case("roll", lambda s, x: torch.roll(x, (1, -2), (1, 2)), lambda: r(2, 3, 4))
+    case("roll_flat", lambda s, x: torch.roll(x, 3), lambda: r(2, 3))
+    case("slice_scatter", lambda s, x, y: torch.slice_scatter(x, y, 1, 1, 3), lambda: r(2, 5),
+         lambda: r(2, 2))
+    case("select_scatter", lambda s, x, y: torch.select_scatter(x, y, 0, 1), lambda: r(3, 4),
+         lambda: r(4))
+    case("setitem", lambda s, x, y: setitem(x, y), lambda: r(4, 5), lambda: r(2, 5))
+    case("upsample_nearest", lambda s, x: F.interpolate(x, scale_factor=2, mode="nearest"),
+         lambda: r(1, 2, 3, 4))
+    case("upsample_nearest_size", lambda s, x: F.interpolate(x, size=(5, 7), mode="nearest"),
+         lambda: r(1, 2, 3, 4))
+    case("flip", lambda s, x: torch.flip(x, (0, 2)), lambda: r(2, 3, 4))
+    case("repeat", lambda s, x: x.repeat(2, 1, 3), lambda: r(3, 2))
+    case("copy_inplace", lambda s, x, y: x.clone().copy_(y), lambda: r(2, 3), lambda: r(3))
+    case("upsample_bilinear", lambda s, x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+         lambda: r(1, 2, 3, 4))
+    case("upsample_bilinear_size", lambda s, x: F.interpolate(x, size=(7, 3), mode="bilinear"),
+         lambda: r(2, 2, 5, 4))
+    case("upsample_bilinear_align", lambda s, x: F.interpolate(x, size=(6, 9), mode="bilinear",
+                                                               align_corners=True),
+         lambda: r(1, 3, 4, 5))
+    case("einsum_attn", lambda s, q, k: torch.einsum("bhid,bhjd->bhij", q, k),
+         lambda: r(2, 3, 4, 5), lambda: r(2, 3, 6, 5))
+    case("einsum_mm", lambda s, a, b: torch.einsum("ij,jk->ki", a, b), lambda: r(3, 4), lambda: r(4, 5))
+    case("einsum_sum", lambda s, a, b: torch.einsum("bij,bjk->b", a, b), lambda: r(2, 3, 4),
+         lambda: r(2, 4, 5))
+    case("einsum_broadcast", lambda s, a, b: torch.einsum("nhw,hwc->nc", a, b), lambda: r(2, 3, 4),
+         lambda: r(3, 4, 5))
+    case("einsum_transpose", lambda s, a: torch.einsum("abc->cab", a) * 1, lambda: r(2, 3, 4))
+    case("all", lambda s, x: (x > -1).all(-1), lambda: r(3, 4))
+    case("as_strided", lambda s, x: torch.as_strided(x, (3, 2, 4), (1, 12, 3)) * 1, lambda: r(2, 4, 3))
+
+
+def unit(*shape):
+    """f32 in (-0.9, 0.9)."""
+    return (torch.rand(*shape) * 2 - 1) * 0.45
+
+
+def halves(*shape):
+    """Multiples of 0.5 in [-5, 5]: round's ties."""
+    return torch.randint(-10, 11, shape).float() / 4
+
+
+def setitem(x, y):
+    x = x.clone()
+    x[1:3] = y
+    return x
+
 
 def bn(m):
     """A batch norm with non-trivial running statistics and affine

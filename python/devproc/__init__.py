@@ -24,6 +24,7 @@ statement.  Only the standard library is used; torch is imported only to
 save an ExportedProgram.
 """
 
+import io
 import os
 import re
 import shutil
@@ -88,8 +89,17 @@ class Value:
 
     def __init__(self, pipe, name, fixed):
         self._pipe = pipe
-        self.name = name
-        self._fixed = fixed     # named by the user (input, output or name=)
+        self._name = name
+        self._fixed = fixed     # named by the user (input, output, or .name set)
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, name):
+        self._name = name
+        self._fixed = True
 
     def __repr__(self):
         return "<devproc.Value %s of pipeline %s>" % (self.name, self._pipe.name)
@@ -161,15 +171,29 @@ def _pt2_outputs(path):
         return 1
 
 
+def _same_zip(x, y):
+    for n in x.namelist():
+        if n.endswith("serialization_id"):
+            continue
+        a, b = x.read(n), y.read(n)
+        if a == b:
+            continue
+        if not (a[:4] == b[:4] == b"PK\x03\x04"):
+            return False
+        # a torch.save archive inside (the sample inputs): its own id
+        with zipfile.ZipFile(io.BytesIO(a)) as p, zipfile.ZipFile(io.BytesIO(b)) as q:
+            if p.namelist() != q.namelist() or not _same_zip(p, q):
+                return False
+    return True
+
+
 def _same_archive(a, b):
     """Whether two .pt2 files hold the same members with the same bytes, but
-    for the serialization id torch.export.save draws afresh each time."""
+    for the serialization ids torch.export.save (and the torch.save of the
+    sample inputs inside) draw afresh each time."""
     try:
         with zipfile.ZipFile(a) as x, zipfile.ZipFile(b) as y:
-            if x.namelist() != y.namelist():
-                return False
-            return all(n.endswith("serialization_id") or x.read(n) == y.read(n)
-                       for n in x.namelist())
+            return x.namelist() == y.namelist() and _same_zip(x, y)
     except Exception:
         return False
 
@@ -216,7 +240,7 @@ class Pipeline:
         self.name = name
         self._stmts = []
         self._inputs = []
-        self._outputs = []      # (name, Value, source)
+        self._outputs = []      # (Value, source)
         self._count = {}
         self._models = []       # {"program": ExportedProgram, or "path": .pt2; "dp": as written}
         self._path = None       # where save() wrote the .dp
@@ -231,9 +255,11 @@ class Pipeline:
         """input NAME: DTYPE[shape]: a graph input.  shape: a tuple of sizes,
         or (None, None, C) ("?" in the .dp) for an image of any size."""
         v = Value(self, name, True)
-        dims = ",".join("?" if d is None else str(d) for d in shape)
+        if isinstance(shape, int):
+            shape = (shape,)
+        dims = ",".join("?" if d is None or d == "?" else str(d) for d in shape)
         self._inputs.append(v)
-        self._stmts.append(_Stmt(lambda: "input %s: %s[%s]" % (name, dtype, dims), [v], _source()))
+        self._stmts.append(_Stmt(lambda: "input %s: %s[%s]" % (v.name, dtype, dims), [v], _source()))
         return v
 
     def _operand(self, x, what):
@@ -301,14 +327,13 @@ class Pipeline:
         if value is None:
             name, value = None, name
         self._operand(value, "output")
-        if name is not None and name != value.name:
-            if value._fixed:
+        if name is not None:
+            if value._fixed and name != value.name:
                 raise ValueError("devproc: output %r: the value is already named %r, and "
                                  "an output is named as its value: output it as %r"
                                  % (name, value.name, value.name))
-            value.name = name
-        value._fixed = True
-        self._outputs.append((value.name, value, _source()))
+            value.name = name   # now chosen: kept as it is
+        self._outputs.append((value, _source()))
         return value
 
     # ---- writing and building
@@ -333,8 +358,8 @@ class Pipeline:
             lines.append(t)
             self._lines[len(lines)] = s.source
         lines.append("")
-        for name, v, src in self._outputs:
-            lines.append("output %s" % name)
+        for v, src in self._outputs:
+            lines.append("output %s" % v.name)
             self._lines[len(lines)] = src
         return "\n".join(lines) + "\n"
 
@@ -343,16 +368,16 @@ class Pipeline:
         chosen name."""
         taken = set()
         for s in self._stmts:
-            taken.update(v.name for v in s.outs if v._fixed)
+            taken.update(v._name for v in s.outs if v._fixed)
         for s in self._stmts:
             for v in s.outs:
                 if v._fixed:
                     continue
-                base, k = v.name, 1
-                while v.name in taken:
+                base, k = v._name, 1
+                while v._name in taken:
                     k += 1
-                    v.name = "%s_%d" % (base, k)
-                taken.add(v.name)
+                    v._name = "%s_%d" % (base, k)
+                taken.add(v._name)
 
     def save(self, path):
         """Writes the .dp file (only when its bytes change) and the models

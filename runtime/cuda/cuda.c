@@ -130,6 +130,13 @@ dprt_cuda_close(dprt_cuda *g)
 	for (i = 0; g->exec && i < (g->nparts > 0 ? g->nparts : 1); i++)
 		if (g->exec[i])
 			cudaGraphExecDestroy(g->exec[i]);
+	for (i = 0; i < g->capmark; i++)
+		cudaEventDestroy(g->ev[i]);
+	free(g->ev);
+	free(g->markop);
+	free(g->markname);
+	cudaFree(g->fault);
+	cudaFreeHost((void *)g->seen);
 	cudaFree(g->arena);
 	cudaFree(g->weights);
 	cudaFreeHost(g->pinned);
@@ -148,6 +155,55 @@ dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n, char *err,
 {
 	return dprt_cuda_ok(cudaMemcpy(g->weights + off, src, n, cudaMemcpyHostToDevice),
 	                    "cudaMemcpy", err, errn);
+}
+
+/* The fault record and its flag. */
+int
+dprt_cuda_faults(dprt_cuda *g, dprt_fault **dev, char *err, size_t errn)
+{
+	dprt_fault f = {0};
+	int *seen = NULL;
+
+	*dev = NULL;
+	if (g->fault == NULL) {
+		if (dprt_cuda_ok(cudaHostAlloc((void **)&g->seen, sizeof *g->seen, cudaHostAllocMapped),
+		                 "cudaHostAlloc", err, errn) != 0)
+			return -1;
+		*g->seen = 0;
+		f.op = -1;
+		if (dprt_cuda_ok(cudaHostGetDevicePointer((void **)&seen, (void *)g->seen, 0),
+		                 "cudaHostGetDevicePointer", err, errn) != 0 ||
+		    dprt_cuda_ok(cudaMalloc((void **)&g->fault, sizeof f), "cudaMalloc", err, errn) != 0)
+			return -1;
+		f.seen = seen;
+		if (dprt_cuda_ok(cudaMemcpy(g->fault, &f, sizeof f, cudaMemcpyHostToDevice),
+		                 "cudaMemcpy", err, errn) != 0)
+			return -1;
+	}
+	*dev = g->fault;
+	return 0;
+}
+
+/* After the stream is idle: the fault a kernel recorded, as the cpu
+ * reports it (runtime/elem.c, dprt_gather); the record is cleared. */
+static int
+faulted(dprt_cuda *g, char *err, size_t errn)
+{
+	dprt_fault f, none = {0};
+
+	if (g->seen == NULL || *g->seen == 0)
+		return 0;
+	if (dprt_cuda_ok(cudaMemcpy(&f, g->fault, sizeof f, cudaMemcpyDeviceToHost),
+	                 "cudaMemcpy", err, errn) != 0)
+		return -1;
+	none.op = -1;
+	none.seen = f.seen;
+	*g->seen = 0;
+	if (dprt_cuda_ok(cudaMemcpy(g->fault, &none, sizeof none, cudaMemcpyHostToDevice),
+	                 "cudaMemcpy", err, errn) != 0)
+		return -1;
+	return errf(err, errn, "op %d (%s): index %lld is out of range for a dimension of size "
+	            "%lld", f.op, f.kind == 1 ? "aten.index" : "aten.embedding", f.index, f.size);
 }
 
 /* Captures rec into a graph on g's stream and instantiates it. */
@@ -173,13 +229,75 @@ capture(dprt_cuda *g, int part, dprt_cuda_rec *rec, char *err, size_t errn)
 	return rc;
 }
 
+/* Records an event after op's kernels (g->marks set: a traced run); the
+ * marks past what could be allocated are dropped. */
+void
+dprt_cuda_mark(dprt_cuda *g, int op, const char *name)
+{
+	if (g->nmark == g->capmark) {
+		int n = g->capmark ? 2 * g->capmark : 64, i;
+		cudaEvent_t *ev = realloc(g->ev, (size_t)n * sizeof *ev);
+		int *mo;
+		const char **mn;
+
+		if (ev)
+			g->ev = ev;
+		if ((mo = realloc(g->markop, (size_t)n * sizeof *mo)) != NULL)
+			g->markop = mo;
+		if ((mn = realloc(g->markname, (size_t)n * sizeof *mn)) != NULL)
+			g->markname = mn;
+		if (!ev || !mo || !mn)
+			return;
+		for (i = g->capmark; i < n; i++)
+			if (cudaEventCreate(&g->ev[i]) != cudaSuccess)
+				break;
+		g->capmark = i;
+		if (g->nmark == g->capmark)
+			return;
+	}
+	g->markop[g->nmark] = op;
+	g->markname[g->nmark] = name;
+	cudaEventRecord(g->ev[g->nmark++], g->stream);
+}
+
+/* A traced run of a partition: eager, an event before and after each op's
+ * kernels, each op's time into the trace, placed at the host's time of the
+ * partition's start plus the device time since its first event. */
+static int
+tracedrun(dprt_cuda *g, dprt_cuda_rec *rec, char *err, size_t errn)
+{
+	double t0 = dprt_now();
+	int i, rc;
+	float ms, at;
+
+	g->nmark = 0;
+	g->marks = 1;
+	dprt_cuda_mark(g, -1, "start");
+	rc = rec(g, err, errn);
+	g->marks = 0;
+	if (rc != 0)
+		return -1;
+	if (dprt_cuda_ok(cudaStreamSynchronize(g->stream), "cudaStreamSynchronize", err, errn) != 0)
+		return -1;
+	for (i = 1, at = 0; i < g->nmark; i++) {
+		if (cudaEventElapsedTime(&ms, g->ev[i - 1], g->ev[i]) != cudaSuccess)
+			ms = 0;
+		dprt_trace_add(g->markop[i], g->markname[i], 1, t0 + at * 1e-3, ms * 1e-3);
+		at += ms;
+	}
+	return 0;
+}
+
 /* Runs one cuda partition: eager, then captured, then replayed. */
 int
 dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, size_t errn)
 {
 	if (part < 0 || part >= g->nparts)
 		return errf(err, errn, "cuda: partition %d of %d", part, g->nparts);
-	if (g->exec[part] == NULL) {
+	if (dprt_tracing) {
+		if (tracedrun(g, rec, err, errn) != 0)
+			return -1;
+	} else if (g->exec[part] == NULL) {
 		if (g->runs[part] == 0 || !g->graphs) {
 			if (rec(g, err, errn) != 0)
 				return -1;
@@ -187,13 +305,13 @@ dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, s
 			return -1;
 		}
 	}
-	if (g->exec[part] != NULL &&
+	if (!dprt_tracing && g->exec[part] != NULL &&
 	    dprt_cuda_ok(cudaGraphLaunch(g->exec[part], g->stream), "cudaGraphLaunch",
 	                 err, errn) != 0)
 		return -1;
 	g->runs[part]++;
 	if (sync)
 		return dprt_cuda_ok(cudaStreamSynchronize(g->stream), "cudaStreamSynchronize",
-		                    err, errn);
+		                    err, errn) != 0 ? -1 : faulted(g, err, errn);
 	return 0;
 }

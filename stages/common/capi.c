@@ -179,12 +179,20 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	              "\t * and/or .safetensors checkpoints giving the model's tensors by name */\n"
 	              "\tconst char *const *weights;\n"
 	              "} %s_options;\n\n", nm, nm, nm);
-	str_printf(s, "/* Makes an instance with its own scratch memory; NULL when out of\n"
-	              " * memory.  An instance may be used by one thread at a time.  When its\n"
-	              " * weights or device cannot be had, %s_run fails and %s_error says why. */\n",
-	           nm, nm);
+	str_printf(s, "/* Makes an instance with its own scratch memory, prepared weights and\n"
+	              " * threads (DPRT_THREADS, else as many as the cores the process may run\n"
+	              " * on); NULL when out of memory.  Instances are independent: several may\n"
+	              " * run at once, each from its own thread.  One instance used from two\n"
+	              " * threads at once is refused: the second %s_run returns -1 and\n"
+	              " * %s_error says so.  Outputs do not depend on the thread count (they\n"
+	              " * are bitwise equal).  When its weights or device cannot be had,\n"
+	              " * %s_run fails and %s_error says why. */\n", nm, nm, nm, nm);
 	str_printf(s, "%s *%s_create(void);\n", nm, nm);
 	str_printf(s, "%s *%s_create_with(const %s_options *o);\n", nm, nm, nm);
+	str_printf(s, "/* Runs m on n threads from now on (the caller's thread counts as one).\n"
+	              " * 0, or -1 with the message in %s_error(m) (n not from 1 to 1024). */\n",
+	           nm);
+	str_printf(s, "int %s_set_threads(%s *m, int n);\n", nm, nm);
 	str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
 	              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
 	              " * in %s_error(m). */\n", nm);

@@ -544,6 +544,20 @@ hook(Node *c)
 	case H_IDENTITY:
 		identity(c, 0);
 		return 0;
+	case H_OUTSIZE: {
+		/* given as scale factors: the sizes the archive's result has */
+		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
+		Type t;
+		if (!findav(c, "output_size")) {
+			if (!on || g_type(c->g, on, &t) != 0 || t.rank < 2)
+				bad(c, "needs output_size or a result of known shape");
+			v = newav(c, "output_size", A_INTS);
+			v->ints = dp_alloc(c->fn->arena, 2, sizeof *v->ints);
+			v->ints[v->n++] = t.dim[t.rank - 2];
+			v->ints[v->n++] = t.dim[t.rank - 1];
+		}
+		break;
+	}
 	case H_UNSQUEEZE:
 	case H_SQUEEZE:
 		viewsize(c);

@@ -130,6 +130,7 @@ enum {                      /* Aten.flags */
 enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_NONE, H_IDENTITY, H_UNSQUEEZE, H_SQUEEZE, H_INDEX, H_ARANGE, H_FULL,
 	H_FLOATDEF, H_NEW, H_TOCOPY, H_TYPEAS, H_LAYERNORM, H_RSUB, H_BOOL, H_SPLIT,
+	H_OUTSIZE,          /* output_size from the result's type (upsampling) */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <zip.h>
 
+#include "capi.h"
 #include "import.h"
 
 enum { SCHEMA_MAJOR = 8 };
@@ -582,52 +583,129 @@ tensorname(json_t *arg)
 	return json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
 }
 
-/* Names every unsupported target of the graph with a count and first node. */
+/* Where node nd comes from in the user's Python, from its metadata: the
+ * innermost frame of stack_trace outside torch itself as "file.py:LINE",
+ * and the innermost module of nn_module_stack ("key,path,type;...") as
+ * its path, into buf. */
+static void
+origin(json_t *nd, char *buf, size_t n)
+{
+	json_t *md = json_object_get(nd, "metadata");
+	const char *st = json_string_value(json_object_get(md, "stack_trace"));
+	const char *ms = json_string_value(json_object_get(md, "nn_module_stack"));
+	char file[160] = "", mod[200] = "";
+	long line = 0;
+
+	for (const char *p = st; p && (p = strstr(p, "File \"")) != NULL;) {
+		const char *f = p + 6, *e = strchr(f, '"'), *base;
+		if (!e)
+			break;
+		p = e;
+		const char *q = f;
+		while (q + 7 <= e && strncmp(q, "/torch/", 7) != 0)
+			q++;
+		if (q + 7 <= e)
+			continue;   /* inside PyTorch: the caller's line says more */
+		for (base = e; base > f && base[-1] != '/'; base--)
+			;
+		snprintf(file, sizeof file, "%.*s", (int)(e - base), base);
+		line = strncmp(e, "\", line ", 8) == 0 ? strtol(e + 8, NULL, 10) : 0;
+	}
+	if (ms) {   /* the last entry's middle field */
+		const char *last = strrchr(ms, ';'), *c1, *c2;
+		last = last ? last + 1 : ms;
+		c1 = strchr(last, ',');
+		c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+		if (c1 && c2)
+			snprintf(mod, sizeof mod, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+		if (strncmp(mod, "L['self'].", 10) == 0)
+			memmove(mod, mod + 10, strlen(mod + 10) + 1);
+	}
+	if (*file)
+		snprintf(buf, n, "%s:%ld (%s)", file, line, *mod ? mod : "the model itself");
+	else
+		snprintf(buf, n, "(%s%s)", *mod ? "module " : "no source line", mod);
+}
+
+/* Fails on the unsupported targets of the graph, all of them in one
+ * message: each with its count, and each distinct place in the user's
+ * Python it comes from (up to 4 per target) from the nodes' metadata. */
 static void
 unsupported(Model *m, Arena *a, json_t *nodes)
 {
-	size_t n = json_array_size(nodes), nbad = 0;
-	const char **tgt = dp_alloc(a, n + 1, sizeof *tgt), **first = dp_alloc(a, n + 1, sizeof *first);
+	size_t n = json_array_size(nodes), nbad = 0, nnode = 0, k;
+	const char **tgt = dp_alloc(a, n + 1, sizeof *tgt);
+	char **where = dp_alloc(a, n + 1, sizeof *where);   /* per node: its origin */
+	size_t *of = dp_alloc(a, n + 1, sizeof *of);         /* per node: its target, or n */
 	int *cnt = dp_alloc(a, n + 1, sizeof *cnt);
 	for (size_t i = 0; i < n; i++) {
 		json_t *nd = json_array_get(nodes, i);
 		const char *t = json_string_value(json_object_get(nd, "target"));
 		const char *name = json_string_value(json_object_get(nd, "name"));
+		of[i] = n;
 		if (!t || !name)
 			merr(m, "malformed archive: node %zu has no target or name", i);
 		if (strncmp(t, "torch.ops.", 10) == 0)
 			t += 10;
-		const Aten *a = aten_lookup(t);
-		if (a) {
+		const Aten *at = aten_lookup(t);
+		if (at) {
 			json_t *outs = json_object_get(nd, "outputs");
 			size_t no = json_array_size(outs);
-			if (a->flags & F_LIST) {
+			if (at->flags & F_LIST) {
 				if (no != 1 || !json_is_array(json_object_get(json_array_get(outs, 0), "as_tensors")))
 					merr(m, "node '%s' (%s): its result is not a list of tensors", name, t);
-			} else if (a->kind >= 0 && (no < 1 || (no > 1 && !(a->flags & F_MULTI)) ||
-			                            !tensorname(json_array_get(outs, 0))))
+			} else if (at->kind >= 0 && (no < 1 || (no > 1 && !(at->flags & F_MULTI)) ||
+			                             !tensorname(json_array_get(outs, 0))))
 				merr(m, "node '%s' (%s): only ops with one tensor result are supported", name, t);
 			continue;
 		}
-		size_t j;
-		for (j = 0; j < nbad && strcmp(tgt[j], t) != 0; j++)
+		for (k = 0; k < nbad && strcmp(tgt[k], t) != 0; k++)
 			;
-		if (j == nbad) {
+		if (k == nbad) {
 			tgt[nbad] = t;
-			first[nbad] = name;
 			cnt[nbad++] = 0;
 		}
-		cnt[j]++;
+		cnt[k]++;
+		of[i] = k;
+		where[i] = dp_alloc(a, 400, 1);
+		origin(nd, where[i], 400);
+		nnode++;
 	}
-	if (nbad) {
-		size_t len = 0;
-		for (size_t j = 0; j < nbad; j++)
-			len += strlen(tgt[j]) + strlen(first[j]) + 48;
-		char *msg = dp_alloc(a, len + 1, 1), *p = msg;
-		for (size_t j = 0; j < nbad; j++)
-			p += sprintf(p, "%s%s (%d, first at node '%s')", j ? ", " : "", tgt[j], cnt[j], first[j]);
-		merr(m, "unsupported ops: %s", msg);
+	if (!nbad)
+		return;
+	Str msg = {0};
+	str_printf(&msg, "%zu unsupported op%s in %zu node%s (", nbad, nbad == 1 ? "" : "s", nnode,
+	           nnode == 1 ? "" : "s");
+	for (k = 0; k < nbad; k++)
+		str_printf(&msg, "%s%s x%d", k ? ", " : "", tgt[k], cnt[k]);
+	str_put(&msg, "), where the model uses them:");
+	for (k = 0; k < nbad; k++) {
+		int shown = 0, more = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (of[i] != k)
+				continue;
+			int seen = 0;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = of[j] == k && strcmp(where[j], where[i]) == 0;
+			if (seen)
+				continue;
+			if (shown == 4) {
+				more++;
+				continue;
+			}
+			int here = 0;
+			for (size_t j = i; j < n; j++)
+				here += of[j] == k && strcmp(where[j], where[i]) == 0;
+			str_printf(&msg, "\n  %s: %s", where[i], tgt[k]);
+			if (here > 1)
+				str_printf(&msg, " (%d nodes)", here);
+			shown++;
+		}
+		if (more)
+			str_printf(&msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
+			           more == 1 ? "" : "s", cnt[k]);
 	}
+	errat(m->src, m->at, "%s: %s", m->path, msg.p);
 }
 
 /* Binds the model's inputs: user inputs to the call's arguments (checked),

@@ -156,6 +156,8 @@ r_pool(Lz *z, const Op *op)
 
 /* ---- decompositions ---- */
 
+static int take(Lz *z, int x, int d, int idx);
+
 static int
 r_unflatten(Lz *z, const Op *op)
 {
@@ -295,27 +297,70 @@ block(Lz *z, int x, int d, int64_t n, double value)
 	return lz_end(z, k);
 }
 
-/* constant_pad_nd: per padded dim (last first), a slice for a negative
- * pad, a filled block concatenated for a positive one. */
+/* The i64 indices into a dim of n that reflect / replicate padding by lo
+ * and hi reads: j = i − lo for i < lo + n + hi, then reflect: n−1 − |n−1 −
+ * |j||, replicate: j clamped to [0, n−1]. */
+static int
+padindex(Lz *z, int64_t n, int64_t lo, int64_t hi, int reflect)
+{
+	int k = lz_begin(z, Aarange, NULL, 0), j, m;
+
+	dp_setf(z->out, k, "start", (double)-lo);
+	dp_setf(z->out, k, "end", (double)(n + hi));
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	j = lz_end(z, k);
+	if (!reflect) {
+		if (j < 0)
+			return -1;
+		k = lz_begin(z, Aclamp, &j, 1);
+		dp_setf(z->out, k, "min", 0);
+		dp_setf(z->out, k, "max", (double)(n - 1));
+		return lz_end(z, k);
+	}
+	m = lz_scalar(z, (double)(n - 1), DP_I64);
+	j = lz_op2(z, Asub, m, lz_op1(z, Aabs, lz_op2(z, Asub, m, lz_op1(z, Aabs, j))));
+	return j;
+}
+
+/* constant_pad_nd and the other modes of pad, per padded dim (last
+ * first): constant, a slice for a negative pad and filled blocks
+ * concatenated for a positive one; circular, the wrapped slices
+ * concatenated; reflect and replicate, a gather of padindex's indices. */
 static int
 r_pad(Lz *z, const Op *op)
 {
 	const Attr *p = dp_attr(op, "pad");
+	const char *mode = dp_gets(op, "mode");
 	double val = dp_getf(op, "value", 0);
-	int x = X(0), r = IT(0)->rank;
+	int x = X(0), r = IT(0)->rank, md;
 
+	md = !mode || !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 :
+	     !strcmp(mode, "replicate") ? 2 : !strcmp(mode, "circular") ? 3 : -1;
+	if (md < 0)
+		return lz_fail(z, "mode \"%s\" is not supported (constant, reflect, replicate, "
+		               "circular)", mode);
 	for (int i = 0; i < p->n / 2 && x >= 0; i++) {
 		int d = r - 1 - i;
 		int64_t lo = p->ints[2 * i], hi = p->ints[2 * i + 1], n = lz_type(z, x)->dim[d];
+		if (md != 0 && (lo < 0 || hi < 0 || (md != 2 && (lo > n - (md == 1) ||
+		                                                  hi > n - (md == 1)))))
+			return lz_fail(z, "%s padding of %lld and %lld does not fit a dim of %lld", mode,
+			               (long long)lo, (long long)hi, (long long)n);
+		if (md == 1 || md == 2) {
+			if (lo || hi)
+				x = take(z, x, d, padindex(z, n, lo, hi, md == 1));
+			continue;
+		}
 		if (lo < 0 || hi < 0)
 			x = lz_slice(z, x, d, lo < 0 ? -lo : 0, hi < 0 ? n + hi : n, 1);
 		if (lo > 0 || hi > 0) {
 			int xs[3], m = 0;
 			if (lo > 0)
-				xs[m++] = block(z, x, d, lo, val);
+				xs[m++] = md ? lz_slice(z, x, d, n - lo, n, 1) : block(z, x, d, lo, val);
 			xs[m++] = x;
 			if (hi > 0)
-				xs[m++] = block(z, x, d, hi, val);
+				xs[m++] = md ? lz_slice(z, x, d, 0, hi, 1) : block(z, x, d, hi, val);
 			x = lz_cat(z, xs, m, d);
 		}
 	}
@@ -599,6 +644,202 @@ r_asstrided(Lz *z, const Op *op)
 	return bind(z, op, lz_permute(z, lz_view(z, X(0), v, n), p, n));
 }
 
+/* all(x) = not(any(not(x))). */
+static int
+r_all(Lz *z, const Op *op)
+{
+	int x = lz_op1(z, Anot, X(0)), k;
+	const Attr *dim = dp_attr(op, "dim");
+	int64_t none = 0;
+
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, Aany, &x, 1);
+	dp_setints(z->out, k, "dim", dim ? dim->ints : &none, dim ? dim->n : 0);
+	dp_seti(z->out, k, "keepdim", dp_geti(op, "keepdim", 0));
+	return bind(z, op, lz_op1(z, Anot, lz_end(z, k)));
+}
+
+/* A rank-1 f32 arange: start, start + 1, ... (n values). */
+static int
+ramp(Lz *z, double start, int64_t n)
+{
+	int k = lz_begin(z, Aarange, NULL, 0);
+
+	dp_setf(z->out, k, "start", start);
+	dp_setf(z->out, k, "end", start + (double)n);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "f32");
+	return lz_end(z, k);
+}
+
+static int
+toi64(Lz *z, int x)
+{
+	int k;
+
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, Ocast, &x, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	return lz_end(z, k);
+}
+
+/* Linear interpolation along dim d of x (rank r) from in to out samples,
+ * PyTorch's rule: the source s = scale·i (align_corners) or max(scale·(i +
+ * 0.5) − 0.5, 0), i0 = ⌊s⌋, i1 = min(i0 + 1, in − 1), y = x[i0]·(1 − λ) +
+ * x[i1]·λ with λ = s − i0, all in f32. */
+static int
+lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
+{
+	double sc = align ? (out > 1 ? (double)(float)(in - 1) / (float)(out - 1) : 0)
+	                  : (double)((float)in / (float)out);
+	int s, i0, i1, l, l0, k;
+	int64_t v[DP_MAXRANK];
+
+	if (align)
+		s = lz_op2(z, Amul, ramp(z, 0, out), lz_scalar(z, sc, DP_F32));
+	else {
+		s = lz_op2(z, Amul, ramp(z, 0.5, out), lz_scalar(z, sc, DP_F32));
+		s = lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
+		s = lz_op2(z, Amaximum, s, lz_scalar(z, 0, DP_F32));
+	}
+	i0 = lz_op1(z, Afloor, s);
+	l = lz_op2(z, Asub, s, i0);
+	l0 = lz_op2(z, Asub, lz_scalar(z, 1, DP_F32), l);
+	i1 = lz_op2(z, Aminimum, lz_op2(z, Aadd, i0, lz_scalar(z, 1, DP_F32)),
+	            lz_scalar(z, (double)(in - 1), DP_F32));
+	for (k = 0; k < r - d; k++)
+		v[k] = k == 0 ? out : 1;
+	l = lz_view(z, l, v, r - d);
+	l0 = lz_view(z, l0, v, r - d);
+	return lz_op2(z, Aadd, lz_op2(z, Amul, take(z, x, d, toi64(z, i0)), l0),
+	              lz_op2(z, Amul, take(z, x, d, toi64(z, i1)), l));
+}
+
+/* upsample_bilinear2d: interpolation along H, then along W. */
+static int
+r_upbilinear(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int x = X(0), al = (int)dp_geti(op, "align_corners", 0);
+
+	if (OT->dim[2] != t->dim[2])
+		x = lerp(z, x, 2, 4, t->dim[2], OT->dim[2], al);
+	if (OT->dim[3] != t->dim[3])
+		x = lerp(z, x, 3, 4, t->dim[3], OT->dim[3], al);
+	if (x == X(0))
+		x = lz_op1(z, Aclone, x);
+	return bind(z, op, x);
+}
+
+/* Sums operand x (letters l) over the letters neither the output nor the
+ * other operand has; drops them from l. */
+static int
+sumout(Lz *z, int x, char *l, const char *other, const char *out)
+{
+	int64_t d[DP_MAXRANK];
+	int n = 0, k, j = 0;
+
+	for (k = 0; l[k]; k++)
+		if (!strchr(out, l[k]) && !strchr(other, l[k]))
+			d[n++] = k;
+	if (n == 0 || x < 0)
+		return x;
+	k = lz_begin(z, Asum, &x, 1);
+	dp_setints(z->out, k, "dim", d, n);
+	dp_seti(z->out, k, "keepdim", 0);
+	x = lz_end(z, k);
+	for (k = 0; l[k]; k++)
+		if (strchr(out, l[k]) || strchr(other, l[k]))
+			l[j++] = l[k];
+	l[j] = 0;
+	return x;
+}
+
+/* x (letters l) permuted into the order of letters want (a permutation). */
+static int
+order(Lz *z, int x, const char *l, const char *want)
+{
+	int64_t p[DP_MAXRANK];
+	int n = (int)strlen(want), id = 1;
+
+	for (int k = 0; k < n; k++) {
+		p[k] = strchr(l, want[k]) - l;
+		id &= p[k] == k;
+	}
+	return id || x < 0 ? x : lz_permute(z, x, p, n);
+}
+
+/* einsum: one operand, its sums and a permute; two, each permuted to
+ * [batch, own letters, contracted], expanded where a batch size is 1,
+ * viewed 3-D, one aten.bmm, viewed and permuted to the output. */
+static int
+r_einsum(Lz *z, const Op *op)
+{
+	char lab[3][DP_MAXRANK + 1], ba[DP_MAXRANK + 1] = "", le[DP_MAXRANK + 1] = "";
+	char ri[DP_MAXRANK + 1] = "", co[DP_MAXRANK + 1] = "", wa[2 * DP_MAXRANK + 2];
+	char wb[2 * DP_MAXRANK + 2], mid[2 * DP_MAXRANK + 2];
+	int64_t size[128] = { 0 }, B = 1, L = 1, R = 1, C = 1, v[3], sz[DP_MAXRANK];
+	int a, b, k, n;
+	const char *o;
+
+	dp_einsum(dp_gets(op, "equation"), op->nin, lab);
+	o = lab[2];
+	for (int i = 0; i < op->nin; i++)
+		for (k = 0; lab[i][k]; k++)
+			if (IT(i)->dim[k] > size[(unsigned char)lab[i][k]])
+				size[(unsigned char)lab[i][k]] = IT(i)->dim[k];
+	a = sumout(z, X(0), lab[0], op->nin > 1 ? lab[1] : "", o);
+	if (op->nin == 1)
+		return bind(z, op, order(z, a, lab[0], o));
+	b = sumout(z, X(1), lab[1], lab[0], o);
+	for (k = 0; o[k]; k++) {
+		char c[2] = { o[k], 0 };
+		strcat(strchr(lab[0], o[k]) && strchr(lab[1], o[k]) ? ba :
+		       strchr(lab[0], o[k]) ? le : ri, c);
+	}
+	for (k = 0; lab[0][k]; k++)
+		if (!strchr(o, lab[0][k])) {
+			char c[2] = { lab[0][k], 0 };
+			strcat(co, c);
+		}
+	for (k = 0; ba[k]; k++)
+		B *= size[(unsigned char)ba[k]];
+	for (k = 0; le[k]; k++)
+		L *= size[(unsigned char)le[k]];
+	for (k = 0; ri[k]; k++)
+		R *= size[(unsigned char)ri[k]];
+	for (k = 0; co[k]; k++)
+		C *= size[(unsigned char)co[k]];
+	snprintf(wa, sizeof wa, "%s%s%s", ba, le, co);
+	snprintf(wb, sizeof wb, "%s%s%s", ba, co, ri);
+	a = order(z, a, lab[0], wa);
+	b = order(z, b, lab[1], wb);
+	for (int i = 0; i < 2; i++) {   /* broadcast sizes of 1 */
+		int *x = i ? &b : &a, same = 1;
+		const char *w = i ? wb : wa;
+		n = (int)strlen(w);
+		for (k = 0; k < n; k++) {
+			sz[k] = size[(unsigned char)w[k]];
+			same &= *x >= 0 && lz_type(z, *x)->dim[k] == sz[k];
+		}
+		if (!same)
+			*x = lz_expand(z, *x, sz, n);
+	}
+	v[0] = B, v[1] = L, v[2] = C;
+	a = lz_view(z, a, v, 3);
+	v[1] = C, v[2] = R;
+	b = lz_view(z, b, v, 3);
+	a = lz_op2(z, Abmm, a, b);
+	snprintf(mid, sizeof mid, "%s%s%s", ba, le, ri);
+	n = (int)strlen(mid);
+	for (k = 0; k < n; k++)
+		sz[k] = size[(unsigned char)mid[k]];
+	a = lz_view(z, a, sz, n);
+	return bind(z, op, order(z, a, mid, o));
+}
+
 /* cumsum of an integer or bool x: summed in i64 (cast first). */
 static int
 r_cumsum(Lz *z, const Op *op)
@@ -644,7 +885,8 @@ static const struct {
 	{ Avecnorm, r_vecnorm, "ord 2: sqrt(sum(x·x)); ord 1: sum(abs(x))" },
 	{ Avar, r_var, "sum((x − mean)²) / (n − correction)" },
 	{ Agroupnorm, r_groupnorm, "aten.layer_norm of x viewed [N, G, rest], then w·y + b per channel" },
-	{ Apad, r_pad, "aten.slice (negative pads) and aten.cat with aten.full blocks" },
+	{ Apad, r_pad, "constant: aten.slice (negative pads), aten.cat with aten.full blocks; "
+	  "circular: aten.cat of slices; reflect, replicate: aten.index at computed indices" },
 	{ Aroll, r_roll, "aten.cat of two aten.slice per dim" },
 	{ Adiff, r_diff, "n times x[1:] − x[:-1]" },
 	{ Aslicescat, r_slicescat, "aten.cat of x's head, src, x's tail (step 1)" },
@@ -657,6 +899,11 @@ static const struct {
 	{ Aflip, r_flip, "aten.index at the reversed aten.arange per dim" },
 	{ Arepeat, r_repeat, "aten.view, aten.expand, aten.view" },
 	{ Acopyto, r_copyto, "cast, then aten.expand to x's shape" },
+	{ Aupbilinear, r_upbilinear, "per axis: x[i0]·(1 − λ) + x[i1]·λ, two aten.index gathers at computed "
+	  "indices" },
+	{ Aeinsum, r_einsum, "sums, aten.permute, aten.expand, aten.view, one aten.bmm, aten.view, "
+	  "aten.permute" },
+	{ Aall, r_all, "not(any(not(x)))" },
 	{ Aasstrided, r_asstrided, "a view of a permutation: aten.view then aten.permute" },
 };
 

@@ -50,6 +50,7 @@ gpucall(Ctx *c, int i)
 	}
 	str_printf(c->body, "\tif (%s_gpu_part%d(state, err, errn) != 0)\n\t\treturn -1;\n",
 	           fn->name, k);
+	str_printf(c->body, "\tDPRT_TRACE_OP(%d, \"cuda partition %d\");\n", i, k);
 }
 
 /* Declares the pointer of every value the schedule names: the buffer plan
@@ -184,7 +185,7 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 /* The typed API: an instance owns an aligned arena; run passes the typed
  * pointers to the schedule. */
 static void
-api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
+api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 {
 	const char *nm = fn->name;
 	int i, nin = 0, nout = 0;
@@ -193,7 +194,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	str_printf(s, "struct %s {\n"
 	              "\tvoid *mem;        /* from malloc */\n"
 	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n"
-	              "\tdprt_weights *w;  /* the weights, once loaded */\n", nm);
+	              "\tdprt_weights *w;  /* the weights, once loaded */\n"
+	              "\tdprt_pool *pool;  /* its threads; NULL if they did not start (err) */\n", nm);
 	if (pl->ncuda)
 		str_put(s, "\tvoid *gpu;        /* the CUDA side (5.gpu.cu) */\n");
 	str_put(s, "\tint ok;           /* whether it started; if not, err says why */\n"
@@ -209,13 +211,29 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n"
 	              "\twhile (o && o->weights && o->weights[n])\n\t\tn++;\n"
 	              "\tm->ok = dprt_weights_load(%s_prog.blob, o ? o->weights : NULL, n, "
-	              "&m->w, m->err,\n\t                          sizeof m->err) == 0;\n",
+	              "&m->w, m->err,\n\t                          sizeof m->err) == 0;\n"
+	              "\t/* DPRT_THREADS or the cores we may use; without a pool run fails */\n",
 	           nm, nm, nm, nm, (long long)pl->arena, nm);
+	if (prep)
+		str_printf(s, "\tif (m->ok && dprt_pool_create(&m->pool, 0, m->err, sizeof m->err) == 0)\n"
+		              "\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
+	else
+		str_put(s, "\tif (m->ok)\n\t\t(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);\n");
 	if (pl->ncuda)
 		str_printf(s, "\tm->ok = m->ok && %s_gpu_init(&m->gpu, dprt_weights_base(m->w), "
 		              "m->err,\n\t                           sizeof m->err) == 0;   "
 		              "/* else run fails */\n", nm);
 	str_put(s, "\treturn m;\n}\n\n");
+	str_printf(s, "int\n%s_set_threads(%s *m, int n)\n{\n", nm, nm);
+	if (prep)   /* a first pool: create could not prepare the weights */
+		str_printf(s, "\tint had = m->pool != NULL;\n\n"
+		              "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
+		              "\t\treturn -1;\n"
+		              "\tif (!had && m->ok)\n\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
+	else
+		str_put(s, "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
+		           "\t\treturn -1;\n");
+	str_put(s, "\treturn 0;\n}\n\n");
 	str_printf(s, "int\n%s_run(%s *m", nm, nm);
 	for (i = 0; i < np; i++) {
 		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
@@ -249,36 +267,57 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np)
 		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
 		           p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
 		           p[i].hname ? "text input" : "input");
-	str_printf(s, "\tm->err[0] = '\\0';\n"
-	              "\treturn %s_schedule(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
-	              "\t                   sizeof m->err) == 0 ? 0 : -1;\n}\n\n", nm,
-	           pl->ncuda ? "m->gpu" : "NULL");
+	str_printf(s, "\tif (m->pool == NULL)\n\t\treturn -1;   /* no threads: err says why */\n"
+	              "\tif (dprt_pool_enter(m->pool) != 0) {\n"
+	              "\t\tstatic const char busy[] = \"%s_run: this instance is running in "
+	              "another thread (use one instance per thread)\";\n"
+	              "\t\tmemcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : "
+	              "sizeof m->err);\n"
+	              "\t\tm->err[sizeof m->err - 1] = '\\0';\n"
+	              "\t\treturn -1;\n\t}\n"
+	              "\tm->err[0] = '\\0';\n"
+	              "\tint rc = %s_schedule(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
+	              "\t                     sizeof m->err) == 0 ? 0 : -1;\n"
+	              "\tdprt_pool_leave(m->pool);\n"
+	              "\treturn rc;\n}\n\n", nm, nm, pl->ncuda ? "m->gpu" : "NULL");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
 	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
 	str_printf(s, "void\n%s_destroy(%s *m)\n{\n"
 	              "\tif (m == NULL)\n\t\treturn;\n", nm, nm);
 	if (pl->ncuda)
 		str_printf(s, "\tif (m->ok)\n\t\t%s_gpu_fini(m->gpu);\n", nm);
-	str_put(s, "\tdprt_weights_free(m->w);\n\tfree(m->mem);\n\tfree(m);\n}\n");
+	str_put(s, "\tdprt_pool_destroy(m->pool);\n\tdprt_weights_free(m->w);\n\tfree(m->mem);\n"
+	           "\tfree(m);\n}\n");
 }
 
 /* Writes the C file of fn into *out. */
 int
 emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 {
-	Str top = {0}, body = {0}, decl = {0};
+	Str top = {0}, body = {0}, decl = {0}, prep = {0};
 	Param *par;
 	Plan pl;
 	Ctx c;
 	int np, i, rc = -1, nin = 0, nout = 0, hasblob;
+	Fuse *fu = nn_fuse(fn);
+	int64_t *prepoff, nb, prep0;
 
 	if (capi_params(fn, &par, &np, err) != 0 || plan(fn, &pl, err) != 0)
 		return -1;
+	/* prepared weights (nn_prep) after the plan's arena, never reused */
+	prepoff = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *prepoff);
+	prep0 = pl.arena;
+	for (i = 0; i < fn->nop; i++)
+		if (fn->op[i].dev == DEV_CPU && (nb = nn_prep(fn, &fn->op[i])) > 0) {
+			prepoff[i] = pl.arena;
+			pl.arena += (nb + 63) / 64 * 64;
+		}
 	for (i = 0; i < np; i++) {
 		nin += !par[i].isout;
 		nout += par[i].isout;
 	}
-	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err};
+	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err, .fuse = fu,
+	          .prep = &prep, .prepoff = prepoff};
 	c.used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
 	/* The schedule, in order: host ops one by one; each cuda partition one
 	 * call of NAME_gpu_partK (5.gpu.cu), whose device->host copies land in
@@ -295,8 +334,12 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			op_text(&body, fn, op);
 			str_put(&body, pl.x[i].kind == X_D2H ? ": staged by the partition above */\n" :
 			        ": the host's own weights */\n");
-		} else if (emit_op(&c, i) != 0) {
-			goto done;
+		} else {
+			size_t at = body.n;   /* the op's code: timed where it has statements */
+			if (emit_op(&c, i) != 0)
+				goto done;
+			if (body.n > at && memchr(body.p + at, ';', body.n - at))
+				str_printf(&body, "\tDPRT_TRACE_OP(%d, \"%s\");\n", i, dp_op_name[op->kind]);
 		}
 		portcopies(&c, i);
 	}
@@ -338,6 +381,11 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	iotable(out, fn, par, np, 0);
 	iotable(out, fn, par, np, 1);
 	str_put(out, "\n");
+	if (prep.n)
+		str_printf(out, "/* Prepares the weights in the arena's last %lld bytes, once per "
+		                "instance. */\nstatic void\n%s_prep(void *arena, const unsigned char *W)\n{\n%s}\n\n",
+		           (long long)(pl.arena - prep0),
+		           fn->name, prep.p);
 	runfn(&c, out, &body, &decl);
 	str_printf(out, "\n/* The program descriptor that dprt_main and the typed API run. */\n"
 	                "const dprt_prog %s_prog = {\n\t.name = ", fn->name);
@@ -364,12 +412,15 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			           fn->op[fn->val[fn->out[i].val].def].kind == Odetokenize);
 		str_put(out, "},\n");
 	}
+	if (prep.n)
+		str_printf(out, "\t.prep = %s_prep,\n", fn->name);
 	str_put(out, "};\n\n");
-	api(out, fn, &pl, par, np);
+	api(out, fn, &pl, par, np, prep.n > 0);
 	rc = 0;
 done:
 	str_free(&top);
 	str_free(&body);
 	str_free(&decl);
+	str_free(&prep);
 	return rc;
 }

@@ -43,10 +43,15 @@ typedef struct Plan {
 /* plan.c: computes the static buffer plan of fn (memory owned by fn's
  * arena).  0, or -1 with err set. */
 int plan(Fn *fn, Plan *p, Err *err);
-/* Whether op kind k only reinterprets its operand's bytes (a reshape). */
-int isreshape(const Fn *fn, const Op *op);
-/* Whether op is a 2-D transpose (aten.t, or permute with dims [1,0]). */
-int istranspose(const Fn *fn, const Op *op);
+
+/* A convolution fused with the ops after it (nn.c, nn_fuse): its operands
+ * in[0..nconv-1] as before, then the batch norm's w, b, mean, var at
+ * in[bn..bn+3] (bn 0: none), the residual at in[res] (0: none); act is a
+ * DPRT_ACT_* with lo, hi for a clamp. */
+typedef struct Fuse {
+	int nconv, bn, res, act;
+	double eps, lo, hi;
+} Fuse;
 
 /* State of the code emitter for one function. */
 typedef struct Ctx {
@@ -57,6 +62,9 @@ typedef struct Ctx {
 	char *used;        /* per value: named by generated code */
 	int scalar;        /* whether the code calls runtime/dpscalar.h's formulas */
 	Err *err;
+	Fuse *fuse;        /* per op (nn_fuse) */
+	Str *prep;         /* NAME_prep(): weights prepared once per instance */
+	int64_t *prepoff;  /* per op: arena byte offset of its prepared weights */
 } Ctx;
 
 typedef int Emitter(Ctx *c, const Op *op, int i);
@@ -120,6 +128,14 @@ int k_gatherdim(Ctx *c, const Op *op, int i);
 /* Whether the cpu target has a kernel for op kind (kernels.c). */
 int cpu_supports(int kind);
 int64_t nn_scratch(const Fn *fn, const Op *op);
+/* Fuses each f32 convolution with a following batch norm (constant
+ * parameters, folded into the weights when they are prepared), residual add
+ * and activation, when each intermediate has no other reader: the op list
+ * is rewritten (the fused ops are gone, the convolution takes their place
+ * and result) and the table of fusions returned, per op.  nn_prep is the
+ * bytes of prepared weights op keeps in the arena for good (0 for none). */
+Fuse *nn_fuse(Fn *fn);
+int64_t nn_prep(const Fn *fn, const Op *op);
 
 /* image.c: the emitters of resize, center_crop and topk (as emit_op's). */
 int k_resize(Ctx *c, const Op *op, int i);

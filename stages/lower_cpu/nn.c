@@ -570,49 +570,127 @@ convgeom(const Fn *fn, const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], i
 	dp_pair(op, "dilation", 1, d);
 }
 
-/* Floats of im2col scratch, as runtime/nn.c's dprt_conv2d_scratch. */
+/* Whether op runs as a depthwise convolution, as runtime/conv.c decides. */
+static int
+depthwise(int64_t C, int64_t O, int64_t g)
+{
+	return g == C && g > 1 && O % C == 0;
+}
+
+/* Floats of scratch, as runtime/conv.c's dprt_conv_scratch_floats: K
+ * offsets (int64), the padded input split into s0×s1 phases, 32 of slack. */
 static int64_t
 convscratch(const Fn *fn, const Op *op)
 {
 	const Type *x = &fn->val[op->in[0]].t, *y = &fn->val[op->out[0]].t;
 	int64_t k[2], s[2], p[2], d[2], g = dp_geti(op, "groups", 1), C = x->dim[1];
+	int64_t Hq, Wq;
 
 	convgeom(fn, op, k, s, p, d);
-	if ((g == C && g > 1) ||
+	if (depthwise(C, y->dim[1], g) ||
 	    (k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 && p[0] == 0 && p[1] == 0))
 		return 0;
-	return C / g * k[0] * k[1] * y->dim[2] * y->dim[3];
+	Hq = (x->dim[2] + 2 * p[0] + s[0] - 1) / s[0];
+	Wq = (x->dim[3] + 2 * p[1] + s[1] - 1) / s[1];
+	return 2 * (C / g * k[0] * k[1]) + C / g * s[0] * s[1] * Hq * Wq + 32;
 }
+
+/* Bytes of prepared weights, as runtime/conv.c's dprt_conv_prep_floats:
+ * per group ⌈Og/mr⌉·mr rows of K packed (bounded by Og + 7), then the bias;
+ * depthwise: the [O, k0·k1] weights and the bias. */
+int64_t
+nn_prep(const Fn *fn, const Op *op)
+{
+	const Type *x, *w, *y;
+	int64_t g, K;
+
+	if (op->kind != Aconv || fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4 ||
+	    fn->val[op->out[0]].t.dtype != DP_F32 || dp_numel(&fn->val[op->out[0]].t) == 0)
+		return 0;
+	x = &fn->val[op->in[0]].t;
+	w = &fn->val[op->in[1]].t;
+	y = &fn->val[op->out[0]].t;
+	g = dp_geti(op, "groups", 1);
+	K = w->dim[1] * w->dim[2] * w->dim[3];
+	if (depthwise(x->dim[1], y->dim[1], g))
+		return 4 * (y->dim[1] * w->dim[2] * w->dim[3] + y->dim[1]);
+	return 4 * (g * ((y->dim[1] / g + 7) * K) + y->dim[1]);
+}
+
+/* A weight operand of the preparation: a pointer into the weight blob when
+ * it is a constant (then prepared once in NAME_prep), else its value. */
+static void
+prepoperand(Ctx *c, Str *s, int v, int inprep)
+{
+	const Home *h = &c->plan->h[v];
+
+	if (inprep)
+		str_printf(s, "(const float *)(W + %lld)", (long long)h->idx);
+	else
+		str_printf(s, "v%d", V(c, v));
+}
+
+static const char *const actname[] = {
+	"DPRT_ACT_NONE", "DPRT_ACT_RELU", "DPRT_ACT_CLAMP", "DPRT_ACT_HARDSWISH", "DPRT_ACT_SILU",
+};
 
 static int
 k_conv(Ctx *c, const Op *op, int i)
 {
-	int y = op->out[0], x = op->in[0], w = op->in[1];
+	int y = op->out[0], x = op->in[0], j, inprep = 1;
 	const Type *tx = ty(c, x), *to = ty(c, y);
+	const Fuse *f = &c->fuse[i];
 	int64_t k[2], s[2], p[2], d[2];
+	Str *ps;
 
 	if (needf32(c, op, i) != 0)
 		return -1;
 	if (dp_numel(to) == 0)
 		return 0;
 	convgeom(c->fn, op, k, s, p, d);
-	str_printf(c->body, "\tdprt_conv2d_f32(v%d, v%d, v%d, ", V(c, y), V(c, x), V(c, w));
-	if (op->nin == 3)
-		str_printf(c->body, "v%d, ", V(c, op->in[2]));
-	else
-		str_put(c->body, "NULL, ");
-	str_printf(c->body, "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,\n\t\t",
+	/* the descriptor */
+	str_printf(c->top, "static const dprt_conv conv%d = {%lld, %lld, %lld, %lld, %lld, %lld, "
+	           "%lld, %lld, {%lld, %lld}, {%lld, %lld}, {%lld, %lld}, {%lld, %lld}, %s, ", i,
 	           (long long)tx->dim[0], (long long)tx->dim[1], (long long)tx->dim[2],
 	           (long long)tx->dim[3], (long long)to->dim[1], (long long)to->dim[2],
-	           (long long)to->dim[3], (long long)dp_geti(op, "groups", 1));
-	ints(c, k, 2);
-	str_put(c->body, ", ");
-	ints(c, s, 2);
-	str_put(c->body, ", ");
-	ints(c, p, 2);
-	str_put(c->body, ", ");
-	ints(c, d, 2);
-	str_put(c->body, ", ");
+	           (long long)to->dim[3], (long long)dp_geti(op, "groups", 1), (long long)k[0],
+	           (long long)k[1], (long long)s[0], (long long)s[1], (long long)p[0],
+	           (long long)p[1], (long long)d[0], (long long)d[1], actname[f->act]);
+	str_float(c->top, f->lo);
+	str_put(c->top, ", ");
+	str_float(c->top, f->hi);
+	str_put(c->top, "};\n");
+	/* the preparation: once per instance when every operand is a constant */
+	for (j = 1; j < f->nconv; j++)
+		inprep &= c->plan->h[op->in[j]].kind == H_CONST;
+	for (j = 0; f->bn && j < 4; j++)
+		inprep &= c->plan->h[op->in[f->bn + j]].kind == H_CONST;
+	ps = inprep ? c->prep : c->body;
+	str_printf(ps, "\tdprt_conv_prep(&conv%d, (float *)((unsigned char *)arena + %lld), ", i,
+	           (long long)c->prepoff[i]);
+	prepoperand(c, ps, op->in[1], inprep);
+	str_put(ps, ", ");
+	if (f->nconv == 3)
+		prepoperand(c, ps, op->in[2], inprep);
+	else
+		str_put(ps, "NULL");
+	for (j = 0; j < 4; j++) {
+		str_put(ps, ", ");
+		if (f->bn)
+			prepoperand(c, ps, op->in[f->bn + j], inprep);
+		else
+			str_put(ps, "NULL");
+	}
+	str_put(ps, ", ");
+	str_float(ps, f->bn ? f->eps : 0);
+	str_put(ps, ");\n");
+	/* the run */
+	str_printf(c->body, "\tdprt_conv_run(&conv%d, v%d, v%d, (const float *)((unsigned char *)"
+	           "arena + %lld), ", i, V(c, y), V(c, x), (long long)c->prepoff[i]);
+	if (f->res)
+		str_printf(c->body, "v%d, ", V(c, op->in[f->res]));
+	else
+		str_put(c->body, "NULL, ");
 	if (convscratch(c->fn, op) > 0)
 		scratchp(c, i);
 	else
@@ -674,9 +752,7 @@ k_sdpa(Ctx *c, const Op *op, int i)
 	ints(c, r > 2 ? tq->dim : &zero, r > 2 ? r - 2 : 1);
 	str_put(c->body, ", ");
 	ints(c, r > 2 ? ms : &zero, r > 2 ? r - 2 : 1);
-	str_printf(c->body, ", %lld, %lld, ", (long long)ms[r - 2], (long long)ms[r - 1]);
-	scratchp(c, i);
-	str_put(c->body, ");\n");
+	str_printf(c->body, ", %lld, %lld, NULL);\n", (long long)ms[r - 2], (long long)ms[r - 1]);
 	return 0;
 }
 
@@ -686,19 +762,11 @@ k_sdpa(Ctx *c, const Op *op, int i)
 int64_t
 nn_scratch(const Fn *fn, const Op *op)
 {
-	const Type *q, *k;
-
 	switch (op->kind) {
 	case Aconv:
 		if (fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4)
 			return 0;
 		return 4 * convscratch(fn, op);
-	case Asdpa:
-		q = &fn->val[op->in[0]].t;
-		k = &fn->val[op->in[1]].t;
-		if (q->rank < 2 || k->rank < 2)
-			return 0;
-		return 4 * q->dim[q->rank - 2] * k->dim[k->rank - 2];
 	}
 	return 0;
 }
@@ -758,4 +826,157 @@ emit_nn(Ctx *c, const Op *op, int i)
 	dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for this op", i,
 	          dp_op_name[op->kind]);
 	return -1;
+}
+
+/* ---- fusion ---- */
+
+/* The one op reading v after op i (nuse[v] == 1), or -1 (also when that
+ * op is already fused into a convolution: gone). */
+static int
+reader(const Fn *fn, const int *nuse, const int *gone, int v, int i)
+{
+	int j, k;
+
+	if (nuse[v] != 1)
+		return -1;
+	for (j = i + 1; j < fn->nop; j++)
+		for (k = 0; k < fn->op[j].nin; k++)
+			if (fn->op[j].in[k] == v)
+				return gone[j] ? -1 : j;
+	return -1;
+}
+
+/* Whether v is a constant of the cpu. */
+static int
+isconst(const Fn *fn, int v)
+{
+	const Op *d = &fn->op[fn->val[v].def];
+
+	return d->kind == Oconst && d->dev == DEV_CPU && fn->val[v].t.dtype == DP_F32;
+}
+
+static int
+sametype(const Type *a, const Type *b)
+{
+	return a->dtype == b->dtype && a->rank == b->rank &&
+	       memcmp(a->dim, b->dim, (size_t)a->rank * sizeof *a->dim) == 0;
+}
+
+Fuse *
+nn_fuse(Fn *fn)
+{
+	Fuse *fu = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *fu), *nf;
+	int *nuse = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *nuse);
+	int *gone = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *gone);
+	int *at = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *at);
+	int *orphan = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *orphan);
+	char *moved = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
+	int i, j, k, n;
+
+	for (i = 0; i < fn->nop; i++)
+		for (k = 0; k < fn->op[i].nin; k++)
+			nuse[fn->op[i].in[k]]++;
+	for (i = 0; i < fn->nout; i++)
+		nuse[fn->out[i].val] += 2;   /* a graph output is never fused away */
+	for (i = 0; i < fn->nval; i++)
+		orphan[i] = -1;
+	for (i = 0; i < fn->nop; i++) {
+		Op *op = &fn->op[i];
+		Fuse f = { .nconv = op->nin };
+		int cur, last = i, *in, nin;
+
+		if (moved[i])
+			continue;   /* a fused convolution, already done */
+		if (op->kind != Aconv || op->dev != DEV_CPU || op->nout != 1 ||
+		    fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4 ||
+		    fn->val[op->out[0]].t.dtype != DP_F32 || fn->val[op->in[0]].t.dtype != DP_F32) {
+			fu[i] = f;
+			continue;
+		}
+		cur = op->out[0];
+		in = dp_alloc(fn->arena, (size_t)op->nin + 5, sizeof *in);
+		memcpy(in, op->in, (size_t)op->nin * sizeof *in);
+		nin = op->nin;
+		j = reader(fn, nuse, gone, cur, last);
+		if (j >= 0 && fn->op[j].kind == Abatchnorm && fn->op[j].in[0] == cur &&
+		    fn->op[j].nin == 5 && fn->op[j].nout == 1 && fn->op[j].dev == DEV_CPU &&
+		    isconst(fn, fn->op[j].in[1]) && isconst(fn, fn->op[j].in[2]) &&
+		    isconst(fn, fn->op[j].in[3]) && isconst(fn, fn->op[j].in[4])) {
+			f.bn = nin;
+			f.eps = dp_getf(&fn->op[j], "eps", 1e-5);
+			for (k = 1; k < 5; k++)
+				in[nin++] = fn->op[j].in[k];
+			orphan[cur] = 1;
+			gone[j] = 1;
+			cur = fn->op[j].out[0];
+			last = j;
+			j = reader(fn, nuse, gone, cur, last);
+		}
+		if (j >= 0 && fn->op[j].kind == Aadd && fn->op[j].nin == 2 && fn->op[j].nout == 1 &&
+		    fn->op[j].dev == DEV_CPU && dp_getf(&fn->op[j], "alpha", 1) == 1 &&
+		    fn->op[j].in[0] != fn->op[j].in[1] &&
+		    sametype(&fn->val[fn->op[j].in[0]].t, &fn->val[fn->op[j].in[1]].t) &&
+		    sametype(&fn->val[fn->op[j].out[0]].t, &fn->val[cur].t)) {
+			f.res = nin;
+			in[nin++] = fn->op[j].in[fn->op[j].in[0] == cur];
+			orphan[cur] = 1;
+			gone[j] = 1;
+			cur = fn->op[j].out[0];
+			last = j;
+			j = reader(fn, nuse, gone, cur, last);
+		}
+		if (j >= 0 && fn->op[j].nin == 1 && fn->op[j].nout == 1 && fn->op[j].dev == DEV_CPU &&
+		    sametype(&fn->val[fn->op[j].out[0]].t, &fn->val[cur].t)) {
+			const Attr *lo = dp_attr(&fn->op[j], "min"), *hi = dp_attr(&fn->op[j], "max");
+			switch (fn->op[j].kind) {
+			case Arelu: f.act = 1; break;
+			case Aclamp:
+				f.act = 2;
+				f.lo = lo ? lo->f : -INFINITY;
+				f.hi = hi ? hi->f : INFINITY;
+				break;
+			case Ahardswish: f.act = 3; break;
+			case Asilu: f.act = 4; break;
+			}
+			if (f.act) {
+				orphan[cur] = 1;
+				gone[j] = 1;
+				cur = fn->op[j].out[0];
+				last = j;
+			}
+		}
+		if (last == i) {
+			fu[i] = f;
+			continue;
+		}
+		orphan[op->out[0]] = 1;
+		op->in = in;
+		op->nin = nin;
+		op->out[0] = cur;
+		fu[last] = f;
+		fn->op[last] = *op;   /* the convolution runs where its last fused op did */
+		gone[last] = 0;
+		moved[last] = 1;
+		gone[i] = 1;
+		for (k = 0; k < fn->nval; k++)
+			if (orphan[k] == 1)
+				orphan[k] = 2 + last;
+	}
+	/* compact: the kept ops in order, their results' def renumbered */
+	nf = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *nf);
+	for (i = n = 0; i < fn->nop; i++) {
+		at[i] = n;
+		if (gone[i])
+			continue;
+		nf[n] = fu[i];
+		fn->op[n++] = fn->op[i];
+	}
+	fn->nop = n;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < fn->op[i].nout; k++)
+			fn->val[fn->op[i].out[k]].def = i;
+	for (k = 0; k < fn->nval; k++)   /* fused away: never placed */
+		if (orphan[k] >= 2)
+			fn->val[k].def = at[orphan[k] - 2];
+	return nf;
 }

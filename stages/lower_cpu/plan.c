@@ -8,61 +8,6 @@
 
 #define ALIGN 64
 
-static const Type *
-intype(const Fn *fn, const Op *op, int k)
-{
-	return &fn->val[op->in[k]].t;
-}
-
-/* Whether op only reinterprets its operand's bytes: every tensor is dense
- * in C order, so a reshape of one is the same bytes. */
-int
-isreshape(const Fn *fn, const Op *op)
-{
-	switch (op->kind) {
-	case Oreshape: case Oflatten: case Aview: case Areshape:
-		return 1;
-	case At:
-		return intype(fn, op, 0)->rank < 2;   /* t of a vector is itself */
-	}
-	return 0;
-}
-
-/* Whether op swaps the two axes of a matrix. */
-int
-istranspose(const Fn *fn, const Op *op)
-{
-	const Attr *a;
-
-	if (op->nin != 1 || intype(fn, op, 0)->rank != 2)
-		return 0;
-	if (op->kind == At)
-		return 1;
-	if (op->kind != Opermute && op->kind != Apermute)
-		return 0;
-	a = dp_attr(op, "dims");
-	return a && a->n == 2 && (a->ints[0] == 1 || a->ints[0] == -1) &&
-	       (a->ints[1] == 0 || a->ints[1] == -2);
-}
-
-/* Whether operand k of op is read as a matrix through strides, so that a
- * transposed view of it is free (see kernels.c, matstrides). */
-static int
-matuse(const Fn *fn, const Op *op, int k)
-{
-	switch (op->kind) {
-	case Amm:
-		return 1;
-	case Aaddmm:
-		return k >= 1;
-	case Amatmul:
-		return intype(fn, op, 0)->rank == 2 && intype(fn, op, 1)->rank == 2;
-	case Alinear:
-		return k == 1 || (k == 0 && intype(fn, op, 0)->rank == 2);
-	}
-	return 0;
-}
-
 static void
 sethome(Home *h, int kind, int64_t idx, int ro)
 {
@@ -84,7 +29,7 @@ homes(Fn *fn, Plan *p, Err *err)
 		const Op *op = &fn->op[i];
 		for (k = 0; k < op->nin; k++) {
 			nuse[op->in[k]]++;
-			nmat[op->in[k]] += matuse(fn, op, k);
+			nmat[op->in[k]] += dp_matuse(fn, op, k);
 		}
 	}
 	for (i = 0; i < fn->nval; i++)
@@ -137,11 +82,11 @@ homes(Fn *fn, Plan *p, Err *err)
 			continue;
 		v = op->out[0];
 		u = op->in[0];
-		if (isreshape(fn, op) ||
-		    (istranspose(fn, op) && nuse[v] > 0 && nuse[v] == nmat[v])) {
+		if (dp_isreshape(fn, op) ||
+		    (dp_istranspose(fn, op) && nuse[v] > 0 && nuse[v] == nmat[v])) {
 			sethome(&p->h[v], H_VIEW, 0, p->h[u].ro);
 			p->h[v].base = u;
-			p->h[v].trans = !isreshape(fn, op);
+			p->h[v].trans = !dp_isreshape(fn, op);
 		}
 	}
 	for (i = 0; i < fn->nval; i++)

@@ -51,6 +51,8 @@ typedef struct Gpu {
 	                      being emitted */
 	char *used;        /* per value: named by that schedule */
 	int helpers;       /* device helpers needed (H_* bits in kern.c) */
+	int faults;        /* a kernel may record an index out of range
+	                      (runtime/cuda/fault.cuh) */
 	int scalar;        /* whether kernels call runtime/dpscalar.h's formulas */
 	int ops;           /* whether the code launches runtime/dpops.cuh's kernels */
 	int *fold;         /* per op, in a convolution's chain (the convolution
@@ -62,15 +64,22 @@ typedef struct Gpu {
 	                      are on the device (packing convolution weights) */
 } Gpu;
 
-/* plan.c: decides fusion (which values are computed inside their reader's
- * kernel), views, the device homes and their offsets.  0, or -1 with
- * g->err set. */
+/* The passes, in the order emit_file runs them (each reads what the ones
+ * before it decided, none calls a later one):
+ *  1. guses (plan.c): the transfers (g->x) and each value's readers;
+ *  2. nnplan (nn.c): the convolution chains (g->fold, g->nn);
+ *  3. gplan (plan.c): fusion (which values are computed inside their
+ *     reader's kernel), views, the device homes and their offsets;
+ *  4. the emitters, per op: emit_elem and emit_reduce (kern.c, reduce.c),
+ *     emit_mm (mm.c), emit_nn (nn.c, then conv.c and attn.c), which call
+ *     the helpers of the passes before them and the kernel library
+ *     (runtime/cuda/);
+ *  5. emit_file (emit.c): the schedules, init and the entry points.
+ * guses and gplan: 0, or -1 with g->err set. */
+int guses(Gpu *g);
 int gplan(Gpu *g);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
-/* Whether op only reinterprets its operand's bytes / is a 2-D transpose. */
-int isreshape(const Fn *fn, const Op *op);
-int istranspose(const Fn *fn, const Op *op);
 /* Whether an elementwise kernel can compute op (so its operands may be
  * fused into it). */
 int fusable(const Fn *fn, const Op *op);
@@ -122,6 +131,9 @@ int emit_mm(Gpu *g, int i);
 int isnn(const Fn *fn, const Op *op);
 int emit_nn(Gpu *g, int i);
 int nnplan(Gpu *g);
+/* The op that names the kernel run at op i (a convolution's chain ends at
+ * its relu, say, but is the convolution's kernel). */
+int nnhead(const Gpu *g, int i);
 
 /* emit.c: the whole .cu file into *out. */
 int emit_file(Gpu *g, const char *src, const char *dst, Str *out);

@@ -446,8 +446,8 @@ pieces(Kern *k, int v, const Op *op, int i, const char *idx)
 
 /* aten.embedding (rows of a matrix) and aten.index (slabs along dim): the
  * index operand is read first, then the gathered element.  An index out of
- * range, which the cpu reports as an error, gives 0 here: a kernel has no
- * way to fail, and must not read outside the tensor. */
+ * range gives 0 and is recorded (dprt_fault_at, runtime/cuda/fault.cuh):
+ * the run then fails with the cpu's message. */
 static int
 gather(Kern *k, int v, const Op *op, int i, const char *idx)
 {
@@ -472,6 +472,10 @@ gather(Kern *k, int v, const Op *op, int i, const char *idx)
 	if (elem(k, ix, var, &a) != 0)
 		goto fail;
 	str_printf(line(k), "long long j%d = (long long)%s;\n", v, a.p);
+	str_printf(line(k), "if (j%d < -%lldLL || j%d >= %lldLL)\n", v, (long long)n, v, (long long)n);
+	str_printf(line(k), "\tdprt_fault_at(%d, %d, %s, j%d, %lldLL);\n", i, op->kind == Aindex,
+	           var, v, (long long)n);
+	k->g->faults = 1;
 	str_printf(line(k), "%s t%d = 0;\n\n", stype(t->dtype), v);
 	str_printf(line(k), "if (j%d < 0)\n", v);
 	k->depth++;

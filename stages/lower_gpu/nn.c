@@ -38,7 +38,7 @@ isconst(const Gpu *g, int v)
 			return 0;
 		if (op->kind == Oconst || g->x[d].kind == X_UPLOAD)
 			return 1;
-		if (!isreshape(fn, op))
+		if (!dp_isreshape(fn, op))
 			return 0;
 		v = op->in[0];
 	}
@@ -131,6 +131,16 @@ nnplan(Gpu *g)
 			nn->wsmax = ws;
 	}
 	return 0;
+}
+
+/* The op that names the kernel run at op i: the convolution of the chain
+ * ending at i, else i. */
+int
+nnhead(const Gpu *g, int i)
+{
+	if (g->nn && g->fold && g->fold[i] == i && g->nn->chain[i].conv >= 0)
+		return g->nn->chain[i].conv;
+	return i;
 }
 
 /* Device weight space after the plan's. */

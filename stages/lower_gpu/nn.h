@@ -18,16 +18,7 @@ typedef struct Nn {
 	Chain *chain;      /* per op: the chain whose last op it is (conv < 0: none) */
 	int64_t wsmax;     /* bytes of split-K workspace the largest split needs */
 	int64_t ws;        /* its offset in the device weights, -1 until reserved */
-	int done;          /* file-scope helpers emitted (N_* bits) */
 } Nn;
-
-enum {
-	N_CONV = 1,        /* the convolution templates */
-	N_PACK = 2,        /* the weight packing kernel of init */
-	N_POOL = 4,
-	N_BMM = 8,
-	N_ATTN = 16,
-};
 
 /* Device bytes appended to the weights block (space the stage adds after
  * the plan: packed weights, workspace); returns their offset. */

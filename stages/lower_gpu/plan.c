@@ -9,43 +9,6 @@
 
 #define ALIGN 256
 
-static const Type *
-intype(const Fn *fn, const Op *op, int k)
-{
-	return &fn->val[op->in[k]].t;
-}
-
-/* Whether op only reinterprets its operand's bytes: every tensor is dense
- * in C order, so a reshape of one is the same bytes. */
-int
-isreshape(const Fn *fn, const Op *op)
-{
-	switch (op->kind) {
-	case Oreshape: case Oflatten: case Aview: case Areshape:
-		return 1;
-	case At:
-		return intype(fn, op, 0)->rank < 2;   /* t of a vector is itself */
-	}
-	return 0;
-}
-
-/* Whether op swaps the two axes of a matrix. */
-int
-istranspose(const Fn *fn, const Op *op)
-{
-	const Attr *a;
-
-	if (op->nin != 1 || intype(fn, op, 0)->rank != 2)
-		return 0;
-	if (op->kind == At)
-		return 1;
-	if (op->kind != Opermute && op->kind != Apermute)
-		return 0;
-	a = dp_attr(op, "dims");
-	return a && a->n == 2 && (a->ints[0] == 1 || a->ints[0] == -1) &&
-	       (a->ints[1] == 0 || a->ints[1] == -2);
-}
-
 /* Whether an elementwise kernel computes ops of kind k, element by element
  * (kern.c): the elementwise forms, normalizations by channel, shape ops as
  * index mappings, sources from the index, gathers reading their index
@@ -73,21 +36,6 @@ static int
 ismm(const Op *op)
 {
 	return op->kind == Alinear || op->kind == Aaddmm || op->kind == Amm;
-}
-
-/* Whether operand k of op is read as a matrix through strides. */
-static int
-matuse(const Fn *fn, const Op *op, int k)
-{
-	switch (op->kind) {
-	case Amm:
-		return 1;
-	case Aaddmm:
-		return k >= 1;
-	case Alinear:
-		return k == 1 || (k == 0 && intype(fn, op, 0)->rank == 2);
-	}
-	return 0;
 }
 
 /* The value holding v's bytes (through views). */
@@ -159,7 +107,7 @@ allmat(const Gpu *g, int v)
 	for (i = 0; i < fn->nop; i++)
 		for (k = 0; k < fn->op[i].nin; k++)
 			if (fn->op[i].in[k] == v) {
-				if (!ismm(&fn->op[i]) || !matuse(fn, &fn->op[i], k) ||
+				if (!ismm(&fn->op[i]) || !dp_matuse(fn, &fn->op[i], k) ||
 				    fn->op[i].dev != DEV_CUDA)
 					return 0;
 				n++;
@@ -196,10 +144,10 @@ homes(Gpu *g)
 		const GHome *in = &g->h[op->in[0]];
 		if (in->kind == G_INLINE || in->kind == G_HOST || (in->kind == G_VIEW && in->trans))
 			continue;
-		if (isreshape(fn, op)) {
+		if (dp_isreshape(fn, op)) {
 			h->kind = G_VIEW;
 			h->base = op->in[0];
-		} else if (istranspose(fn, op) && allmat(g, op->out[0])) {
+		} else if (dp_istranspose(fn, op) && allmat(g, op->out[0])) {
 			h->kind = G_VIEW;
 			h->base = op->in[0];
 			h->trans = 1;
@@ -207,14 +155,12 @@ homes(Gpu *g)
 	}
 }
 
-/* Liveness over kernel positions, then offsets. */
+/* The transfers and the readers of each value. */
 int
-gplan(Gpu *g)
+guses(Gpu *g)
 {
 	Fn *fn = g->fn;
-	int i, k, n = 0, v;
-	int64_t *size, *off;
-	int *birth, *death, *who;
+	int i, v;
 
 	g->x = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->x);
 	g->h = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *g->h);
@@ -236,8 +182,18 @@ gplan(Gpu *g)
 			return -1;
 		}
 	uses(g);
-	if (nnplan(g) != 0)
-		return -1;
+	return 0;
+}
+
+/* Homes, liveness over kernel positions, then offsets. */
+int
+gplan(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i, k, n = 0, v;
+	int64_t *size, *off;
+	int *birth, *death, *who;
+
 	homes(g);
 
 	for (i = fn->nop - 1; i >= 0; i--) {

@@ -10,55 +10,19 @@
 #include "gpu.h"
 
 enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096 };
-enum { HBETTER = 1, HSUM = 2 };   /* device helpers (Gpu.helpers bits) */
+enum { HELPERS = 1 };   /* Gpu.helpers: runtime/cuda/reduce.cuh included */
 
-/* The helper that orders argmax candidates: a NaN beats any number, then
- * the larger value, then the smaller index (so the first maximum wins). */
+/* The device helpers (runtime/cuda/reduce.cuh): better, the order of
+ * argmax candidates (a NaN beats any number, then the larger value, then
+ * the smaller index, so the first maximum wins); wsum and bsum, sums over
+ * a warp and over a block, every thread getting the same total. */
 static void
-hbetter(Gpu *g)
+helpers(Gpu *g)
 {
-	if (g->helpers & HBETTER)
+	if (g->helpers & HELPERS)
 		return;
-	g->helpers |= HBETTER;
-	str_put(&g->kern,
-	        "\n/* Whether candidate (v, j) beats (bv, bi) for argmax: a NaN beats any\n"
-	        " * number, then the larger value, then the smaller index; j < 0 is no\n"
-	        " * candidate. */\n"
-	        "static __device__ __forceinline__ int\n"
-	        "better(float v, int j, float bv, int bi)\n{\n"
-	        "\tif (j < 0)\n\t\treturn 0;\n"
-	        "\tif (bi < 0)\n\t\treturn 1;\n"
-	        "\tif (v != v || bv != bv)\n"
-	        "\t\treturn v != v && (bv == bv || j < bi);\n"
-	        "\treturn v > bv || (v == bv && j < bi);\n}\n");
-}
-
-/* Sums over a warp and over a block, every thread getting the total (in
- * the same order in each, so they all get the same bits). */
-static void
-hsum(Gpu *g)
-{
-	if (g->helpers & HSUM)
-		return;
-	g->helpers |= HSUM;
-	str_put(&g->kern,
-	        "\n/* The sum of v over the warp, in every lane. */\n"
-	        "template <typename T> static __device__ __forceinline__ T\n"
-	        "wsum(T v)\n{\n"
-	        "\tfor (int s = 16; s > 0; s /= 2)\n"
-	        "\t\tv += __shfl_xor_sync(0xffffffffu, v, s);\n"
-	        "\treturn v;\n}\n"
-	        "\n/* The sum of v over the block (all of its threads call it), in every\n"
-	        " * thread. */\n"
-	        "template <typename T> static __device__ __forceinline__ T\n"
-	        "bsum(T v)\n{\n"
-	        "\t__shared__ T part[32];\n"
-	        "\tint lane = threadIdx.x % 32;\n\n"
-	        "\tv = wsum(v);\n"
-	        "\t__syncthreads();   /* the partials of a previous call are read */\n"
-	        "\tif (lane == 0)\n\t\tpart[threadIdx.x / 32] = v;\n"
-	        "\t__syncthreads();\n"
-	        "\treturn wsum(lane < (int)blockDim.x / 32 ? part[lane] : (T)0);\n}\n");
+	g->helpers |= HELPERS;
+	str_put(&g->kern, "\n#include \"cuda/reduce.cuh\"   /* better, wsum, bsum */\n");
 }
 
 /* Appends the element offset, with strides st, of the element at linear
@@ -194,7 +158,7 @@ reduction(Gpu *g, int i)
 	acc = any ? "int" : dt == DP_F32 ? "double" : "unsigned long long";
 	w = nr > 0 && rs[nr - 1] == 1 ? cnt > WIDE ? BLOCK : 32 : 1;
 	if (w > 1)
-		hsum(g);
+		helpers(g);
 	snprintf(kname, sizeof kname, "k%d_%s", y, name);
 	str_put(s, "\n");
 	opcomment(s, fn, i, "");
@@ -278,7 +242,7 @@ norm(Gpu *g, int i)
 		}
 	rows = n ? dp_numel(tx) / n : 0;
 	w = n > WIDE ? BLOCK : 32;
-	hsum(g);
+	helpers(g);
 	snprintf(kname, sizeof kname, "k%d_%s", y, ln ? "layer_norm" : "rms_norm");
 	str_put(s, "\n");
 	opcomment(s, fn, i, "");
@@ -363,7 +327,7 @@ rowop(Gpu *g, int i)
 	if (n > 2147483647)
 		dp_die("op %d: a row of %lld elements", i, (long long)n);
 	if (am)
-		hbetter(g);
+		helpers(g);
 	snprintf(kname, sizeof kname, "k%d_%s", y, dp_op_name[op->kind]);
 	str_put(s, "\n");
 	opcomment(s, fn, i, "");

@@ -20,11 +20,19 @@ typedef struct canon_options {
 	const char *const *weights;
 } canon_options;
 
-/* Makes an instance with its own scratch memory; NULL when out of
- * memory.  An instance may be used by one thread at a time.  When its
- * weights or device cannot be had, canon_run fails and canon_error says why. */
+/* Makes an instance with its own scratch memory, prepared weights and
+ * threads (DPRT_THREADS, else as many as the cores the process may run
+ * on); NULL when out of memory.  Instances are independent: several may
+ * run at once, each from its own thread.  One instance used from two
+ * threads at once is refused: the second canon_run returns -1 and
+ * canon_error says so.  Outputs do not depend on the thread count (they
+ * are bitwise equal).  When its weights or device cannot be had,
+ * canon_run fails and canon_error says why. */
 canon *canon_create(void);
 canon *canon_create_with(const canon_options *o);
+/* Runs m on n threads from now on (the caller's thread counts as one).
+ * 0, or -1 with the message in canon_error(m) (n not from 1 to 1024). */
+int canon_set_threads(canon *m, int n);
 /* Runs the program once: reads the inputs, writes the outputs (dense,
  * C order, buffers that do not overlap).  0, or -1 with the message
  * in canon_error(m). */
@@ -68,12 +76,15 @@ canon_schedule(void *state, const unsigned char *W, void *arena,
 	/* %0 = input {name="image"} : u8[1,4,4,3] */
 	/* %1 = normalize %0 {axis=-1, mean=[0.0, 0.5, 1.0], scale=1.0, std=[1.0, 2.0, 3.0]} : f32[1,4,4,3] */
 	dprt_normalize(v1, v0, DPRT_U8, 16, 3, 1, 1.0f, v1_mean, v1_std);
+	DPRT_TRACE_OP(1, "normalize");
 	/* %2 = flatten %1 {end=-1, start=1} : f32[1,48] */
 	/* %3 = const {hash="c0ffee", nbytes=1920, offset=64} : f32[10,48] */
 	/* %4 = aten.linear %2, %3 : f32[1,10] */
 	dprt_sgemm(1, 10, 48, 1.0f, v2, 48, 1, v3, 1, 48, 0.0f, NULL, 0, 0, v4, 10);
+	DPRT_TRACE_OP(4, "aten.linear");
 	/* %5 = argmax %4 {dim=-1, keepdim=0} : i64[1] */
 	dprt_argmax_f32(v5, v4, 1, 10, 1);
+	DPRT_TRACE_OP(5, "argmax");
 	return 0;
 }
 
@@ -97,6 +108,7 @@ struct canon {
 	void *mem;        /* from malloc */
 	void *arena;      /* mem rounded up to 64 bytes */
 	dprt_weights *w;  /* the weights, once loaded */
+	dprt_pool *pool;  /* its threads; NULL if they did not start (err) */
 	int ok;           /* whether it started; if not, err says why */
 	char err[256];    /* the last failure, or "" */
 };
@@ -125,7 +137,18 @@ canon_create_with(const canon_options *o)
 		n++;
 	m->ok = dprt_weights_load(canon_prog.blob, o ? o->weights : NULL, n, &m->w, m->err,
 	                          sizeof m->err) == 0;
+	/* DPRT_THREADS or the cores we may use; without a pool run fails */
+	if (m->ok)
+		(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);
 	return m;
+}
+
+int
+canon_set_threads(canon *m, int n)
+{
+	if (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)
+		return -1;
+	return 0;
 }
 
 int
@@ -148,9 +171,19 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 		strcpy(m->err, "logits: a NULL pointer was passed for this output");
 		return -1;
 	}
+	if (m->pool == NULL)
+		return -1;   /* no threads: err says why */
+	if (dprt_pool_enter(m->pool) != 0) {
+		static const char busy[] = "canon_run: this instance is running in another thread (use one instance per thread)";
+		memcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : sizeof m->err);
+		m->err[sizeof m->err - 1] = '\0';
+		return -1;
+	}
 	m->err[0] = '\0';
-	return canon_schedule(NULL, dprt_weights_base(m->w), m->arena, in, out, m->err,
-	                   sizeof m->err) == 0 ? 0 : -1;
+	int rc = canon_schedule(NULL, dprt_weights_base(m->w), m->arena, in, out, m->err,
+	                     sizeof m->err) == 0 ? 0 : -1;
+	dprt_pool_leave(m->pool);
+	return rc;
 }
 
 const char *
@@ -164,6 +197,7 @@ canon_destroy(canon *m)
 {
 	if (m == NULL)
 		return;
+	dprt_pool_destroy(m->pool);
 	dprt_weights_free(m->w);
 	free(m->mem);
 	free(m);

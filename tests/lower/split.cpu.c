@@ -20,11 +20,19 @@ typedef struct split_options {
 	const char *const *weights;
 } split_options;
 
-/* Makes an instance with its own scratch memory; NULL when out of
- * memory.  An instance may be used by one thread at a time.  When its
- * weights or device cannot be had, split_run fails and split_error says why. */
+/* Makes an instance with its own scratch memory, prepared weights and
+ * threads (DPRT_THREADS, else as many as the cores the process may run
+ * on); NULL when out of memory.  Instances are independent: several may
+ * run at once, each from its own thread.  One instance used from two
+ * threads at once is refused: the second split_run returns -1 and
+ * split_error says so.  Outputs do not depend on the thread count (they
+ * are bitwise equal).  When its weights or device cannot be had,
+ * split_run fails and split_error says why. */
 split *split_create(void);
 split *split_create_with(const split_options *o);
+/* Runs m on n threads from now on (the caller's thread counts as one).
+ * 0, or -1 with the message in split_error(m) (n not from 1 to 1024). */
+int split_set_threads(split *m, int n);
 /* Runs the program once: reads the inputs, writes the outputs (dense,
  * C order, buffers that do not overlap).  0, or -1 with the message
  * in split_error(m). */
@@ -74,16 +82,19 @@ split_schedule(void *state, const unsigned char *W, void *arena,
 	memcpy(split_gpu_host(state, 0), v0, 48);   /* %1 = copy %0 {to="cuda"} : u8[1,4,4,3] */
 	if (split_gpu_part1(state, err, errn) != 0)
 		return -1;
+	DPRT_TRACE_OP(1, "cuda partition 1");
 	/* %3 = copy %2 {to="cpu"} : f32[1,4,4,3]: staged by the partition above */
 	/* %4 = flatten %3 {end=-1, start=1} : f32[1,48] */
 	/* partition 3 (cuda): ops 5..7, in 5.gpu.cu */
 	memcpy(split_gpu_host(state, 256), v4, 192);   /* %6 = copy %4 {to="cuda"} : f32[1,48] */
 	if (split_gpu_part3(state, err, errn) != 0)
 		return -1;
+	DPRT_TRACE_OP(5, "cuda partition 3");
 	/* %8 = copy %7 {to="cpu"} : f32[1,10]: staged by the partition above */
 	memcpy(out[1], v8, 40);   /* output "logits" */
 	/* %9 = argmax %8 {dim=-1, keepdim=0} : i64[1] */
 	dprt_argmax_f32(v9, v8, 1, 10, 1);
+	DPRT_TRACE_OP(9, "argmax");
 	return 0;
 }
 
@@ -107,6 +118,7 @@ struct split {
 	void *mem;        /* from malloc */
 	void *arena;      /* mem rounded up to 64 bytes */
 	dprt_weights *w;  /* the weights, once loaded */
+	dprt_pool *pool;  /* its threads; NULL if they did not start (err) */
 	void *gpu;        /* the CUDA side (5.gpu.cu) */
 	int ok;           /* whether it started; if not, err says why */
 	char err[256];    /* the last failure, or "" */
@@ -136,9 +148,20 @@ split_create_with(const split_options *o)
 		n++;
 	m->ok = dprt_weights_load(split_prog.blob, o ? o->weights : NULL, n, &m->w, m->err,
 	                          sizeof m->err) == 0;
+	/* DPRT_THREADS or the cores we may use; without a pool run fails */
+	if (m->ok)
+		(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);
 	m->ok = m->ok && split_gpu_init(&m->gpu, dprt_weights_base(m->w), m->err,
 	                           sizeof m->err) == 0;   /* else run fails */
 	return m;
+}
+
+int
+split_set_threads(split *m, int n)
+{
+	if (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)
+		return -1;
+	return 0;
 }
 
 int
@@ -161,9 +184,19 @@ split_run(split *m, const uint8_t *image, int64_t *label, float *logits)
 		strcpy(m->err, "logits: a NULL pointer was passed for this output");
 		return -1;
 	}
+	if (m->pool == NULL)
+		return -1;   /* no threads: err says why */
+	if (dprt_pool_enter(m->pool) != 0) {
+		static const char busy[] = "split_run: this instance is running in another thread (use one instance per thread)";
+		memcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : sizeof m->err);
+		m->err[sizeof m->err - 1] = '\0';
+		return -1;
+	}
 	m->err[0] = '\0';
-	return split_schedule(m->gpu, dprt_weights_base(m->w), m->arena, in, out, m->err,
-	                   sizeof m->err) == 0 ? 0 : -1;
+	int rc = split_schedule(m->gpu, dprt_weights_base(m->w), m->arena, in, out, m->err,
+	                     sizeof m->err) == 0 ? 0 : -1;
+	dprt_pool_leave(m->pool);
+	return rc;
 }
 
 const char *
@@ -179,6 +212,7 @@ split_destroy(split *m)
 		return;
 	if (m->ok)
 		split_gpu_fini(m->gpu);
+	dprt_pool_destroy(m->pool);
 	dprt_weights_free(m->w);
 	free(m->mem);
 	free(m);

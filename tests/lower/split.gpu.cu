@@ -70,6 +70,7 @@ part1(dprt_cuda *g, char *err, size_t errn)
 	k2_normalize<<<1, 256, 0, g->stream>>>(v1, v2);
 	if (dprt_cuda_launched("k2_normalize", err, errn) != 0)
 		return -1;
+	DPRT_CUDA_MARK(g, 2, "normalize");
 	/* %3 = copy %2 {to="cpu"} : f32[1,4,4,3] */
 	if (dprt_cuda_ok(cudaMemcpyAsync(P + 64, v2, 192, cudaMemcpyDeviceToHost, g->stream),
 	                 "cudaMemcpyAsync", err, errn) != 0)
@@ -98,6 +99,7 @@ part3(dprt_cuda *g, char *err, size_t errn)
 	k7_linear<<<3, 128, 0, g->stream>>>(v6, v5, v7);
 	if (dprt_cuda_launched("k7_linear", err, errn) != 0)
 		return -1;
+	DPRT_CUDA_MARK(g, 7, "aten.linear");
 	/* %8 = copy %7 {to="cpu"} : f32[1,10] */
 	if (dprt_cuda_ok(cudaMemcpyAsync(P + 448, v7, 40, cudaMemcpyDeviceToHost, g->stream),
 	                 "cudaMemcpyAsync", err, errn) != 0)

@@ -636,6 +636,9 @@ test_sdpa(void)
 	static const struct { int64_t B0, B1, L, S, E, Ev; int causal, mask; } c[] = {
 		{ 1, 2, 5, 7, 8, 4, 0, 0 }, { 2, 3, 6, 6, 16, 16, 1, 0 }, { 1, 2, 5, 9, 8, 8, 1, 0 },
 		{ 2, 2, 4, 7, 8, 5, 0, 1 }, { 1, 3, 5, 6, 4, 4, 0, 2 }, { 1, 1, 3, 4, 4, 4, 0, 3 },
+		/* several blocks of query rows and keys (16 and 64 in runtime/nn.c) */
+		{ 1, 2, 40, 150, 16, 8, 1, 0 }, { 2, 1, 70, 130, 32, 24, 0, 2 },
+		{ 1, 2, 33, 200, 8, 8, 0, 1 }, { 1, 1, 130, 130, 64, 64, 1, 0 },
 	};
 	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
 		int64_t B0 = c[t].B0, B1 = c[t].B1, B = B0 * B1, L = c[t].L, S = c[t].S, E = c[t].E;
@@ -688,6 +691,156 @@ test_sdpa(void)
 	}
 }
 
+/* ---- convolution with prepared weights, fused epilogues, threads ---- */
+
+static double
+actd(int act, double v, double lo, double hi)
+{
+	switch (act) {
+	case DPRT_ACT_RELU: return v < 0 ? 0 : v;
+	case DPRT_ACT_CLAMP: return v < lo ? lo : v > hi ? hi : v;
+	case DPRT_ACT_HARDSWISH: return v * fmin(fmax(v + 3, 0), 6) / 6;
+	case DPRT_ACT_SILU: return v / (1 + exp(-v));
+	}
+	return v;
+}
+
+/* Runs cv on a pool of `threads` (0: none). */
+static void
+conv_on(int threads, const dprt_conv *cv, float *y, const float *x, const float *prep,
+        const float *res, float *sc)
+{
+	dprt_pool *pool = NULL;
+	char err[200];
+
+	if (threads && dprt_pool_create(&pool, threads, err, sizeof err) != 0) {
+		ok(0, "a pool of %d threads: %s", threads, err);
+		return;
+	}
+	dprt_pool_enter(pool);
+	dprt_conv_run(cv, y, x, prep, res, sc);
+	dprt_pool_leave(pool);
+	dprt_pool_destroy(pool);
+}
+
+static void
+test_conv_run(void)
+{
+	static const struct { int64_t N, C, H, W, O, k0, k1, s, p, d, g; int bias, bn, res, act; } c[] = {
+		{ 1, 3, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 0, DPRT_ACT_RELU },
+		{ 2, 4, 9, 11, 6, 3, 3, 2, 1, 1, 1, 0, 1, 1, DPRT_ACT_RELU },
+		{ 1, 4, 12, 12, 4, 3, 3, 1, 2, 2, 1, 1, 0, 1, DPRT_ACT_NONE },
+		{ 2, 8, 5, 5, 16, 1, 1, 1, 0, 1, 1, 1, 1, 1, DPRT_ACT_CLAMP },
+		{ 1, 6, 8, 8, 4, 3, 1, 1, 1, 1, 2, 1, 1, 0, DPRT_ACT_HARDSWISH },
+		{ 2, 5, 9, 9, 10, 3, 3, 2, 1, 1, 5, 1, 1, 1, DPRT_ACT_SILU },
+		{ 1, 3, 23, 21, 17, 7, 7, 2, 3, 1, 1, 0, 1, 0, DPRT_ACT_RELU },
+		{ 1, 24, 14, 14, 24, 3, 3, 1, 1, 1, 24, 0, 1, 0, DPRT_ACT_CLAMP },
+		{ 2, 16, 15, 15, 16, 3, 3, 2, 1, 1, 16, 1, 1, 1, DPRT_ACT_NONE },
+		{ 1, 40, 20, 20, 70, 1, 1, 2, 0, 1, 1, 0, 1, 1, DPRT_ACT_RELU },
+		{ 1, 300, 7, 7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, DPRT_ACT_RELU },
+	};
+	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
+		int64_t N = c[t].N, C = c[t].C, H = c[t].H, W = c[t].W, O = c[t].O, g = c[t].g;
+		int64_t k[2] = { c[t].k0, c[t].k1 }, Cg = C / g, Og = O / g;
+		int64_t OH = outsize(H, k[0], c[t].s, c[t].p, c[t].d, 0);
+		int64_t OW = outsize(W, k[1], c[t].s, c[t].p, c[t].d, 0);
+		dprt_conv cv = { N, C, H, W, O, OH, OW, g, { k[0], k[1] }, { c[t].s, c[t].s },
+		                 { c[t].p, c[t].p }, { c[t].d, c[t].d }, c[t].act, 0.0f, 1.5f };
+		int64_t ny = N * O * OH * OW, ns = dprt_conv_scratch_floats(&cv);
+		float *x = frand(N * C * H * W, -1, 1), *w = frand(O * Cg * k[0] * k[1], -1, 1);
+		float *b = frand(O, -1, 1), *bw = frand(O, 0.5, 2), *bb = frand(O, -1, 1);
+		float *bm = frand(O, -1, 1), *bv = frand(O, 0.1, 2), *res = frand(ny, -1, 1);
+		float *prep = malloc((size_t)dprt_conv_prep_floats(&cv) * 4);
+		float *y = malloc((size_t)ny * 4), *y2 = malloc((size_t)ny * 4);
+		float *sc = malloc((size_t)(ns + 1) * 4);
+		double *ref = malloc((size_t)ny * sizeof *ref);
+		int same = 1;
+		dprt_conv_prep(&cv, prep, w, c[t].bias ? b : NULL, c[t].bn ? bw : NULL, bb, bm, bv,
+		               1e-5f);
+		conv_on(0, &cv, y, x, prep, c[t].res ? res : NULL, sc);
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t o = 0; o < O; o++)
+				for (int64_t oh = 0; oh < OH; oh++)
+					for (int64_t ow = 0; ow < OW; ow++) {
+						double acc = c[t].bias ? b[o] : 0;
+						int64_t gi = o / Og, at = ((n * O + o) * OH + oh) * OW + ow;
+						for (int64_t ci = 0; ci < Cg; ci++)
+							for (int64_t i = 0; i < k[0]; i++)
+								for (int64_t j = 0; j < k[1]; j++) {
+									int64_t ih = oh * c[t].s - c[t].p + i * c[t].d;
+									int64_t iw = ow * c[t].s - c[t].p + j * c[t].d;
+									if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+										continue;
+									acc += (double)x[((n * C + gi * Cg + ci) * H + ih) * W + iw] *
+									       w[((o * Cg + ci) * k[0] + i) * k[1] + j];
+								}
+						if (c[t].bn)
+							acc = (acc - bm[o]) / sqrt((double)bv[o] + 1e-5) * bw[o] + bb[o];
+						if (c[t].res)
+							acc += res[at];
+						ref[at] = actd(c[t].act, acc, 0, 1.5);
+					}
+		char name[160];
+		snprintf(name, sizeof name, "conv (prepared, %s kernels) N%lld C%lld %lldx%lld O%lld "
+		         "k%lldx%lld s%d p%d d%d groups %lld%s%s%s act %d", dprt_isa_name(), (long long)N,
+		         (long long)C, (long long)H, (long long)W, (long long)O, (long long)k[0],
+		         (long long)k[1], (int)c[t].s, (int)c[t].p, (int)c[t].d, (long long)g,
+		         c[t].bias ? " bias" : "", c[t].bn ? " bn" : "", c[t].res ? " residual" : "",
+		         c[t].act);
+		close_rel(y, ref, ny, 1e-5, name);
+		for (int th = 1; th <= 4; th++) {
+			memset(y2, 0xff, (size_t)ny * 4);
+			conv_on(th, &cv, y2, x, prep, c[t].res ? res : NULL, sc);
+			same &= memcmp(y, y2, (size_t)ny * 4) == 0;
+		}
+		ok(same, "  the same bits on 1, 2, 3 and 4 threads");
+		free(x), free(w), free(b), free(bw), free(bb), free(bm), free(bv), free(res);
+		free(prep), free(y), free(y2), free(sc), free(ref);
+	}
+}
+
+/* dprt_sgemm on pools of 1..4 threads: the same bits. */
+static void
+test_sgemm_threads(void)
+{
+	static const int64_t sz[][3] = { { 197, 768, 768 }, { 1, 1000, 512 }, { 8, 300, 700 },
+	                                 { 64, 33, 1000 } };
+	for (size_t t = 0; t < sizeof sz / sizeof sz[0]; t++) {
+		int64_t M = sz[t][0], N = sz[t][1], K = sz[t][2];
+		float *a = frand(M * K, -1, 1), *b = frand(N * K, -1, 1), *bias = frand(N, -1, 1);
+		float *y = malloc((size_t)(M * N) * 4), *y2 = malloc((size_t)(M * N) * 4);
+		double *ref = malloc((size_t)(M * N) * sizeof *ref);
+		int same = 1;
+		for (int th = 1; th <= 4; th++) {
+			dprt_pool *pool;
+			char err[200];
+			if (dprt_pool_create(&pool, th, err, sizeof err) != 0) {
+				ok(0, "a pool: %s", err);
+				return;
+			}
+			dprt_pool_enter(pool);   /* y = a·bᵀ + bias, b stored [N, K] */
+			dprt_sgemm(M, N, K, 1.0f, a, K, 1, b, 1, K, 1.0f, bias, 0, 1, th == 1 ? y : y2, N);
+			dprt_pool_leave(pool);
+			dprt_pool_destroy(pool);
+			if (th > 1)
+				same &= memcmp(y, y2, (size_t)(M * N) * 4) == 0;
+		}
+		for (int64_t i = 0; i < M; i++)
+			for (int64_t j = 0; j < N; j++) {
+				double acc = bias[j];
+				for (int64_t l = 0; l < K; l++)
+					acc += (double)a[i * K + l] * b[j * K + l];
+				ref[i * N + j] = acc;
+			}
+		char name[128];
+		snprintf(name, sizeof name, "sgemm %lldx%lldx%lld with bias", (long long)M, (long long)N,
+		         (long long)K);
+		close_rel(y, ref, M * N, 1e-5, name);
+		ok(same, "  the same bits on 1, 2, 3 and 4 threads");
+		free(a), free(b), free(bias), free(y), free(y2), free(ref);
+	}
+}
+
 int
 main(void)
 {
@@ -699,6 +852,8 @@ main(void)
 	test_pool();
 	test_conv();
 	test_sdpa();
+	test_conv_run();
+	test_sgemm_threads();
 	printf("1..%d\n", ntest);
 	return nfail != 0;
 }

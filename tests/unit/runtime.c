@@ -938,7 +938,8 @@ static const dprt_io toyout[] = {
 	{ "y", DPRT_F32, 2, { 2, 3 } }, { "idx", DPRT_I64, 1, { 1 } },
 	{ "big", DPRT_F32, 2, { 1, 10 } },
 };
-static const dprt_prog toy = { "toy", 1, 3, toyin, toyout, 0, toyinit, toyfini, toyrun, NULL, NULL };
+static const dprt_prog toy = { "toy", 1, 3, toyin, toyout, 0, toyinit, toyfini, toyrun, NULL, NULL,
+                                NULL };
 
 /* Runs dprt_main with the given arguments (NULL-terminated), capturing
  * stdout and stderr into out and err. */

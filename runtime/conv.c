@@ -1,0 +1,308 @@
+/* conv.c: 2-D convolution with weights prepared once (packed for the GEMM
+ * micro-kernel, batch norm folded in) and a fused epilogue (bias, residual
+ * add, activation): im2col straight into the GEMM's B panels (a 1×1 stride-1
+ * convolution reads its input in place), or a direct, vectorized depthwise
+ * kernel.  Work is split on the thread pool into tasks whose arithmetic
+ * does not depend on the split. */
+#include <math.h>
+#include <string.h>
+#include "gemm.h"
+
+enum { NRBOUND = 32 };   /* a multiple of every kernel's nr */
+
+static int
+isdepthwise(const dprt_conv *cv)
+{
+	return cv->groups == cv->C && cv->groups > 1 && cv->O % cv->C == 0;
+}
+
+static int
+ispointwise(const dprt_conv *cv)
+{
+	return cv->k[0] == 1 && cv->k[1] == 1 && cv->s[0] == 1 && cv->s[1] == 1 &&
+	       cv->p[0] == 0 && cv->p[1] == 0;
+}
+
+/* Rows of K of one group, and the floats of one group's packed A (for any
+ * kernel: ⌈Og/mr⌉·mr ≤ Og + DPRT_MRMAX - 1). */
+static int64_t
+kg(const dprt_conv *cv)
+{
+	return cv->C / cv->groups * cv->k[0] * cv->k[1];
+}
+
+static int64_t
+apanels(const dprt_conv *cv)
+{
+	return (cv->O / cv->groups + DPRT_MRMAX - 1) * kg(cv);
+}
+
+/* The phase images' size (see phase_task). */
+static void
+phasedims(const dprt_conv *cv, int64_t *Hq, int64_t *Wq)
+{
+	*Hq = (cv->H + 2 * cv->p[0] + cv->s[0] - 1) / cv->s[0];
+	*Wq = (cv->W + 2 * cv->p[1] + cv->s[1] - 1) / cv->s[1];
+}
+
+int64_t
+dprt_conv_prep_floats(const dprt_conv *cv)
+{
+	if (isdepthwise(cv))
+		return cv->O * cv->k[0] * cv->k[1] + cv->O;
+	return cv->groups * apanels(cv) + cv->O;
+}
+
+int64_t
+dprt_conv_scratch_floats(const dprt_conv *cv)
+{
+	int64_t Hq, Wq;
+
+	if (isdepthwise(cv) || ispointwise(cv))
+		return 0;
+	phasedims(cv, &Hq, &Wq);   /* the offsets (int64), the phases, slack */
+	return 2 * kg(cv) + cv->C / cv->groups * cv->s[0] * cv->s[1] * Hq * Wq + NRBOUND;
+}
+
+void
+dprt_conv_prep(const dprt_conv *cv, float *prep, const float *w, const float *bias,
+               const float *bnw, const float *bnb, const float *bnm, const float *bnv,
+               float eps)
+{
+	int64_t O = cv->O, Og = O / cv->groups, K = kg(cv), o, k, g;
+	int64_t taps = isdepthwise(cv) ? cv->k[0] * cv->k[1] : K;
+	float *bf;
+
+	/* the folded bias after the weights; depthwise weights stay [O, taps] */
+	bf = isdepthwise(cv) ? prep + O * taps : prep + cv->groups * apanels(cv);
+	for (o = 0; o < O; o++) {
+		float a = 1.0f, b = bias ? bias[o] : 0.0f;
+		if (bnw) {
+			float invstd = 1.0f / sqrtf(bnv[o] + eps);
+			a = invstd * bnw[o];
+			b = (b - bnm[o]) * a + bnb[o];
+		}
+		bf[o] = b;
+		if (isdepthwise(cv)) {
+			for (k = 0; k < taps; k++)
+				prep[o * taps + k] = w[o * taps + k] * a;
+		}
+	}
+	if (isdepthwise(cv))
+		return;
+	/* each group's Og×K block into mr-row panels, row o scaled by its a */
+	const dprt_kern *kr = dprt_kern_get();
+	for (g = 0; g < cv->groups; g++) {
+		float *dst = prep + g * apanels(cv);
+		int64_t p, i, m;
+		for (p = 0; p < Og; p += kr->mr, dst += kr->mr * K) {
+			m = Og - p < kr->mr ? Og - p : kr->mr;
+			memset(dst, 0, sizeof *dst * (size_t)(kr->mr * K));
+			for (i = 0; i < m; i++) {
+				int64_t oo = g * Og + p + i;
+				float a = 1.0f;
+				if (bnw)
+					a = 1.0f / sqrtf(bnv[oo] + eps) * bnw[oo];
+				for (k = 0; k < K; k++)
+					dst[k * kr->mr + i] = bnw ? w[oo * K + k] * a : w[oo * K + k];
+			}
+		}
+	}
+}
+
+/* ---- the phase copy of the direct path ----
+ * The input, padded, split into s0×s1 phases: phase (a, b) of channel c is
+ * the Hq×Wq image xp[c][s0·u + a][s1·v + b].  Tap (i, j) of output pixel
+ * (oh, ow) then reads phase ((i·d0) mod s0, (j·d1) mod s1) at (oh + i·d0 div
+ * s0, ow + j·d1 div s1): for a fixed tap, consecutive pixels of a row are
+ * consecutive floats, so the GEMM reads B in place over rows Wq wide. */
+
+typedef struct Phase {
+	const dprt_conv *cv;
+	const float *x;         /* one image, one group: [Cg, H, W] */
+	float *dst;             /* [Cg, s0, s1, Hq, Wq] */
+	int64_t Hq, Wq;
+} Phase;
+
+static void
+phase_task(void *arg, int64_t c)
+{
+	const Phase *ph = arg;
+	const dprt_conv *cv = ph->cv;
+	int64_t H = cv->H, W = cv->W, s0 = cv->s[0], s1 = cv->s[1], p0 = cv->p[0], p1 = cv->p[1];
+	int64_t Hq = ph->Hq, Wq = ph->Wq, a, b, u, v, lo, hi;
+	const float *x = ph->x + c * H * W;
+
+	for (a = 0; a < s0; a++)
+		for (b = 0; b < s1; b++) {
+			float *d = ph->dst + ((c * s0 + a) * s1 + b) * Hq * Wq;
+			/* columns v with 0 <= s1·v + b - p1 < W */
+			lo = p1 - b > 0 ? (p1 - b + s1 - 1) / s1 : 0;
+			hi = (W + p1 - b + s1 - 1) / s1;
+			if (hi > Wq)
+				hi = Wq;
+			if (lo > hi)
+				lo = hi;
+			for (u = 0; u < Hq; u++) {
+				int64_t h = s0 * u + a - p0;
+				float *r = d + u * Wq;
+				const float *xr = x + h * W + b - p1;
+				if (h < 0 || h >= H) {
+					memset(r, 0, sizeof *r * (size_t)Wq);
+					continue;
+				}
+				memset(r, 0, sizeof *r * (size_t)lo);
+				if (s1 == 1)
+					memcpy(r + lo, xr + lo, sizeof *r * (size_t)(hi - lo));
+				else
+					for (v = lo; v < hi; v++)
+						r[v] = xr[s1 * v];
+				memset(r + hi, 0, sizeof *r * (size_t)(Wq - hi));
+			}
+		}
+}
+
+/* ---- depthwise ---- */
+
+typedef struct Dw {
+	const dprt_conv *cv;
+	float *y;
+	const float *x, *w, *bias, *res;
+} Dw;
+
+/* Output plane t = n·O + o. */
+static inline __attribute__((always_inline)) void
+dw_plane(const Dw *dw, int64_t t)
+{
+	const dprt_conv *cv = dw->cv;
+	int64_t O = cv->O, m = O / cv->C, n = t / O, o = t % O, H = cv->H, W = cv->W;
+	int64_t OH = cv->OH, OW = cv->OW, k0 = cv->k[0], k1 = cv->k[1], s1 = cv->s[1];
+	const float *xc = dw->x + (n * cv->C + o / m) * H * W, *wo = dw->w + o * k0 * k1;
+	const float *res = dw->res ? dw->res + t * OH * OW : NULL;
+	float *restrict yo = dw->y + t * OH * OW, bias = dw->bias[o];
+	int64_t oh, ow, i, j;
+
+	for (oh = 0; oh < OH; oh++) {
+		float *restrict row = yo + oh * OW;
+		for (ow = 0; ow < OW; ow++)
+			row[ow] = 0.0f;
+		for (i = 0; i < k0; i++) {
+			int64_t ih = oh * cv->s[0] - cv->p[0] + i * cv->d[0];
+			if (ih < 0 || ih >= H)
+				continue;
+			for (j = 0; j < k1; j++) {
+				int64_t off = j * cv->d[1] - cv->p[1], lo = 0, hi;
+				const float *restrict xr = xc + ih * W + off;
+				float wv = wo[i * k1 + j];
+				if (off < 0)
+					lo = (-off + s1 - 1) / s1;
+				hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / s1 + 1;
+				if (hi > OW)
+					hi = OW;
+				if (s1 == 1)
+					for (ow = lo; ow < hi; ow++)
+						row[ow] += wv * xr[ow];
+				else if (s1 == 2)
+					for (ow = lo; ow < hi; ow++)
+						row[ow] += wv * xr[2 * ow];
+				else
+					for (ow = lo; ow < hi; ow++)
+						row[ow] += wv * xr[ow * s1];
+			}
+		}
+		if (res)
+			for (ow = 0; ow < OW; ow++)
+				row[ow] = dprt_act(cv->act, row[ow] + bias + res[oh * OW + ow], cv->lo, cv->hi);
+		else
+			for (ow = 0; ow < OW; ow++)
+				row[ow] = dprt_act(cv->act, row[ow] + bias, cv->lo, cv->hi);
+	}
+}
+
+static void
+dw_generic(void *arg, int64_t t)
+{
+	dw_plane(arg, t);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma")))
+static void
+dw_avx2(void *arg, int64_t t)
+{
+	dw_plane(arg, t);
+}
+
+__attribute__((target("avx512f,avx2,fma")))
+static void
+dw_avx512(void *arg, int64_t t)
+{
+	dw_plane(arg, t);
+}
+#endif
+
+/* ---- the convolution ---- */
+
+void
+dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
+              const float *res, float *scratch)
+{
+	int64_t n, g, P = cv->OH * cv->OW, K = kg(cv), Og = cv->O / cv->groups;
+	int64_t Cg = cv->C / cv->groups, HW = cv->H * cv->W;
+	int64_t *off = (int64_t *)scratch;
+	dprt_gemm gm;
+	Phase ph;
+
+	if (isdepthwise(cv)) {
+		Dw dw = { cv, y, x, prep, prep + cv->O * cv->k[0] * cv->k[1], res };
+		void (*fn)(void *, int64_t) = dw_generic;
+#if defined(__x86_64__)
+		if (dprt_isa() == DPRT_ISA_AVX512)
+			fn = dw_avx512;
+		else if (dprt_isa() == DPRT_ISA_AVX2)
+			fn = dw_avx2;
+#endif
+		dprt_parallel(cv->N * cv->O, fn, &dw);
+		return;
+	}
+	memset(&gm, 0, sizeof gm);
+	gm.M = Og, gm.N = P, gm.K = K;
+	gm.ldc = P;
+	gm.alpha = 1.0f;
+	gm.ldr = P;
+	gm.act = cv->act, gm.lo = cv->lo, gm.hi = cv->hi;
+	if (ispointwise(cv)) {
+		gm.rsb = P, gm.csb = 1;
+	} else {
+		int64_t s0 = cv->s[0], s1 = cv->s[1], k;
+		phasedims(cv, &ph.Hq, &ph.Wq);
+		for (k = 0; k < K; k++) {   /* row k = (c·k0 + i)·k1 + j */
+			int64_t j = k % cv->k[1], i = k / cv->k[1] % cv->k[0], c = k / cv->k[1] / cv->k[0];
+			int64_t ri = i * cv->d[0], rj = j * cv->d[1];
+			off[k] = ((c * s0 + ri % s0) * s1 + rj % s1) * ph.Hq * ph.Wq +
+			         ri / s0 * ph.Wq + rj / s1;
+		}
+		ph.cv = cv;
+		ph.dst = scratch + 2 * K;
+		memset(ph.dst + Cg * s0 * s1 * ph.Hq * ph.Wq, 0, sizeof(float) * NRBOUND);
+		gm.boff = off;
+		gm.N = (cv->OH - 1) * ph.Wq + cv->OW;
+		gm.wide = ph.Wq, gm.ow = cv->OW;
+	}
+	for (n = 0; n < cv->N; n++)
+		for (g = 0; g < cv->groups; g++) {
+			const float *xg = x + (n * cv->C + g * Cg) * HW;
+			if (ispointwise(cv)) {
+				gm.b = xg;
+			} else {
+				ph.x = xg;
+				dprt_parallel(Cg, phase_task, &ph);
+				gm.b = ph.dst;
+			}
+			gm.ap = prep + g * apanels(cv);
+			gm.bias = prep + cv->groups * apanels(cv) + g * Og;
+			gm.c = y + (n * cv->O + g * Og) * P;
+			gm.res = res ? res + (n * cv->O + g * Og) * P : NULL;
+			dprt_gemm_run(&gm);
+		}
+}

@@ -1,0 +1,170 @@
+/* attn.cu: aten.scaled_dot_product_attention on the device
+ * (dprt_cuda_sdpa, dprt_cuda.h) as one kernel in the manner of flash
+ * attention: scores and softmax are never stored.  A block of 4 warps takes
+ * 4 query rows of one batch entry (one row a warp) and walks the keys 32 at
+ * a time: the block stages a slice of K and V in shared memory, lane j
+ * scores key j, the warp takes the running maximum and rescales what it has
+ * (online softmax: o·e^(m-m'), l·e^(m-m')), then adds p_j·v_j to the row's
+ * outputs, spread over the lanes.  Causal attention (key j > query i
+ * masked, as runtime/nn.c) stops at the block's last row; a boolean mask
+ * drops keys, an additive one adds to the scores; a row with every key
+ * masked gives zeros, as on the cpu.  Exact fp32.  The kernel is compiled
+ * for each mask kind and number of outputs per lane, and once more for
+ * head size 64 known to the compiler (ViT, GPT-2). */
+#include <math.h>
+#include <stdio.h>
+
+#include "dprt_cuda.h"
+#include "fastdiv.cuh"
+
+/* The geometry as the kernel reads it. */
+struct At {
+	int L, S, E, EV, CAUSAL, NB;
+	long long MSL, MSS;
+	long long bdim[DPRT_SDPA_MAXB], bstr[DPRT_SDPA_MAXB];
+	float SCALE;
+	dprt_div e, ev;
+};
+
+/* The mask's offset for batch entry b. */
+static __device__ __forceinline__ long long
+mbase(const At &P, int b)
+{
+	long long o = 0;
+
+	for (int k = P.NB - 1; k >= 0; k--) {
+		if (P.bstr[k])
+			o += b % P.bdim[k] * P.bstr[k];
+		b /= (int)P.bdim[k];
+	}
+	return o;
+}
+
+/* NO: outputs per lane ((EV + 31) / 32); MASK: 0 none, 1 bool, 2 added;
+ * D: 64 where E = EV = 64, else 0. */
+template <int NO, int MASK, int D>
+static __global__ void __launch_bounds__(128)
+sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
+     const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y)
+{
+	extern __shared__ float smem[];
+	const int E = D ? D : P.E, EV = D ? D : P.EV, S = P.S;
+	float *qs = smem, *ks = smem + 4 * E, *vs = ks + 32 * (E + 1);   /* [4][E], [32][E+1], [32][EV] */
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, b = blockIdx.y;
+	int i = blockIdx.x * 4 + warp;   /* this warp's query row */
+	int send = P.CAUSAL ? min(S, (int)blockIdx.x * 4 + 4) : S;   /* keys the block sees */
+	const float *kb = k + (long long)b * S * E, *vb = v + (long long)b * S * EV;
+	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
+	float m = -INFINITY, l = 0.0f, o[NO];
+
+	for (int d = 0; d < NO; d++)
+		o[d] = 0.0f;
+	if (i < P.L)
+		for (int e = lane; e < E; e += 32)
+			qs[warp * E + e] = q[((long long)b * P.L + i) * E + e];
+	for (int s0 = 0; s0 < send; s0 += 32) {
+		__syncthreads();   /* the last slice is used */
+		for (int t = threadIdx.x; t < 32 * E; t += 128) {
+			int r = D ? t / D : dprt_q(P.e, t), e = t - r * E;
+			ks[r * (E + 1) + e] = s0 + r < S ? kb[(s0 + r) * E + e] : 0.0f;
+		}
+		for (int t = threadIdx.x; t < 32 * EV; t += 128) {
+			int r = D ? t / D : dprt_q(P.ev, t), e = t - r * EV;
+			vs[r * EV + e] = s0 + r < S ? vb[(s0 + r) * EV + e] : 0.0f;
+		}
+		__syncthreads();
+		if (i >= P.L)
+			continue;
+		int j = s0 + lane;
+		float sc = 0.0f, mt, mn, corr, p, ps;
+		bool keep = j < S && !(P.CAUSAL && j > i);
+
+		for (int e = 0; e < E; e++)
+			sc = fmaf(qs[warp * E + e], ks[lane * (E + 1) + e], sc);
+		sc *= P.SCALE;
+		if (MASK == 1 && keep)
+			keep = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+		if (MASK == 2 && keep)
+			sc += ((const float *)mask)[mo + (long long)j * P.MSS];
+		if (!keep)
+			sc = -INFINITY;
+		mt = sc;
+		for (int d = 16; d > 0; d >>= 1)
+			mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, d));
+		mn = fmaxf(m, mt);
+		if (mn == -INFINITY)
+			continue;   /* every key so far masked (the whole warp) */
+		corr = expf(m - mn);
+		p = sc == -INFINITY ? 0.0f : expf(sc - mn);
+		ps = p;
+		for (int d = 16; d > 0; d >>= 1)
+			ps += __shfl_xor_sync(0xffffffffu, ps, d);
+		l = l * corr + ps;
+		for (int d = 0; d < NO; d++)
+			o[d] *= corr;
+#pragma unroll 8
+		for (int t = 0; t < 32; t++) {
+			float pt = __shfl_sync(0xffffffffu, p, t);
+			for (int d = 0; d < NO; d++)
+				if (lane + 32 * d < EV)
+					o[d] = fmaf(pt, vs[t * EV + lane + 32 * d], o[d]);
+		}
+		m = mn;
+	}
+	if (i < P.L)
+		for (int d = 0; d < NO; d++)
+			if (lane + 32 * d < EV)
+				y[((long long)b * P.L + i) * EV + lane + 32 * d] = l > 0.0f ? o[d] / l : 0.0f;
+}
+
+typedef void Kernel(At, const float *, const float *, const float *, const void *, float *);
+
+/* The instance for (NO, MASK) with any head size. */
+template <int MASK>
+static Kernel *
+pick(int no)
+{
+	switch (no) {
+	case 1: return sdpa<1, MASK, 0>;
+	case 2: return sdpa<2, MASK, 0>;
+	case 3: return sdpa<3, MASK, 0>;
+	case 4: return sdpa<4, MASK, 0>;
+	case 5: return sdpa<5, MASK, 0>;
+	}
+	return NULL;
+}
+
+extern "C" int
+dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+               const float *v, const void *mask, float *y, char *err, size_t errn)
+{
+	At P;
+	Kernel *f;
+	int no = (a->EV + 31) / 32, nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB;
+	size_t smem = sizeof(float) * (4 * (size_t)a->E + 32 * (size_t)(a->E + 1) + 32 * (size_t)a->EV);
+	char what[64];
+
+	if ((long long)a->B * a->L * a->EV == 0)
+		return 0;
+	P.L = a->L, P.S = a->S, P.E = a->E, P.EV = a->EV, P.CAUSAL = a->causal, P.NB = nb;
+	P.MSL = a->msl, P.MSS = a->mss, P.SCALE = a->scale;
+	for (int i = 0; i < DPRT_SDPA_MAXB; i++) {
+		P.bdim[i] = i < nb ? a->bdim[i] : 1;
+		P.bstr[i] = i < nb ? a->bstr[i] : 0;
+	}
+	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
+	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
+	if (a->E == 64 && a->EV == 64)
+		f = a->mask == 1 ? sdpa<2, 1, 64> : a->mask == 2 ? sdpa<2, 2, 64> : sdpa<2, 0, 64>;
+	else
+		f = a->mask == 1 ? pick<1>(no) : a->mask == 2 ? pick<2>(no) : pick<0>(no);
+	snprintf(what, sizeof what, "attention (op %d)", a->id);
+	if (f == NULL || smem > 48 * 1024) {
+		if (errn > 0)
+			snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's", what,
+			         a->E, a->EV);
+		return -1;
+	}
+	f<<<dim3((a->L + 3) / 4, a->B), 128, smem, g->stream>>>(P, q, k, v, mask, y);
+	return dprt_cuda_launched(what, err, errn);
+}

@@ -1,0 +1,616 @@
+/* conv.cu: 2-D convolution on the device (dprt_cuda_conv, dprt_cuda.h),
+ * with the batch norm, residual add and relu that dp-lower_gpu folded into
+ * it; compiled once by make into lib/libdprt_cuda.a, the shapes passed at
+ * launch (divisions by them through fastdiv.cuh).
+ *
+ * The convolution is an implicit GEMM: y[o][p] = sum_k w[o][k]·x̂[k][p] per
+ * group, o the output channel (M), p the output pixel with the batch folded
+ * in (N), k = (c·KH + r)·KW + s (K), and x̂ = im2col(x) gathered on the fly,
+ * never stored.  A block of 128 threads computes a 64x64 tile of y on the
+ * tensor cores (mma.sync m16n8k8, tf32 in, fp32 accumulate), 16 of K at a
+ * time through a ring of 3 slices in shared memory that cp.async fills
+ * two slices ahead (the kernel is latency-bound at batch 1: slices in
+ * flight, rather than one loaded into registers, are what keep the tensor
+ * cores fed; on the H100, ResNet-18 batch 1 tf32, host to host, median of
+ * 1000, one run: 2 slices 363 us, 3 slices 332, 4 slices 338, fp32 about
+ * 373 for each; the register-staged kernel before it measured 354 and 416
+ * in an earlier run).  Where the tiles alone would leave the GPU idle (the
+ * late layers at batch 1: few pixels, long K) dp-lower_gpu splits K among
+ * up to 16 blocks that write their partial tiles to a workspace, and a
+ * second kernel sums them in the order of the splits and applies the
+ * epilogue.  With the program's DPRT_CUDA_SPLITK=cluster, on sm_90 and
+ * later (init checks, dprt_cuda_convcl_ok), the blocks of a tile run as one
+ * thread-block cluster instead and sum their partial tiles through
+ * distributed shared memory, each block a share of the rows, in the same
+ * order: the same bits, one launch and no workspace round trip per
+ * convolution, but no faster on the H100 (ResNet-18 batch 1, host to host,
+ * median of 1000, cluster / sum: full width tf32 344 / 368 us, fp32 386 /
+ * 367; quarter width tf32 198 / 180, fp32 205 / 197), so not the default.
+ *
+ * Precision, chosen at run time by the program's DPRT_CUDA_CONV (read at
+ * init, cuda.c): "fp32" (the default) runs 3xTF32, each operand split into
+ * a tf32 part and a tf32 remainder whose three leading products give fp32
+ * accuracy (within 1e-5 of PyTorch's fp32 convolutions, as every cuda
+ * result is); "tf32" runs plain TF32 (one product; 10-bit mantissas,
+ * PyTorch's own default for convolutions on CUDA,
+ * torch.backends.cudnn.allow_tf32); "direct" runs a plain fp32 loop per
+ * output (slow; a reference).  Depthwise convolutions (one input channel
+ * per group, K = KH·KW) always run the direct loop, which suits them.
+ *
+ * The weights are constants uploaded at init; init then packs them once on
+ * the device (dprt_cuda_convpack) into rows of K rounded up to 16 (zeros
+ * past K, so that the GEMM loads them 16 bytes at a time unguarded), with
+ * the batch norm folded in: w' = w·a, b' = (cb - mean)·a + beta,
+ * a = gamma / sqrt(var + eps).  Weights computed at run time are read where
+ * they are, unfolded. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "dprt_cuda.h"
+#include "fastdiv.cuh"
+
+enum { STAGES = 3 };   /* slices of K in the ring */
+
+/* A convolution's geometry as the kernels read it. */
+struct Cv {
+	int N, C, H, W, G, O, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW;
+	int CG, OG, KK, K, PIX, NP, LDA, PACKED, SPLIT, KCHUNK, RELU;
+	float CA, CR;
+	dprt_div kk, kw, pix, ow, np;
+};
+
+static Cv
+mkcv(const dprt_conv *c)
+{
+	Cv P;
+
+	P.N = c->N, P.C = c->C, P.H = c->H, P.W = c->W, P.G = c->G;
+	P.O = c->O, P.OH = c->OH, P.OW = c->OW, P.KH = c->KH, P.KW = c->KW;
+	P.SH = c->SH, P.SW = c->SW, P.PH = c->PH, P.PW = c->PW, P.DH = c->DH, P.DW = c->DW;
+	P.CG = c->C / c->G, P.OG = c->O / c->G, P.KK = c->KH * c->KW, P.K = P.CG * P.KK;
+	P.PIX = c->OH * c->OW, P.NP = c->N * P.PIX;
+	P.LDA = c->lda, P.PACKED = c->packed, P.SPLIT = c->split, P.KCHUNK = c->kchunk;
+	P.RELU = c->relu, P.CA = c->ca, P.CR = c->cr;
+	P.kk = dprt_mkdiv(P.KK > 0 ? P.KK : 1);
+	P.kw = dprt_mkdiv(P.KW > 0 ? P.KW : 1);
+	P.pix = dprt_mkdiv(P.PIX > 0 ? P.PIX : 1);
+	P.ow = dprt_mkdiv(P.OW > 0 ? P.OW : 1);
+	P.np = dprt_mkdiv(P.NP > 0 ? P.NP : 1);
+	return P;
+}
+
+/* x rounded to tf32 (10-bit mantissa, to nearest, ties away) */
+static __device__ __forceinline__ float
+tf32(float x)
+{
+	unsigned r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return __uint_as_float(r);
+}
+
+/* d += a·b on a 16x8x8 tile: a row-major 16x8, b column-major 8x8 */
+static __device__ __forceinline__ void
+mma(float *d, const unsigned *a, const unsigned *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+	             "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+	             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* Output channel o at pixel p (batch folded in): bias, residual, relu.
+ * y = CA·conv + CR·res is written with the factor 1 left out, so that it
+ * rounds as the expression with that factor a constant did. */
+static __device__ __forceinline__ void
+convout(const Cv &P, float acc, int o, int p, const float *__restrict__ bias,
+        const float *__restrict__ res, float *__restrict__ y)
+{
+	int q = dprt_q(P.pix, p);
+	int i = (q * P.O + o) * P.PIX + dprt_r(P.pix, p, q);
+	float r = acc;
+
+	if (bias)
+		r += bias[o];
+	if (res) {
+		if (P.CA == 1.0f)
+			r = r + P.CR * res[i];
+		else if (P.CR == 1.0f)
+			r = P.CA * r + res[i];
+		else
+			r = P.CA * r + P.CR * res[i];
+	}
+	if (P.RELU)
+		r = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */
+	y[i] = r;
+}
+
+/* cp.async: n of the 16 (or 4) bytes at src into shared dst, zeros after */
+static __device__ __forceinline__ void
+cp16(float *dst, const float *src, int n)
+{
+	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(d), "l"(src), "r"(n) : "memory");
+}
+
+static __device__ __forceinline__ void
+cp4(float *dst, const float *src, int n)
+{
+	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(d), "l"(src), "r"(n) : "memory");
+}
+
+static __device__ __forceinline__ void
+commit(void)
+{
+	asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* until at most N groups of this thread's copies are in flight */
+template <int N>
+static __device__ __forceinline__ void
+waitcp(void)
+{
+	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+
+/* Thread-block clusters (sm_90): this block's rank in its cluster; a barrier
+ * of the cluster's blocks that orders their shared-memory writes before
+ * the reads after it; the float at shared address p of block q of the
+ * cluster.  Builds for older GPUs trap (dprt_cuda_convcl_ok keeps them
+ * off). */
+static __device__ __forceinline__ unsigned
+ctarank(void)
+{
+	unsigned r = 0;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+	asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#else
+	__trap();
+#endif
+	return r;
+}
+
+static __device__ __forceinline__ void
+clsync(void)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+	asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+	__trap();
+#endif
+}
+
+static __device__ __forceinline__ float
+dsld(const float *p, unsigned q)
+{
+	float v = 0.0f;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+	unsigned a = (unsigned)__cvta_generic_to_shared(p), b;
+	asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(b) : "r"(a), "r"(q));
+	asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(b) : "memory");
+#else
+	__trap();
+#endif
+	return v;
+}
+
+/* The implicit GEMM: a 64x64 tile of y[o][p] per block, 2x2 warps of 32x32;
+ * blockIdx = (pixel tile, channel tile, group * SPLIT + split).  K goes through
+ * shared memory 16 at a time in a ring of STAGES slices filled by cp.async,
+ * so that STAGES - 1 slices are on their way while one is multiplied;
+ * operands are rounded to tf32 (and split, in MODE 0) as the warps read
+ * them.  Split K (SPLIT > 1): blockIdx.z = group * SPLIT + split; RED 0
+ * writes the partial tile to ws for convsum, RED 1 runs the SPLIT blocks of
+ * a tile as one cluster that sums the partial tiles through distributed
+ * shared memory, each block a SPLIT-th of the rows, in the order of the
+ * splits (so the same sums as convsum's).  KS: 1 or 3 for a 1x1 or 3x3
+ * window known to the compiler (most of a ResNet's convolutions), 0 for
+ * any (divisions by the window through fastdiv). */
+template <int MODE, int RED, int KS>
+static __global__ void __launch_bounds__(128)
+conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
+          const float *__restrict__ w, const float *__restrict__ bias,
+          const float *__restrict__ res, float *__restrict__ y, float *__restrict__ ws)
+{
+	constexpr int S = STAGES;
+	constexpr int LA = 16 + 4, LB = 64 + 8;   /* padded rows: no bank conflicts */
+	__shared__ __align__(16) float sm[S * 64 * LA + S * 16 * LB];
+	float (*as)[64][LA] = (float (*)[64][LA])sm;               /* w slices [o][k] */
+	float (*bs)[16][LB] = (float (*)[16][LB])(sm + S * 64 * LA);   /* x̂ slices [k][p] */
+	const int OG = P.OG, K = P.K, NP = P.NP;
+	int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
+	int gq = lane >> 2, tq = lane & 3;
+	int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
+	int grp = blockIdx.z / P.SPLIT, split = blockIdx.z % P.SPLIT;
+	int kbeg = split * P.KCHUNK, kend = min(K, kbeg + P.KCHUNK), nk = (kend - kbeg + 15) / 16;
+	const float *wg = w + grp * OG * P.LDA;
+	/* what this thread copies: x̂ column nb, rows kb..kb+7; w rows am, am+32,
+	 * columns ak..ak+3 */
+	int nb = tid & 63, kb = (tid >> 6) * 8, am = tid >> 2, ak = (tid & 3) * 4;
+	int p = n0 + nb, pq = dprt_q(P.pix, p), ppix = dprt_r(P.pix, p, pq);
+	int oq = dprt_q(P.ow, ppix);
+	int ih0 = oq * P.SH - P.PH, iw0 = dprt_r(P.ow, ppix, oq) * P.SW - P.PW;
+	const float *xp = x + (pq * P.C + grp * P.CG) * P.H * P.W;
+	float acc[2][4][4];
+
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 4; j++)
+			for (int e = 0; e < 4; e++)
+				acc[i][j][e] = 0.0f;
+	/* slice t into stage t % S (out of range: zeros) */
+	auto issue = [&](int t) {
+		int k0 = kbeg + 16 * t, st = t % S;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			int m = m0 + am + 32 * h;
+			float *dst = &as[st][am + 32 * h][ak];
+			if (P.PACKED) {   /* rows of LDA (a multiple of 16) floats */
+				cp16(dst, m < OG ? wg + m * P.LDA + k0 + ak : w, m < OG ? 16 : 0);
+			} else {
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					bool in = m < OG && k0 + ak + e < K;
+					cp4(dst + e, in ? wg + m * P.LDA + k0 + ak + e : w, in ? 4 : 0);
+				}
+			}
+		}
+#pragma unroll
+		for (int e = 0; e < 8; e++) {
+			int k = k0 + kb + e, c, r, s;
+			if (KS == 1) {
+				c = k, r = 0, s = 0;
+			} else if (KS) {
+				constexpr int W = KS ? KS : 1;   /* (no division by 0 in KS 0's text) */
+				int kr = k % (W * W);
+				c = k / (W * W), r = kr / W, s = kr % W;
+			} else {
+				int kr;
+				c = dprt_q(P.kk, k), kr = dprt_r(P.kk, k, c);
+				r = dprt_q(P.kw, kr), s = dprt_r(P.kw, kr, r);
+			}
+			int ih = ih0 + r * P.DH, iw = iw0 + s * P.DW;
+			bool in = p < NP && k < K && ih >= 0 && ih < P.H && iw >= 0 && iw < P.W;
+			cp4(&bs[st][kb + e][nb], in ? xp + (c * P.H + ih) * P.W + iw : x, in ? 4 : 0);
+		}
+	};
+
+#pragma unroll
+	for (int t = 0; t < S - 1; t++) {
+		if (t < nk)
+			issue(t);
+		commit();   /* empty groups too: the count stays in step */
+	}
+	for (int t = 0; t < nk; t++) {
+		waitcp<S - 2>();   /* slice t has landed, for this thread ... */
+		__syncthreads();   /* ... and every thread; slice t - 1 is read */
+		if (t + S - 1 < nk)
+			issue(t + S - 1);   /* into the stage of slice t - 1 */
+		commit();
+		int st = t % S;
+#pragma unroll
+		for (int kk = 0; kk < 16; kk += 8) {
+			unsigned a[2][2][4], b[2][4][2];   /* [tf32, remainder] */
+#pragma unroll
+			for (int i = 0; i < 2; i++) {
+				const float *ap = &as[st][wm * 32 + i * 16 + gq][kk + tq];
+				float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					float hi = tf32(v[e]);
+					a[0][i][e] = __float_as_uint(hi);
+					if (MODE == 0)
+						a[1][i][e] = __float_as_uint(tf32(v[e] - hi));
+				}
+			}
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				const float *bp = &bs[st][kk + tq][wn * 32 + j * 8 + gq];
+				float v[2] = { bp[0], bp[4 * LB] };
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					float hi = tf32(v[e]);
+					b[0][j][e] = __float_as_uint(hi);
+					if (MODE == 0)
+						b[1][j][e] = __float_as_uint(tf32(v[e] - hi));
+				}
+			}
+#pragma unroll
+			for (int i = 0; i < 2; i++)
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					if (MODE == 0) {   /* the small products first */
+						mma(acc[i][j], a[1][i], b[0][j]);
+						mma(acc[i][j], a[0][i], b[1][j]);
+					}
+					mma(acc[i][j], a[0][i], b[0][j]);
+				}
+		}
+	}
+	waitcp<0>();   /* no copy outlives the block */
+	if (RED) {
+		constexpr int LR = 64 + 4;
+		int R = (64 + P.SPLIT - 1) / P.SPLIT;
+		float *red = sm;   /* the partial tile [o][p], over the slices */
+		unsigned rank = ctarank();
+
+		__syncthreads();   /* every warp is done with the slices */
+#pragma unroll
+		for (int i = 0; i < 2; i++)
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					red[(wm * 32 + i * 16 + gq + (e >> 1) * 8) * LR + wn * 32 + j * 8 + 2 * tq + (e & 1)] =
+						acc[i][j][e];
+		clsync();   /* the cluster's partial tiles are written */
+		for (int t = tid; t < R * 64; t += 128) {
+			int row = rank * R + t / 64, col = t % 64, m = m0 + row, n = n0 + col;
+			if (row >= 64 || m >= OG || n >= NP)
+				continue;
+			float sum = 0.0f;
+			for (int q = 0; q < P.SPLIT; q++)
+				sum += dsld(&red[row * LR + col], q);
+			convout(P, sum, grp * OG + m, n, bias, res, y);
+		}
+		clsync();   /* no block leaves while another reads its tile */
+	} else {
+		/* accumulator e of tile (i, j): row gq (+8 for e >= 2), column 2·tq + e % 2 */
+#pragma unroll
+		for (int i = 0; i < 2; i++)
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					int m = m0 + wm * 32 + i * 16 + gq + (e >> 1) * 8;
+					int n = n0 + wn * 32 + j * 8 + 2 * tq + (e & 1);
+					if (m >= OG || n >= NP)
+						continue;
+					if (P.SPLIT > 1)
+						ws[(split * P.O + grp * OG + m) * NP + n] = acc[i][j][e];
+					else
+						convout(P, acc[i][j][e], grp * OG + m, n, bias, res, y);
+				}
+	}
+}
+
+/* After a split K: the sum of the splits' partial tiles, then the epilogue. */
+static __global__ void __launch_bounds__(256)
+convsum(const __grid_constant__ Cv P, const float *__restrict__ ws,
+        const float *__restrict__ bias, const float *__restrict__ res, float *__restrict__ y)
+{
+	int i = blockIdx.x * 256 + threadIdx.x;
+	float s = 0.0f;
+
+	if (i >= P.O * P.NP)
+		return;
+#pragma unroll 8
+	for (int k = 0; k < P.SPLIT; k++)
+		s += ws[k * P.O * P.NP + i];
+	int o = dprt_q(P.np, i);
+	convout(P, s, o, dprt_r(P.np, i, o), bias, res, y);
+}
+
+/* One thread per output, fp32 FMAs in order of k; KS 3: a 3x3 window
+ * known to the compiler (the depthwise convolutions of MobileNets), 0:
+ * any. */
+template <int KS>
+static __global__ void __launch_bounds__(256)
+convdirect(const __grid_constant__ Cv P, const float *__restrict__ x,
+           const float *__restrict__ w, const float *__restrict__ bias,
+           const float *__restrict__ res, float *__restrict__ y)
+{
+	const int KH = KS ? KS : P.KH, KW = KS ? KS : P.KW;
+	int i = blockIdx.x * 256 + threadIdx.x;
+
+	if (i >= P.O * P.NP)
+		return;
+	int o = dprt_q(P.np, i), p = dprt_r(P.np, i, o);
+	int pq = dprt_q(P.pix, p), pix = dprt_r(P.pix, p, pq), oq = dprt_q(P.ow, pix);
+	int ih0 = oq * P.SH - P.PH, iw0 = dprt_r(P.ow, pix, oq) * P.SW - P.PW;
+	const float *xp = x + (pq * P.C + o / P.OG * P.CG) * P.H * P.W, *wp = w + o * P.LDA;
+	float acc = 0.0f;
+
+	for (int c = 0; c < P.CG; c++)
+		for (int r = 0; r < KH; r++) {
+			int ih = ih0 + r * P.DH;
+			if (ih < 0 || ih >= P.H)
+				continue;
+			for (int s = 0; s < KW; s++) {
+				int iw = iw0 + s * P.DW;
+				if (iw >= 0 && iw < P.W)
+					acc = fmaf(xp[(c * P.H + ih) * P.W + iw], wp[(c * KH + r) * KW + s], acc);
+			}
+		}
+	convout(P, acc, o, p, bias, res, y);
+}
+
+/* At init: weights [O][K] into rows of LDA floats (zeros past K) times a,
+ * and bias b' = (cb - mean)·a + beta, a = gamma / sqrt(var + eps), where a
+ * batch norm is folded (gamma not NULL; else a = 1 and no b'). */
+static __global__ void
+convpack(float *__restrict__ wout, float *__restrict__ bout, const float *__restrict__ w,
+         const float *__restrict__ cb, const float *__restrict__ gamma,
+         const float *__restrict__ beta, const float *__restrict__ mean,
+         const float *__restrict__ var, float eps, int O, int K, int LDA)
+{
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < O * LDA; i += gridDim.x * blockDim.x) {
+		int o = i / LDA, k = i % LDA;
+		float a = 1.0f;
+
+		if (gamma)   /* as runtime/nn.c's batch norm: invstd first */
+			a = 1.0f / sqrtf(var[o] + eps) * gamma[o];
+		wout[i] = k < K ? w[o * K + k] * a : 0.0f;
+		if (gamma && k == 0)
+			bout[o] = beta[o] - mean[o] * a + (cb ? cb[o] * a : 0.0f);
+	}
+}
+
+static int
+errf(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int
+errf(char *err, size_t errn, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errn > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errn, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* The check after a launch: "cuda: launch of conv ID[ (sum of N splits)]". */
+static int
+launched(const dprt_conv *c, int sum, char *err, size_t errn)
+{
+	cudaError_t e = cudaGetLastError();
+
+	if (e == cudaSuccess)
+		return 0;
+	if (sum)
+		return errf(err, errn, "cuda: launch of conv %d (sum of %d splits): %s", c->id,
+		            c->split, cudaGetErrorString(e));
+	return errf(err, errn, "cuda: launch of conv %d: %s", c->id, cudaGetErrorString(e));
+}
+
+static dim3
+gemmgrid(const Cv &P)
+{
+	return dim3((P.NP + 63) / 64, (P.OG + 63) / 64, P.G * P.SPLIT);
+}
+
+typedef void Gemm(Cv, const float *, const float *, const float *, const float *, float *,
+                  float *);
+
+/* The instance of conv_gemm<MODE, RED> for P's window. */
+template <int MODE, int RED>
+static Gemm *
+gemm(const Cv &P)
+{
+	if (P.KH == 1 && P.KW == 1)
+		return conv_gemm<MODE, RED, 1>;
+	if (P.KH == 3 && P.KW == 3)
+		return conv_gemm<MODE, RED, 3>;
+	return conv_gemm<MODE, RED, 0>;
+}
+
+/* The cluster launch of MODE's clustered form: clusters of SPLIT blocks
+ * along z. */
+template <int MODE>
+static cudaError_t
+clusterlaunch(const Cv &P, cudaStream_t st, const float *x, const float *w, const float *b,
+              const float *res, float *y)
+{
+	cudaLaunchConfig_t c = {};
+	cudaLaunchAttribute a[1];
+
+	a[0].id = cudaLaunchAttributeClusterDimension;
+	a[0].val.clusterDim.x = 1;
+	a[0].val.clusterDim.y = 1;
+	a[0].val.clusterDim.z = P.SPLIT;
+	c.gridDim = gemmgrid(P);
+	c.blockDim = dim3(128, 1, 1);
+	c.stream = st;
+	c.attrs = a;
+	c.numAttrs = 1;
+	return cudaLaunchKernelEx(&c, gemm<MODE, 1>(P), P, x, w, b, res, y, (float *)NULL);
+}
+
+extern "C" int
+dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
+               const float *b, const float *res, float *y, float *ws, char *err, size_t errn)
+{
+	Cv P = mkcv(c);
+	char what[64];
+
+	if (P.NP * P.O == 0)
+		return 0;
+	if (!c->direct && g->conv != DPRT_CONV_DIRECT) {
+		if (P.SPLIT > 1 && g->cluster) {
+			snprintf(what, sizeof what, "cudaLaunchKernelEx (conv %d)", c->id);
+			return dprt_cuda_ok(g->conv == DPRT_CONV_TF32 ?
+			                    clusterlaunch<1>(P, g->stream, x, w, b, res, y) :
+			                    clusterlaunch<0>(P, g->stream, x, w, b, res, y),
+			                    what, err, errn);
+		}
+		Gemm *f = g->conv == DPRT_CONV_TF32 ? gemm<1, 0>(P) : gemm<0, 0>(P);
+
+		f<<<gemmgrid(P), 128, 0, g->stream>>>(P, x, w, b, res, y, ws);
+		if (launched(c, 0, err, errn) != 0)
+			return -1;
+		if (P.SPLIT > 1) {
+			convsum<<<(P.O * P.NP + 255) / 256, 256, 0, g->stream>>>(P, ws, b, res, y);
+			if (launched(c, 1, err, errn) != 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (P.KH == 3 && P.KW == 3)
+		convdirect<3><<<(P.O * P.NP + 255) / 256, 256, 0, g->stream>>>(P, x, w, b, res, y);
+	else
+		convdirect<0><<<(P.O * P.NP + 255) / 256, 256, 0, g->stream>>>(P, x, w, b, res, y);
+	return launched(c, 0, err, errn);
+}
+
+/* Whether MODE's clustered form runs here: built for sm_90 or later (no
+ * trap), and a cluster of SPLIT blocks fits on the device (past 8, the
+ * non-portable sizes Hopper allows). */
+template <int MODE>
+static bool
+clusterfits(const Cv &P)
+{
+	cudaFuncAttributes fa;
+	cudaLaunchConfig_t c = {};
+	cudaLaunchAttribute a[1];
+	int n = 0;
+
+	Gemm *f = gemm<MODE, 1>(P);
+
+	if (cudaFuncGetAttributes(&fa, f) != cudaSuccess || fa.ptxVersion < 90)
+		return false;
+	if (P.SPLIT > 8 && cudaFuncSetAttribute(f,
+	                                        cudaFuncAttributeNonPortableClusterSizeAllowed,
+	                                        1) != cudaSuccess)
+		return false;
+	a[0].id = cudaLaunchAttributeClusterDimension;
+	a[0].val.clusterDim.x = 1;
+	a[0].val.clusterDim.y = 1;
+	a[0].val.clusterDim.z = P.SPLIT;
+	c.gridDim = dim3(1, 1, P.SPLIT);
+	c.blockDim = dim3(128, 1, 1);
+	c.attrs = a;
+	c.numAttrs = 1;
+	return cudaOccupancyMaxActiveClusters(&n, f, &c) == cudaSuccess && n > 0;
+}
+
+extern "C" int
+dprt_cuda_convcl_ok(const dprt_conv *c)
+{
+	Cv P = mkcv(c);
+	bool ok = clusterfits<0>(P) && clusterfits<1>(P);
+
+	(void)cudaGetLastError();   /* a refusal above is an answer, not an error */
+	return ok;
+}
+
+extern "C" int
+dprt_cuda_convpack(dprt_cuda *g, const dprt_conv *c, float *wout, float *bout,
+                   const float *w, const float *cb, const float *gamma, const float *beta,
+                   const float *mean, const float *var, float eps, char *err, size_t errn)
+{
+	long long n = (long long)c->O * c->lda, blocks = (n + 255) / 256;
+	int K = c->C / c->G * c->KH * c->KW;
+	char what[64];
+
+	if (dprt_cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize", err, errn) != 0)
+		return -1;
+	convpack<<<blocks > 4096 ? 4096 : blocks, 256, 0, g->stream>>>(wout, bout, w, cb, gamma,
+	                                                              beta, mean, var, eps, c->O,
+	                                                              K, c->lda);
+	snprintf(what, sizeof what, "nn_pack (conv %d)", c->id);
+	if (dprt_cuda_launched(what, err, errn) != 0)
+		return -1;
+	return dprt_cuda_ok(cudaStreamSynchronize(g->stream), "cudaStreamSynchronize", err, errn);
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# trace.t: --trace FILE and --profile of the generated executables (TAP).
+# The classify example built for the cpu: --trace writes Chrome/Perfetto
+# trace JSON (valid where python3 is, to check it) with one complete event
+# per cpu op that has code (the DPRT_TRACE_OP marks of its 5.cpu.c), each
+# with a start and a duration; --profile prints a row per such op; an
+# unwritable trace fails with exit 1.  Where nvcc and a CUDA device are,
+# the cuda build too: one "cuda" event per op with kernels (the
+# DPRT_CUDA_MARK marks of its 5.gpu.cu) besides the cpu ones.
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+bin=$root/bin
+nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
+. tests/tap.sh   # $tmp, n, fails, check, skip, gpu
+img=examples/classify/image.npy
+
+check "classify builds for the cpu" "$bin/devproc" build examples/classify/classify.dp -C "$tmp/c"
+exe=$tmp/c/classify/classify
+
+# shape FILE CPU CUDA: the trace's complete events are CPU on the cpu track
+# (tid 1) and CUDA on the cuda one (tid 2), each with ts and dur, and the
+# JSON is valid (python3's json module, where python3 is)
+shape() {
+	f=$1
+	if command -v python3 >/dev/null 2>&1; then
+		python3 -m json.tool "$f" >/dev/null || { echo "not valid JSON"; return 1; }
+	fi
+	grep -q '^{"displayTimeUnit": "ns", "traceEvents": \[$' "$f" || { echo "no traceEvents"; return 1; }
+	c=$(grep -c '"cat": "cpu", "ph": "X", "pid": 1, "tid": 1, "ts": [0-9.]*, "dur": [0-9.]*, "args": {"op": [0-9]*}}' "$f")
+	g=$(grep -c '"cat": "cuda", "ph": "X", "pid": 1, "tid": 2, "ts": [0-9.]*, "dur": [0-9.]*, "args": {"op": [0-9]*}}' "$f")
+	x=$(grep -c '"ph": "X"' "$f")
+	echo "$c cpu events (expected $2), $g cuda events (expected $3), $x in all"
+	[ "$c" -eq "$2" ] && [ "$g" -eq "$3" ] && [ "$x" -eq $(($2 + $3)) ]
+}
+cpuops=$(grep -c 'DPRT_TRACE_OP(' "$tmp/c/classify/5.cpu.c")
+cputrace() {
+	"$exe" --in image=$img --trace "$tmp/t.json" >"$tmp/out" || return 1
+	grep -q '^label = ' "$tmp/out" && [ "$cpuops" -ge 5 ] && shape "$tmp/t.json" "$cpuops" 0 &&
+		grep -q '"name": "aten.linear", "cat": "cpu"' "$tmp/t.json"
+}
+check "--trace on a cpu program: valid trace JSON, one event per cpu op ($cpuops)" cputrace
+profile() {
+	"$exe" --in image=$img --profile >"$tmp/prof" || return 1
+	cat "$tmp/prof"
+	grep -q '^profile: 20 runs, mean per run; cpu ops [0-9.]* us' "$tmp/prof" &&
+		[ "$(grep -c '^ *[0-9][0-9]*  cpu  ' "$tmp/prof")" -eq "$cpuops" ] &&
+		grep -q '  aten.linear$' "$tmp/prof"
+}
+check "--profile prints one row per op with its mean time" profile
+unwritable() {
+	"$exe" --in image=$img --trace "$tmp/no/such/dir/t.json" >/dev/null 2>"$tmp/err"
+	[ $? -eq 1 ] && grep -q "^classify: $tmp/no/such/dir/t.json: cannot write the trace" "$tmp/err"
+}
+check "an unwritable --trace file: exit 1, the path named" unwritable
+
+if [ -z "$nvcc" ]; then
+	skip "no nvcc"
+	skip "no nvcc"
+elif check "classify builds for cuda" "$bin/devproc" build examples/classify/classify.dp \
+		--target cuda -C "$tmp/g"; [ -z "$gpu" ]; then
+	skip "no CUDA device"
+else
+	gputrace() {
+		d=$tmp/g/classify
+		k=$(grep -c 'DPRT_CUDA_MARK(' "$d/5.gpu.cu")
+		h=$(grep -c 'DPRT_TRACE_OP(' "$d/5.cpu.c")
+		"$d/classify" --in image=$img --trace "$tmp/g.json" >"$tmp/out" || return 1
+		"$d/classify" --in image=$img --profile || return 1
+		[ "$k" -ge 1 ] && shape "$tmp/g.json" "$h" "$k"
+	}
+	check "--trace on a cuda program: one event per kernel (CUDA events), the cpu ops too" gputrace
+fi
+echo "1..$n"
+[ $fails -eq 0 ]
