@@ -129,6 +129,26 @@ st_bf16() {
 }
 check "a bf16 checkpoint of the f32 model: the same logits as its values in f32 (widened exactly)" st_bf16
 
+# a convolutional network, whose weights the program packs once at start
+# (prepared weights) from wherever they come: a checkpoint of its own
+# tensors, every one found by name, gives PyTorch's output
+cnn() {
+	bin/devproc build tests/data/cnn.dp -C "$tmp/c" >/dev/null || return 1
+	cb=$tmp/c/cnn
+	mkdir -p "$tmp/capart" &&
+		bin/dp-link "$cb/4.partition.dpir" "$cb/5.cpu.o" --apart --runtime lib --cc "$cc" \
+			-o "$tmp/capart/cnn" || return 1
+	set --
+	for t in $(bin/devproc dump "$cb/1.import.dpir" |
+		sed -n 's/.*offset=\([0-9]*\), param="\([^"]*\)"} : f32\[\([0-9,]*\)\].*/\2:F32:\3:W:\1/p'); do
+		set -- "$@" "$(echo "$t" | sed "s|:W:|:$cb/weights.bin:|")"
+	done
+	[ $# -eq 14 ] && perl tests/st.pl "$tmp/cnn.safetensors" "$@" &&
+		"$tmp/capart/cnn" --in x=tests/data/cnn/in0.npy --weights "$tmp/cnn.safetensors" \
+			--out y="$tmp/cy.npy" && bin/npycmp "$tmp/cy.npy" tests/data/cnn/out.npy
+}
+check "cnn (convolutions with prepared weights) apart, from a checkpoint of its 14 tensors: PyTorch's output" cnn
+
 capi() {
 	cat >"$tmp/app.c" <<'C'
 #include <stdio.h>
