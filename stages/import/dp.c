@@ -530,7 +530,7 @@ pipeop(P *p, int k, Tok *opt, Arg *arg, int narg, Pos resat, int nres)
 		errat(p->src, opt->at, "%s takes %d operand%s, got %d", on, want, want == 1 ? "" : "s", nin);
 	for (int i = 0; text && i < narg; i++)
 		if (arg[i].key && strcmp(arg[i].key, "file") == 0) {
-			if (arg[i].v.kind != VSTR)
+			if (arg[i].v.kind != VSTR && arg[i].v.kind != VNAME)
 				errat(p->src, arg[i].v.at, "%s: 'file' must be the tokenizer.json's path "
 				      "as a string", on);
 			in[nin++] = text_file(p->imp, arg[i].v.s, arg[i].v.at);
