@@ -705,7 +705,10 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 			str_printf(&msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
-	errat(m->src, m->at, "%s: %s", m->path, msg.p);
+	char *text = dp_alloc(a, msg.n + 1, 1);	/* the arena's: bail() skips str_free */
+	memcpy(text, msg.p, msg.n + 1);
+	str_free(&msg);
+	errat(m->src, m->at, "%s: %s", m->path, text);
 }
 
 /* Binds the model's inputs: user inputs to the call's arguments (checked),
