@@ -23,6 +23,10 @@ typedef struct Cli {
 	dprt_image *img;		/* per input: an image input's pixels */
 	void *arena, *state;
 	int inited;
+	long steps;			/* --steps: runs in this process (default 1) */
+	const char **stepin;		/* --in files past each input's first, in order */
+	int *stepio, nstepin;		/* their inputs */
+	const char **outfmt;		/* per output, --out's file (a %d pattern for steps) */
 	const char **wfile;		/* --weights, in order */
 	int nwfile;
 	dprt_weights *weights;
@@ -114,7 +118,7 @@ usage(const dprt_prog *p, FILE *f)
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
 	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--weights FILE ...]\n"
-	        "       [--help]\n", p->name);
+	        "       [--steps N] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -133,6 +137,10 @@ usage(const dprt_prog *p, FILE *f)
 	fprintf(f, "--trace FILE runs it once more, timing each op (cuda kernels by CUDA "
 	        "events), and writes the timeline as Chrome/Perfetto trace JSON; "
 	        "--profile runs it 20 times so and prints the mean time per op.\n");
+	fprintf(f, "--steps N runs it N times in this process, printing \"step K:\" before each "
+	        "run's outputs: an input\ngiven once is every step's, one given N times "
+	        "(--in x=a --in x=b ...) is one file per step;\n--out NAME=FILE%%d.npy writes "
+	        "each step's, %%d the step's number from 1.\n");
 	if (p->blob)
 		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
 		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
@@ -172,9 +180,77 @@ bind(Cli *c, int out, const char *opt, const char *arg)
 	if (i < 0)
 		return dprt_errf(c->err, sizeof c->err, "no %s named '%.*s' (see --help)",
 		                 out ? "output" : "input", len, arg);
+	if (file[i] && !out) {   /* another step's file (checked against --steps) */
+		c->stepio[c->nstepin] = i;
+		c->stepin[c->nstepin++] = eq + 1;
+		return 0;
+	}
 	if (file[i])
 		return dprt_errf(c->err, sizeof c->err, "%s %.*s given twice", opt, len, arg);
 	file[i] = eq + 1;
+	return 0;
+}
+
+static int readimage(Cli *c, int i);
+
+/* --steps N: every input given once (kept for every step) or N times (one
+ * file per step, in order); every --out file a pattern with one %d, the
+ * step's number from 1. */
+static int
+checksteps(Cli *c)
+{
+	const char *d;
+	int i, k, n;
+
+	for (i = 0; i < c->p->nin; i++) {
+		for (n = 1, k = 0; k < c->nstepin; k++)
+			n += c->stepio[k] == i;
+		if (n > 1 && n != c->steps)
+			return dprt_errf(c->err, sizeof c->err, c->steps > 1 ? "--in %s given %d "
+			                 "times for %ld steps (once, or once per step)" :
+			                 "--in %s given twice", c->p->in[i].name, n, c->steps);
+	}
+	for (i = 0; i < c->p->nout; i++) {
+		c->outfmt[i] = c->outfile[i];
+		if (!c->outfile[i] || c->steps == 1)
+			continue;
+		d = strchr(c->outfile[i], '%');
+		if (!d || d[1] != 'd' || strchr(d + 1, '%'))
+			return dprt_errf(c->err, sizeof c->err, "--out %s=%s: with --steps, the file "
+			                 "name has one %%d, the step's number", c->p->out[i].name,
+			                 c->outfile[i]);
+	}
+	return 0;
+}
+
+/* Before step k (from 0): the step's --in files, read again; --out's names. */
+static int
+stepfiles(Cli *c, long k, char (*name)[4096])
+{
+	const dprt_prog *p = c->p;
+	long seen;
+	int i, j;
+
+	for (i = 0; i < p->nin && k > 0; i++) {
+		for (seen = 0, j = 0; j < c->nstepin && seen < k; j++)
+			seen += c->stepio[j] == i;
+		if (seen < k)
+			continue;   /* given once: kept */
+		c->infile[i] = c->stepin[j - 1];
+		if (isimage(&p->in[i]) || istext(&p->in[i])) {
+			free((void *)c->img[i].data);
+			c->img[i].data = NULL;
+		}
+		if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
+		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank, p->in[i].dim,
+		                  c->in[i], c->err, sizeof c->err) < 0)
+			return -1;
+	}
+	for (i = 0; i < p->nout && c->steps > 1; i++)
+		if (c->outfmt[i]) {
+			snprintf(name[i], sizeof name[i], c->outfmt[i], (int)k + 1);
+			c->outfile[i] = name[i];
+		}
 	return 0;
 }
 
@@ -206,15 +282,22 @@ parse(Cli *c, int argc, char **argv)
 		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
 		    strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
-		    strcmp(a, "--weights") == 0) {
+		    strcmp(a, "--weights") == 0 || strcmp(a, "--steps") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
 		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
 		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--threads=", 10) == 0 ||
-		           strncmp(a, "--weights=", 10) == 0) {
+		           strncmp(a, "--weights=", 10) == 0 || strncmp(a, "--steps=", 8) == 0) {
 			v = strchr(a, '=') + 1;
 		} else {
 			return dprt_errf(c->err, sizeof c->err,
 			                 "unknown argument '%s' (see --help)", a);
+		}
+		if (a[2] == 's') {
+			c->steps = v ? strtol(v, &end, 10) : 0;
+			if (!v || *end || c->steps < 1 || c->steps > 1000000)
+				return dprt_errf(c->err, sizeof c->err,
+				                 "--steps needs a count from 1 to 1000000, got '%s'", v ? v : "");
+			continue;
 		}
 		if (a[2] == 'w') {
 			if (!v || !*v)
@@ -246,7 +329,7 @@ parse(Cli *c, int argc, char **argv)
 			return dprt_errf(c->err, sizeof c->err, "missing --in %s (%s)",
 			                 c->p->in[i].name, iotype(t, sizeof t, &c->p->in[i]));
 		}
-	return 0;
+	return checksteps(c);
 }
 
 /* Reads image input i: a u8 [H,W,C] .npy file, or a PNG or JPEG file
@@ -565,6 +648,9 @@ cleanup(Cli *c)
 	free(c->tmp);
 	free(c->arena);
 	free(c->wfile);
+	free(c->stepin);
+	free(c->stepio);
+	free(c->outfmt);
 	dprt_weights_free(c->weights);
 	dprt_pool_destroy(c->pool);
 }
@@ -585,7 +671,9 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 {
 	Cli c;
 	int rc;
+	long k;
 	size_t nin, nout;
+	char (*outname)[4096] = NULL;	/* --out's files of the current step */
 
 	memset(&c, 0, sizeof c);
 	c.p = p;
@@ -599,6 +687,15 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	c.out = calloc(nout, sizeof *c.out);
 	c.tmp = calloc(nout, sizeof *c.tmp);
 	c.wfile = calloc((size_t)argc + 1, sizeof *c.wfile);
+	c.stepin = calloc((size_t)argc + 1, sizeof *c.stepin);
+	c.stepio = calloc((size_t)argc + 1, sizeof *c.stepio);
+	c.outfmt = calloc(nout, sizeof *c.outfmt);
+	c.steps = 1;
+	outname = calloc(nout, sizeof *outname);
+	if (!c.stepin || !c.stepio || !c.outfmt || !outname) {
+		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
+		goto done;
+	}
 	if (!c.wfile || !c.infile || !c.in || !c.img || !c.outfile || !c.out || !c.tmp) {
 		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
 		goto done;
@@ -607,6 +704,7 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	if (rc == 1) {
 		usage(p, stdout);
 		cleanup(&c);
+		free(outname);
 		return 0;
 	}
 	if (rc == 0)
@@ -623,10 +721,14 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	} else if (rc == 0) {
 		c.inited = 1;
 	}
-	if (rc == 0)
-		rc = runonce(&c);
-	if (rc == 0)
-		rc = finish(&c);
+	for (k = 0; rc == 0 && k < c.steps; k++) {   /* --steps: one run each */
+		if (c.steps > 1 && (rc = stepfiles(&c, k, outname)) == 0)
+			printf("step %ld:\n", k + 1);
+		if (rc == 0)
+			rc = runonce(&c);
+		if (rc == 0)
+			rc = finish(&c);
+	}
 	if (rc == 0 && (c.trace || c.profile))
 		rc = traced(&c);
 	if (rc == 0 && c.bench > 0)
@@ -637,5 +739,6 @@ done:
 		fprintf(stderr, "%s: %s\n", p->name, c.err);
 	}
 	cleanup(&c);
+	free(outname);
 	return rc < 0 ? 1 : 0;
 }

@@ -55,6 +55,24 @@ long() {
 }
 check "a text of more tokens than length: one error with both counts" long
 
+# --steps: three strings of the corpus in one process, one file per step
+steps() {
+	set --
+	for k in 3 18 21; do
+		./bin/test-tokenize --case "$data/refs.json" $k gpt2 128 0 "$tmp/s$k.txt" "$tmp/sg$k.npy" &&
+			./bin/test-tokenize --case "$data/refs.json" $k llama3_bos 128 1 "$tmp/s$k.txt" "$tmp/sl$k.npy" || return 1
+		set -- "$@" --in prompt="$tmp/s$k.txt"
+	done
+	"$exe" --steps 3 "$@" --out g="$tmp/g%d.npy" --out l="$tmp/l%d.npy" >"$tmp/out" &&
+		[ "$(grep -c '^step [123]:$' "$tmp/out")" -eq 3 ] &&
+		bin/npycmp --exact "$tmp/g1.npy" "$tmp/sg3.npy" && bin/npycmp --exact "$tmp/l1.npy" "$tmp/sl3.npy" &&
+		bin/npycmp --exact "$tmp/g2.npy" "$tmp/sg18.npy" && bin/npycmp --exact "$tmp/l2.npy" "$tmp/sl18.npy" &&
+		bin/npycmp --exact "$tmp/g3.npy" "$tmp/sg21.npy" && bin/npycmp --exact "$tmp/l3.npy" "$tmp/sl21.npy" || return 1
+	"$exe" --steps 2 "$@" 2>"$tmp/err" && return 1
+	echo "text: --in prompt given 3 times for 2 steps (once, or once per step)" | diff - "$tmp/err"
+}
+check "--steps 3, one text file per step: each step's ids equal tokenizers'; a count that is not the steps' refused" steps
+
 literal() {
 	"$exe" --in prompt="text:Hello, world!" >"$tmp/out" &&
 		grep -qx 'text = Hello, world!' "$tmp/out"
