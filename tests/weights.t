@@ -22,6 +22,16 @@ build() {
 }
 check "classify builds, embedded and apart (dp-link --apart)" build
 
+driver_apart() {
+	bin/devproc build examples/classify/classify.dp --apart -C "$tmp/d" >/dev/null &&
+		[ "$(wc -c <"$tmp/d/classify/classify")" -lt "$(wc -c <"$tmp/d/classify/weights.bin")" ] &&
+		"$tmp/d/classify/classify" --in image=$img --out logits="$tmp/ld.npy" &&
+		bin/npycmp "$tmp/ld.npy" $ref &&
+		grep -qx 'dp_genflags = --apart' "$tmp/d/build.ninja" &&
+		(cd "$tmp/d" && ninja -n) | grep -q 'no work to do'
+}
+check "devproc build --apart: the program maps weights.bin beside it, PyTorch's logits; regeneration keeps --apart" driver_apart
+
 apart_small() {
 	blob=$(wc -c <"$b/weights.bin")
 	exe=$(wc -c <"$tmp/apart/classify")
