@@ -24,6 +24,7 @@ typedef struct Src {
 typedef struct Stored {    /* one distinct tensor in the blob */
 	uint64_t hash;
 	int64_t off, n;    /* file offset and length in bytes */
+	const char *name;  /* the state-dict name it is stored for, or NULL */
 } Stored;
 
 typedef struct Blob {
@@ -50,7 +51,17 @@ typedef struct Imp {
 	int nmodel;
 	Const *konst;      /* const ops emitted so far */
 	int nkonst, capkonst;
+	struct Textfile *text;   /* tokenizer files read so far (text.c) */
+	int ntext;
 } Imp;
+
+/* A file a text op read (tokenize's file=): a dependency like an archive. */
+typedef struct Textfile {
+	char *path;        /* as written in the .dp */
+	char *file;        /* as opened */
+	char hash[17];
+	int val;           /* its u8 const */
+} Textfile;
 
 /* A model("file.pt2", args...) call as parsed. */
 typedef struct Call {
@@ -92,6 +103,12 @@ void parse(Imp *imp);
 typedef struct Graph Graph; /* a model graph being inlined */
 int pt2_call(Imp *imp, const Call *c, int *res, int maxres);
 void pt2_deps(Imp *imp);
+/* text.c: the u8 const holding the tokenizer.json at path (relative to the
+ * .dp), checked as a tokenizer DevProc reads; at is the path's position. */
+int text_file(Imp *imp, const char *path, Pos at);
+void text_free(Imp *imp);
+/* The const op of a tensor of type t in the blob (pt2.c). */
+int imp_const(Imp *imp, const void *bytes, const Type *t);
 char *pt2_depfile(Imp *imp, const char *target);
 void pt2_free(Imp *imp);
 int g_value(Graph *g, const char *name, const char *node);
@@ -100,6 +117,7 @@ int g_filled(Graph *g, const Type *t, double v);
 void g_unused(Graph *g, const char *name, const char *what);
 int g_type(Graph *g, const char *name, Type *t);
 void g_bind(Graph *g, const char *name, int v);
+void g_writeback(Graph *g, const char *name, int old, int v);
 void g_define(Graph *g, const char *name, int v, const char *what);
 _Noreturn void g_err(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Imp *g_imp(Graph *g);
@@ -114,6 +132,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_NONE, H_IDENTITY, H_UNSQUEEZE, H_SQUEEZE, H_INDEX, H_ARANGE, H_FULL,
 	H_FLOATDEF, H_NEW, H_TOCOPY, H_TYPEAS, H_LAYERNORM, H_RSUB, H_BOOL, H_SPLIT,
 	H_OUTSIZE,          /* output_size from the result's type (upsampling) */
+	H_DIFF,             /* flags: which of prepend, append are given */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */
@@ -132,6 +151,7 @@ void aten_node(Graph *g, struct json_t *node);
 void blob_init(Blob *b);
 char *blob_room(Blob *b, size_t n);
 int64_t blob_commit(Blob *b, size_t n, char hash[17]);
+int64_t blob_commit_as(Blob *b, size_t n, char hash[17], const char *name);
 void blob_finish(Blob *b);
 void blob_free(Blob *b);
 void tobytes(double v, int dtype, void *out);

@@ -14,7 +14,6 @@
 #include <jansson.h>
 #include <zip.h>
 
-#include "capi.h"
 #include "import.h"
 
 enum { SCHEMA_MAJOR = 8 };
@@ -48,6 +47,7 @@ struct Graph {
 	Model *m;
 	json_t *tv;        /* graph.tensor_values */
 	json_t *specs;     /* signature.input_specs */
+	json_t *nodes;     /* graph.nodes */
 	Slot *slot;
 	size_t nslot, used;
 };
@@ -384,19 +384,23 @@ g_type(Graph *g, const char *name, Type *t)
 
 /* ---- constants ---- */
 
+/* The const op of a tensor of the blob; param is its state-dict name, or
+ * NULL for constants a checkpoint does not hold. */
 static int
-constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t)
+constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t, const char *param)
 {
 	for (int i = 0; i < imp->nkonst; i++) {
 		Const *k = &imp->konst[i];
 		if (k->off == off && k->n == n && dp_type_eq(&k->t, t))
-			return k->val;
+			return k->val;   /* offsets are shared only under one name */
 	}
 	Fn *fn = imp->fn;
 	int op = dp_addop(fn, Oconst, NULL, 0);
 	dp_seti(fn, op, "offset", off);
 	dp_seti(fn, op, "nbytes", n);
 	dp_sets(fn, op, "hash", hash);
+	if (param)
+		dp_sets(fn, op, "param", param);
 	int v = dp_addout(fn, op, *t);
 	if (imp->nkonst == imp->capkonst) {
 		imp->capkonst = imp->capkonst ? 2 * imp->capkonst : 64;
@@ -404,6 +408,17 @@ constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t)
 	}
 	imp->konst[imp->nkonst++] = (Const){ off, n, *t, v };
 	return v;
+}
+
+int
+imp_const(Imp *imp, const void *bytes, const Type *t)
+{
+	size_t n = (size_t)dp_nbytes(t);
+	char hash[17];
+
+	memcpy(blob_room(&imp->blob, n), bytes, n);
+	int64_t off = blob_commit(&imp->blob, n, hash);
+	return constop(imp, off, (int64_t)n, hash, t, NULL);
 }
 
 /* A rank-0 const holding v as dtype. */
@@ -415,7 +430,7 @@ g_scalar(Graph *g, double v, int dtype)
 	char hash[17];
 	tobytes(v, dtype, blob_room(&g->imp->blob, (size_t)n));
 	int64_t off = blob_commit(&g->imp->blob, (size_t)n, hash);
-	return constop(g->imp, off, n, hash, &t);
+	return constop(g->imp, off, n, hash, &t, NULL);
 }
 
 /* A const of type t with every element v. */
@@ -431,13 +446,14 @@ g_filled(Graph *g, const Type *t, double v)
 	for (int64_t i = 0; i < n; i++)
 		tobytes(v, t->dtype, p + i * es);
 	int64_t off = blob_commit(&g->imp->blob, (size_t)(n * es), hash);
-	return constop(g->imp, off, n * es, hash, t);
+	return constop(g->imp, off, n * es, hash, t, NULL);
 }
 
 /* Emits the const of a parameter, buffer or tensor constant named fqn (graph
- * value name): its bytes, dense in C order, go into the blob. */
+ * value name): its bytes, dense in C order, go into the blob.  named: a
+ * parameter or persistent buffer, whose fqn is its state-dict name. */
 static int
-weight(Graph *g, const char *name, const char *fqn)
+weight(Graph *g, const char *name, const char *fqn, int named)
 {
 	Model *m = g->m;
 	const char *dir = "data/weights/";
@@ -526,8 +542,9 @@ weight(Graph *g, const char *name, const char *fqn)
 		m->buf = NULL;
 		free(raw);
 	}
-	int64_t at = blob_commit(b, nb, hash);
-	return constop(g->imp, at, (int64_t)nb, hash, &t);
+	const char *param = named ? dp_strdup(g->imp->fn->arena, fqn) : NULL;
+	int64_t at = blob_commit_as(b, nb, hash, param);
+	return constop(g->imp, at, (int64_t)nb, hash, &t, param);
 }
 
 /* The value id of graph value name, emitting its const on first use. */
@@ -550,7 +567,9 @@ g_value(Graph *g, const char *name, const char *node)
 	const char *fqn = json_string_value(json_object_get(body, key));
 	if (!fqn)
 		merr(g->m, "malformed archive: input spec of '%s' has no %s", name, key);
-	int v = weight(g, name, fqn);
+	int named = strcmp(kind, "parameter") == 0 ||
+	            (strcmp(kind, "buffer") == 0 && json_is_true(json_object_get(body, "persistent")));
+	int v = weight(g, name, fqn, named);
 	s = slotof(g, name);
 	s->val = v;
 	return v;
@@ -562,6 +581,46 @@ static const char *
 tensorname(json_t *arg)
 {
 	return json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
+}
+
+/* An in-place op wrote v into name, whose value was old: when name is a
+ * slice or select of a base tensor (the node that defined it says), the
+ * base becomes the base with v scattered into that window (the functional
+ * form: aten.slice_scatter / aten.select_scatter), and so on up a chain
+ * of views. */
+void
+g_writeback(Graph *g, const char *name, int old, int v)
+{
+	Fn *fn = g->imp->fn;
+	for (size_t i = 0; i < json_array_size(g->nodes); i++) {
+		json_t *nd = json_array_get(g->nodes, i);
+		json_t *outs = json_object_get(nd, "outputs");
+		const char *on = tensorname(json_array_get(outs, 0));
+		const char *t = json_string_value(json_object_get(nd, "target"));
+		if (!on || !t || strcmp(on, name) != 0)
+			continue;
+		int sel = !strcmp(t, "torch.ops.aten.select.int");
+		if (!sel && strcmp(t, "torch.ops.aten.slice.Tensor") != 0)
+			return;   /* not a view: nothing else shares its bytes */
+		const char *base = tensorname(json_object_get(
+			json_array_get(json_object_get(nd, "inputs"), 0), "arg"));
+		const Op *view = &fn->op[fn->val[old].def];
+		if (!base || (view->kind != Aslice && view->kind != Aselect))
+			return;
+		int in[2] = { view->in[0], v }, k = dp_addop(fn, sel ? Aselscat : Aslicescat, in, 2);
+		view = &fn->op[fn->val[old].def];
+		for (int j = 0; j < view->nattr; j++) {
+			const Attr *a = &fn->op[fn->val[old].def].attr[j];
+			dp_seti(fn, k, a->key, a->i);   /* dim, start, end, step / dim, index */
+		}
+		Err err = { 0 };
+		if (dp_infer(fn, k, &err))
+			merr(g->m, "node '%s' writes into a view of '%s': %s", name, base, err.msg);
+		int bold = g_value(g, base, name);
+		g_bind(g, base, fn->op[k].out[0]);
+		g_writeback(g, base, bold, fn->op[k].out[0]);
+		return;
+	}
 }
 
 /* Where node nd comes from in the user's Python, from its metadata: the
@@ -654,12 +713,16 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 	}
 	if (!nbad)
 		return;
-	Str msg = {0};
-	str_printf(&msg, "%zu unsupported op%s in %zu node%s (", nbad, nbad == 1 ? "" : "s", nnode,
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *msg = open_memstream(&text, &tlen);
+	if (!msg)
+		merr(m, "out of memory");
+	fprintf(msg, "%zu unsupported op%s in %zu node%s (", nbad, nbad == 1 ? "" : "s", nnode,
 	           nnode == 1 ? "" : "s");
 	for (k = 0; k < nbad; k++)
-		str_printf(&msg, "%s%s x%d", k ? ", " : "", tgt[k], cnt[k]);
-	str_put(&msg, "), where the model uses them:");
+		fprintf(msg, "%s%s x%d", k ? ", " : "", tgt[k], cnt[k]);
+	fputs("), where the model uses them:", msg);
 	for (k = 0; k < nbad; k++) {
 		int shown = 0, more = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -677,19 +740,19 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 			int here = 0;
 			for (size_t j = i; j < n; j++)
 				here += of[j] == k && strcmp(where[j], where[i]) == 0;
-			str_printf(&msg, "\n  %s: %s", where[i], tgt[k]);
+			fprintf(msg, "\n  %s: %s", where[i], tgt[k]);
 			if (here > 1)
-				str_printf(&msg, " (%d nodes)", here);
+				fprintf(msg, " (%d nodes)", here);
 			shown++;
 		}
 		if (more)
-			str_printf(&msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
+			fprintf(msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
-	char *text = dp_alloc(a, msg.n + 1, 1);	/* the arena's: bail() skips str_free */
-	memcpy(text, msg.p, msg.n + 1);
-	str_free(&msg);
-	errat(m->src, m->at, "%s: %s", m->path, text);
+	fclose(msg);
+	char *all = dp_strdup(a, text ? text : "out of memory");   /* errat does not return */
+	free(text);
+	errat(m->src, m->at, "%s: %s", m->path, all);
 }
 
 /* Binds the model's inputs: user inputs to the call's arguments (checked),
@@ -751,6 +814,7 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	Graph g = { .imp = imp, .m = m };
 	g.tv = getobj(m, gr, "tensor_values", "graph");
 	g.specs = getobj(m, sig, "input_specs", "signature");
+	g.nodes = nodes;
 	json_t *outs = getobj(m, sig, "output_specs", "signature");
 
 	unsupported(m, imp->fn->arena, nodes);
@@ -784,6 +848,8 @@ pt2_deps(Imp *imp)
 {
 	for (int i = 0; i < imp->nmodel; i++)
 		dp_adddep(imp->fn, imp->model[i]->path, imp->model[i]->hash);
+	for (int i = 0; i < imp->ntext; i++)
+		dp_adddep(imp->fn, imp->text[i].path, imp->text[i].hash);
 }
 
 static void
@@ -813,6 +879,10 @@ pt2_depfile(Imp *imp, const char *target)
 	for (int i = 0; i < imp->nmodel; i++) {
 		add(&buf, &len, &cap, " ", 0);
 		add(&buf, &len, &cap, imp->model[i]->file, 1);
+	}
+	for (int i = 0; i < imp->ntext; i++) {
+		add(&buf, &len, &cap, " ", 0);
+		add(&buf, &len, &cap, imp->text[i].file, 1);
 	}
 	add(&buf, &len, &cap, "\n", 0);
 	return buf;
