@@ -537,7 +537,7 @@ adot(const float *restrict a, const float *restrict b, int64_t n)
 }
 
 static inline __attribute__((always_inline)) void
-attn_body(void *arg, int64_t t)
+attn_rows(void *arg, int64_t t)
 {
 	const Attn *at = arg;
 	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
@@ -596,6 +596,189 @@ attn_body(void *arg, int64_t t)
 				l[r] += pj;
 				for (e = 0; e < Ev; e++)
 					yi[e] += pj * vj[e];
+			}
+		}
+	}
+	for (i = i0; i < i1; i++) {
+		float *yi = at->y + (b * L + i) * Ev, inv;
+		r = (int)(i - i0);
+		if (m[r] == -INFINITY)   /* every key masked: zeros (already) */
+			continue;
+		inv = 1.0f / l[r];
+		for (e = 0; e < Ev; e++)
+			yi[e] *= inv;
+	}
+}
+
+/* 16 floats in one vector (split into narrower ones by the compiler where
+ * the target has no 512-bit registers); loaded and stored with memcpy, so
+ * no alignment is assumed. */
+typedef float v16 __attribute__((vector_size(64)));
+
+/*
+ * exp(x) for each of the KB scores less their maximum (x <= 0, or -inf for
+ * a masked key; no NaN): x = n·ln 2 + r, |r| <= ln2/2, exp(r) by Cephes'
+ * degree-7 polynomial, times 2ⁿ built in the exponent bits; below -87 (the
+ * last normal float) it gives 0.  Within 2 ulp of expf, in loops the
+ * compiler vectorizes.
+ */
+static inline __attribute__((always_inline)) void
+vexp_block(float *restrict p, const float *restrict x)
+{
+	int j;
+
+	for (j = 0; j < KB; j++) {
+		float v = x[j] < -87.0f ? -87.0f : x[j];
+		float t = v * 1.44269504088896341f + 12582912.0f;   /* 1.5·2²³: round */
+		float n = t - 12582912.0f, r, e;
+		int32_t bits = ((int32_t)n + 127) << 23;
+		r = v - n * 0.693359375f;
+		r = r - n * -2.12194440e-4f;
+		e = 1.9875691500e-4f;
+		e = e * r + 1.3981999507e-3f;
+		e = e * r + 8.3334519073e-3f;
+		e = e * r + 4.1665795894e-2f;
+		e = e * r + 1.6666665459e-1f;
+		e = e * r + 5.0000001201e-1f;
+		e = e * r * r + r + 1.0f;
+		memcpy(&t, &bits, sizeof t);
+		p[j] = x[j] < -87.0f ? 0.0f : e * t;
+	}
+}
+
+/*
+ * The same as attn_rows for E <= EMAX, vectorized across keys: a task
+ * copies each block of KB keys transposed (kt[e][j]), so a row's KB
+ * scores are E multiply-adds of whole vectors (summed over e in order);
+ * exp over the block at once (vexp_block; expf where a score is NaN or
+ * +inf); Σ p·v with the row's output held in vectors over up to 64 of its
+ * columns.  Every row is computed the same way whatever the split.
+ */
+enum { EMAX = 256 };
+static _Thread_local _Alignas(64) float attn_kt[EMAX * KB];
+
+static inline __attribute__((always_inline)) void
+attn_body(void *arg, int64_t t)
+{
+	const Attn *at = arg;
+	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
+	int64_t E = at->E, Ev = at->Ev, mo = 0, rem = b, i, j0, j1, e, e0, n;
+	float m[QB], l[QB];
+	_Alignas(64) float sc[KB], pr[KB];
+	int r, d, jj, c, nc, bad;
+
+	if (E > EMAX) {
+		attn_rows(arg, t);
+		return;
+	}
+	if (i1 > L)
+		i1 = L;
+	if (at->mask)   /* b's offset in the mask: its index in the batch shape */
+		for (d = at->nb - 1; d >= 0; d--) {
+			mo += rem % at->bdim[d] * at->mbst[d];
+			rem /= at->bdim[d];
+		}
+	for (i = i0; i < i1; i++) {
+		m[i - i0] = -INFINITY;
+		l[i - i0] = 0;
+		memset(at->y + (b * L + i) * Ev, 0, sizeof(float) * (size_t)Ev);
+	}
+	for (j0 = 0; j0 < S; j0 += KB) {
+		if (at->causal && j0 > i1 - 1)
+			break;
+		j1 = j0 + KB < S ? j0 + KB : S;
+		for (jj = 0; jj < KB; jj++) {
+			const float *kj = at->k + (b * S + j0 + jj) * E;
+			if (j0 + jj < j1)
+				for (e = 0; e < E; e++)
+					attn_kt[e * KB + jj] = kj[e];
+			else
+				for (e = 0; e < E; e++)
+					attn_kt[e * KB + jj] = 0.0f;
+		}
+		for (i = i0; i < i1; i++) {
+			const float *qi = at->q + (b * L + i) * E;
+			float *yi = at->y + (b * L + i) * Ev, mb = -INFINITY, mn, corr, ls;
+			v16 acc[KB / 16], s16;
+			r = (int)(i - i0);
+			n = j1 - j0;
+			if (at->causal && j0 + n > i + 1)
+				n = i + 1 - j0;
+			for (c = 0; c < KB / 16; c++)
+				acc[c] = (v16){ 0 };
+			for (e = 0; e < E; e++) {
+				float qe = qi[e];
+				for (c = 0; c < KB / 16; c++) {
+					v16 kv;
+					memcpy(&kv, attn_kt + e * KB + c * 16, sizeof kv);
+					acc[c] += qe * kv;
+				}
+			}
+			for (c = 0; c < KB / 16; c++)
+				memcpy(sc + c * 16, &acc[c], sizeof acc[c]);
+			for (jj = 0; jj < KB; jj++)
+				sc[jj] = jj < n ? at->scale * sc[jj] : -INFINITY;
+			if (at->mask)
+				for (jj = 0; jj < n; jj++) {
+					int64_t o = mo + i * at->msl + (j0 + jj) * at->mss;
+					if (at->dtype_mask == DPRT_BOOL)
+						sc[jj] = ((const uint8_t *)at->mask)[o] ? sc[jj] : -INFINITY;
+					else
+						sc[jj] += ((const float *)at->mask)[o];
+				}
+			bad = 0;
+			for (jj = 0; jj < KB; jj++) {
+				mb = sc[jj] > mb ? sc[jj] : mb;
+				bad |= sc[jj] != sc[jj];
+			}
+			if (bad)
+				mb = NAN;
+			if (n <= 0 || mb == -INFINITY)
+				continue;   /* every key of the block masked */
+			mn = mb > m[r] || mb != mb ? mb : m[r];
+			corr = m[r] == -INFINITY ? 0.0f : expf(m[r] - mn);
+			m[r] = mn;
+			for (jj = 0; jj < KB; jj++)
+				sc[jj] -= mn;
+			if (bad || mn == INFINITY)
+				for (jj = 0; jj < KB; jj++)
+					pr[jj] = jj < n ? expf(sc[jj]) : 0.0f;
+			else
+				vexp_block(pr, sc);
+			s16 = (v16){ 0 };
+			for (c = 0; c < KB / 16; c++) {
+				v16 pv;
+				memcpy(&pv, pr + c * 16, sizeof pv);
+				s16 += pv;
+			}
+			ls = 0;
+			for (c = 0; c < 16; c++)
+				ls += s16[c];
+			l[r] = l[r] * corr + ls;
+			/* y = y·corr + Σ p·v, 64 columns (4 vectors) at a time */
+			for (e0 = 0; e0 + 16 <= Ev; e0 += 64) {
+				nc = (int)((Ev - e0) / 16 < 4 ? (Ev - e0) / 16 : 4);
+				for (c = 0; c < nc; c++) {
+					memcpy(&acc[c], yi + e0 + c * 16, sizeof acc[c]);
+					acc[c] *= corr;
+				}
+				for (jj = 0; jj < n; jj++) {
+					const float *vj = at->v + (b * S + j0 + jj) * Ev + e0;
+					float pj = pr[jj];
+					for (c = 0; c < nc; c++) {
+						v16 vv;
+						memcpy(&vv, vj + c * 16, sizeof vv);
+						acc[c] += pj * vv;
+					}
+				}
+				for (c = 0; c < nc; c++)
+					memcpy(yi + e0 + c * 16, &acc[c], sizeof acc[c]);
+			}
+			for (e = Ev / 16 * 16; e < Ev; e++) {
+				float ye = yi[e] * corr;
+				for (jj = 0; jj < n; jj++)
+					ye += pr[jj] * at->v[(b * S + j0 + jj) * Ev + e];
+				yi[e] = ye;
 			}
 		}
 	}

@@ -639,6 +639,10 @@ test_sdpa(void)
 		/* several blocks of query rows and keys (16 and 64 in runtime/nn.c) */
 		{ 1, 2, 40, 150, 16, 8, 1, 0 }, { 2, 1, 70, 130, 32, 24, 0, 2 },
 		{ 1, 2, 33, 200, 8, 8, 0, 1 }, { 1, 1, 130, 130, 64, 64, 1, 0 },
+		/* ViT-B/16's heads; Ev not a multiple of 64 or 16; E past the
+		 * vectorized path's 256 (the row-at-a-time one) */
+		{ 1, 12, 197, 197, 64, 64, 0, 0 }, { 1, 2, 17, 100, 24, 100, 1, 1 },
+		{ 2, 1, 20, 70, 300, 80, 0, 2 },
 	};
 	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
 		int64_t B0 = c[t].B0, B1 = c[t].B1, B = B0 * B1, L = c[t].L, S = c[t].S, E = c[t].E;
@@ -687,6 +691,23 @@ test_sdpa(void)
 		         (long long)B1, (long long)L, (long long)S, (long long)E, (long long)Ev,
 		         c[t].causal ? " causal" : "", mk[c[t].mask]);
 		close_rel(y, ref, B * L * Ev, 1e-5, name);
+		if (L * S >= 10000) {   /* the same bits on 3 threads */
+			dprt_pool *pool;
+			char err[200];
+			float *y3 = malloc((size_t)(B * L * Ev) * 4);
+			if (dprt_pool_create(&pool, 3, err, sizeof err) != 0) {
+				ok(0, "a pool: %s", err);
+				return;
+			}
+			dprt_pool_enter(pool);
+			dprt_sdpa_f32(y3, q, k, v, B, L, S, E, Ev, (float)scale, c[t].causal, mask,
+			              c[t].mask == 2 ? DPRT_F32 : DPRT_BOOL, 2, (const int64_t[]){ B0, B1 },
+			              mbst, S, 1, sc);
+			dprt_pool_leave(pool);
+			dprt_pool_destroy(pool);
+			ok(memcmp(y, y3, (size_t)(B * L * Ev) * 4) == 0, "  the same bits on 3 threads");
+			free(y3);
+		}
 		free(q), free(k), free(v), free(y), free(sc), free(fm), free(bm), free(ref), free(row);
 	}
 }
