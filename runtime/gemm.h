@@ -4,6 +4,7 @@
 #define DPRT_GEMM_H
 
 #include <math.h>
+#include <string.h>
 #include "dprtint.h"
 
 /*
@@ -67,6 +68,52 @@ DPRT_HIDDEN void dprt_gemm_run(const dprt_gemm *g);
  * panels at dst (⌈M/mr⌉·mr·K floats). */
 DPRT_HIDDEN void dprt_gemm_pack_a(const dprt_kern *kr, int64_t M, int64_t K, const float *a,
                                   int64_t rsa, int64_t csa, float *dst);
+/*
+ * exp(x) for x <= 0 (or -inf), in straight-line code that the compiler
+ * vectorizes when it is called in a loop: x = n·ln 2 + r, |r| <= ln2/2,
+ * exp(r) by Cephes' degree-7 polynomial, times 2ⁿ built in the exponent
+ * bits; below -87 (the last normal float) it gives 0.  Within 2 ulp of expf.
+ * Not for NaN.
+ */
+static inline __attribute__((always_inline)) float
+dprt_exp_le0(float x)
+{
+	float v = x < -87.0f ? -87.0f : x;
+	float t = v * 1.44269504088896341f + 12582912.0f;   /* 1.5·2²³: rounds */
+	float n = t - 12582912.0f, r, e;
+	int32_t bits = ((int32_t)n + 127) << 23;
+
+	r = v - n * 0.693359375f;
+	r = r - n * -2.12194440e-4f;
+	e = 1.9875691500e-4f;
+	e = e * r + 1.3981999507e-3f;
+	e = e * r + 8.3334519073e-3f;
+	e = e * r + 4.1665795894e-2f;
+	e = e * r + 1.6666665459e-1f;
+	e = e * r + 5.0000001201e-1f;
+	e = e * r * r + r + 1.0f;
+	memcpy(&t, &bits, sizeof t);
+	return x < -87.0f ? 0.0f : e * t;
+}
+
+/* GELU (erf form) in straight-line code for vectorized loops: erf by
+ * Abramowitz and Stegun's 7.1.26 (absolute error under 1.5e-7, so the
+ * result is within 1.5e-7·|v| of v·½(1 + erf(v/√2))). */
+static inline __attribute__((always_inline)) float
+dprt_gelu_poly(float v)
+{
+	float x = v * 0.70710678118654752f, ax = x < 0.0f ? -x : x;
+	float t = 1.0f / (1.0f + 0.3275911f * ax), p, erf;
+
+	p = 1.061405429f;
+	p = p * t - 1.453152027f;
+	p = p * t + 1.421413741f;
+	p = p * t - 0.284496736f;
+	p = p * t + 0.254829592f;
+	erf = 1.0f - p * t * dprt_exp_le0(-ax * ax);
+	return v * 0.5f * (1.0f + (x < 0.0f ? -erf : erf));
+}
+
 /* The activation of the epilogues, as dprt_unary_f32 computes it. */
 static inline float
 dprt_act(int act, float v, float lo, float hi)

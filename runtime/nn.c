@@ -3,7 +3,7 @@
  * depthwise) and scaled dot-product attention. */
 #include <math.h>
 #include <string.h>
-#include "dprtint.h"
+#include "gemm.h"
 
 /* ---- reductions ---- */
 
@@ -615,35 +615,14 @@ attn_rows(void *arg, int64_t t)
  * no alignment is assumed. */
 typedef float v16 __attribute__((vector_size(64)));
 
-/*
- * exp(x) for each of the KB scores less their maximum (x <= 0, or -inf for
- * a masked key; no NaN): x = n·ln 2 + r, |r| <= ln2/2, exp(r) by Cephes'
- * degree-7 polynomial, times 2ⁿ built in the exponent bits; below -87 (the
- * last normal float) it gives 0.  Within 2 ulp of expf, in loops the
- * compiler vectorizes.
- */
+/* exp of the KB scores less their maximum (<= 0 or -inf, no NaN). */
 static inline __attribute__((always_inline)) void
 vexp_block(float *restrict p, const float *restrict x)
 {
 	int j;
 
-	for (j = 0; j < KB; j++) {
-		float v = x[j] < -87.0f ? -87.0f : x[j];
-		float t = v * 1.44269504088896341f + 12582912.0f;   /* 1.5·2²³: round */
-		float n = t - 12582912.0f, r, e;
-		int32_t bits = ((int32_t)n + 127) << 23;
-		r = v - n * 0.693359375f;
-		r = r - n * -2.12194440e-4f;
-		e = 1.9875691500e-4f;
-		e = e * r + 1.3981999507e-3f;
-		e = e * r + 8.3334519073e-3f;
-		e = e * r + 4.1665795894e-2f;
-		e = e * r + 1.6666665459e-1f;
-		e = e * r + 5.0000001201e-1f;
-		e = e * r * r + r + 1.0f;
-		memcpy(&t, &bits, sizeof t);
-		p[j] = x[j] < -87.0f ? 0.0f : e * t;
-	}
+	for (j = 0; j < KB; j++)
+		p[j] = dprt_exp_le0(x[j]);
 }
 
 /*
