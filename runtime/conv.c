@@ -60,8 +60,10 @@ dprt_conv_scratch_floats(const dprt_conv *cv)
 
 	if (isdepthwise(cv) || ispointwise(cv))
 		return 0;
-	phasedims(cv, &Hq, &Wq);   /* the offsets (int64), the phases, slack */
-	return 2 * kg(cv) + cv->C / cv->groups * cv->s[0] * cv->s[1] * Hq * Wq + NRBOUND;
+	phasedims(cv, &Hq, &Wq);   /* the offsets (int64), the phases (of every
+	                              image without groups), slack */
+	return 2 * kg(cv) + (cv->groups == 1 ? cv->N : 1) * cv->C / cv->groups * cv->s[0] *
+	       cv->s[1] * Hq * Wq + NRBOUND;
 }
 
 void
@@ -284,10 +286,30 @@ dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
 		}
 		ph.cv = cv;
 		ph.dst = scratch + 2 * K;
-		memset(ph.dst + Cg * s0 * s1 * ph.Hq * ph.Wq, 0, sizeof(float) * NRBOUND);
+		memset(ph.dst + (cv->groups == 1 ? cv->N : 1) * Cg * s0 * s1 * ph.Hq * ph.Wq, 0,
+		       sizeof(float) * NRBOUND);
 		gm.boff = off;
 		gm.N = (cv->OH - 1) * ph.Wq + cv->OW;
 		gm.wide = ph.Wq, gm.ow = cv->OW;
+	}
+	if (cv->groups == 1 && cv->N > 1) {   /* the batch's products in one job */
+		gm.nbatch = cv->N;
+		gm.scb = gm.srb = cv->O * P;
+		if (ispointwise(cv)) {
+			gm.b = x;
+			gm.sbb = cv->C * HW;
+		} else {   /* every image's phases (channel n·C + c of the batch) */
+			ph.x = x;
+			dprt_parallel(cv->N * Cg, phase_task, &ph);
+			gm.b = ph.dst;
+			gm.sbb = Cg * cv->s[0] * cv->s[1] * ph.Hq * ph.Wq;
+		}
+		gm.ap = prep;
+		gm.bias = prep + apanels(cv);
+		gm.c = y;
+		gm.res = res;
+		dprt_gemm_run(&gm);
+		return;
 	}
 	for (n = 0; n < cv->N; n++)
 		for (g = 0; g < cv->groups; g++) {

@@ -165,6 +165,7 @@ typedef struct Job {
 	int64_t mp, np;         /* row and column panels */
 	int64_t mg, ng;         /* row panels per task, column panels per task */
 	int64_t ntn;            /* tasks along N */
+	int64_t ntask;          /* tasks of one product of the batch */
 } Job;
 
 /* The epilogue of one row of n values v (into c, the row's place in C): C0
@@ -263,6 +264,18 @@ task_body(void *arg, int64_t t)
 	const dprt_gemm *g = jb->g;
 	const dprt_kern *kr = jb->kr;
 	int mr = kr->mr, nr = kr->nr;
+	dprt_gemm gb;
+
+	if (g->nbatch > 1) {   /* product t / ntask of the batch */
+		int64_t bi = t / jb->ntask;
+		gb = *g;
+		gb.b += bi * g->sbb;
+		gb.c += bi * g->scb;
+		if (gb.res)
+			gb.res += bi * g->srb;
+		g = &gb;
+		t %= jb->ntask;
+	}
 	int64_t tm = t / jb->ntn, tn = t % jb->ntn;
 	int64_t p0 = tm * jb->mg, p1 = p0 + jb->mg, q0 = tn * jb->ng, q1 = q0 + jb->ng;
 	int64_t pc, kc, p, q, m, n, ldb[NBP], i;
@@ -347,7 +360,7 @@ void
 dprt_gemm_run(const dprt_gemm *g)
 {
 	Job jb;
-	int64_t want, ntm;
+	int64_t want, ntm, nb = g->nbatch > 1 ? g->nbatch : 1;
 
 	if (g->M <= 0 || g->N <= 0)
 		return;
@@ -357,7 +370,7 @@ dprt_gemm_run(const dprt_gemm *g)
 	jb.np = (g->N + jb.kr->nr - 1) / jb.kr->nr;
 	/* enough tasks for every thread several times over; split N first (a
 	 * B slice packed once), then M */
-	want = dprt_threads() > 1 ? 4 * (int64_t)dprt_threads() : 1;
+	want = dprt_threads() > 1 ? (4 * (int64_t)dprt_threads() + nb - 1) / nb : 1;
 	jb.ng = jb.np < NBP ? jb.np : NBP;
 	while (jb.ng > 1 && (jb.np + jb.ng - 1) / jb.ng < want)
 		jb.ng = (jb.ng + 1) / 2;
@@ -367,17 +380,18 @@ dprt_gemm_run(const dprt_gemm *g)
 		ntm = jb.mp;
 	jb.mg = (jb.mp + ntm - 1) / ntm;
 	ntm = (jb.mp + jb.mg - 1) / jb.mg;
+	jb.ntask = ntm * jb.ntn;
 #if defined(__x86_64__)
 	if (jb.kr == &dprt_kern_avx512) {
-		dprt_parallel(ntm * jb.ntn, task_avx512, &jb);
+		dprt_parallel(nb * jb.ntask, task_avx512, &jb);
 		return;
 	}
 	if (jb.kr == &dprt_kern_avx2) {
-		dprt_parallel(ntm * jb.ntn, task_avx2, &jb);
+		dprt_parallel(nb * jb.ntask, task_avx2, &jb);
 		return;
 	}
 #endif
-	dprt_parallel(ntm * jb.ntn, task, &jb);
+	dprt_parallel(nb * jb.ntask, task, &jb);
 }
 
 /* ---- few rows: dot products and axpys, split over columns ---- */

@@ -61,6 +61,10 @@ typedef struct dprt_gemm {
 	int64_t ldr;
 	int act;                        /* DPRT_ACT_* */
 	float lo, hi;
+	int64_t nbatch;                 /* > 1: that many products, the i-th with b,
+	                                   c and res advanced by i·sbb, i·scb, i·srb
+	                                   floats (A, bias, C0 shared), in one job */
+	int64_t sbb, scb, srb;
 } dprt_gemm;
 DPRT_HIDDEN void dprt_gemm_run(const dprt_gemm *g);
 

@@ -582,7 +582,8 @@ depthwise(int64_t C, int64_t O, int64_t g)
 }
 
 /* Floats of scratch, as runtime/conv.c's dprt_conv_scratch_floats: K
- * offsets (int64), the padded input split into s0×s1 phases, 32 of slack. */
+ * offsets (int64), the padded input split into s0×s1 phases (of every image
+ * when groups is 1), 32 of slack. */
 static int64_t
 convscratch(const Fn *fn, const Op *op)
 {
@@ -596,7 +597,8 @@ convscratch(const Fn *fn, const Op *op)
 		return 0;
 	Hq = (x->dim[2] + 2 * p[0] + s[0] - 1) / s[0];
 	Wq = (x->dim[3] + 2 * p[1] + s[1] - 1) / s[1];
-	return 2 * (C / g * k[0] * k[1]) + C / g * s[0] * s[1] * Hq * Wq + 32;
+	return 2 * (C / g * k[0] * k[1]) + (g == 1 ? x->dim[0] : 1) * C / g * s[0] * s[1] * Hq * Wq +
+	       32;
 }
 
 /* Bytes of prepared weights, as runtime/conv.c's dprt_conv_prep_floats:

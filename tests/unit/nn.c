@@ -759,6 +759,9 @@ test_conv_run(void)
 		{ 2, 16, 15, 15, 16, 3, 3, 2, 1, 1, 16, 1, 1, 1, DPRT_ACT_NONE },
 		{ 1, 40, 20, 20, 70, 1, 1, 2, 0, 1, 1, 0, 1, 1, DPRT_ACT_RELU },
 		{ 1, 300, 7, 7, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, DPRT_ACT_RELU },
+		/* a batch run as one job: 3x3 (phases of every image), 1x1 */
+		{ 8, 20, 7, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, DPRT_ACT_RELU },
+		{ 5, 33, 6, 6, 24, 1, 1, 1, 0, 1, 1, 1, 0, 1, DPRT_ACT_NONE },
 	};
 	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
 		int64_t N = c[t].N, C = c[t].C, H = c[t].H, W = c[t].W, O = c[t].O, g = c[t].g;
