@@ -176,7 +176,7 @@ function(devproc_add_pipeline NAME)
     set(cc_extra DEPFILE "${d}/5.cpu.o.d")
   endif()
   add_custom_command(OUTPUT "${d}/5.cpu.o"
-    COMMAND "${cc}" -O2 "-I${rt}" -MMD -MT "${r}/5.cpu.o" -MF "${r}/5.cpu.o.d"
+    COMMAND "${cc}" -O3 "-I${rt}" -MMD -MT "${r}/5.cpu.o" -MF "${r}/5.cpu.o.d"
             -c "${r}/5.cpu.c" -o "${r}/5.cpu.o.new"
     COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.cpu.o.new" "${r}/5.cpu.o"
     COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.cpu.o.new"

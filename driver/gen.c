@@ -358,7 +358,7 @@ gen_ninja(Gen *g)
 	fprintf(f, "\ndp_rootq = ");
 	nshell(f, g->root);
 	fprintf(f, "\ndp_bin = $dp_root/bin\ndp_binq = $dp_rootq/bin\n");
-	fprintf(f, "cc = %s\ncflags = -O2\n", DP_CC);
+	fprintf(f, "cc = %s\ncflags = -O3\n", DP_CC);
 	fprintf(f, "nvcc = %s\ncuda_arch = %s\n", *DP_NVCC ? DP_NVCC : "nvcc",
 	        g->arch ? g->arch : t.arch[0] ? t.arch : "sm_90");
 	fprintf(f, "ldflags =%s", g->apart ? " --apart" : "");   /* dp-link finds the CUDA libraries itself */
