@@ -16,8 +16,10 @@ and in TF32 (allow_tf32 on for matmul and cuDNN).  DevProc builds the
 one-line pipeline twice, with targets/cuda (fp32, the default) and with
 targets/cuda plus "tune cuda.precision tf32", checks each output with
 bin/npycmp (fp32: 1e-5 relative to the fp32 reference; tf32: 1e-2 to the
-TF32 one, the two differing by rounding on both sides), then times R
-interleaved rounds: the executable's --bench N median, and PyTorch's
+TF32 one, the two differing by rounding on both sides; each also with
+DPRT_CUDA_ATTN_SPLIT=0, attention in one kernel), then times R
+interleaved rounds: the executable's --bench N median (also with
+DPRT_CUDA_ATTN_SPLIT=0), and PyTorch's
 median of N calls from a pinned host tensor to a host tensor (.cuda(),
 the model, .cpu()), eager and compiled, each precision.  Prints one line
 per measurement and a table (median of the rounds' medians)."""
@@ -83,8 +85,12 @@ def build(name, out, prec):
     return f"{d}/b/{name}/{name}"
 
 
-def bench_exe(exe, x, runs):
-    r = subprocess.run([exe, "--in", f"x={x}", "--bench", str(runs)], capture_output=True, text=True)
+NOSPLIT = dict(os.environ, DPRT_CUDA_ATTN_SPLIT="0")
+
+
+def bench_exe(exe, x, runs, env=None):
+    r = subprocess.run([exe, "--in", f"x={x}", "--bench", str(runs)], capture_output=True, text=True,
+                       env=env)
     for line in r.stdout.splitlines():
         if line.startswith("bench:") and "median" in line:
             return float(line.split("median ")[1].split()[0])
@@ -101,6 +107,22 @@ def bench_torch(f, x, runs):
         f(x.cuda(non_blocking=True)).cpu()
         t.append(time.perf_counter() - t0)
     return statistics.median(t) * 1e6
+
+
+def table(models, res):
+    """The table so far: medians of the rounds' medians (us)."""
+    log("\n| model | precision | DevProc | DevProc, DPRT_CUDA_ATTN_SPLIT=0 | PyTorch eager | "
+        "torch.compile reduce-overhead | DevProc / best PyTorch |")
+    log("|---|---|---|---|---|---|---|")
+    for name in models:
+        for prec in ("fp32", "tf32"):
+            v = {w: statistics.median(res[(name, w, prec)]) if (name, w, prec) in res else None
+                 for w in ("devproc", "devproc-nosplit", "eager", "compile")}
+            best = min([t for w, t in v.items() if not w.startswith("devproc") and t], default=None)
+            ratio = f"{v['devproc'] / best:.2f}" if v["devproc"] and best else "n/a"
+            cell = lambda t: f"{t:.1f}" if t else "n/a"
+            log(f"| {name} | {prec} | {cell(v['devproc'])} | {cell(v['devproc-nosplit'])} | "
+                f"{cell(v['eager'])} | {cell(v['compile'])} | {ratio} |")
 
 
 def main():
@@ -129,18 +151,21 @@ def main():
             np.save(f"{a.out}/{name}.{prec}.ref.npy", ref)
             exe = build(name, a.out, prec)
             if exe:
-                got = f"{a.out}/{name}.{prec}.got.npy"
-                r = subprocess.run([exe, "--in", f"x={xp}", "--out", f"y={got}"],
-                                   capture_output=True, text=True)
-                c = subprocess.run([f"{ROOT}/bin/npycmp", "--tol", "1e-5" if prec == "fp32" else "1e-2",
-                                    got, f"{a.out}/{name}.{prec}.ref.npy"], capture_output=True, text=True)
-                log(f"devproc {name} {prec}: {'ok' if r.returncode == 0 and c.returncode == 0 else 'MISMATCH'} "
-                    f"{(r.stderr + c.stdout + c.stderr).strip()[-300:]}")
+                for how, env in (("", None), (" DPRT_CUDA_ATTN_SPLIT=0", NOSPLIT)):
+                    got = f"{a.out}/{name}.{prec}.got.npy"
+                    r = subprocess.run([exe, "--in", f"x={xp}", "--out", f"y={got}"],
+                                       capture_output=True, text=True, env=env)
+                    c = subprocess.run([f"{ROOT}/bin/npycmp", "--tol", "1e-5" if prec == "fp32" else "1e-2",
+                                        got, f"{a.out}/{name}.{prec}.ref.npy"], capture_output=True, text=True)
+                    log(f"devproc {name} {prec}{how}: "
+                        f"{'ok' if r.returncode == 0 and c.returncode == 0 else 'MISMATCH'} "
+                        f"{(r.stderr + c.stdout + c.stderr).strip()[-300:]}")
                 if a.profile:
                     p = subprocess.run([exe, "--in", f"x={xp}", "--profile"], capture_output=True, text=True)
                     with open(f"{a.out}/{name}.{prec}.profile.txt", "w") as f:
                         f.write(p.stdout + p.stderr)
                 fns[("devproc", prec)] = exe
+                fns[("devproc-nosplit", prec)] = exe
             fns[("eager", prec)] = mc
             if a.no_compile is not None and (not a.no_compile or name in a.no_compile):
                 pass
@@ -161,24 +186,15 @@ def main():
         for rd in range(a.rounds):
             for (who, prec), f in fns.items():
                 precision(prec)
-                if who == "devproc":
-                    t = bench_exe(f, xp, a.runs)
+                if who.startswith("devproc"):
+                    t = bench_exe(f, xp, a.runs, NOSPLIT if who == "devproc-nosplit" else None)
                 else:
                     with torch.no_grad():
                         t = bench_torch(f, xh, a.runs)
                 log(f"round {rd + 1} {name} {who} {prec}: {t} us")
                 if t is not None:
                     res.setdefault((name, who, prec), []).append(t)
-    log("\n| model | precision | DevProc | PyTorch eager | torch.compile reduce-overhead | DevProc / best |")
-    log("|---|---|---|---|---|---|")
-    for name in a.models:
-        for prec in ("fp32", "tf32"):
-            v = {w: statistics.median(res[(name, w, prec)]) if (name, w, prec) in res else None
-                 for w in ("devproc", "eager", "compile")}
-            best = min([t for w, t in v.items() if w != "devproc" and t], default=None)
-            ratio = f"{v['devproc'] / best:.2f}" if v["devproc"] and best else "n/a"
-            cell = lambda t: f"{t:.1f}" if t else "n/a"
-            log(f"| {name} | {prec} | {cell(v['devproc'])} | {cell(v['eager'])} | {cell(v['compile'])} | {ratio} |")
+        table(a.models[:a.models.index(name) + 1], res)
 
 
 if __name__ == "__main__":

@@ -186,6 +186,10 @@ int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float
 
 /* cuBLAS (runtime/cuda/blas.c). */
 
+/* Bytes of g->blasws: what cuBLAS asks for on Hopper; attention's chunks of
+ * keys use it between products too (attn.cu). */
+#define DPRT_BLAS_WORKSPACE (32 << 20)
+
 /* Creates g's cuBLAS handle on g's stream, with a workspace of its own (so
  * that graph capture allocates nothing) and plain fp32 math (no TF32). */
 int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn);

@@ -12,7 +12,7 @@
 
 #include "dprt_cuda.h"
 
-enum { WORKSPACE = 32 << 20 };   /* bytes; what cuBLAS asks for on Hopper */
+enum { WORKSPACE = DPRT_BLAS_WORKSPACE };
 
 /* One cuBLASLt product, as first called: its shape, operands' layout and
  * precision (the key), and what cuBLASLt made for it. */
