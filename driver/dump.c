@@ -148,8 +148,9 @@ dumpblob(const char *file, const char *irpath)
 		return 1;
 	}
 	uint64_t count = le(p + 8, 4), res1 = le(p + 12, 4), fsize = le(p + 16, 8);
-	uint64_t first = le(p + 24, 8), res2 = 0;
-	for (int i = 32; i < 64; i++)
+	uint64_t first = le(p + 24, 8), res2 = 0, minor = le(p + 6, 2);
+	uint64_t dhash = le(p + 32, 8), dwant = dp_hash(p + 64, size - 64, DP_HASH_INIT);
+	for (int i = minor >= 1 ? 40 : 32; i < 64; i++)   /* 1.1 keeps the data's hash at 32 */
 		res2 |= p[i];
 	char whash[17];
 	dp_hash_hex(dp_hash(p, size, DP_HASH_INIT), whash);
@@ -163,6 +164,13 @@ dumpblob(const char *file, const char *irpath)
 	       fsize == size ? "" : "   MISMATCH");
 	printf("  first tensor  at offset %" PRIu64 "%s\n", first, first == 64 ? "" : "   (want 64)");
 	printf("  reserved      %s\n", res1 || res2 ? "NOT ZERO" : "zero");
+	if (minor >= 1) {
+		char dh[17];
+		dp_hash_hex(dhash, dh);
+		printf("  data hash     %s (FNV-1a 64 of the bytes after the header)%s\n", dh,
+		       dhash == dwant ? "" : "   MISMATCH");
+		bad |= dhash != dwant;
+	}
 	printf("  data          %zu bytes after the header, aligned to 64 (%s)\n", size - 64,
 	       size % 64 ? "file size NOT a multiple of 64" : "file size a multiple of 64");
 	printf("  hash          %s (FNV-1a 64 of the whole file)\n", whash);

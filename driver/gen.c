@@ -361,7 +361,8 @@ gen_ninja(Gen *g)
 	fprintf(f, "cc = %s\ncflags = -O2\n", DP_CC);
 	fprintf(f, "nvcc = %s\ncuda_arch = %s\n", *DP_NVCC ? DP_NVCC : "nvcc",
 	        g->arch ? g->arch : t.arch[0] ? t.arch : "sm_90");
-	fprintf(f, "ldflags =");   /* dp-link finds the CUDA libraries itself */
+	fprintf(f, "ldflags =%s", g->apart ? " --apart" : "");   /* dp-link finds the CUDA libraries itself */
+	fprintf(f, "\ndp_genflags =%s", g->apart ? " --apart" : "");   /* kept by regeneration */
 	fprintf(f, "\ndp_target = ");
 	nshell(f, map);
 	fprintf(f, "\ninclude $dp_root/rules.ninja\n");

@@ -60,6 +60,9 @@ static const char usage[] =
 	"  help                this text\n"
 	"\n"
 	"options:\n"
+	"  --apart             link each program without its weight blob: it maps\n"
+	"                      DIR/NAME/weights.bin (beside it) at run time, or the\n"
+	"                      file its --weights names (dp-link --apart)\n"
 	"  --cuda-arch sm_XX   the GPU architecture for nvcc (default: the mapping's\n"
 	"                      'device cuda sm_XX' line, sm_90 in targets/cuda)\n"
 	"  --target T          a target mapping: a name under targets/ (cpu, cuda) or\n"
@@ -136,6 +139,8 @@ cmd_gen(int argc, char **argv, const char *root, int run)
 			g.arch = argv[++i];
 		else if (strncmp(a, "--cuda-arch=", 12) == 0)
 			g.arch = a + 12;
+		else if (strcmp(a, "--apart") == 0)
+			g.apart = 1;
 		else if (strcmp(a, "-C") == 0 && i + 1 < argc)
 			g.dir = argv[++i];
 		else if (strcmp(a, "-o") == 0 && i + 1 < argc && !run) {

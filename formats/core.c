@@ -454,6 +454,13 @@ dp_nbytes(const Type *t)
 	return n * sz;
 }
 
+/* Whether t is text: u8[?], UTF-8 bytes of any length. */
+int
+dp_istext(const Type *t)
+{
+	return t->dtype == DP_U8 && t->rank == 1 && t->dim[0] == DP_DYN;
+}
+
 int
 dp_isdyn(const Type *t)
 {

@@ -36,7 +36,8 @@ enum { DP_CLASSES(DP_ENUM2) DP_NCLASS };
 enum { DP_FORMS(DP_ENUM2) DP_NFORM };
 
 /* A tensor type; a rank-0 tensor is a scalar.  A graph input of an image of
- * any size has DP_DYN sizes (u8[?,?,C]); no other value has them. */
+ * any size has DP_DYN sizes (u8[?,?,C]), and one of text (u8[?]); no
+ * other value has them. */
 typedef struct Type {
 	uint8_t dtype;
 	uint8_t dev;
@@ -202,6 +203,7 @@ const char *dp_gets(const Op *op, const char *key);
 int64_t dp_numel(const Type *t);               /* -1 when a product of sizes overflows */
 int64_t dp_nbytes(const Type *t);              /* -1 on overflow or above DP_MAXBYTES */
 int dp_isdyn(const Type *t);                   /* whether a size is DP_DYN */
+int dp_istext(const Type *t);                  /* u8[?]: text of any length */
 int dp_type_eq(const Type *a, const Type *b);  /* dtype, shape and device */
 /* Element strides of t read at the index of shape out (numpy broadcasting:
  * axes aligned on the right, 0 where t's axis is 1 or missing). */

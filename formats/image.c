@@ -47,11 +47,13 @@ hwc(const Op *op, const Type *t, int u8only, Err *err)
 int
 dp_rule_dyninput(const Op *op, const Type *t, Err *err)
 {
+	if (dp_istext(t))
+		return 0;
 	if (t->dtype != DP_U8 || t->rank != 3 || t->dim[0] != DP_DYN || t->dim[1] != DP_DYN ||
 	    t->dim[2] < 1 || t->dim[2] > 4) {
 		char x[128];
 		dp_seterr(err, "input: %s: only an image has unknown sizes: u8[?,?,C] with C "
-		          "from 1 to 4 (3 for RGB)", dp_type_str(t, 0, x, sizeof x));
+		          "from 1 to 4 (3 for RGB), or text: u8[?]", dp_type_str(t, 0, x, sizeof x));
 		return -1;
 	}
 	return 0;
@@ -122,6 +124,43 @@ dp_rule_image(const Fn *fn, const Op *op, Type *out, Err *err)
 		out->dim[0] = crop[0];
 		out->dim[1] = crop[1];
 		return 0;
+	case Otokenize:
+	case Odetokenize: {
+		const Type *f = &fn->val[op->in[1]].t;
+		int64_t n = dp_geti(op, op->kind == Otokenize ? "length" : "bytes", 0);
+		if (f->dtype != DP_U8 || f->rank != 1 || dp_isdyn(f)) {
+			dp_seterr(err, "%s: operand 1 must be the tokenizer.json's bytes (u8[N])",
+			          dp_op_name[op->kind]);
+			return -1;
+		}
+		if (op->kind == Otokenize && !dp_istext(x)) {
+			char t[128];
+			dp_seterr(err, "tokenize: operand 0 must be text (u8[?]), got %s",
+			          dp_type_str(x, 0, t, sizeof t));
+			return -1;
+		}
+		if (op->kind == Odetokenize && ((x->dtype != DP_I64 && x->dtype != DP_I32) ||
+		                               dp_isdyn(x))) {
+			char t[128];
+			dp_seterr(err, "detokenize: operand 0 must be token ids (i64 or i32), got %s",
+			          dp_type_str(x, 0, t, sizeof t));
+			return -1;
+		}
+		if (n < 1 || n > ((int64_t)1 << 32)) {
+			dp_seterr(err, "%s: %s = %lld is not from 1 to 2^32", dp_op_name[op->kind],
+			          op->kind == Otokenize ? "length" : "bytes", (long long)n);
+			return -1;
+		}
+		memset(out, 0, sizeof *out);
+		out->dtype = op->kind == Otokenize ? DP_I64 : DP_U8;
+		out->dev = x->dev;
+		out->rank = op->kind == Otokenize ? 2 : 1;
+		out->dim[0] = op->kind == Otokenize ? 1 : n;
+		out->dim[1] = n;
+		if (op->kind == Odetokenize)
+			out->dim[1] = 0;
+		return 0;
+	}
 	case Otopk: {
 		int d = dp_axis(dp_geti(op, "dim", -1), x->rank);
 		int64_t k = dp_geti(op, "k", 1);

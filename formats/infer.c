@@ -301,10 +301,13 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		return -1;
 	}
 	for (int i = 0; i < op->nin; i++)
-		if (op->kind != Oresize && dp_isdyn(&fn->val[op->in[i]].t)) {
+		if (op->kind != Oresize && !(op->kind == Otokenize && i == 0) &&
+		    dp_isdyn(&fn->val[op->in[i]].t)) {
 			char x[128];
-			dp_seterr(err, "%s: operand %d is an image of unknown size (%s): only resize "
-			          "takes it", NAME, i, dp_type_str(&fn->val[op->in[i]].t, 0, x, sizeof x));
+			dp_seterr(err, "%s: operand %d is %s of unknown size (%s): only %s takes it", NAME, i,
+			          dp_istext(&fn->val[op->in[i]].t) ? "text" : "an image",
+			          dp_type_str(&fn->val[op->in[i]].t, 0, x, sizeof x),
+			          dp_istext(&fn->val[op->in[i]].t) ? "tokenize" : "resize");
 			return -1;
 		}
 	const Attr *a;

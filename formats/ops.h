@@ -26,7 +26,7 @@
  */
 #define DP_OPS(X) \
 	X(Oinput,     "input",        0, 1, Kio, Fio,     "",        D_CPU,        "name:s") \
-	X(Oconst,     "const",        0, 1, Kconst, Fconst,  "",        D_CPU|D_CUDA, "hash:s nbytes:i offset:i") \
+	X(Oconst,     "const",        0, 1, Kconst, Fconst,  "",        D_CPU|D_CUDA, "hash:s nbytes:i offset:i param:s?") \
 	X(Ocopy,      "copy",         1, 1, Kcopy, Fcopy,   "",        D_CPU|D_CUDA, "to:s") \
 	X(Ocast,      "cast",         1, 1, Kelem, Fcast,   "",        D_CPU|D_CUDA, "dtype:s") \
 	X(Onormalize, "normalize",    1, 1, Knorm, Fnorm,   "",        D_CPU|D_CUDA, "axis:i=-1 mean:fs scale:f=1 std:fs") \
@@ -47,6 +47,7 @@
 	X(Apermute,   "aten.permute", 1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "dims:is") \
 	X(At,         "aten.t",       1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "") \
 	IMAGE_OPS(X) \
+	TEXT_OPS(X) \
 	NN_OPS(X)
 
 /* The image and selection ops of pipelines (shape rules in formats/image.c). */
@@ -54,6 +55,13 @@
 	X(Oresize,    "resize",       1, 1, Kimage, Fimage,  "",        D_CPU,        "crop:is? size:is") \
 	X(Ocrop,      "center_crop",  1, 1, Kimage, Fimage,  "",        D_CPU,        "size:is") \
 	X(Otopk,      "topk",         1, 2, Kindex, Fsort,   "",        D_CPU,        "dim:i=-1 k:i")
+
+/* The text ops of pipelines (shape rules in formats/image.c): byte-level
+ * BPE through a tokenizer.json, whose bytes import makes the second
+ * operand (a u8 const); text is u8[?] (UTF-8 of any length). */
+#define TEXT_OPS(X) \
+	X(Otokenize,  "tokenize",     2, 1, Kimage, Fimage,  "",        D_CPU,        "file:s length:i pad:i=0 special:i=1") \
+	X(Odetokenize, "detokenize",  2, 1, Kimage, Fimage,  "",        D_CPU,        "bytes:i file:s skip:i=1")
 
 /* The neural-network ops (shape rules in formats/rules.c).  "key:kind?" is
  * an optional attribute with no default: absent means "none". */

@@ -46,19 +46,63 @@ typedef struct dprt_prog {
 	int nin, nout;
 	const dprt_io *in, *out;
 	size_t arena_bytes;
-	int (*init)(void **state, char *err, size_t errn);
+	int (*init)(void **state, const unsigned char *weights, char *err, size_t errn);
 	void (*fini)(void *state);
-	int (*run)(void *state, void *arena, const void *const *in,
-	           void *const *out, char *err, size_t errn);
+	int (*run)(void *state, const unsigned char *weights, void *arena,
+	           const void *const *in, void *const *out, char *err, size_t errn);
+	const struct dprt_blob *blob;	/* the weight blob, or NULL (no constants) */
+	const unsigned char *textout;	/* per output, 1 for UTF-8 text (NUL-padded,
+					   from detokenize); NULL: none */
 	/* Fills the arena's prepared-weight region (packed, batch norm folded
-	 * in) once, before the first run; NULL when there is none.  That
-	 * region is never reused by the buffer plan, so the arena is kept from
-	 * run to run. */
-	void (*prep)(void *arena);
+	 * in) from the weights once, before the first run; NULL when there is
+	 * none.  That region is never reused by the buffer plan, so the arena is
+	 * kept from run to run. */
+	void (*prep)(void *arena, const unsigned char *weights);
 } dprt_prog;
 
+/* ---- Weights (weights.c, safetensors.c) ---- */
+
+/* One constant of a program: its place in the weight blob and, for the
+ * parameters and persistent buffers of a model, its state-dict name (the
+ * name a .safetensors checkpoint gives it). */
+typedef struct dprt_tensor {
+	const char *name;	/* NULL for other constants (lifted tensors, scalars) */
+	int64_t off, nbytes;	/* byte offset in the blob, size */
+	int dtype, rank;
+	int64_t dim[DPRT_MAXRANK];
+} dprt_tensor;
+
+/* A program's weight blob as dp-link linked it: its header (to check a
+ * file against), the blob itself when embedded, and its constants. */
+typedef struct dprt_blob {
+	const char *file;		/* the name it was built as ("weights.bin") */
+	uint64_t size;			/* bytes */
+	const unsigned char *head;	/* its 64-byte header (formats/weights.md) */
+	const unsigned char *data;	/* the embedded blob, or NULL when linked apart */
+	int ntensor;
+	const dprt_tensor *tensor;	/* every constant, in blob order */
+} dprt_blob;
+
+/* The weights of one program instance, once loaded. */
+typedef struct dprt_weights dprt_weights;
+
+/*
+ * Loads the weights of a program whose blob is b (NULL: it has none) from
+ * files[0..nfiles-1]: none, the embedded blob; a weight blob (DPWB), mapped
+ * read-only where it lies, pages read as they are touched, after checking
+ * its header (size, content hash) against b's; .safetensors files, whose
+ * tensors are copied in by name (the other constants then come from the
+ * blob file given too, or the embedded one).  *w is NULL for programs
+ * without constants.  0, or -1 with a message naming the file and tensor.
+ */
+int dprt_weights_load(const dprt_blob *b, const char *const *files, int nfiles,
+                      dprt_weights **w, char *err, size_t errn);
+/* The base address of the loaded blob (NULL for w == NULL). */
+const unsigned char *dprt_weights_base(const dprt_weights *w);
+void dprt_weights_free(dprt_weights *w);
+
 /* The generic executable: NAME --in x=file.npy --out y=file.npy [--bench N]
- * [--help].  Returns the process exit status. */
+ * [--weights FILE ...] [--help].  Returns the process exit status. */
 int dprt_main(const dprt_prog *p, int argc, char **argv);
 
 /* Decodes an image file into malloc'd RGB pixels (img->c = 3; the caller
@@ -336,6 +380,47 @@ void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int
                    const void *mask, int dtype_mask, int nb, const int64_t *bdim,
                    const int64_t *mbst, int64_t msl, int64_t mss, float *scratch);
 
+/* ---- Text (tokenize.c): byte-level BPE tokenizers from a Hugging Face
+ * tokenizer.json (GPT-2 and Llama-3 style), giving the ids and text of the
+ * `tokenizers` library ---- */
+typedef struct dprt_tokenizer dprt_tokenizer;
+
+/* Reads tokenizer.json at path (or the n bytes of json; what names it in
+ * messages).  0, or -1 with a message: a file that is not a byte-level BPE
+ * tokenizer says what it has instead. */
+int dprt_tok_load(const char *path, dprt_tokenizer **t, char *err, size_t errn);
+int dprt_tok_parse(const char *json, size_t n, const char *what, dprt_tokenizer **t,
+                   char *err, size_t errn);
+void dprt_tok_free(dprt_tokenizer *t);
+/* Encodes the UTF-8 text[0..n-1] as encode(text, add_special_tokens=special)
+ * .ids: ids[0..cap-1] get the first ids; returns how many there are (more
+ * than cap: call again with room), or -1 when out of memory.  A byte that
+ * is not valid UTF-8 stands for itself. */
+int64_t dprt_tok_encode(const dprt_tokenizer *t, const char *text, size_t n, int special,
+                        int64_t *ids, int64_t cap);
+/* Decodes ids[0..n-1] as decode(ids, skip_special_tokens=skip): UTF-8 text
+ * (invalid sequences as U+FFFD; unknown ids dropped) into buf[0..cap-1], no
+ * NUL; returns its length (more than cap: call again), -1 when out of
+ * memory. */
+int64_t dprt_tok_decode(const dprt_tokenizer *t, const int64_t *ids, int64_t n, int skip,
+                        char *buf, int64_t cap);
+/* The id of a token given as its text (an added token's content or a
+ * vocabulary entry of plain bytes), or -1; the number of ids. */
+int64_t dprt_tok_id(const dprt_tokenizer *t, const char *token);
+int64_t dprt_tok_size(const dprt_tokenizer *t);
+
+/* The tokenize op: the text's ids (add_special_tokens = special) into
+ * ids[0..length-1], the rest pad; json[0..jsonn-1] is the tokenizer.json,
+ * parsed once per process and kept.  0, or -1 with a message when the text
+ * has more than length tokens or the tokenizer does not load. */
+int dprt_tokenize(int64_t *ids, int64_t length, int64_t pad, int special,
+                  const dprt_image *text, const uint8_t *json, int64_t jsonn,
+                  char *err, size_t errn);
+/* The detokenize op: the text of ids[0..n-1] (i64 or i32; skip: without
+ * the special tokens) into y[0..bytes-1], NUL-padded.  0, or -1 with a
+ * message when it is longer than bytes. */
+int dprt_detokenize(uint8_t *y, int64_t bytes, int skip, const void *ids, int dtype_ids,
+                    int64_t n, const uint8_t *json, int64_t jsonn, char *err, size_t errn);
 
 /* ---- Threads (pool.c) ----
  * A pool is made once per program instance; dprt_pool_enter makes it the

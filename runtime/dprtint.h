@@ -22,6 +22,39 @@ DPRT_HIDDEN int dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn,
                                    int dtype, int rank, const int64_t *dim,
                                    const void *src, char *err, size_t errn);
 
+/* safetensors.c: one tensor of a .safetensors header. */
+typedef struct dprt_st_tensor {
+	const char *name;
+	const char *dtname;	/* the file's dtype name ("F32") */
+	int dtype;		/* DPRT_ code, or -1 for a dtype DevProc lacks */
+	int rank;
+	int64_t dim[DPRT_MAXRANK];
+	uint64_t off, nbytes;	/* from the file's start */
+} dprt_st_tensor;
+
+/* A parsed .safetensors header (the names point into root). */
+typedef struct dprt_st {
+	int n;
+	dprt_st_tensor *t;
+	uint64_t data;		/* offset of the data section */
+	void *root;		/* the JSON header (jansson) */
+} dprt_st;
+
+/* Parses the header in buf[0..n-1] of a file of size bytes (what names it);
+ * checks every entry (dtype known, sizes, offsets inside the data).  0, or
+ * -1 with a message naming the file and the tensor. */
+DPRT_HIDDEN int dprt_st_parse(const unsigned char *buf, size_t n, uint64_t size,
+                              const char *what, dprt_st *st, char *err, size_t errn);
+DPRT_HIDDEN void dprt_st_free(dprt_st *st);
+/* Fills blob b's named constants from the checkpoints files[0..n-1] (see
+ * weights.c). */
+DPRT_HIDDEN int dprt_st_fill(const dprt_blob *b, const char *const *files, int n,
+                             const unsigned char *src, void **map, size_t *mapn, char *err,
+                             size_t errn);
+
+/* ucat.c: whether a code point is a letter (L) or a number (N). */
+DPRT_HIDDEN int dprt_uletter(uint32_t c);
+DPRT_HIDDEN int dprt_unumber(uint32_t c);
 /* trace.c: a traced run: start (events cleared, the clock marked), mark
  * (before each run), stop; the events as Chrome/Perfetto trace JSON into
  * path, or summed per op (mean over runs) into f. */

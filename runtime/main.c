@@ -23,6 +23,13 @@ typedef struct Cli {
 	dprt_image *img;		/* per input: an image input's pixels */
 	void *arena, *state;
 	int inited;
+	long steps;			/* --steps: runs in this process (default 1) */
+	const char **stepin;		/* --in files past each input's first, in order */
+	int *stepio, nstepin;		/* their inputs */
+	const char **outfmt;		/* per output, --out's file (a %d pattern for steps) */
+	const char **wfile;		/* --weights, in order */
+	int nwfile;
+	dprt_weights *weights;
 	long bench;
 	int full;			/* --full: print whole outputs */
 	const char *trace;		/* --trace FILE */
@@ -49,6 +56,49 @@ isimage(const dprt_io *io)
 	return io->rank == 3 && io->dim[0] == DPRT_DYN;
 }
 
+/* Whether io is a text input (u8[?]: UTF-8 of any length). */
+static int
+istext(const dprt_io *io)
+{
+	return io->rank == 1 && io->dim[0] == DPRT_DYN;
+}
+
+/* Reads text input i: the string after "text:", else the file's bytes;
+ * into c->img[i] as h bytes (w = c = 1). */
+static int
+readtext(Cli *c, int i)
+{
+	const char *arg = c->infile[i];
+	dprt_image *im = &c->img[i];
+	uint8_t *b;
+	size_t n = 0;
+	long len;
+	FILE *f;
+
+	if (strncmp(arg, "text:", 5) == 0) {
+		n = strlen(arg + 5);
+		if ((b = malloc(n + 1)) == NULL)
+			return dprt_errf(c->err, sizeof c->err, "out of memory");
+		memcpy(b, arg + 5, n);
+	} else {
+		if ((f = fopen(arg, "rb")) == NULL)
+			return dprt_errf(c->err, sizeof c->err, "%s: cannot open: %s", arg, strerror(errno));
+		if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+		    (b = malloc((size_t)len + 1)) == NULL) {
+			fclose(f);
+			return dprt_errf(c->err, sizeof c->err, "%s: cannot read", arg);
+		}
+		n = fread(b, 1, (size_t)len, f);
+		fclose(f);
+		if (n != (size_t)len) {
+			free(b);
+			return dprt_errf(c->err, sizeof c->err, "%s: cannot read", arg);
+		}
+	}
+	im->data = b, im->h = (int64_t)n, im->w = 1, im->c = 1;
+	return 0;
+}
+
 /* dtype[shape] of an io into buf. */
 static char *
 iotype(char *buf, size_t n, const dprt_io *io)
@@ -67,11 +117,13 @@ usage(const dprt_prog *p, FILE *f)
 	int i;
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
-	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--help]\n", p->name);
+	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--weights FILE ...]\n"
+	        "       [--steps N] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
-		        isimage(&p->in[i]) ? "  (an image of any size: a PNG or JPEG file, or "
+		        istext(&p->in[i]) ? "  (UTF-8 text of any length: a file's bytes, or "
+		        "text:STRING)" : isimage(&p->in[i]) ? "  (an image of any size: a PNG or JPEG file, or "
 		        "a u8 [H,W,C] .npy)" : "");
 	fprintf(f, "outputs (written with --out, else printed):\n");
 	for (i = 0; i < p->nout; i++)
@@ -85,6 +137,16 @@ usage(const dprt_prog *p, FILE *f)
 	fprintf(f, "--trace FILE runs it once more, timing each op (cuda kernels by CUDA "
 	        "events), and writes the timeline as Chrome/Perfetto trace JSON; "
 	        "--profile runs it 20 times so and prints the mean time per op.\n");
+	fprintf(f, "--steps N runs it N times in this process, printing \"step K:\" before each "
+	        "run's outputs: an input\ngiven once is every step's, one given N times "
+	        "(--in x=a --in x=b ...) is one file per step;\n--out NAME=FILE%%d.npy writes "
+	        "each step's, %%d the step's number from 1.\n");
+	if (p->blob)
+		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
+		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
+		        "checkpoints whose tensors replace\nthe model's by name (repeatable; "
+		        "the shapes must be the model's, the dtypes too but\nthat f16 and bf16 widen to an f32 model's).\n", p->blob->data ?
+		        "the embedded blob" : p->blob->file, p->blob->file);
 }
 
 /* Finds the io named by the NAME of "NAME=FILE" (length n); -1 if none. */
@@ -118,9 +180,77 @@ bind(Cli *c, int out, const char *opt, const char *arg)
 	if (i < 0)
 		return dprt_errf(c->err, sizeof c->err, "no %s named '%.*s' (see --help)",
 		                 out ? "output" : "input", len, arg);
+	if (file[i] && !out) {   /* another step's file (checked against --steps) */
+		c->stepio[c->nstepin] = i;
+		c->stepin[c->nstepin++] = eq + 1;
+		return 0;
+	}
 	if (file[i])
 		return dprt_errf(c->err, sizeof c->err, "%s %.*s given twice", opt, len, arg);
 	file[i] = eq + 1;
+	return 0;
+}
+
+static int readimage(Cli *c, int i);
+
+/* --steps N: every input given once (kept for every step) or N times (one
+ * file per step, in order); every --out file a pattern with one %d, the
+ * step's number from 1. */
+static int
+checksteps(Cli *c)
+{
+	const char *d;
+	int i, k, n;
+
+	for (i = 0; i < c->p->nin; i++) {
+		for (n = 1, k = 0; k < c->nstepin; k++)
+			n += c->stepio[k] == i;
+		if (n > 1 && n != c->steps)
+			return dprt_errf(c->err, sizeof c->err, c->steps > 1 ? "--in %s given %d "
+			                 "times for %ld steps (once, or once per step)" :
+			                 "--in %s given twice", c->p->in[i].name, n, c->steps);
+	}
+	for (i = 0; i < c->p->nout; i++) {
+		c->outfmt[i] = c->outfile[i];
+		if (!c->outfile[i] || c->steps == 1)
+			continue;
+		d = strchr(c->outfile[i], '%');
+		if (!d || d[1] != 'd' || strchr(d + 1, '%'))
+			return dprt_errf(c->err, sizeof c->err, "--out %s=%s: with --steps, the file "
+			                 "name has one %%d, the step's number", c->p->out[i].name,
+			                 c->outfile[i]);
+	}
+	return 0;
+}
+
+/* Before step k (from 0): the step's --in files, read again; --out's names. */
+static int
+stepfiles(Cli *c, long k, char (*name)[4096])
+{
+	const dprt_prog *p = c->p;
+	long seen;
+	int i, j;
+
+	for (i = 0; i < p->nin && k > 0; i++) {
+		for (seen = 0, j = 0; j < c->nstepin && seen < k; j++)
+			seen += c->stepio[j] == i;
+		if (seen < k)
+			continue;   /* given once: kept */
+		c->infile[i] = c->stepin[j - 1];
+		if (isimage(&p->in[i]) || istext(&p->in[i])) {
+			free((void *)c->img[i].data);
+			c->img[i].data = NULL;
+		}
+		if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
+		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank, p->in[i].dim,
+		                  c->in[i], c->err, sizeof c->err) < 0)
+			return -1;
+	}
+	for (i = 0; i < p->nout && c->steps > 1; i++)
+		if (c->outfmt[i]) {
+			snprintf(name[i], sizeof name[i], c->outfmt[i], (int)k + 1);
+			c->outfile[i] = name[i];
+		}
 	return 0;
 }
 
@@ -151,14 +281,29 @@ parse(Cli *c, int argc, char **argv)
 			continue;
 		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
-		    strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0) {
+		    strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
+		    strcmp(a, "--weights") == 0 || strcmp(a, "--steps") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
 		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
-		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--threads=", 10) == 0) {
+		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--threads=", 10) == 0 ||
+		           strncmp(a, "--weights=", 10) == 0 || strncmp(a, "--steps=", 8) == 0) {
 			v = strchr(a, '=') + 1;
 		} else {
 			return dprt_errf(c->err, sizeof c->err,
 			                 "unknown argument '%s' (see --help)", a);
+		}
+		if (a[2] == 's') {
+			c->steps = v ? strtol(v, &end, 10) : 0;
+			if (!v || *end || c->steps < 1 || c->steps > 1000000)
+				return dprt_errf(c->err, sizeof c->err,
+				                 "--steps needs a count from 1 to 1000000, got '%s'", v ? v : "");
+			continue;
+		}
+		if (a[2] == 'w') {
+			if (!v || !*v)
+				return dprt_errf(c->err, sizeof c->err, "--weights needs a file");
+			c->wfile[c->nwfile++] = v;
+			continue;
 		}
 		if (a[2] == 't') {
 			if (dprt_parse_threads(v, &c->threads, "--threads", c->err, sizeof c->err) < 0)
@@ -184,7 +329,7 @@ parse(Cli *c, int argc, char **argv)
 			return dprt_errf(c->err, sizeof c->err, "missing --in %s (%s)",
 			                 c->p->in[i].name, iotype(t, sizeof t, &c->p->in[i]));
 		}
-	return 0;
+	return checksteps(c);
 }
 
 /* Reads image input i: a u8 [H,W,C] .npy file, or a PNG or JPEG file
@@ -249,7 +394,7 @@ setup(Cli *c)
 		                 p->arena_bytes);
 	for (i = 0; i < p->nin + p->nout; i++) {
 		const dprt_io *io = i < p->nin ? &p->in[i] : &p->out[i - p->nin];
-		if (i < p->nin && isimage(io)) {
+		if (i < p->nin && (isimage(io) || istext(io))) {
 			c->in[i] = &c->img[i];
 			continue;
 		}
@@ -270,11 +415,42 @@ setup(Cli *c)
 			c->out[i - p->nin] = b;
 	}
 	for (i = 0; i < p->nin; i++)
-		if (isimage(&p->in[i]) ? readimage(c, i) < 0 :
+		if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
 		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
 		                  p->in[i].dim, c->in[i], c->err, sizeof c->err) < 0)
 			return -1;
 	return 0;
+}
+
+/* The weights: --weights, else the embedded blob, else the blob file
+ * beside the executable. */
+static int
+loadweights(Cli *c)
+{
+	const dprt_blob *b = c->p->blob;
+	char exe[4096], *slash, *path;
+	const char *f;
+	ssize_t n;
+	int rc;
+
+	if (c->nwfile > 0 || b == NULL || b->data)
+		return dprt_weights_load(b, c->wfile, c->nwfile, &c->weights, c->err,
+		                         sizeof c->err);
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return dprt_errf(c->err, sizeof c->err, "the program was linked without its "
+		                 "weights and cannot find its folder: give --weights FILE");
+	slash[1] = '\0';
+	path = malloc(strlen(exe) + strlen(b->file) + 1);
+	if (path == NULL)
+		return dprt_errf(c->err, sizeof c->err, "out of memory");
+	sprintf(path, "%s%s", exe, b->file);
+	f = path;
+	rc = dprt_weights_load(b, &f, 1, &c->weights, c->err, sizeof c->err);
+	free(path);
+	return rc;
 }
 
 static int
@@ -283,8 +459,8 @@ runonce(Cli *c)
 	int rc;
 
 	dprt_pool_enter(c->pool);
-	rc = c->p->run(c->state, c->arena, (const void *const *)c->in,
-	               (void *const *)c->out, c->err, sizeof c->err);
+	rc = c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
+	               (const void *const *)c->in, (void *const *)c->out, c->err, sizeof c->err);
 	dprt_pool_leave(c->pool);
 	return rc;
 }
@@ -295,6 +471,27 @@ cmpd(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* The process's peak resident memory in KiB: VmHWM, which starts afresh
+ * at exec (getrusage's ru_maxrss keeps a large parent's peak across
+ * fork and exec), else ru_maxrss. */
+static double
+peakrss(void)
+{
+	struct rusage ru;
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kb >= 0)
+		return (double)kb;
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss : 0;
 }
 
 /* --trace, --profile: runs with each op timed (runtime/trace.c). */
@@ -322,7 +519,6 @@ static int
 bench(Cli *c)
 {
 	double *t, t0, med;
-	struct rusage ru;
 	long i, n;
 
 	n = c->bench;
@@ -341,9 +537,8 @@ bench(Cli *c)
 	med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 	printf("bench: %ld runs, median %.1f us, min %.1f us, max %.1f us\n", n, med,
 	       t[0], t[n - 1]);
-	if (getrusage(RUSAGE_SELF, &ru) == 0)   /* ru_maxrss: KiB on Linux */
-		printf("bench: %d threads, %s kernels, peak resident memory %.1f MiB\n",
-		       dprt_pool_threads(c->pool), dprt_isa_name(), (double)ru.ru_maxrss / 1024);
+	printf("bench: %d threads, %s kernels, peak resident memory %.1f MiB\n",
+	       dprt_pool_threads(c->pool), dprt_isa_name(), peakrss() / 1024);
 	free(t);
 	return 0;
 }
@@ -432,9 +627,15 @@ finish(Cli *c)
 		free(c->tmp[i]);
 		c->tmp[i] = NULL;
 	}
-	for (i = 0; i < p->nout; i++)
-		if (!c->outfile[i])
+	for (i = 0; i < p->nout; i++) {
+		if (c->outfile[i])
+			continue;
+		if (p->textout && p->textout[i])   /* text: up to its first NUL */
+			printf("%s = %.*s\n", p->out[i].name, (int)strnlen(c->out[i],
+			       (size_t)p->out[i].dim[0]), (const char *)c->out[i]);
+		else
 			show(&p->out[i], c->out[i], c->full);
+	}
 	return 0;
 }
 
@@ -451,7 +652,7 @@ cleanup(Cli *c)
 			free(c->tmp[i]);
 		}
 	for (i = 0; c->in && i < c->p->nin; i++) {
-		if (isimage(&c->p->in[i]))
+		if (isimage(&c->p->in[i]) || istext(&c->p->in[i]))
 			free((void *)c->img[i].data);
 		else
 			free(c->in[i]);
@@ -465,6 +666,11 @@ cleanup(Cli *c)
 	free(c->out);
 	free(c->tmp);
 	free(c->arena);
+	free(c->wfile);
+	free(c->stepin);
+	free(c->stepio);
+	free(c->outfmt);
+	dprt_weights_free(c->weights);
 	dprt_pool_destroy(c->pool);
 }
 
@@ -484,7 +690,9 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 {
 	Cli c;
 	int rc;
+	long k;
 	size_t nin, nout;
+	char (*outname)[4096] = NULL;	/* --out's files of the current step */
 
 	memset(&c, 0, sizeof c);
 	c.p = p;
@@ -497,7 +705,17 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	c.outfile = calloc(nout, sizeof *c.outfile);
 	c.out = calloc(nout, sizeof *c.out);
 	c.tmp = calloc(nout, sizeof *c.tmp);
-	if (!c.infile || !c.in || !c.img || !c.outfile || !c.out || !c.tmp) {
+	c.wfile = calloc((size_t)argc + 1, sizeof *c.wfile);
+	c.stepin = calloc((size_t)argc + 1, sizeof *c.stepin);
+	c.stepio = calloc((size_t)argc + 1, sizeof *c.stepio);
+	c.outfmt = calloc(nout, sizeof *c.outfmt);
+	c.steps = 1;
+	outname = calloc(nout, sizeof *outname);
+	if (!c.stepin || !c.stepio || !c.outfmt || !outname) {
+		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
+		goto done;
+	}
+	if (!c.wfile || !c.infile || !c.in || !c.img || !c.outfile || !c.out || !c.tmp) {
 		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
 		goto done;
 	}
@@ -505,24 +723,31 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	if (rc == 1) {
 		usage(p, stdout);
 		cleanup(&c);
+		free(outname);
 		return 0;
 	}
 	if (rc == 0)
 		rc = setup(&c);
 	if (rc == 0)
+		rc = loadweights(&c);
+	if (rc == 0)
 		rc = dprt_pool_create(&c.pool, c.threads, c.err, sizeof c.err);
 	if (rc == 0 && p->prep)
-		p->prep(c.arena);
+		p->prep(c.arena, dprt_weights_base(c.weights));
 	if (rc == 0 && p->init) {
-		rc = p->init(&c.state, c.err, sizeof c.err);
+		rc = p->init(&c.state, dprt_weights_base(c.weights), c.err, sizeof c.err);
 		c.inited = rc == 0;
 	} else if (rc == 0) {
 		c.inited = 1;
 	}
-	if (rc == 0)
-		rc = runonce(&c);
-	if (rc == 0)
-		rc = finish(&c);
+	for (k = 0; rc == 0 && k < c.steps; k++) {   /* --steps: one run each */
+		if (c.steps > 1 && (rc = stepfiles(&c, k, outname)) == 0)
+			printf("step %ld:\n", k + 1);
+		if (rc == 0)
+			rc = runonce(&c);
+		if (rc == 0)
+			rc = finish(&c);
+	}
 	if (rc == 0 && (c.trace || c.profile))
 		rc = traced(&c);
 	if (rc == 0 && c.bench > 0)
@@ -533,5 +758,6 @@ done:
 		fprintf(stderr, "%s: %s\n", p->name, c.err);
 	}
 	cleanup(&c);
+	free(outname);
 	return rc < 0 ? 1 : 0;
 }

@@ -14,6 +14,8 @@
 #   text/NAME.ir + NAME.err  text IR, through devproc parse
 #   map/NAME.map + NAME.err  target mappings, through dp-place
 #   npy/NAME.err             inputs of a built program (recipes below)
+#   safetensors/NAME.err     checkpoints and weight blobs given to a built
+#                            program with --weights (recipes below)
 #   accept/NAME.ir           text IR that must parse, and dump and parse back
 #                            to the same DPIR (fuzz findings on valid input)
 # Then torn writes: tear.c, an LD_PRELOAD shim, kills a stage half-way
@@ -220,6 +222,49 @@ if "$bin/devproc" build "$tmp/prog.dp" -C "$tmp/b" >"$tmp/build.log" 2>&1; then
 	done
 else
 	fail "a program for the runtime cases builds" "$(cat "$tmp/build.log")"
+fi
+
+# ---- .safetensors checkpoints and weight blobs given to a built program
+# (examples/classify: fc1.weight f32[512,3072], fc1.bias f32[512],
+# fc2.weight f32[10,512], fc2.bias f32[10]); tests/st.pl writes them ----
+if "$bin/devproc" build "$root/examples/classify/classify.dp" -C "$tmp/c" >"$tmp/build.log" 2>&1; then
+	cprog=$tmp/c/classify/classify
+	cp "$root/examples/classify/image.npy" "$w/image.npy"
+	st() { perl "$root/tests/st.pl" "$w/bad.safetensors" "$@"; }
+	w1=fc1.weight:F32:512,3072:- b1=fc1.bias:F32:512:- w2=fc2.weight:F32:10,512:- b2=fc2.bias:F32:10:-
+	hdr() { printf '{"fc2.bias":{"dtype":"%s","shape":[%s],"data_offsets":[%s]}}' "$@"; }
+	for e in "$dir"/safetensors/*.err; do
+		name=$(basename "$e" .err)
+		files=bad.safetensors
+		rm -f "$w/bad.safetensors"
+		case $name in
+		missing_tensor) st $w1 $b1 $w2 ;;
+		dtype) st $w1 fc1.bias:I32:512:- $w2 $b2 ;;
+		shape) st $w1 $b1 $w2 fc2.bias:F32:11:- ;;
+		unsupported_dtype) st $w1 $b1 $w2 fc2.bias:U16:10:- ;;
+		unknown_dtype) st --header "$(hdr Q7 10 0,40)" $b2 ;;
+		truncated) st $w1 $b1 $w2 $b2 --cut 100 ;;
+		header_size) st $b2 --size 99999999 ;;
+		not_json) st --header 'not json' $b2 ;;
+		not_object) st --header '[1, 2]' $b2 ;;
+		duplicate) st --header '{"a":{"dtype":"F32","shape":[],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}' $b2 ;;
+		bad_offsets) st --header "$(hdr F32 10 40,0)" $b2 ;;
+		span) st --header "$(hdr F32 10 0,36)" $b2 ;;
+		negative_size) st --header "$(hdr F32 -10 0,40)" $b2 ;;
+		rank) st --header "$(hdr F32 1,1,1,1,1,1,1,1,10 0,40)" $b2 ;;
+		no_dtype) st --header '{"fc2.bias":{"shape":[10],"data_offsets":[0,40]}}' $b2 ;;
+		empty) : >"$w/bad.safetensors" ;;
+		missing_file) files=none.safetensors ;;
+		two_blobs) cp "$tmp/c/classify/weights.bin" "$w/bad.safetensors"; files="bad.safetensors bad.safetensors" ;;
+		blob_size) head -c 128 "$tmp/c/classify/weights.bin" >"$w/bad.safetensors" ;;
+		*) fail "safetensors/$name" "no recipe for $name in tests/malformed.t"; continue ;;
+		esac
+		set -- --in image=image.npy --out label=out/label.npy
+		for f in $files; do set -- "$@" --weights "$f"; done
+		expect "safetensors/$name" "$e" "$cprog" "$@"
+	done
+else
+	fail "a program with weights for the checkpoint cases builds" "$(cat "$tmp/build.log")"
 fi
 
 # ---- inputs that must be accepted: text IR that parses, dumps and parses

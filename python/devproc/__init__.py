@@ -52,6 +52,8 @@ OPS = {
     "resize": (("size", "crop"), 1),
     "center_crop": (("size",), 1),
     "topk": (("k", "dim"), 2),
+    "tokenize": (("file", "length", "pad", "special"), 1),
+    "detokenize": (("file", "bytes", "skip"), 1),
 }
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -253,7 +255,8 @@ class Pipeline:
 
     def input(self, name, dtype, shape):
         """input NAME: DTYPE[shape]: a graph input.  shape: a tuple of sizes,
-        or (None, None, C) ("?" in the .dp) for an image of any size."""
+        or (None, None, C) ("?" in the .dp) for an image of any size, or
+        (None,) with dtype "u8" for text (UTF-8 of any length)."""
         v = Value(self, name, True)
         if isinstance(shape, int):
             shape = (shape,)

@@ -56,8 +56,8 @@ taken(const Fn *fn, const Param *p, int n, const char *s)
 	if (iskeyword(s) || strcmp(s, fn->name) == 0)
 		return 1;
 	for (i = 0; i < n; i++)
-		if (strcmp(p[i].name, s) == 0 || (p[i].hname && (strcmp(p[i].hname, s) == 0 ||
-		                                                  strcmp(p[i].wname, s) == 0)))
+		if (strcmp(p[i].name, s) == 0 || (p[i].hname && strcmp(p[i].hname, s) == 0) ||
+		    (p[i].wname && strcmp(p[i].wname, s) == 0))
 			return 1;
 	return 0;
 }
@@ -130,7 +130,12 @@ capi_params(Fn *fn, Param **pp, int *np, Err *err)
 		p[n].t = fn->val[op->out[0]].t;
 		p[n].ctype = capi_ctype(p[n].t.dtype);
 		p[n].isout = 0;
-		if (dp_isdyn(&p[n].t)) {
+		if (dp_istext(&p[n].t)) {   /* text: its length in bytes */
+			size_t len = strlen(p[n].name) + 3;
+			char *h = dp_alloc(fn->arena, len, 1);
+			snprintf(h, len, "%s_n", p[n].name);
+			p[n].hname = ident(fn, p, n, h);
+		} else if (dp_isdyn(&p[n].t)) {
 			size_t len = strlen(p[n].name) + 3;
 			char *h = dp_alloc(fn->arena, len, 1), *w = dp_alloc(fn->arena, len, 1);
 			snprintf(h, len, "%s_h", p[n].name);
@@ -167,14 +172,23 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	int i;
 
 	str_printf(s, "typedef struct %s %s;\n\n", nm, nm);
+	str_printf(s, "/* How %s_create_with makes an instance; zero for the defaults. */\n"
+	              "typedef struct %s_options {\n"
+	              "\t/* NULL-terminated file names the weights come from instead of the\n"
+	              "\t * embedded blob: the program's weight blob (mapped, read as used),\n"
+	              "\t * and/or .safetensors checkpoints giving the model's tensors by name */\n"
+	              "\tconst char *const *weights;\n"
+	              "} %s_options;\n\n", nm, nm, nm);
 	str_printf(s, "/* Makes an instance with its own scratch memory, prepared weights and\n"
 	              " * threads (DPRT_THREADS, else as many as the cores the process may run\n"
 	              " * on); NULL when out of memory.  Instances are independent: several may\n"
 	              " * run at once, each from its own thread.  One instance used from two\n"
 	              " * threads at once is refused: the second %s_run returns -1 and\n"
 	              " * %s_error says so.  Outputs do not depend on the thread count (they\n"
-	              " * are bitwise equal). */\n", nm, nm);
+	              " * are bitwise equal).  When its weights or device cannot be had,\n"
+	              " * %s_run fails and %s_error says why. */\n", nm, nm, nm, nm);
 	str_printf(s, "%s *%s_create(void);\n", nm, nm);
+	str_printf(s, "%s *%s_create_with(const %s_options *o);\n", nm, nm, nm);
 	str_printf(s, "/* Runs m on n threads from now on (the caller's thread counts as one).\n"
 	              " * 0, or -1 with the message in %s_error(m) (n not from 1 to 1024). */\n",
 	           nm);
@@ -204,12 +218,19 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 			str_put(s, "\"");
 		}
 		str_printf(s, ": %s", dp_type_str(&p[i].t, 0, ty, sizeof ty));
-		if (p[i].hname)
+		if (p[i].wname)
 			str_printf(s, ", an image of %s x %s x %lld pixels (HWC)", p[i].hname,
 			           p[i].wname, (long long)p[i].t.dim[2]);
+		else if (p[i].hname)
+			str_printf(s, ", UTF-8 text of %s bytes", p[i].hname);
 		str_put(s, " */\n");
 		str_free(&a);
-		if (!p[i].hname)
+		if (p[i].hname && !p[i].wname) {
+			str_printf(&a, "int64_t %s%s", p[i].hname, i + 1 < np ? "," : ");");
+			str_printf(s, "\t%-*s /* its length */\n", (int)w + 2, a.p);
+			str_free(&a);
+		}
+		if (!p[i].wname)
 			continue;
 		str_printf(&a, "int64_t %s,", p[i].hname);
 		str_printf(s, "\t%-*s /* its height */\n", (int)w + 2, a.p);

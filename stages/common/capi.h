@@ -44,7 +44,8 @@ typedef struct Param {
 	int val;           /* value id */
 	Type t;
 	const char *hname, *wname; /* an image input's extra height and width
-	                              parameters (int64_t), else NULL */
+	                              parameters (int64_t), a text input's
+	                              length (hname; wname NULL), else NULL */
 } Param;
 
 /* Fills *p with the inputs (input ops in schedule order) then the outputs

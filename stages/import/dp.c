@@ -365,10 +365,11 @@ input(P *p)
 		next(p);
 	}
 	expect(p, ']', "',' or ']'");
-	if (dp_isdyn(&t) && (t.dtype != DP_U8 || t.rank != 3 || t.dim[0] != DP_DYN ||
-	                     t.dim[1] != DP_DYN || t.dim[2] == DP_DYN || t.dim[2] > 4))
+	if (dp_isdyn(&t) && !(t.dtype == DP_U8 && t.rank == 1) &&
+	    (t.dtype != DP_U8 || t.rank != 3 || t.dim[0] != DP_DYN ||
+	     t.dim[1] != DP_DYN || t.dim[2] == DP_DYN || t.dim[2] > 4))
 		errat(p->src, name->at, "input '%s': only an image has unknown sizes: u8[?,?,C] "
-		      "with C from 1 to 4 (3 for RGB)", name->s);
+		      "with C from 1 to 4 (3 for RGB), or text: u8[?]", name->s);
 	if (dp_nbytes(&t) < 0)
 		errat(p->src, name->at, "input '%s' (%s) is larger than " DP_MAXBYTES_TEXT
 		      ", the largest tensor DevProc handles", name->s, typestr(&t));
@@ -513,8 +514,10 @@ pipeop(P *p, int k, Tok *opt, Arg *arg, int narg, Pos resat, int nres)
 {
 	Fn *fn = p->imp->fn;
 	const char *on = dp_op_name[k];
-	int want = dp_op_nin[k], nin = 0;
-	int *in = dp_alloc(p->a, (size_t)narg + 1, sizeof *in);
+	int want = dp_op_nin[k], nin = 0, text = k == Otokenize || k == Odetokenize;
+	int *in = dp_alloc(p->a, (size_t)narg + 2, sizeof *in);
+	if (text)
+		want = 1;   /* the tokenizer file's bytes come second */
 	for (int i = 0; i < narg; i++) {
 		if (arg[i].key)
 			continue;
@@ -525,6 +528,15 @@ pipeop(P *p, int k, Tok *opt, Arg *arg, int narg, Pos resat, int nres)
 	}
 	if (want >= 0 && nin < want)
 		errat(p->src, opt->at, "%s takes %d operand%s, got %d", on, want, want == 1 ? "" : "s", nin);
+	for (int i = 0; text && i < narg; i++)
+		if (arg[i].key && strcmp(arg[i].key, "file") == 0) {
+			if (arg[i].v.kind != VSTR && arg[i].v.kind != VNAME)
+				errat(p->src, arg[i].v.at, "%s: 'file' must be the tokenizer.json's path "
+				      "as a string", on);
+			in[nin++] = text_file(p->imp, arg[i].v.s, arg[i].v.at);
+		}
+	if (text && nin < 2)
+		errat(p->src, opt->at, "%s: missing argument 'file' (the tokenizer.json)", on);
 	if (nres != dp_op_nout[k])
 		errat(p->src, resat, "%s returns %d value%s, but %d name%s bound", on, dp_op_nout[k],
 		      dp_op_nout[k] == 1 ? "" : "s", nres, nres == 1 ? " is" : "s are");

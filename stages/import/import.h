@@ -24,6 +24,7 @@ typedef struct Src {
 typedef struct Stored {    /* one distinct tensor in the blob */
 	uint64_t hash;
 	int64_t off, n;    /* file offset and length in bytes */
+	const char *name;  /* the state-dict name it is stored for, or NULL */
 } Stored;
 
 typedef struct Blob {
@@ -50,7 +51,17 @@ typedef struct Imp {
 	int nmodel;
 	Const *konst;      /* const ops emitted so far */
 	int nkonst, capkonst;
+	struct Textfile *text;   /* tokenizer files read so far (text.c) */
+	int ntext;
 } Imp;
+
+/* A file a text op read (tokenize's file=): a dependency like an archive. */
+typedef struct Textfile {
+	char *path;        /* as written in the .dp */
+	char *file;        /* as opened */
+	char hash[17];
+	int val;           /* its u8 const */
+} Textfile;
 
 /* A model("file.pt2", args...) call as parsed. */
 typedef struct Call {
@@ -92,6 +103,12 @@ void parse(Imp *imp);
 typedef struct Graph Graph; /* a model graph being inlined */
 int pt2_call(Imp *imp, const Call *c, int *res, int maxres);
 void pt2_deps(Imp *imp);
+/* text.c: the u8 const holding the tokenizer.json at path (relative to the
+ * .dp), checked as a tokenizer DevProc reads; at is the path's position. */
+int text_file(Imp *imp, const char *path, Pos at);
+void text_free(Imp *imp);
+/* The const op of a tensor of type t in the blob (pt2.c). */
+int imp_const(Imp *imp, const void *bytes, const Type *t);
 char *pt2_depfile(Imp *imp, const char *target);
 void pt2_free(Imp *imp);
 int g_value(Graph *g, const char *name, const char *node);
@@ -134,6 +151,7 @@ void aten_node(Graph *g, struct json_t *node);
 void blob_init(Blob *b);
 char *blob_room(Blob *b, size_t n);
 int64_t blob_commit(Blob *b, size_t n, char hash[17]);
+int64_t blob_commit_as(Blob *b, size_t n, char hash[17], const char *name);
 void blob_finish(Blob *b);
 void blob_free(Blob *b);
 void tobytes(double v, int dtype, void *out);

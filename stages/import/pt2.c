@@ -384,19 +384,23 @@ g_type(Graph *g, const char *name, Type *t)
 
 /* ---- constants ---- */
 
+/* The const op of a tensor of the blob; param is its state-dict name, or
+ * NULL for constants a checkpoint does not hold. */
 static int
-constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t)
+constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t, const char *param)
 {
 	for (int i = 0; i < imp->nkonst; i++) {
 		Const *k = &imp->konst[i];
 		if (k->off == off && k->n == n && dp_type_eq(&k->t, t))
-			return k->val;
+			return k->val;   /* offsets are shared only under one name */
 	}
 	Fn *fn = imp->fn;
 	int op = dp_addop(fn, Oconst, NULL, 0);
 	dp_seti(fn, op, "offset", off);
 	dp_seti(fn, op, "nbytes", n);
 	dp_sets(fn, op, "hash", hash);
+	if (param)
+		dp_sets(fn, op, "param", param);
 	int v = dp_addout(fn, op, *t);
 	if (imp->nkonst == imp->capkonst) {
 		imp->capkonst = imp->capkonst ? 2 * imp->capkonst : 64;
@@ -404,6 +408,17 @@ constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t)
 	}
 	imp->konst[imp->nkonst++] = (Const){ off, n, *t, v };
 	return v;
+}
+
+int
+imp_const(Imp *imp, const void *bytes, const Type *t)
+{
+	size_t n = (size_t)dp_nbytes(t);
+	char hash[17];
+
+	memcpy(blob_room(&imp->blob, n), bytes, n);
+	int64_t off = blob_commit(&imp->blob, n, hash);
+	return constop(imp, off, (int64_t)n, hash, t, NULL);
 }
 
 /* A rank-0 const holding v as dtype. */
@@ -415,7 +430,7 @@ g_scalar(Graph *g, double v, int dtype)
 	char hash[17];
 	tobytes(v, dtype, blob_room(&g->imp->blob, (size_t)n));
 	int64_t off = blob_commit(&g->imp->blob, (size_t)n, hash);
-	return constop(g->imp, off, n, hash, &t);
+	return constop(g->imp, off, n, hash, &t, NULL);
 }
 
 /* A const of type t with every element v. */
@@ -431,13 +446,14 @@ g_filled(Graph *g, const Type *t, double v)
 	for (int64_t i = 0; i < n; i++)
 		tobytes(v, t->dtype, p + i * es);
 	int64_t off = blob_commit(&g->imp->blob, (size_t)(n * es), hash);
-	return constop(g->imp, off, n * es, hash, t);
+	return constop(g->imp, off, n * es, hash, t, NULL);
 }
 
 /* Emits the const of a parameter, buffer or tensor constant named fqn (graph
- * value name): its bytes, dense in C order, go into the blob. */
+ * value name): its bytes, dense in C order, go into the blob.  named: a
+ * parameter or persistent buffer, whose fqn is its state-dict name. */
 static int
-weight(Graph *g, const char *name, const char *fqn)
+weight(Graph *g, const char *name, const char *fqn, int named)
 {
 	Model *m = g->m;
 	const char *dir = "data/weights/";
@@ -526,8 +542,9 @@ weight(Graph *g, const char *name, const char *fqn)
 		m->buf = NULL;
 		free(raw);
 	}
-	int64_t at = blob_commit(b, nb, hash);
-	return constop(g->imp, at, (int64_t)nb, hash, &t);
+	const char *param = named ? dp_strdup(g->imp->fn->arena, fqn) : NULL;
+	int64_t at = blob_commit_as(b, nb, hash, param);
+	return constop(g->imp, at, (int64_t)nb, hash, &t, param);
 }
 
 /* The value id of graph value name, emitting its const on first use. */
@@ -550,7 +567,9 @@ g_value(Graph *g, const char *name, const char *node)
 	const char *fqn = json_string_value(json_object_get(body, key));
 	if (!fqn)
 		merr(g->m, "malformed archive: input spec of '%s' has no %s", name, key);
-	int v = weight(g, name, fqn);
+	int named = strcmp(kind, "parameter") == 0 ||
+	            (strcmp(kind, "buffer") == 0 && json_is_true(json_object_get(body, "persistent")));
+	int v = weight(g, name, fqn, named);
 	s = slotof(g, name);
 	s->val = v;
 	return v;
@@ -829,6 +848,8 @@ pt2_deps(Imp *imp)
 {
 	for (int i = 0; i < imp->nmodel; i++)
 		dp_adddep(imp->fn, imp->model[i]->path, imp->model[i]->hash);
+	for (int i = 0; i < imp->ntext; i++)
+		dp_adddep(imp->fn, imp->text[i].path, imp->text[i].hash);
 }
 
 static void
@@ -858,6 +879,10 @@ pt2_depfile(Imp *imp, const char *target)
 	for (int i = 0; i < imp->nmodel; i++) {
 		add(&buf, &len, &cap, " ", 0);
 		add(&buf, &len, &cap, imp->model[i]->file, 1);
+	}
+	for (int i = 0; i < imp->ntext; i++) {
+		add(&buf, &len, &cap, " ", 0);
+		add(&buf, &len, &cap, imp->text[i].file, 1);
 	}
 	add(&buf, &len, &cap, "\n", 0);
 	return buf;

@@ -72,6 +72,7 @@ void
 imp_free(Imp *imp)
 {
 	pt2_free(imp);
+	text_free(imp);
 	blob_free(&imp->blob);
 	dp_free(imp->fn);
 	imp->fn = NULL;

@@ -6,7 +6,7 @@
 
 #include "import.h"
 
-enum { HDR = 64, ALIGN = 64, WB_MAJOR = 1, WB_MINOR = 0 };
+enum { HDR = 64, ALIGN = 64, WB_MAJOR = 1, WB_MINOR = 1 };
 
 /* An empty blob holding only room for the header. */
 void
@@ -43,12 +43,22 @@ blob_room(Blob *b, size_t n)
 int64_t
 blob_commit(Blob *b, size_t n, char hash[17])
 {
+	return blob_commit_as(b, n, hash, NULL);
+}
+
+/* blob_commit for the tensor of a state-dict name (NULL: an anonymous
+ * constant): bytes are shared only between tensors of the same name, so
+ * that a checkpoint can give each name its own values at run time. */
+int64_t
+blob_commit_as(Blob *b, size_t n, char hash[17], const char *name)
+{
 	const char *p = b->buf + b->len;
 	uint64_t h = dp_hash(p, n, DP_HASH_INIT);
 	dp_hash_hex(h, hash);
 	for (int i = 0; i < b->nt; i++) {
 		Stored *s = &b->t[i];
-		if (s->hash == h && s->n == (int64_t)n && memcmp(b->buf + s->off, p, n) == 0)
+		if (s->hash == h && s->n == (int64_t)n && memcmp(b->buf + s->off, p, n) == 0 &&
+		    (s->name == name || (s->name && name && strcmp(s->name, name) == 0)))
 			return s->off;
 	}
 	int64_t off = (int64_t)b->len;
@@ -58,7 +68,7 @@ blob_commit(Blob *b, size_t n, char hash[17])
 		b->capt = b->capt ? 2 * b->capt : 64;
 		b->t = xrealloc(b->t, (size_t)b->capt, sizeof *b->t);
 	}
-	b->t[b->nt++] = (Stored){ h, off, (int64_t)n };
+	b->t[b->nt++] = (Stored){ h, off, (int64_t)n, name };
 	size_t end = b->len + n;
 	size_t al = (end + ALIGN - 1) / ALIGN * ALIGN;
 	memset(b->buf + end, 0, al - end);
@@ -84,6 +94,7 @@ blob_finish(Blob *b)
 	put(b->buf + 8, (uint64_t)b->nt, 4);
 	put(b->buf + 16, b->len, 8);
 	put(b->buf + 24, HDR, 8);
+	put(b->buf + 32, dp_hash(b->buf + HDR, b->len - HDR, DP_HASH_INIT), 8);
 }
 
 /* Frees the blob's memory. */

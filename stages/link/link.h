@@ -12,6 +12,8 @@ typedef struct Link {
 	const char *in;        /* the .dpir, as given */
 	const char *out;       /* -o: the executable; lib and header go beside it */
 	const char *weights;   /* --weights, or NULL */
+	int apart;             /* --apart: the blob stays a file beside the program */
+	unsigned char head[64];   /* the blob's header */
 	const char *libdir;    /* --runtime: holds libdprt.a */
 	const char *incdir;    /* --include: holds dprt.h */
 	const char *cc, *ar;
@@ -53,6 +55,7 @@ int regfile(const char *path, long long *size);
 int gen_header(Fn *fn, const char *hname, const char *src, const char *lib,
                const char *cudalib, Str *s, Err *err);
 void gen_weights(const Fn *fn, const char *path, long long size, Str *s);
+void gen_blob(const Fn *fn, const unsigned char *head, long long size, int embed, Str *s);
 void gen_main(const Fn *fn, int image, Str *s);
 /* The libraries a cuda program links after libNAME.a (NULL-terminated,
  * static storage). */

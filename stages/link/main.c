@@ -18,15 +18,16 @@
  * configure found them in: linked into programs with image inputs. */
 static const char *const imagelibs[] = { DP_IMAGE_LIBS, NULL };
 
+
 static const char usage[] =
-	"usage: dp-link IN.dpir OBJ.o... [--weights BLOB] --runtime LIBDIR\n"
+	"usage: dp-link IN.dpir OBJ.o... [--weights BLOB] [--apart] --runtime LIBDIR\n"
 	"               [--include DIR] [--cc CC] [--ar AR] [--ldflag ARG ...] -o OUT\n"
 	"\n"
 	"Links a DevProc program.  Writes three files: the executable OUT, the\n"
 	"static library DIR/libBASE.a and the header DIR/BASE.h, where DIR and BASE\n"
 	"are the folder and file name of OUT; symbols are named after the pipeline\n"
 	"(NAME_create, NAME_run... from IN.dpir).  libBASE.a is self-contained: the\n"
-	"objects, the weight blob and the runtime, no main().  Each output is\n"
+	"objects, the weight blob, the runtime and jansson, no main().  Each output is\n"
 	"replaced only when its bytes change; with the same inputs and tools the\n"
 	"bytes are the same wherever the build runs.\n"
 	"\n"
@@ -36,6 +37,11 @@ static const char usage[] =
 	"                  `.incbin \"BLOB\"` from the current folder (default: the\n"
 	"                  blob the IR names, in IN.dpir's folder); its size must be\n"
 	"                  the IR's\n"
+	"  --apart         leave the blob out: the program maps it at run time from\n"
+	"                  its file name (weights.bin) beside the executable, or\n"
+	"                  from the executable's --weights FILE (NAME_create_with's\n"
+	"                  weights option), pages read as they are used; its header\n"
+	"                  (size, content hash) must be the one linked\n"
 	"  --runtime DIR   the folder holding libdprt.a (and, for a program with\n"
 	"                  cuda partitions, libdprt_cuda.a)\n"
 	"  --include DIR   the folder holding dprt.h (default: DIR/../runtime for\n"
@@ -77,6 +83,10 @@ args(Link *l, int argc, char **argv)
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
 			exit(0);
+		}
+		if (strcmp(a, "--apart") == 0) {
+			l->apart = 1;
+			continue;
 		}
 		for (f = 0; flags[f] && strcmp(a, flags[f]) != 0; f++)
 			;
@@ -161,6 +171,27 @@ cudadir(Link *l, Err *err)
 	return 0;
 }
 
+/* Reads the 64-byte header of the weight blob at path (zeros past its end),
+ * which the program checks a blob file against at run time. */
+static int
+readhead(const char *path, unsigned char *head, Err *err)
+{
+	FILE *f = fopen(path, "rb");
+
+	memset(head, 0, 64);
+	if (f == NULL) {
+		dp_seterr(err, "cannot read the weight blob %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fread(head, 1, 64, f) == 0 && ferror(f)) {
+		fclose(f);
+		dp_seterr(err, "cannot read the weight blob %s", path);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
 /* Splits -o into folder and file name; finds the weight blob and the
  * runtime; checks every input file. */
 static int
@@ -210,6 +241,8 @@ check(Link *l, long long *wsize, Err *err)
 			          (long long)fn->wsize);
 			return -1;
 		}
+		if (readhead(l->weights, l->head, err) != 0)
+			return -1;
 	}
 	p = join(l->a, l->libdir, "libdprt.a");
 	if (!regfile(p, NULL)) {
@@ -219,7 +252,8 @@ check(Link *l, long long *wsize, Err *err)
 	for (i = 0; i < fn->npart; i++)
 		l->gpu |= fn->part[i].dev == DEV_CUDA;
 	for (i = 0; i < fn->nop; i++)
-		l->image |= fn->op[i].kind == Oinput && dp_isdyn(&fn->val[fn->op[i].out[0]].t);
+		l->image |= fn->op[i].kind == Oinput && dp_isdyn(&fn->val[fn->op[i].out[0]].t) &&
+		            !dp_istext(&fn->val[fn->op[i].out[0]].t);
 	if (l->gpu && cudadir(l, err) != 0)
 		return -1;
 	if (!l->incdir)
@@ -243,13 +277,15 @@ tmppath(Link *l, const char *pre, const char *name, const char *suf)
 	return join(l->a, l->tmp, s);
 }
 
-/* Lists the members of runtime library name and extracts them into
+/* Lists the members of runtime library name (in the runtime folder, or an
+ * absolute path: jansson's) and extracts them into
  * tmp/sub; their paths go to mem[] in archive order. */
 static int
 runtime(Link *l, const char *name, const char *sub, const char *log, char ***mem, int *nmem,
         Err *err)
 {
-	char *lib = join(l->a, l->libdir, name), abs[PATH_MAX], line[PATH_MAX];
+	char *lib = *name == '/' ? (char *)name : join(l->a, l->libdir, name);
+	char abs[PATH_MAX], line[PATH_MAX];
 	char *list = join(l->a, l->tmp, "members"), *rt = join(l->a, l->tmp, sub);
 	char *argv[4], **m;
 	FILE *f;
@@ -293,10 +329,11 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	char *log = join(l->a, l->tmp, "log");
 	char *msrc = tmppath(l, "", nm, "_main.c"), *mobj = tmppath(l, "", nm, "_main.o");
 	char *wsrc = tmppath(l, "", nm, "_weights.s"), *wobj = tmppath(l, "", nm, "_weights.o");
+	char *bsrc = tmppath(l, "", nm, "_blob.c"), *bobj = tmppath(l, "", nm, "_blob.o");
 	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
-	char **mem, **cmem = NULL, **cmd;
+	char **mem, **cmem = NULL, **jmem, **cmd;
 	Str text = {0};
-	int nmem, ncmem = 0, n, i, rc;
+	int nmem, ncmem = 0, njmem, n, i, rc;
 
 	/* main(): no debug information, so that no path leaks into it */
 	gen_main(l->fn, l->image, &text);
@@ -309,8 +346,19 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	if (spawn(cmd, NULL, NULL, log, "compiling main()", err) != 0)
 		goto toolfail;
 
-	/* the weight blob, by .incbin */
+	/* the blob's descriptor (NAME_blob) and, unless apart, the blob by .incbin */
 	if (l->weights) {
+		gen_blob(l->fn, l->head, wsize, !l->apart, &text);
+		rc = dp_write_file(bsrc, text.p, text.n, err);
+		str_free(&text);
+		if (rc != 0)
+			return -1;
+		cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", (char *)l->incdir,
+		                 "-c", bsrc, "-o", bobj, NULL};
+		if (spawn(cmd, NULL, NULL, log, "compiling the blob's descriptor", err) != 0)
+			goto toolfail;
+	}
+	if (l->weights && !l->apart) {
 		gen_weights(l->fn, l->weights, wsize, &text);
 		rc = dp_write_file(wsrc, text.p, text.n, err);
 		str_free(&text);
@@ -323,20 +371,25 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 
 	/* libNAME.a: the objects, the weights, the runtime; deterministic (D) */
 	if (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
+	    runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
 	    (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))
 		goto toolfail;
-	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + l->nldflag) + 32 +
+	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem + l->nldflag) + 32 +
 	               sizeof imagelibs / sizeof *imagelibs, sizeof *cmd);
 	n = 0;
 	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
 	for (i = 0; i < l->nobj; i++)
 		cmd[n++] = (char *)l->obj[i];
 	if (l->weights)
+		cmd[n++] = bobj;
+	if (l->weights && !l->apart)
 		cmd[n++] = wobj;
 	for (i = 0; i < nmem; i++)
 		cmd[n++] = mem[i];
 	for (i = 0; i < ncmem; i++)
 		cmd[n++] = cmem[i];
+	for (i = 0; i < njmem; i++)
+		cmd[n++] = jmem[i];
 	cmd[n] = NULL;
 	if (spawn(cmd, NULL, NULL, log, "archiving the library", err) != 0)
 		goto toolfail;
@@ -349,6 +402,7 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 		cmd[n++] = (char *)l->ldflag[i];
 	for (i = 0; l->image && imagelibs[i]; i++)
 		cmd[n++] = (char *)imagelibs[i];
+
 	if (l->gpu) {   /* the CUDA libraries, found at run time where linked */
 		const char *const *c;
 		size_t rn = strlen(l->cudalib) + 16;

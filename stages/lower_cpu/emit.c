@@ -85,8 +85,7 @@ decls(Ctx *c, Str *s)
 			case H_IN: str_printf(&d, "in[%lld];", (long long)h->idx); break;
 			case H_OUT: str_printf(&d, "out[%lld];", (long long)h->idx); break;
 			case H_CONST:
-				str_printf(&d, "(const %s *)(%s_weights + %lld);", ct, fn->name,
-				           (long long)h->idx);
+				str_printf(&d, "(const %s *)(W + %lld);", ct, (long long)h->idx);
 				break;
 			case H_ARENA:
 				str_printf(&d, "(%s *)(A + %lld);", ct, (long long)h->idx);
@@ -164,8 +163,9 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 	for (j = 0; j < fn->nout; j++)
 		usesout |= c->plan->copy[j];
 	str_put(s, "/* Runs the host schedule once (see dprt_prog in dprt.h). */\n");
-	str_printf(s, "static int\n%s_schedule(void *state, void *arena, const void *const *in,\n"
-	              "\tvoid *const *out, char *err, size_t errn)\n{\n", fn->name);
+	str_printf(s, "static int\n%s_schedule(void *state, const unsigned char *W, void *arena,\n"
+	              "\tconst void *const *in, void *const *out, char *err, size_t errn)\n{\n",
+	           fn->name);
 	if (uses(c, H_ARENA))
 		str_put(s, "\tunsigned char *A = arena;\n");
 	str_put(s, decl->p ? decl->p : "");
@@ -174,6 +174,8 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 		str_put(s, "\t(void)arena;\n");
 	if (!uses(c, H_IN))
 		str_put(s, "\t(void)in;\n");
+	if (!uses(c, H_CONST))
+		str_put(s, "\t(void)W;\n");
 	if (!usesout)
 		str_put(s, "\t(void)out;\n");
 	str_put(s, body->p ? body->p : "");
@@ -192,26 +194,34 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 	str_printf(s, "struct %s {\n"
 	              "\tvoid *mem;        /* from malloc */\n"
 	              "\tvoid *arena;      /* mem rounded up to 64 bytes */\n"
+	              "\tdprt_weights *w;  /* the weights, once loaded */\n"
 	              "\tdprt_pool *pool;  /* its threads; NULL if they did not start (err) */\n", nm);
 	if (pl->ncuda)
-		str_put(s, "\tvoid *gpu;        /* the CUDA side (5.gpu.cu) */\n"
-		           "\tint ok;           /* whether it started; if not, err says why */\n");
-	str_put(s, "\tchar err[256];    /* the last failure, or \"\" */\n};\n\n");
-	str_printf(s, "%s *\n%s_create(void)\n{\n"
-	              "\t%s *m = calloc(1, sizeof *m);\n\n"
+		str_put(s, "\tvoid *gpu;        /* the CUDA side (5.gpu.cu) */\n");
+	str_put(s, "\tint ok;           /* whether it started; if not, err says why */\n"
+	           "\tchar err[256];    /* the last failure, or \"\" */\n};\n\n");
+	str_printf(s, "%s *\n%s_create(void)\n{\n\treturn %s_create_with(NULL);\n}\n\n",
+	           nm, nm, nm);
+	str_printf(s, "%s *\n%s_create_with(const %s_options *o)\n{\n"
+	              "\t%s *m = calloc(1, sizeof *m);\n"
+	              "\tint n = 0;\n\n"
 	              "\tif (m == NULL)\n\t\treturn NULL;\n"
 	              "\tm->mem = malloc(%lld + 64);\n"
 	              "\tif (m->mem == NULL) {\n\t\tfree(m);\n\t\treturn NULL;\n\t}\n"
 	              "\tm->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);\n"
+	              "\twhile (o && o->weights && o->weights[n])\n\t\tn++;\n"
+	              "\tm->ok = dprt_weights_load(%s_prog.blob, o ? o->weights : NULL, n, "
+	              "&m->w, m->err,\n\t                          sizeof m->err) == 0;\n"
 	              "\t/* DPRT_THREADS or the cores we may use; without a pool run fails */\n",
-	           nm, nm, nm, (long long)pl->arena);
+	           nm, nm, nm, nm, (long long)pl->arena, nm);
 	if (prep)
-		str_printf(s, "\tif (dprt_pool_create(&m->pool, 0, m->err, sizeof m->err) == 0)\n"
-		              "\t\t%s_prep(m->arena);\n", nm);
+		str_printf(s, "\tif (m->ok && dprt_pool_create(&m->pool, 0, m->err, sizeof m->err) == 0)\n"
+		              "\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
 	else
-		str_put(s, "\t(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);\n");
+		str_put(s, "\tif (m->ok)\n\t\t(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);\n");
 	if (pl->ncuda)
-		str_printf(s, "\tm->ok = %s_gpu_init(&m->gpu, m->err, sizeof m->err) == 0;   "
+		str_printf(s, "\tm->ok = m->ok && %s_gpu_init(&m->gpu, dprt_weights_base(m->w), "
+		              "m->err,\n\t                           sizeof m->err) == 0;   "
 		              "/* else run fails */\n", nm);
 	str_put(s, "\treturn m;\n}\n\n");
 	str_printf(s, "int\n%s_set_threads(%s *m, int n)\n{\n", nm, nm);
@@ -219,7 +229,7 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 		str_printf(s, "\tint had = m->pool != NULL;\n\n"
 		              "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		              "\t\treturn -1;\n"
-		              "\tif (!had)\n\t\t%s_prep(m->arena);\n", nm);
+		              "\tif (!had && m->ok)\n\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
 	else
 		str_put(s, "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		           "\t\treturn -1;\n");
@@ -227,8 +237,10 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 	str_printf(s, "int\n%s_run(%s *m", nm, nm);
 	for (i = 0; i < np; i++) {
 		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
-		if (p[i].hname)
+		if (p[i].wname)
 			str_printf(s, ", int64_t %s, int64_t %s", p[i].hname, p[i].wname);
+		else if (p[i].hname)
+			str_printf(s, ", int64_t %s", p[i].hname);
 		if (p[i].isout)
 			nout++;
 		else
@@ -236,9 +248,12 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 	}
 	str_put(s, ")\n{\n\tconst void *in[] = {");
 	for (i = 0; i < np; i++)
-		if (!p[i].isout && p[i].hname)
+		if (!p[i].isout && p[i].wname)
 			str_printf(s, "%s&(dprt_image){%s, %s, %s, %lld}", i ? ", " : "", p[i].name,
 			           p[i].hname, p[i].wname, (long long)p[i].t.dim[2]);
+		else if (!p[i].isout && p[i].hname)   /* text: h bytes */
+			str_printf(s, "%s&(dprt_image){%s, %s, 1, 1}", i ? ", " : "", p[i].name,
+			           p[i].hname);
 		else if (!p[i].isout)
 			str_printf(s, "%s%s", i ? ", " : "", p[i].name);
 	str_printf(s, "%s};\n\tvoid *out[] = {", nin ? "" : "NULL");
@@ -246,12 +261,12 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 		if (p[i].isout)
 			str_printf(s, "%s%s", i > nin ? ", " : "", p[i].name);
 	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
-	if (pl->ncuda)
-		str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* the device did not start: err says why */\n");
+	str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
 	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
 		str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer was "
 		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
-		           p[i].isout ? "output" : p[i].hname ? "image input's pixels" : "input");
+		           p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
+		           p[i].hname ? "text input" : "input");
 	str_printf(s, "\tif (m->pool == NULL)\n\t\treturn -1;   /* no threads: err says why */\n"
 	              "\tif (dprt_pool_enter(m->pool) != 0) {\n"
 	              "\t\tstatic const char busy[] = \"%s_run: this instance is running in "
@@ -261,8 +276,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 	              "\t\tm->err[sizeof m->err - 1] = '\\0';\n"
 	              "\t\treturn -1;\n\t}\n"
 	              "\tm->err[0] = '\\0';\n"
-	              "\tint rc = %s_schedule(%s, m->arena, in, out, m->err, sizeof m->err) == 0 "
-	              "? 0 : -1;\n"
+	              "\tint rc = %s_schedule(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
+	              "\t                     sizeof m->err) == 0 ? 0 : -1;\n"
 	              "\tdprt_pool_leave(m->pool);\n"
 	              "\treturn rc;\n}\n\n", nm, nm, pl->ncuda ? "m->gpu" : "NULL");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
@@ -271,7 +286,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 	              "\tif (m == NULL)\n\t\treturn;\n", nm, nm);
 	if (pl->ncuda)
 		str_printf(s, "\tif (m->ok)\n\t\t%s_gpu_fini(m->gpu);\n", nm);
-	str_put(s, "\tdprt_pool_destroy(m->pool);\n\tfree(m->mem);\n\tfree(m);\n}\n");
+	str_put(s, "\tdprt_pool_destroy(m->pool);\n\tdprt_weights_free(m->w);\n\tfree(m->mem);\n"
+	           "\tfree(m);\n}\n");
 }
 
 /* Writes the C file of fn into *out. */
@@ -282,7 +298,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	Param *par;
 	Plan pl;
 	Ctx c;
-	int np, i, rc = -1, nin = 0, nout = 0;
+	int np, i, rc = -1, nin = 0, nout = 0, hasblob;
 	Fuse *fu = nn_fuse(fn);
 	int64_t *prepoff, nb, prep0;
 
@@ -343,7 +359,8 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	str_printf(out, "\nextern const dprt_prog %s_prog;\n", fn->name);
 	if (pl.ncuda) {
 		str_printf(out, "\n/* The CUDA side, in 5.gpu.cu (dp-lower_gpu). */\n"
-		                "int %s_gpu_init(void **state, char *err, size_t errn);\n"
+		                "int %s_gpu_init(void **state, const unsigned char *weights,\n"
+		                "\tchar *err, size_t errn);\n"
 		                "void %s_gpu_fini(void *state);\n"
 		                "void *%s_gpu_host(void *state, size_t off);\n", fn->name, fn->name,
 		           fn->name);
@@ -352,9 +369,12 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 				str_printf(out, "int %s_gpu_part%d(void *state, char *err, size_t errn);\n",
 				           fn->name, i);
 	}
-	if (uses(&c, H_CONST) || prep.n)
-		str_printf(out, "extern const unsigned char %s_weights[];   /* the weight blob "
-		                "(dp-link) */\n", fn->name);
+	for (i = 0; i < fn->nop && fn->op[i].kind != Oconst; i++)
+		;
+	hasblob = i < fn->nop;
+	if (hasblob)
+		str_printf(out, "extern const dprt_blob %s_blob;   /* the weight blob (dp-link) */\n",
+		           fn->name);
 	str_put(out, "\n");
 	if (top.n)
 		str_printf(out, "%s\n", top.p);
@@ -363,7 +383,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	str_put(out, "\n");
 	if (prep.n)
 		str_printf(out, "/* Prepares the weights in the arena's last %lld bytes, once per "
-		                "instance. */\nstatic void\n%s_prep(void *arena)\n{\n%s}\n\n",
+		                "instance. */\nstatic void\n%s_prep(void *arena, const unsigned char *W)\n{\n%s}\n\n",
 		           (long long)(pl.arena - prep0),
 		           fn->name, prep.p);
 	runfn(&c, out, &body, &decl);
@@ -381,6 +401,17 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	else
 		str_put(out, "\t.init = NULL,\n\t.fini = NULL,\n");
 	str_printf(out, "\t.run = %s_schedule,\n", fn->name);
+	if (hasblob)
+		str_printf(out, "\t.blob = &%s_blob,\n", fn->name);
+	for (i = 0; i < fn->nout && fn->op[fn->val[fn->out[i].val].def].kind != Odetokenize; i++)
+		;
+	if (i < fn->nout) {   /* which outputs are text */
+		str_put(out, "\t.textout = (const unsigned char[]){");
+		for (i = 0; i < fn->nout; i++)
+			str_printf(out, "%s%d", i ? ", " : "",
+			           fn->op[fn->val[fn->out[i].val].def].kind == Odetokenize);
+		str_put(out, "},\n");
+	}
 	if (prep.n)
 		str_printf(out, "\t.prep = %s_prep,\n", fn->name);
 	str_put(out, "};\n\n");

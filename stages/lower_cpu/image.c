@@ -1,5 +1,6 @@
 /* image.c: the emitters of the image and selection ops (IMAGE_OPS in
- * ops.h): resize, center_crop, topk. */
+ * ops.h): resize, center_crop, topk; and of the text ops (TEXT_OPS):
+ * tokenize, detokenize. */
 #include <stdio.h>
 #include <string.h>
 
@@ -69,5 +70,31 @@ k_topk(Ctx *c, const Op *op, int i)
 	           V(c, op->out[0]), V(c, op->out[1]), V(c, op->in[0]),
 	           (long long)prod(tx, 0, d), (long long)tx->dim[d],
 	           (long long)prod(tx, d + 1, tx->rank), (long long)dp_geti(op, "k", 1));
+	return 0;
+}
+
+/* tokenize: one dprt_tokenize call on the text (a dprt_image of h bytes)
+ * with the tokenizer.json's bytes (operand 1, a constant). */
+int
+k_tokenize(Ctx *c, const Op *op, int i)
+{
+	str_printf(c->body, "\tif (dprt_tokenize(v%d, %lld, %lld, %d, v%d, v%d, %lld, err, errn) != 0)\n"
+	           "\t\treturn -1;\n", V(c, op->out[0]), (long long)dp_geti(op, "length", 1),
+	           (long long)dp_geti(op, "pad", 0), (int)dp_geti(op, "special", 1), V(c, op->in[0]),
+	           V(c, op->in[1]), (long long)ty(c, op->in[1])->dim[0]);
+	return 0;
+}
+
+/* detokenize: the ids' text, NUL-padded to bytes. */
+int
+k_detokenize(Ctx *c, const Op *op, int i)
+{
+	const Type *tx = ty(c, op->in[0]);
+
+	str_printf(c->body, "\tif (dprt_detokenize(v%d, %lld, %d, v%d, %s, %lld, v%d, %lld, err, "
+	           "errn) != 0)\n\t\treturn -1;\n", V(c, op->out[0]),
+	           (long long)dp_geti(op, "bytes", 1), (int)dp_geti(op, "skip", 1), V(c, op->in[0]),
+	           dprt_enum(tx->dtype), (long long)dp_numel(tx), V(c, op->in[1]),
+	           (long long)ty(c, op->in[1])->dim[0]);
 	return 0;
 }

@@ -449,6 +449,8 @@ static Emitter *const emitters[DP_NOP] = {
 	[Oresize] = k_resize,
 	[Ocrop] = k_crop,
 	[Otopk] = k_topk,
+	[Otokenize] = k_tokenize,
+	[Odetokenize] = k_detokenize,
 };
 
 /* Appends op i's comment and statements to the schedule. */

@@ -616,7 +616,7 @@ prepoperand(Ctx *c, Str *s, int v, int inprep)
 	const Home *h = &c->plan->h[v];
 
 	if (inprep)
-		str_printf(s, "(const float *)(%s_weights + %lld)", c->fn->name, (long long)h->idx);
+		str_printf(s, "(const float *)(W + %lld)", (long long)h->idx);
 	else
 		str_printf(s, "v%d", V(c, v));
 }

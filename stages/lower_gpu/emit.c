@@ -191,7 +191,8 @@ init(Gpu *g, Str *s)
 	str_printf(s, "\n/* Opens the device and makes the state of one instance: the buffer\n"
 	              " * plan, staging, the stream, and the constants used on cuda copied from\n"
 	              " * the weight blob. */\n"
-	              "extern \"C\" int\n%s_gpu_init(void **state, char *err, size_t errn)\n{\n"
+	              "extern \"C\" int\n%s_gpu_init(void **state, const unsigned char *W, char *err,\n"
+	              "\tsize_t errn)\n{\n"
 	              "\t/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS */\n"
 	              "\tstatic const dprt_cuda_plan plan = {%lld, %lld, %lld, %d, %d};\n"
 	              "\tdprt_cuda *g;\n\n"
@@ -209,12 +210,14 @@ init(Gpu *g, Str *s)
 			continue;
 		c = op->kind == Oconst ? op : &fn->op[g->x[i].src];
 		str_put(s, n++ ? " ||\n\t    " : "\t/* the constants used on cuda, from the weight blob */\n\tif (");
-		str_printf(s, "dprt_cuda_upload(g, %lld, %s_weights + %lld, %lld, err, errn) != 0",
-		           (long long)h->off, fn->name, (long long)dp_geti(c, "offset", 0),
+		str_printf(s, "dprt_cuda_upload(g, %lld, W + %lld, %lld, err, errn) != 0",
+		           (long long)h->off, (long long)dp_geti(c, "offset", 0),
 		           (long long)h->bytes);
 	}
 	if (n)
 		str_put(s, ") {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+	else
+		str_put(s, "\t(void)W;\n");
 	if (g->faults)
 		str_put(s, "\t/* where a kernel records an index out of range */\n"
 		           "\t{\n\t\tdprt_fault *f;\n\n"
@@ -232,7 +235,7 @@ emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 {
 	Fn *fn = g->fn;
 	Str parts = {0}, entry = {0};
-	int pk, sync, i, up = 0, rc = -1;
+	int pk, sync, rc = -1;
 
 	if (guses(g) != 0 || nnplan(g) != 0 || gplan(g) != 0)
 		return -1;
@@ -254,9 +257,6 @@ emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 		                   "{\n\treturn dprt_cuda_run((dprt_cuda *)state, %d, part%d, %d, err, "
 		                   "errn);\n}\n", pk, fn->name, pk, g->cpart[pk], pk, sync);
 	}
-	for (i = 0; i < fn->nop; i++)
-		up |= fn->op[i].nout == 1 && g->h[fn->op[i].out[0]].kind == G_WEIGHT &&
-		      g->h[fn->op[i].out[0]].bytes > 0;
 	str_printf(out, " * %d cuda partition%s, %d kernel%s; device plan: %lld bytes of arena, "
 	                "%lld of\n * weights, %lld of pinned host staging. */\n", g->ncpart,
 	           g->ncpart == 1 ? "" : "s", g->nkern, g->nkern == 1 ? "" : "s",
@@ -269,9 +269,6 @@ emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 		str_put(out, "#include \"dpops.cuh\"\n");
 	if (g->faults)
 		str_put(out, "#include \"cuda/fault.cuh\"   /* dp_fault: indices out of range */\n");
-	if (up)
-		str_printf(out, "\nextern \"C\" const unsigned char %s_weights[];   /* the weight blob "
-		                "(dp-link) */\n", fn->name);
 	str_put(out, g->kern.p ? g->kern.p : "");
 	str_put(out, parts.p);
 	str_put(out, entry.p);

@@ -12,14 +12,24 @@
 /* The typed C API, as declared in canon.h (written by dp-link). */
 typedef struct canon canon;
 
+/* How canon_create_with makes an instance; zero for the defaults. */
+typedef struct canon_options {
+	/* NULL-terminated file names the weights come from instead of the
+	 * embedded blob: the program's weight blob (mapped, read as used),
+	 * and/or .safetensors checkpoints giving the model's tensors by name */
+	const char *const *weights;
+} canon_options;
+
 /* Makes an instance with its own scratch memory, prepared weights and
  * threads (DPRT_THREADS, else as many as the cores the process may run
  * on); NULL when out of memory.  Instances are independent: several may
  * run at once, each from its own thread.  One instance used from two
  * threads at once is refused: the second canon_run returns -1 and
  * canon_error says so.  Outputs do not depend on the thread count (they
- * are bitwise equal). */
+ * are bitwise equal).  When its weights or device cannot be had,
+ * canon_run fails and canon_error says why. */
 canon *canon_create(void);
+canon *canon_create_with(const canon_options *o);
 /* Runs m on n threads from now on (the caller's thread counts as one).
  * 0, or -1 with the message in canon_error(m) (n not from 1 to 1024). */
 int canon_set_threads(canon *m, int n);
@@ -36,7 +46,7 @@ const char *canon_error(const canon *m);
 void canon_destroy(canon *m);
 
 extern const dprt_prog canon_prog;
-extern const unsigned char canon_weights[];   /* the weight blob (dp-link) */
+extern const dprt_blob canon_blob;   /* the weight blob (dp-link) */
 
 static const float v1_mean[3] = {0.0f, 0.5f, 1.0f};
 static const float v1_std[3] = {1.0f, 2.0f, 3.0f};
@@ -51,14 +61,14 @@ static const dprt_io canon_outputs[2] = {
 
 /* Runs the host schedule once (see dprt_prog in dprt.h). */
 static int
-canon_schedule(void *state, void *arena, const void *const *in,
-	void *const *out, char *err, size_t errn)
+canon_schedule(void *state, const unsigned char *W, void *arena,
+	const void *const *in, void *const *out, char *err, size_t errn)
 {
 	unsigned char *A = arena;
 	const uint8_t *v0 = in[0];               /* u8[1,4,4,3], input */
 	float *v1 = (float *)(A + 0);            /* f32[1,4,4,3], arena [0,192) until op 4 */
 	float *v2 = v1;                          /* f32[1,48], view of %1 */
-	const float *v3 = (const float *)(canon_weights + 64); /* f32[10,48], weights */
+	const float *v3 = (const float *)(W + 64); /* f32[10,48], weights */
 	float *v4 = out[1];                      /* f32[1,10], output */
 	int64_t *v5 = out[0];                    /* i64[1], output */
 
@@ -89,6 +99,7 @@ const dprt_prog canon_prog = {
 	.init = NULL,
 	.fini = NULL,
 	.run = canon_schedule,
+	.blob = &canon_blob,
 };
 
 /* ---- The typed C API ---- */
@@ -96,14 +107,23 @@ const dprt_prog canon_prog = {
 struct canon {
 	void *mem;        /* from malloc */
 	void *arena;      /* mem rounded up to 64 bytes */
+	dprt_weights *w;  /* the weights, once loaded */
 	dprt_pool *pool;  /* its threads; NULL if they did not start (err) */
+	int ok;           /* whether it started; if not, err says why */
 	char err[256];    /* the last failure, or "" */
 };
 
 canon *
 canon_create(void)
 {
+	return canon_create_with(NULL);
+}
+
+canon *
+canon_create_with(const canon_options *o)
+{
 	canon *m = calloc(1, sizeof *m);
+	int n = 0;
 
 	if (m == NULL)
 		return NULL;
@@ -113,8 +133,13 @@ canon_create(void)
 		return NULL;
 	}
 	m->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);
+	while (o && o->weights && o->weights[n])
+		n++;
+	m->ok = dprt_weights_load(canon_prog.blob, o ? o->weights : NULL, n, &m->w, m->err,
+	                          sizeof m->err) == 0;
 	/* DPRT_THREADS or the cores we may use; without a pool run fails */
-	(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);
+	if (m->ok)
+		(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);
 	return m;
 }
 
@@ -132,6 +157,8 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 	const void *in[] = {image};
 	void *out[] = {label, logits};
 
+	if (!m->ok)
+		return -1;   /* it did not start: err says why */
 	if (image == NULL) {
 		strcpy(m->err, "image: a NULL pointer was passed for this input");
 		return -1;
@@ -153,7 +180,8 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 		return -1;
 	}
 	m->err[0] = '\0';
-	int rc = canon_schedule(NULL, m->arena, in, out, m->err, sizeof m->err) == 0 ? 0 : -1;
+	int rc = canon_schedule(NULL, dprt_weights_base(m->w), m->arena, in, out, m->err,
+	                     sizeof m->err) == 0 ? 0 : -1;
 	dprt_pool_leave(m->pool);
 	return rc;
 }
@@ -170,6 +198,7 @@ canon_destroy(canon *m)
 	if (m == NULL)
 		return;
 	dprt_pool_destroy(m->pool);
+	dprt_weights_free(m->w);
 	free(m->mem);
 	free(m);
 }

@@ -12,14 +12,24 @@
 /* The typed C API, as declared in split.h (written by dp-link). */
 typedef struct split split;
 
+/* How split_create_with makes an instance; zero for the defaults. */
+typedef struct split_options {
+	/* NULL-terminated file names the weights come from instead of the
+	 * embedded blob: the program's weight blob (mapped, read as used),
+	 * and/or .safetensors checkpoints giving the model's tensors by name */
+	const char *const *weights;
+} split_options;
+
 /* Makes an instance with its own scratch memory, prepared weights and
  * threads (DPRT_THREADS, else as many as the cores the process may run
  * on); NULL when out of memory.  Instances are independent: several may
  * run at once, each from its own thread.  One instance used from two
  * threads at once is refused: the second split_run returns -1 and
  * split_error says so.  Outputs do not depend on the thread count (they
- * are bitwise equal). */
+ * are bitwise equal).  When its weights or device cannot be had,
+ * split_run fails and split_error says why. */
 split *split_create(void);
+split *split_create_with(const split_options *o);
 /* Runs m on n threads from now on (the caller's thread counts as one).
  * 0, or -1 with the message in split_error(m) (n not from 1 to 1024). */
 int split_set_threads(split *m, int n);
@@ -38,11 +48,13 @@ void split_destroy(split *m);
 extern const dprt_prog split_prog;
 
 /* The CUDA side, in 5.gpu.cu (dp-lower_gpu). */
-int split_gpu_init(void **state, char *err, size_t errn);
+int split_gpu_init(void **state, const unsigned char *weights,
+	char *err, size_t errn);
 void split_gpu_fini(void *state);
 void *split_gpu_host(void *state, size_t off);
 int split_gpu_part1(void *state, char *err, size_t errn);
 int split_gpu_part3(void *state, char *err, size_t errn);
+extern const dprt_blob split_blob;   /* the weight blob (dp-link) */
 
 static const dprt_io split_inputs[1] = {
 	{"image", DPRT_U8, 4, {1, 4, 4, 3}},
@@ -54,8 +66,8 @@ static const dprt_io split_outputs[2] = {
 
 /* Runs the host schedule once (see dprt_prog in dprt.h). */
 static int
-split_schedule(void *state, void *arena, const void *const *in,
-	void *const *out, char *err, size_t errn)
+split_schedule(void *state, const unsigned char *W, void *arena,
+	const void *const *in, void *const *out, char *err, size_t errn)
 {
 	const uint8_t *v0 = in[0];               /* u8[1,4,4,3], input */
 	const float *v3 = (const float *)split_gpu_host(state, 64); /* f32[1,4,4,3], from the device */
@@ -64,6 +76,7 @@ split_schedule(void *state, void *arena, const void *const *in,
 	int64_t *v9 = out[0];                    /* i64[1], output */
 
 	(void)arena;
+	(void)W;
 	/* %0 = input {name="image"} : u8[1,4,4,3] */
 	/* partition 1 (cuda): ops 1..2, in 5.gpu.cu */
 	memcpy(split_gpu_host(state, 0), v0, 48);   /* %1 = copy %0 {to="cuda"} : u8[1,4,4,3] */
@@ -96,6 +109,7 @@ const dprt_prog split_prog = {
 	.init = split_gpu_init,
 	.fini = split_gpu_fini,
 	.run = split_schedule,
+	.blob = &split_blob,
 };
 
 /* ---- The typed C API ---- */
@@ -103,6 +117,7 @@ const dprt_prog split_prog = {
 struct split {
 	void *mem;        /* from malloc */
 	void *arena;      /* mem rounded up to 64 bytes */
+	dprt_weights *w;  /* the weights, once loaded */
 	dprt_pool *pool;  /* its threads; NULL if they did not start (err) */
 	void *gpu;        /* the CUDA side (5.gpu.cu) */
 	int ok;           /* whether it started; if not, err says why */
@@ -112,7 +127,14 @@ struct split {
 split *
 split_create(void)
 {
+	return split_create_with(NULL);
+}
+
+split *
+split_create_with(const split_options *o)
+{
 	split *m = calloc(1, sizeof *m);
+	int n = 0;
 
 	if (m == NULL)
 		return NULL;
@@ -122,9 +144,15 @@ split_create(void)
 		return NULL;
 	}
 	m->arena = (void *)(((uintptr_t)m->mem + 63) & ~(uintptr_t)63);
+	while (o && o->weights && o->weights[n])
+		n++;
+	m->ok = dprt_weights_load(split_prog.blob, o ? o->weights : NULL, n, &m->w, m->err,
+	                          sizeof m->err) == 0;
 	/* DPRT_THREADS or the cores we may use; without a pool run fails */
-	(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);
-	m->ok = split_gpu_init(&m->gpu, m->err, sizeof m->err) == 0;   /* else run fails */
+	if (m->ok)
+		(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);
+	m->ok = m->ok && split_gpu_init(&m->gpu, dprt_weights_base(m->w), m->err,
+	                           sizeof m->err) == 0;   /* else run fails */
 	return m;
 }
 
@@ -143,7 +171,7 @@ split_run(split *m, const uint8_t *image, int64_t *label, float *logits)
 	void *out[] = {label, logits};
 
 	if (!m->ok)
-		return -1;   /* the device did not start: err says why */
+		return -1;   /* it did not start: err says why */
 	if (image == NULL) {
 		strcpy(m->err, "image: a NULL pointer was passed for this input");
 		return -1;
@@ -165,7 +193,8 @@ split_run(split *m, const uint8_t *image, int64_t *label, float *logits)
 		return -1;
 	}
 	m->err[0] = '\0';
-	int rc = split_schedule(m->gpu, m->arena, in, out, m->err, sizeof m->err) == 0 ? 0 : -1;
+	int rc = split_schedule(m->gpu, dprt_weights_base(m->w), m->arena, in, out, m->err,
+	                     sizeof m->err) == 0 ? 0 : -1;
 	dprt_pool_leave(m->pool);
 	return rc;
 }
@@ -184,6 +213,7 @@ split_destroy(split *m)
 	if (m->ok)
 		split_gpu_fini(m->gpu);
 	dprt_pool_destroy(m->pool);
+	dprt_weights_free(m->w);
 	free(m->mem);
 	free(m);
 }

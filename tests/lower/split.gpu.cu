@@ -7,8 +7,6 @@
 #include <stdint.h>
 
 #include "dprt_cuda.h"
-
-extern "C" const unsigned char split_weights[];   /* the weight blob (dp-link) */
 static __constant__ float c2_mean[3] = {0.0f, 0.5f, 1.0f};
 static __constant__ float c2_std[3] = {1.0f, 2.0f, 3.0f};
 
@@ -127,7 +125,8 @@ split_gpu_part3(void *state, char *err, size_t errn)
  * plan, staging, the stream, and the constants used on cuda copied from
  * the weight blob. */
 extern "C" int
-split_gpu_init(void **state, char *err, size_t errn)
+split_gpu_init(void **state, const unsigned char *W, char *err,
+	size_t errn)
 {
 	/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS */
 	static const dprt_cuda_plan plan = {512, 2048, 512, 2, 0};
@@ -136,7 +135,7 @@ split_gpu_init(void **state, char *err, size_t errn)
 	if (dprt_cuda_open(&g, &plan, err, errn) != 0)
 		return -1;
 	/* the constants used on cuda, from the weight blob */
-	if (dprt_cuda_upload(g, 0, split_weights + 64, 1920, err, errn) != 0) {
+	if (dprt_cuda_upload(g, 0, W + 64, 1920, err, errn) != 0) {
 		dprt_cuda_close(g);
 		return -1;
 	}

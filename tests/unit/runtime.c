@@ -894,7 +894,7 @@ test_npy_errors(void)
 static int ninit, nfini, nrun, failrun;
 
 static int
-toyinit(void **state, char *err, size_t errn)
+toyinit(void **state, const unsigned char *weights, char *err, size_t errn)
 {
 	ninit++;
 	*state = &ninit;
@@ -909,8 +909,8 @@ toyfini(void *state)
 
 /* y = x + 1, idx = argmax(x), big = 0..9 */
 static int
-toyrun(void *state, void *arena, const void *const *in, void *const *out,
-       char *err, size_t errn)
+toyrun(void *state, const unsigned char *weights, void *arena, const void *const *in,
+       void *const *out, char *err, size_t errn)
 {
 	const float *x = in[0];
 	float *y = out[0], *big = out[2];
@@ -938,7 +938,8 @@ static const dprt_io toyout[] = {
 	{ "y", DPRT_F32, 2, { 2, 3 } }, { "idx", DPRT_I64, 1, { 1 } },
 	{ "big", DPRT_F32, 2, { 1, 10 } },
 };
-static const dprt_prog toy = { "toy", 1, 3, toyin, toyout, 0, toyinit, toyfini, toyrun, NULL };
+static const dprt_prog toy = { "toy", 1, 3, toyin, toyout, 0, toyinit, toyfini, toyrun, NULL, NULL,
+                                NULL };
 
 /* Runs dprt_main with the given arguments (NULL-terminated), capturing
  * stdout and stderr into out and err. */
