@@ -92,12 +92,17 @@ class MLPOnly(torch.nn.Module):
 
 
 class GPT2Logits(torch.nn.Module):
+    """Logits of a prefill.  The all-ones attention mask keeps transformers
+    from looking for packed sequences in the position ids (aten.diff, which
+    neither DevProc nor the ONNX exporter has)."""
+
     def __init__(self, m):
         super().__init__()
         self.m = m
 
     def forward(self, ids):
-        return self.m(input_ids=ids, use_cache=False, return_dict=False)[0]
+        return self.m(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False,
+                      return_dict=False)[0]
 
 
 def make(name):

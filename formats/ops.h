@@ -8,8 +8,8 @@
  * form: what kind of computation it is (DP_FORMS below); the lowerings
  * dispatch on it and the cuda one fuses by it.  formula: for the
  * elementwise forms, the name of the scalar function in runtime/dpscalar.h
- * (dps_NAME; a unary formula also has dps_NAME_i64 when the form is
- * Funaryn), then the float attributes it takes as its parameters a and b,
+ * (dps_NAME; it also has dps_NAME_i64 when the form is Funaryn or
+ * Fbinaryn), then the float attributes it takes as its parameters a and b,
  * each with its value when absent ("clamp min=-inf max=inf"); "" for the
  * other forms.  devices: which devices can run it (D_CPU, D_CUDA bits);
  * a Fcomposite op never reaches a device (dp-legalize rewrites it into
@@ -150,10 +150,10 @@
 	X(Atan,       "aten.tan", 1, 1, Kelem, Funary, "tan", D_CPU|D_CUDA, "") \
 	X(Atrunc,     "aten.trunc", 1, 1, Kelem, Funary, "trunc", D_CPU|D_CUDA, "") \
 	X(Aleakyrelu, "aten.leaky_relu", 1, 1, Kelem, Funary, "leaky_relu negative_slope=0.01", D_CPU|D_CUDA, "negative_slope:f=0.01") \
-	X(Afmod,      "aten.fmod", 2, 1, Kelem, Fbinary, "fmod", D_CPU|D_CUDA, "") \
-	X(Aremainder, "aten.remainder", 2, 1, Kelem, Fbinary, "remainder", D_CPU|D_CUDA, "") \
-	X(Amaximum,   "aten.maximum", 2, 1, Kelem, Fbinary, "maximum", D_CPU|D_CUDA, "") \
-	X(Aminimum,   "aten.minimum", 2, 1, Kelem, Fbinary, "minimum", D_CPU|D_CUDA, "") \
+	X(Afmod,      "aten.fmod", 2, 1, Kelem, Fbinaryn, "fmod", D_CPU|D_CUDA, "") \
+	X(Aremainder, "aten.remainder", 2, 1, Kelem, Fbinaryn, "remainder", D_CPU|D_CUDA, "") \
+	X(Amaximum,   "aten.maximum", 2, 1, Kelem, Fbinaryn, "maximum", D_CPU|D_CUDA, "") \
+	X(Aminimum,   "aten.minimum", 2, 1, Kelem, Fbinaryn, "minimum", D_CPU|D_CUDA, "") \
 	X(Aatan2,     "aten.atan2", 2, 1, Kelem, Fbinary, "atan2", D_CPU|D_CUDA, "") \
 	X(Acumsum,    "aten.cumsum",       1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
 	X(Agather,    "aten.gather",       2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "dim:i") \
@@ -168,12 +168,12 @@
 	X(Aaddcmul,   "aten.addcmul", 3, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f=1") \
 	X(Aaddcdiv,   "aten.addcdiv", 3, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f=1") \
 	X(Amaskfill,  "aten.masked_fill", -1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "value:f?") \
-	X(Afill,      "aten.fill", 1, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "value:f") \
+	X(Afill,      "aten.fill", -1, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "value:f?") \
 	X(Avecnorm,   "aten.linalg_vector_norm", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0 ord:f=2") \
 	X(Agroupnorm, "aten.group_norm", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05 num_groups:i") \
 	X(Apad,       "aten.constant_pad_nd", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "mode:s? pad:is value:f=0") \
 	X(Aroll,      "aten.roll", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is? shifts:is") \
-	X(Adiff,      "aten.diff", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "dim:i=-1 n:i=1") \
+	X(Adiff,      "aten.diff", -1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "append:i=0 dim:i=-1 n:i=1 prepend:i=0") \
 	X(Aslicescat, "aten.slice_scatter", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i=0 end:i=9223372036854775807 start:i=0 step:i=1") \
 	X(Aselscat,   "aten.select_scatter", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i index:i") \
 	X(Avar,       "aten.var", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "correction:f=1 dim:is? keepdim:i=0") \
@@ -185,6 +185,9 @@
 	X(Aupbilinear, "aten.upsample_bilinear2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is") \
 	X(Aeinsum,    "aten.einsum", -1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "equation:s") \
 	X(Aall,       "aten.all", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
+	X(Aindexn,    "aten.index_n", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i=0") \
+	X(Aargmaxc,   "aten.argmax", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i? keepdim:i=0") \
+	X(Aargmin,    "aten.argmin", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i? keepdim:i=0") \
 	X(Aflip,      "aten.flip", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is") \
 	X(Arepeat,    "aten.repeat", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "repeats:is") \
 	X(Acopyto,    "aten.copy", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "") \
@@ -193,7 +196,7 @@
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \
 	X(Fio, "io") X(Fconst, "const") X(Fcopy, "copy") X(Fcast, "cast") \
-	X(Funary, "unary") X(Funaryn, "unary-int") X(Fbinary, "binary") \
+	X(Funary, "unary") X(Funaryn, "unary-int") X(Fbinary, "binary") X(Fbinaryn, "binary-int") \
 	X(Fcompare, "compare") X(Flogic, "logic") X(Fwhere, "where") X(Fview, "view") \
 	X(Fmove, "move") X(Fgather, "gather") X(Fscatter, "scatter") X(Freduce, "reduce") \
 	X(Fscan, "scan") X(Fsort, "sort") X(Fmatmul, "matmul") X(Fconv, "conv") \

@@ -254,6 +254,12 @@ elemrule(const Op *op, const Type *const *t, Type *out, Err *err)
 		if (op->kind != Asub && dp_needfloat(err, op, t[0]))
 			return -1;
 		return 0;
+	case Fbinaryn:
+		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
+			return -1;
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		return 0;
 	case Fcompare:
 		if (dp_samedt(err, op, t[0], t[1]) || dp_bcast(err, op, t[0], t[1], out))
 			return -1;
@@ -384,7 +390,16 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		if (out->rank != t[0]->rank || memcmp(out->dim, t[0]->dim, sizeof out->dim[0] * out->rank))
 			return dp_failt(err, op, "the mask does not broadcast to the input", t[0], t[1]);
 		return 0;
-	case Afill: case Aflip: case Aroll: case Aisnan: case Aisinf:
+	case Afill:
+		if (op->nin != 1 && op->nin != 2)
+			return fail(err, op, "takes 1 or 2 operands (self[, value])");
+		if ((op->nin == 2) == (dp_attr(op, "value") != NULL))
+			return fail(err, op, "needs a value: an attribute or a rank-0 operand");
+		if (op->nin == 2 && (t[1]->rank != 0 || t[1]->dtype != t[0]->dtype))
+			return dp_failt(err, op, "the value must be rank 0, the input's dtype", t[1], NULL);
+		*out = *t[0];
+		return 0;
+	case Aflip: case Aroll: case Aisnan: case Aisinf:
 		if ((op->kind == Aflip && axes(err, op, "dims", t[0]->rank, &m)) ||
 		    (op->kind == Aroll && dp_attr(op, "dims") && dp_attr(op, "dims")->n > 0 &&
 		     dp_attr(op, "dims")->n != dp_attr(op, "shifts")->n))
@@ -433,13 +448,28 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		return 0;
 	}
 	case Adiff: {
-		int64_t n = dp_geti(op, "n", 1);
+		int64_t n = dp_geti(op, "n", 1), len;
+		int np = op->nin > 1 && dp_geti(op, "prepend", 0), na = op->nin > 1 && dp_geti(op, "append", 0);
 		if ((d = dp_axis(dp_geti(op, "dim", -1), t[0]->rank)) < 0)
 			return fail(err, op, "dim is out of range");
 		if (n < 0)
 			return fail(err, op, "n must be >= 0");
+		if (op->nin != 1 + np + na)
+			return fail(err, op, "the prepend and append flags do not match the operands");
+		len = t[0]->dim[d];
+		for (int i = 1; i < op->nin; i++) {
+			if (dp_samedt(err, op, t[0], t[i]))
+				return -1;
+			if (t[i]->rank != t[0]->rank)
+				return dp_failt(err, op, "prepend and append need the input's rank", t[i], NULL);
+			for (int k = 0; k < t[0]->rank; k++)
+				if (k != d && t[i]->dim[k] != t[0]->dim[k])
+					return dp_failt(err, op, "prepend and append need the input's sizes "
+					                "but along dim", t[0], t[i]);
+			len += t[i]->dim[d];
+		}
 		*out = *t[0];
-		out->dim[d] = t[0]->dim[d] > n ? t[0]->dim[d] - n : 0;
+		out->dim[d] = len > n ? len - n : 0;
 		if (t[0]->dtype == DP_BOOL && n > 0)
 			return fail(err, op, "bool is not supported");
 		return 0;
@@ -489,6 +519,41 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		out->rank = (uint8_t)strlen(lab[2]);
 		for (int k = 0; lab[2][k]; k++)
 			out->dim[k] = size[(unsigned char)lab[2][k]];
+		return 0;
+	}
+	case Aargmaxc: case Aargmin: {
+		const Attr *a = dp_attr(op, "dim");
+		int keep = (int)dp_geti(op, "keepdim", 0);
+		if (a && (d = dp_axis(a->i, t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (dp_numel(t[0]) == 0)
+			return fail(err, op, "the input is empty");
+		reduced(t[0], a ? 1u << d : 0, keep, out);
+		out->dtype = DP_I64;
+		return 0;
+	}
+	case Aindexn: {
+		Type s = *t[1];
+		int k = op->nin - 1;
+		if (op->nin < 2 || op->nin > 5)
+			return fail(err, op, "takes the input and 1 to 4 index tensors");
+		d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank);
+		if (d < 0 || d + k > t[0]->rank)
+			return fail(err, op, "the indexed dims are out of range");
+		for (int i = 1; i < op->nin; i++) {
+			if (t[i]->dtype != DP_I64 && t[i]->dtype != DP_I32)
+				return dp_failt(err, op, "indices must be i64 or i32", t[i], NULL);
+			if (i > 1 && dp_bcast(err, op, &s, t[i], &s))
+				return -1;
+		}
+		if (t[0]->rank - k + s.rank > DP_MAXRANK)
+			return fail(err, op, "result rank too large");
+		*out = *t[0];
+		out->rank = (uint8_t)(t[0]->rank - k + s.rank);
+		for (int i = 0; i < s.rank; i++)
+			out->dim[d + i] = s.dim[i];
+		for (int i = d + k; i < t[0]->rank; i++)
+			out->dim[i - k + s.rank] = t[0]->dim[i];
 		return 0;
 	}
 	case Aall:

@@ -276,6 +276,10 @@ void dprt_binary(int op, int dtype, void *y, const void *a, const int64_t *sa,
 void dprt_map2_f32(float (*f)(float, float, float), float *y, const float *a,
                    const int64_t *sa, const float *b, const int64_t *sb, int rank,
                    const int64_t *dim, float al);
+/* The same on i64 (f a dps_NAME_i64 formula). */
+void dprt_map2_i64(int64_t (*f)(int64_t, int64_t, int64_t), int64_t *y, const int64_t *a,
+                   const int64_t *sa, const int64_t *b, const int64_t *sb, int rank,
+                   const int64_t *dim);
 /* y = (a != 0) op (b != 0) as bool, a and b of any dtypes (strides as above). */
 void dprt_logical(int op, uint8_t *y, const void *a, int dtype_a, const int64_t *sa,
                   const void *b, int dtype_b, const int64_t *sb, int rank,

@@ -186,6 +186,11 @@ int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float
  * that graph capture allocates nothing) and plain fp32 math (no TF32). */
 int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn);
 
+/* At init, where the target mapping says `tune cuda.precision tf32`: the
+ * convolutions in TF32 unless DPRT_CUDA_CONV says otherwise, and cuBLAS's
+ * products in TF32 (CUBLAS_TF32_TENSOR_OP_MATH; PyTorch's allow_tf32). */
+int dprt_cuda_precision(dprt_cuda *g, int conv, char *err, size_t errn);
+
 /* C = alpha·A·B on g's stream: A is M×K with element strides (rsa, csa), B
  * is K×N with (rsb, csb), each with a unit stride on one axis; C is dense
  * M×N with row stride ldc.  0, or -1 with "cuda: cublasSgemm: <status>". */

@@ -6,7 +6,7 @@
  * a unary op on f32 (a, b: the parameters the row names, clamp's bounds;
  * the others ignore them), dps_NAME_i64 too for the Funaryn form (integer
  * bounds: a rounded up, b down), dps_NAME(u, v, al) for a binary op on f32
- * (al: aten.add/sub's alpha).  The forms are PyTorch's CPU kernels'.
+ * (al: aten.add/sub's alpha), dps_NAME_i64 too for the Fbinaryn form.  The forms are PyTorch's CPU kernels'.
  * Products go through DPS_MUL so that nvcc does not contract them into an
  * fma the cpu does not compute. */
 #ifndef DPSCALAR_H
@@ -102,8 +102,17 @@ dps_remainder(float u, float v, float al)
 DPS_B(maximum, u != u || u > v ? u : v)            /* NaN wins */
 DPS_B(minimum, u != u || u < v ? u : v)
 DPS_B(atan2, atan2f(u, v))
+/* the integer forms of the Fbinaryn formulas (C's % truncates, as fmod) */
+#define DPS_BI(name, expr) \
+	static inline DP_HD int64_t dps_##name##_i64(int64_t u, int64_t v, int64_t al) \
+	{ (void)al; return (expr); }
+DPS_BI(fmod, v == 0 ? 0 : v == -1 ? 0 : u % v)
+DPS_BI(remainder, v == 0 || v == -1 ? 0 : (u % v != 0 && ((u % v < 0) != (v < 0))) ? u % v + v : u % v)
+DPS_BI(maximum, u > v ? u : v)
+DPS_BI(minimum, u < v ? u : v)
 
 #undef DPS_U
 #undef DPS_UI
 #undef DPS_B
+#undef DPS_BI
 #endif

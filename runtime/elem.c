@@ -302,6 +302,39 @@ dprt_map2_f32(float (*f)(float, float, float), float *y, const float *a,
 	walk(&t, row_map2, &c);
 }
 
+typedef struct Map2i {
+	int64_t (*f)(int64_t, int64_t, int64_t);
+	int64_t *y;
+	const int64_t *a, *b;
+} Map2i;
+
+static void
+row_map2i(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
+{
+	Map2i *c = ctx;
+	int64_t *y = c->y + off[0], i;
+	const int64_t *a = c->a + off[1], *b = c->b + off[2];
+
+	for (i = 0; i < n; i++)
+		y[i] = c->f(a[i * st[1]], b[i * st[2]], 0);
+}
+
+/* Broadcasting binary i64 op through a formula (see dprt.h). */
+void
+dprt_map2_i64(int64_t (*f)(int64_t, int64_t, int64_t), int64_t *y, const int64_t *a,
+              const int64_t *sa, const int64_t *b, const int64_t *sb, int rank,
+              const int64_t *dim)
+{
+	int64_t sy[DPRT_MAXRANK];
+	const int64_t *st[3] = { sy, sa, sb };
+	Map2i c = { f, y, a, b };
+	Nest t;
+
+	dense(rank, dim, sy);
+	nest(&t, rank, dim, 3, st);
+	walk(&t, row_map2i, &c);
+}
+
 /* Whether element i of x (dtype dt) is nonzero. */
 static int
 truth(const void *x, int dt, int64_t i)

@@ -20,10 +20,14 @@ typedef void dprt_ukernel(int64_t kc, const float *a, const float *b, int64_t ld
  * in place, dprt_gemm.boff). */
 typedef void dprt_ukernel_ind(int64_t kc, const float *a, const float *b, const int64_t *off,
                               float *ab);
+/* The same with row i of A read in place at ar[i] (step k at ar[i][k]). */
+typedef void dprt_ukernel_rows(int64_t kc, const float *const *ar, const float *b, int64_t ldb,
+                               float *ab);
 typedef struct dprt_kern {
 	int mr, nr;
 	dprt_ukernel *kernel;
 	dprt_ukernel_ind *kernel_ind;
+	dprt_ukernel_rows *kernel_rows;
 } dprt_kern;
 
 enum { DPRT_MRMAX = 8, DPRT_NRMAX = 32, DPRT_KC = 256 };

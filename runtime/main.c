@@ -473,6 +473,27 @@ cmpd(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The process's peak resident memory in KiB: VmHWM, which starts afresh
+ * at exec (getrusage's ru_maxrss keeps a large parent's peak across
+ * fork and exec), else ru_maxrss. */
+static double
+peakrss(void)
+{
+	struct rusage ru;
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (kb >= 0)
+		return (double)kb;
+	return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss : 0;
+}
+
 /* --trace, --profile: runs with each op timed (runtime/trace.c). */
 static int
 traced(Cli *c)
@@ -498,7 +519,6 @@ static int
 bench(Cli *c)
 {
 	double *t, t0, med;
-	struct rusage ru;
 	long i, n;
 
 	n = c->bench;
@@ -517,9 +537,8 @@ bench(Cli *c)
 	med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 	printf("bench: %ld runs, median %.1f us, min %.1f us, max %.1f us\n", n, med,
 	       t[0], t[n - 1]);
-	if (getrusage(RUSAGE_SELF, &ru) == 0)   /* ru_maxrss: KiB on Linux */
-		printf("bench: %d threads, %s kernels, peak resident memory %.1f MiB\n",
-		       dprt_pool_threads(c->pool), dprt_isa_name(), (double)ru.ru_maxrss / 1024);
+	printf("bench: %d threads, %s kernels, peak resident memory %.1f MiB\n",
+	       dprt_pool_threads(c->pool), dprt_isa_name(), peakrss() / 1024);
 	free(t);
 	return 0;
 }

@@ -31,7 +31,7 @@ check "devproc ops lists the $nops ops of formats/ops.h" "exit/lines: $nlines, w
 
 # 2. every line is OP CLASS FORM DEVICES with a known class, form and devices
 bad=$(awk 'NF != 4 || $2 !~ /^(io|const|copy|elementwise|normalize|matmul|conv|reduce|index|shape|attention|source|image)$/ ||
-	$3 !~ /^(io|const|copy|cast|unary|unary-int|binary|compare|logic|where|view|move|gather|scatter|reduce|scan|sort|matmul|conv|pool|norm|attention|source|image|composite)$/ || $4 !~ /^(cpu|cuda|cpu,cuda)$/' "$tmp/oplines")
+	$3 !~ /^(io|const|copy|cast|unary|unary-int|binary|binary-int|compare|logic|where|view|move|gather|scatter|reduce|scan|sort|matmul|conv|pool|norm|attention|source|image|composite)$/ || $4 !~ /^(cpu|cuda|cpu,cuda)$/' "$tmp/oplines")
 [ -z "$bad" ]; rc=$?
 check "each op line is OP CLASS FORM DEVICES" "bad lines:" "$bad"
 

@@ -310,6 +310,7 @@ def cases():
     case("masked_fill", lambda s, x, m: x.masked_fill(m, -1e4), lambda: r(2, 3, 4), lambda: mask(3, 4))
     case("masked_fill_inplace", lambda s, x: x.clone().masked_fill_(x > 0.5, 0.25), lambda: r(2, 6))
     case("fill_inplace", lambda s, x: x + x.clone().fill_(3.5), lambda: r(2, 3))
+    case("fill_tensor", lambda s, x, v: x + x.clone().fill_(v), lambda: r(2, 3), lambda: r(()))
     case("dropout_inplace", lambda s, x: s.m[0](x * 2), lambda: r(2, 3),
          mods=(lambda: nn.Dropout(0.3, inplace=True),))
     case("unflatten", lambda s, x: x.unflatten(1, (2, -1)) * 2, lambda: r(3, 6))
@@ -358,6 +359,8 @@ def cases():
          lambda: r(3, 4, 5))
     case("einsum_transpose", lambda s, a: torch.einsum("abc->cab", a) * 1, lambda: r(2, 3, 4))
     case("all", lambda s, x: (x > -1).all(-1), lambda: r(3, 4))
+    case("argmax_all", lambda s, x: torch.argmax(x), lambda: r(3, 4))
+    case("argmin_dim", lambda s, x: torch.argmin(x, 1, keepdim=True), lambda: r(3, 4, 2))
     case("as_strided", lambda s, x: torch.as_strided(x, (3, 2, 4), (1, 12, 3)) * 1, lambda: r(2, 4, 3))
 
 

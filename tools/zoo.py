@@ -89,11 +89,13 @@ def make(name):
 
 
 def first_line(text):
+    """The first line of an error, not ninja's or the command's."""
     for line in text.splitlines():
         line = line.strip()
-        if line and not line.startswith(("[", "ninja:", "FAILED")):
-            return line[:200]
-    return text.strip()[:200]
+        if line and not line.startswith(("[", "ninja:", "FAILED", "devproc: ")) and \
+                not (line.startswith("/") and "/bin/dp-" in line.split()[0]):
+            return line[:240]
+    return text.strip()[:240]
 
 
 def one(name, form, work, root, cuda):
@@ -129,6 +131,7 @@ def one(name, form, work, root, cuda):
         np.save(os.path.join(d, f"in{i}.npy"), x.numpy())
         args += ["--in", f"in{i}={os.path.join(d, f'in{i}.npy')}"]
     r = ref.detach().double().numpy()
+    np.save(os.path.join(d, "ref.npy"), ref.detach().numpy())
     for target in ["cpu"] + (["cuda"] if cuda else []):
         b = os.path.join(d, "build_" + target)
         t0 = time.time()

@@ -2,6 +2,7 @@
  * stream, and row-major strided GEMM mapped onto column-major cublasSgemm. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cublas_v2.h>
 
@@ -46,6 +47,22 @@ dprt_cublas_open(dprt_cuda *g, char *err, size_t errn)
 	    blasok(cublasSetWorkspace(h, g->blasws, WORKSPACE), "cublasSetWorkspace", err,
 	           errn) != 0)
 		return -1;   /* the caller closes g */
+	return 0;
+}
+
+/* The precision the target mapping chose (tune cuda.precision): where
+ * DPRT_CUDA_CONV is not set, the convolutions' method; for TF32, cuBLAS's
+ * products in TF32 on the tensor cores too (PyTorch's allow_tf32). */
+int
+dprt_cuda_precision(dprt_cuda *g, int conv, char *err, size_t errn)
+{
+	const char *env = getenv("DPRT_CUDA_CONV");
+
+	if (env == NULL || *env == '\0')
+		g->conv = conv;
+	if (g->blas && conv == DPRT_CONV_TF32)
+		return blasok(cublasSetMathMode(g->blas, CUBLAS_TF32_TENSOR_OP_MATH),
+		              "cublasSetMathMode", err, errn);
 	return 0;
 }
 

@@ -11,10 +11,8 @@
  * time through a ring of 3 slices in shared memory that cp.async fills
  * two slices ahead (the kernel is latency-bound at batch 1: slices in
  * flight, rather than one loaded into registers, are what keep the tensor
- * cores fed; on the H100, ResNet-18 batch 1 tf32, host to host, median of
- * 1000, one run: 2 slices 363 us, 3 slices 332, 4 slices 338, fp32 about
- * 373 for each; the register-staged kernel before it measured 354 and 416
- * in an earlier run).  Where the tiles alone would leave the GPU idle (the
+ * cores fed; bench/RESULTS.md has the ring sizes measured).  Where the
+ * tiles alone would leave the GPU idle (the
  * late layers at batch 1: few pixels, long K) dp-lower_gpu splits K among
  * up to 16 blocks that write their partial tiles to a workspace, and a
  * second kernel sums them in the order of the splits and applies the
@@ -23,9 +21,8 @@
  * thread-block cluster instead and sum their partial tiles through
  * distributed shared memory, each block a share of the rows, in the same
  * order: the same bits, one launch and no workspace round trip per
- * convolution, but no faster on the H100 (ResNet-18 batch 1, host to host,
- * median of 1000, cluster / sum: full width tf32 344 / 368 us, fp32 386 /
- * 367; quarter width tf32 198 / 180, fp32 205 / 197), so not the default.
+ * convolution, but no faster on the H100's ResNet-18 (bench/RESULTS.md),
+ * so not the default.
  *
  * Precision, chosen at run time by the program's DPRT_CUDA_CONV (read at
  * init, cuda.c): "fp32" (the default) runs 3xTF32, each operand split into

@@ -76,6 +76,7 @@ typedef struct Node {
 	json_t *json;
 	int in[MAXIN], nin;
 	int slot[MAXF];    /* per schema field: its operand index, or -1 */
+	int kind;          /* the IR op: the entry's, unless a hook changes it */
 	Av av[MAXF];
 	int nav;
 } Node;
@@ -209,7 +210,7 @@ static void
 fromdefault(Node *c, const Field *f)
 {
 	const char *d = f->def;
-	if (strcmp(f->kind, "is") == 0) {
+	if (strncmp(f->kind, "is", 2) == 0) {
 		Av *v = newav(c, f->key, A_INTS);
 		v->ints = dp_alloc(c->fn->arena, (size_t)f->deflen + 1, sizeof *v->ints);
 		for (const char *p = d; p < d + f->deflen; p++) {
@@ -235,7 +236,7 @@ static void
 fromarg(Node *c, const Field *f, json_t *v)
 {
 	json_t *x;
-	if (strcmp(f->kind, "is") == 0) {
+	if (strncmp(f->kind, "is", 2) == 0) {
 		Av *a = newav(c, f->key, A_INTS);
 		if ((x = json_object_get(v, "as_int")) && json_is_integer(x)) {
 			a->ints = dp_alloc(c->fn->arena, 1, sizeof *a->ints);
@@ -480,7 +481,8 @@ viewsize(Node *c)
 	s->n = n;
 }
 
-/* index.Tensor: exactly one tensor among the indices, at position dim. */
+/* index.Tensor: the index tensors at adjacent positions from dim on (one:
+ * aten.index; several: aten.index_n, which dp-legalize flattens). */
 static void
 index1(Node *c)
 {
@@ -500,13 +502,18 @@ index1(Node *c)
 			n = json_string_value(json_object_get(e, "name"));
 		if (!n)
 			continue;
-		if (dim >= 0)
-			bad(c, "indexing with more than one index tensor is not supported");
-		dim = (int)k;
+		if (dim >= 0 && dim + c->nin - 1 != (int)k)
+			bad(c, "index tensors separated by a slice are not supported");
+		if (dim < 0)
+			dim = (int)k;
 		addin(c, g_value(c->g, n, c->node));
 	}
 	if (dim < 0)
 		bad(c, "no index tensor");
+	if (c->nin > 5)
+		bad(c, "more than 4 index tensors");
+	if (c->nin > 2)
+		c->kind = Aindexn;
 	newav(c, "dim", A_INT)->i = dim;
 }
 
@@ -549,7 +556,7 @@ hook(Node *c)
 		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
 		Type t;
 		if (!findav(c, "output_size")) {
-			if (!on || g_type(c->g, on, &t) != 0 || t.rank < 2)
+			if (!on || !g_type(c->g, on, &t) || t.rank < 2)
 				bad(c, "needs output_size or a result of known shape");
 			v = newav(c, "output_size", A_INTS);
 			v->ints = dp_alloc(c->fn->arena, 2, sizeof *v->ints);
@@ -564,6 +571,10 @@ hook(Node *c)
 		break;
 	case H_INDEX:
 		index1(c);
+		break;
+	case H_DIFF:   /* which of the optional prepend (field 3), append (4) are there */
+		newav(c, "prepend", A_INT)->i = c->slot[3] >= 0;
+		newav(c, "append", A_INT)->i = c->slot[4] >= 0;
 		break;
 	case H_ARANGE: {
 		int isint = 1;
@@ -722,6 +733,7 @@ aten_node(Graph *g, json_t *node)
 	if (c.a->kind < 0)
 		return;
 	c.fn = g_imp(g)->fn;
+	c.kind = c.a->kind;
 	char what[160];
 	snprintf(what, sizeof what, "node '%.64s' (%.64s)", c.node, c.target);
 
@@ -739,12 +751,15 @@ aten_node(Graph *g, json_t *node)
 	if (!hook(&c))
 		return;
 
-	int res = emit(&c, c.a->kind, c.in, c.nin, tensorname(json_array_get(outs, 0)), what);
+	int res = emit(&c, c.kind, c.in, c.nin, tensorname(json_array_get(outs, 0)), what);
 	if (c.a->flags & F_INPLACE) {
 		/* later uses of the mutated tensor see the result */
 		json_t *self = json_object_get(json_array_get(json_object_get(node, "inputs"), 0), "arg");
 		const char *sn = tensorname(self);
-		if (sn)
+		if (sn) {
+			int old = c.in[0];
 			g_bind(g, sn, res);
+			g_writeback(g, sn, old, res);   /* a view's base sees the write */
+		}
 	}
 }

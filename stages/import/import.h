@@ -117,6 +117,7 @@ int g_filled(Graph *g, const Type *t, double v);
 void g_unused(Graph *g, const char *name, const char *what);
 int g_type(Graph *g, const char *name, Type *t);
 void g_bind(Graph *g, const char *name, int v);
+void g_writeback(Graph *g, const char *name, int old, int v);
 void g_define(Graph *g, const char *name, int v, const char *what);
 _Noreturn void g_err(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Imp *g_imp(Graph *g);
@@ -131,6 +132,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_NONE, H_IDENTITY, H_UNSQUEEZE, H_SQUEEZE, H_INDEX, H_ARANGE, H_FULL,
 	H_FLOATDEF, H_NEW, H_TOCOPY, H_TYPEAS, H_LAYERNORM, H_RSUB, H_BOOL, H_SPLIT,
 	H_OUTSIZE,          /* output_size from the result's type (upsampling) */
+	H_DIFF,             /* flags: which of prepend, append are given */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

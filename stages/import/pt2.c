@@ -14,7 +14,6 @@
 #include <jansson.h>
 #include <zip.h>
 
-#include "capi.h"
 #include "import.h"
 
 enum { SCHEMA_MAJOR = 8 };
@@ -49,6 +48,7 @@ struct Graph {
 	json_t *tv;        /* graph.tensor_values */
 	json_t *specs;     /* signature.input_specs */
 	json_t *outs;      /* signature.output_specs: buffer mutations make state */
+	json_t *nodes;     /* graph.nodes */
 	Slot *slot;
 	size_t nslot, used;
 };
@@ -602,6 +602,46 @@ tensorname(json_t *arg)
 	return json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
 }
 
+/* An in-place op wrote v into name, whose value was old: when name is a
+ * slice or select of a base tensor (the node that defined it says), the
+ * base becomes the base with v scattered into that window (the functional
+ * form: aten.slice_scatter / aten.select_scatter), and so on up a chain
+ * of views. */
+void
+g_writeback(Graph *g, const char *name, int old, int v)
+{
+	Fn *fn = g->imp->fn;
+	for (size_t i = 0; i < json_array_size(g->nodes); i++) {
+		json_t *nd = json_array_get(g->nodes, i);
+		json_t *outs = json_object_get(nd, "outputs");
+		const char *on = tensorname(json_array_get(outs, 0));
+		const char *t = json_string_value(json_object_get(nd, "target"));
+		if (!on || !t || strcmp(on, name) != 0)
+			continue;
+		int sel = !strcmp(t, "torch.ops.aten.select.int");
+		if (!sel && strcmp(t, "torch.ops.aten.slice.Tensor") != 0)
+			return;   /* not a view: nothing else shares its bytes */
+		const char *base = tensorname(json_object_get(
+			json_array_get(json_object_get(nd, "inputs"), 0), "arg"));
+		const Op *view = &fn->op[fn->val[old].def];
+		if (!base || (view->kind != Aslice && view->kind != Aselect))
+			return;
+		int in[2] = { view->in[0], v }, k = dp_addop(fn, sel ? Aselscat : Aslicescat, in, 2);
+		view = &fn->op[fn->val[old].def];
+		for (int j = 0; j < view->nattr; j++) {
+			const Attr *a = &fn->op[fn->val[old].def].attr[j];
+			dp_seti(fn, k, a->key, a->i);   /* dim, start, end, step / dim, index */
+		}
+		Err err = { 0 };
+		if (dp_infer(fn, k, &err))
+			merr(g->m, "node '%s' writes into a view of '%s': %s", name, base, err.msg);
+		int bold = g_value(g, base, name);
+		g_bind(g, base, fn->op[k].out[0]);
+		g_writeback(g, base, bold, fn->op[k].out[0]);
+		return;
+	}
+}
+
 /* Where node nd comes from in the user's Python, from its metadata: the
  * innermost frame of stack_trace outside torch itself as "file.py:LINE",
  * and the innermost module of nn_module_stack ("key,path,type;...") as
@@ -692,12 +732,16 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 	}
 	if (!nbad)
 		return;
-	Str msg = {0};
-	str_printf(&msg, "%zu unsupported op%s in %zu node%s (", nbad, nbad == 1 ? "" : "s", nnode,
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *msg = open_memstream(&text, &tlen);
+	if (!msg)
+		merr(m, "out of memory");
+	fprintf(msg, "%zu unsupported op%s in %zu node%s (", nbad, nbad == 1 ? "" : "s", nnode,
 	           nnode == 1 ? "" : "s");
 	for (k = 0; k < nbad; k++)
-		str_printf(&msg, "%s%s x%d", k ? ", " : "", tgt[k], cnt[k]);
-	str_put(&msg, "), where the model uses them:");
+		fprintf(msg, "%s%s x%d", k ? ", " : "", tgt[k], cnt[k]);
+	fputs("), where the model uses them:", msg);
 	for (k = 0; k < nbad; k++) {
 		int shown = 0, more = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -715,19 +759,19 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 			int here = 0;
 			for (size_t j = i; j < n; j++)
 				here += of[j] == k && strcmp(where[j], where[i]) == 0;
-			str_printf(&msg, "\n  %s: %s", where[i], tgt[k]);
+			fprintf(msg, "\n  %s: %s", where[i], tgt[k]);
 			if (here > 1)
-				str_printf(&msg, " (%d nodes)", here);
+				fprintf(msg, " (%d nodes)", here);
 			shown++;
 		}
 		if (more)
-			str_printf(&msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
+			fprintf(msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
-	char *text = dp_alloc(a, msg.n + 1, 1);	/* the arena's: bail() skips str_free */
-	memcpy(text, msg.p, msg.n + 1);
-	str_free(&msg);
-	errat(m->src, m->at, "%s: %s", m->path, text);
+	fclose(msg);
+	char *all = dp_strdup(a, text ? text : "out of memory");   /* errat does not return */
+	free(text);
+	errat(m->src, m->at, "%s: %s", m->path, all);
 }
 
 /* Binds the model's inputs: user inputs to the call's arguments (checked),
@@ -814,6 +858,7 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	Graph g = { .imp = imp, .m = m };
 	g.tv = getobj(m, gr, "tensor_values", "graph");
 	g.specs = getobj(m, sig, "input_specs", "signature");
+	g.nodes = nodes;
 	json_t *outs = g.outs = getobj(m, sig, "output_specs", "signature");
 
 	unsupported(m, imp->fn->arena, nodes);

@@ -197,11 +197,15 @@ r_maskfill(Lz *z, const Op *op)
 	return bind(z, op, lz_end(z, k));
 }
 
-/* fill(x, value) = full_like(x, value). */
+/* fill(x, value) = full_like(x, value); a rank-0 tensor value expanded. */
 static int
 r_fill(Lz *z, const Op *op)
 {
-	int x = X(0), k = lz_begin(z, Afulllike, &x, 1);
+	int x = X(0), k;
+
+	if (op->nin == 2)
+		return bind(z, op, lz_expand(z, X(1), OT->dim, OT->rank));
+	k = lz_begin(z, Afulllike, &x, 1);
 
 	dp_setf(z->out, k, "value", dp_getf(op, "value", 0));
 	return bind(z, op, lz_end(z, k));
@@ -396,12 +400,23 @@ r_roll(Lz *z, const Op *op)
 	return bind(z, op, x);
 }
 
-/* diff(x, n, dim): n times x[1:] − x[:-1] along dim. */
+/* diff(x, n, dim[, prepend][, append]): x with prepend and append
+ * concatenated along dim, then n times x[1:] − x[:-1]. */
 static int
 r_diff(Lz *z, const Op *op)
 {
 	int d = axis(dp_geti(op, "dim", -1), IT(0)->rank), x = X(0);
 	int64_t n = dp_geti(op, "n", 1);
+
+	if (op->nin > 1) {
+		int xs[3], m = 0, j = 1;
+		if (dp_geti(op, "prepend", 0))
+			xs[m++] = X(j++);
+		xs[m++] = X(0);
+		if (dp_geti(op, "append", 0))
+			xs[m++] = X(j);
+		x = lz_cat(z, xs, m, d);
+	}
 
 	for (int64_t i = 0; i < n && x >= 0; i++) {
 		int64_t m = lz_type(z, x)->dim[d];
@@ -660,6 +675,28 @@ r_all(Lz *z, const Op *op)
 	return bind(z, op, lz_op1(z, Anot, lz_end(z, k)));
 }
 
+/* argmax/argmin (the first index of the largest / smallest; argmin is
+ * argmax of −x): over x flattened when no dim is given. */
+static int
+r_argmax(Lz *z, const Op *op)
+{
+	const Attr *d = dp_attr(op, "dim");
+	int x = op->kind == Aargmin ? lz_op1(z, Aneg, X(0)) : X(0), k;
+	int64_t n = dp_numel(IT(0));
+
+	if (!d)
+		x = lz_view(z, x, &n, 1);
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &x, 1);
+	dp_seti(z->out, k, "dim", d ? d->i : 0);
+	dp_seti(z->out, k, "keepdim", d ? dp_geti(op, "keepdim", 0) : 0);
+	x = lz_end(z, k);
+	if (!d && x >= 0 && !dp_type_eq(lz_type(z, x), OT))
+		x = lz_view(z, x, OT->dim, OT->rank);
+	return bind(z, op, x);
+}
+
 /* A rank-1 f32 arange: start, start + 1, ... (n values). */
 static int
 ramp(Lz *z, double start, int64_t n)
@@ -840,6 +877,32 @@ r_einsum(Lz *z, const Op *op)
 	return bind(z, op, order(z, a, mid, o));
 }
 
+/* index with several adjacent index tensors (x[i, j] on dims d, d+1...):
+ * the indices made non-negative (remainder by each dim's size), combined
+ * into one flat index i·n1 + j (broadcasting), and one aten.index of x
+ * with those dims viewed as one. */
+static int
+r_indexn(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int d = axis(dp_geti(op, "dim", 0), t->rank), k = op->nin - 1, f = -1, j, c;
+	int64_t v[DP_MAXRANK], m = 1;
+
+	for (j = 0; j < k; j++) {
+		int ix = X(1 + j);
+		if (IT(1 + j)->dtype != DP_I64)
+			ix = toi64(z, ix);
+		ix = lz_op2(z, Aremainder, ix, lz_scalar(z, (double)t->dim[d + j], DP_I64));
+		f = j == 0 ? ix : lz_op2(z, Aadd, lz_op2(z, Amul, f, lz_scalar(z, (double)t->dim[d + j],
+		                                                               DP_I64)), ix);
+		m *= t->dim[d + j];
+	}
+	for (j = c = 0; j < t->rank; j++)
+		if (j <= d || j >= d + k)
+			v[c++] = j == d ? m : t->dim[j];
+	return bind(z, op, take(z, lz_view(z, X(0), v, c), d, f));
+}
+
 /* cumsum of an integer or bool x: summed in i64 (cast first). */
 static int
 r_cumsum(Lz *z, const Op *op)
@@ -888,7 +951,7 @@ static const struct {
 	{ Apad, r_pad, "constant: aten.slice (negative pads), aten.cat with aten.full blocks; "
 	  "circular: aten.cat of slices; reflect, replicate: aten.index at computed indices" },
 	{ Aroll, r_roll, "aten.cat of two aten.slice per dim" },
-	{ Adiff, r_diff, "n times x[1:] − x[:-1]" },
+	{ Adiff, r_diff, "aten.cat of prepend, x, append; n times x[1:] − x[:-1]" },
 	{ Aslicescat, r_slicescat, "aten.cat of x's head, src, x's tail (step 1)" },
 	{ Aselscat, r_selscat, "aten.cat of x's head, src viewed, x's tail" },
 	{ Alogsoftmax, r_logsoftmax, "aten.log(softmax)" },
@@ -904,6 +967,9 @@ static const struct {
 	{ Aeinsum, r_einsum, "sums, aten.permute, aten.expand, aten.view, one aten.bmm, aten.view, "
 	  "aten.permute" },
 	{ Aall, r_all, "not(any(not(x)))" },
+	{ Aindexn, r_indexn, "one aten.index at the flat index of the adjacent index tensors" },
+	{ Aargmaxc, r_argmax, "argmax (no dim: of x viewed flat)" },
+	{ Aargmin, r_argmax, "argmax of −x (no dim: of x viewed flat)" },
 	{ Aasstrided, r_asstrided, "a view of a permutation: aten.view then aten.permute" },
 };
 

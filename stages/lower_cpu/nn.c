@@ -116,27 +116,31 @@ binname(int kind, char *buf, size_t n)
 }
 
 /* A binary f32 op with no runtime kernel of its own: dprt_map2_f32 over
- * its formula from runtime/dpscalar.h (sa, sb: broadcast strides). */
+ * its formula from runtime/dpscalar.h (sa, sb: broadcast strides);
+ * dprt_map2_i64 over dps_NAME_i64 for the Fbinaryn form on i64. */
 static int
 k_map2(Ctx *c, const Op *op, int i, const int64_t *sa, const int64_t *sb, int r,
        const int64_t *dim)
 {
 	char f[32];
 	double p[2];
+	int i64 = ty(c, op->in[0])->dtype == DP_I64 && dp_op_form[op->kind] == Fbinaryn;
 
-	if (needf32(c, op, i) != 0)
+	if (!i64 && needf32(c, op, i) != 0)
 		return -1;
 	dp_formula(op, f, sizeof f, p);
 	c->scalar = 1;
-	str_printf(c->body, "\tdprt_map2_f32(dps_%s, v%d, v%d, ", f, V(c, op->out[0]),
-	           V(c, op->in[0]));
+	str_printf(c->body, "\tdprt_map2_%s(dps_%s%s, v%d, v%d, ", i64 ? "i64" : "f32", f,
+	           i64 ? "_i64" : "", V(c, op->out[0]), V(c, op->in[0]));
 	ints(c, sa, r);
 	str_printf(c->body, ", v%d, ", V(c, op->in[1]));
 	ints(c, sb, r);
 	str_printf(c->body, ", %d, ", r);
 	ints(c, dim, r);
-	str_put(c->body, ", ");
-	str_float(c->body, dp_getf(op, "alpha", 1));
+	if (!i64) {
+		str_put(c->body, ", ");
+		str_float(c->body, dp_getf(op, "alpha", 1));
+	}
 	str_put(c->body, ");\n");
 	return 0;
 }
@@ -779,7 +783,7 @@ nn_emitter(int kind)
 	switch (dp_op_form[kind]) {
 	case Funary: case Funaryn:
 		return k_unary;
-	case Fbinary: case Fcompare:
+	case Fbinary: case Fbinaryn: case Fcompare:
 		return k_binary;
 	case Flogic:
 		return kind == Anot ? k_unary : k_binary;

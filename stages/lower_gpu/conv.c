@@ -21,14 +21,12 @@
 #include "nn.h"
 
 enum {
-	BM = 64, BN = 64, BK = 16,   /* the GEMM tile (must match the kernel text) */
+	BM = 64, BN = 64, BK = 16,   /* the GEMM tile (runtime/cuda/conv.cu's) */
 	SMS = 132,         /* streaming multiprocessors of an H100 SXM */
 	CTAS = 2 * SMS,    /* split K until about this many blocks run */
 	MINKT = 2,         /* ... keeping at least this many BK slices per block
-	                      (measured on the H100, ResNet-18 batch 1, tf32:
-	                      CTAS 264..2112 x MINKT 8..1 change the full width
-	                      by <10%; the quarter width goes 238 -> 186 us
-	                      from MINKT 8 to 2) */
+	                      (the thresholds measured: bench/RESULTS.md; a
+	                      tuning database overrides them per shape) */
 	MAXSPLIT = 16,     /* a cluster's blocks at most (Hopper, non-portable) */
 };
 
@@ -37,6 +35,7 @@ typedef struct Cfg {
 	long long N, C, H, W, O, OH, OW, k[2], s[2], p[2], d[2], G;
 	long long K, lda, np, split, kchunk;
 	int packed, direct;
+	int tuned;         /* the split from the tuning database: its line, else 0 */
 } Cfg;
 
 static void
@@ -68,6 +67,15 @@ cfg(const Gpu *g, int i, Cfg *c)
 	c->split = 1;
 	while (c->split < MAXSPLIT && tiles * c->split < CTAS && nkt / (2 * c->split) >= MINKT)
 		c->split *= 2;
+	if (g->db) {   /* a measured choice over the heuristic */
+		char key[256];
+		int split;
+		snprintf(key, sizeof key, "conv %s %lldx%lldx%lldx%lld %lldx%lldx%lld s%lldx%lld "
+		         "p%lldx%lld d%lldx%lld g%lld", g->arch, c->N, c->C, c->H, c->W, c->O,
+		         c->k[0], c->k[1], c->s[0], c->s[1], c->p[0], c->p[1], c->d[0], c->d[1], c->G);
+		if ((split = tune_conv(g, key, &c->tuned)) > 0)
+			c->split = split;
+	}
 	c->kchunk = (nkt + c->split - 1) / c->split * BK;
 	c->split = c->kchunk > 0 ? (c->K + c->kchunk - 1) / c->kchunk : 1;   /* none empty */
 	if (c->direct || c->split < 1)
@@ -155,11 +163,13 @@ constants(Gpu *g, const Chain *ch, const Cfg *c)
 	              "\t%lld, %lld, %lld, %lld, %lld,   /* O, OH, OW, KH, KW */\n"
 	              "\t%lld, %lld, %lld, %lld, %lld, %lld,   /* stride, padding, dilation */\n"
 	              "\t%lld, %d, %d,   /* weight rows, packed, direct */\n"
-	              "\t%lld, %lld,   /* split K: blocks, K each (of %lld) */\n"
-	              "\t%d,   /* relu */\n\t",
+	              "\t%lld, %lld,   /* split K: blocks, K each (of %lld)",
 	           ch->conv, ch->conv, c->N, c->C, c->H, c->W, c->G, c->O, c->OH, c->OW,
 	           c->k[0], c->k[1], c->s[0], c->s[1], c->p[0], c->p[1], c->d[0], c->d[1],
-	           c->lda, c->packed, c->direct, c->split, c->kchunk, c->K, ch->relu >= 0);
+	           c->lda, c->packed, c->direct, c->split, c->kchunk, c->K);
+	if (c->tuned)
+		str_printf(s, "; tuning database line %d", c->tuned);
+	str_printf(s, " */\n\t%d,   /* relu */\n\t", ch->relu >= 0);
 	str_float(s, ch->ca);
 	str_put(s, ", ");
 	str_float(s, ch->cr);

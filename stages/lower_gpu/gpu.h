@@ -60,6 +60,8 @@ typedef struct Gpu {
 	                      into its kernel): the chain's last op, where that
 	                      kernel runs; -1 elsewhere (nnplan) */
 	struct Nn *nn;     /* nn.c's state (nn.h) */
+	const char *arch;  /* the GPU generation (sm_90), with -t */
+	struct Tunedb *db; /* the tuning database, or NULL (tune.c) */
 	Str init;          /* statements NAME_gpu_init runs once the constants
 	                      are on the device (packing convolution weights) */
 } Gpu;
@@ -134,6 +136,15 @@ int nnplan(Gpu *g);
 /* The op that names the kernel run at op i (a convolution's chain ends at
  * its relu, say, but is the convolution's kernel). */
 int nnhead(const Gpu *g, int i);
+
+/* tune.c: reads the mapping map (-t) and the tuning database it names
+ * (`tune cuda.db FILE`) into g->db, for GPU generation arch (NULL: the
+ * mapping's); appends the files read to dep.  0, or -1 with g->err set. */
+int tune_read(Gpu *g, const char *map, const char *arch, Str *dep);
+/* The choice of the last entry whose key (everything before the choice,
+ * e.g. "conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1") is key, its line
+ * in *line; 0 where none is. */
+int tune_conv(const Gpu *g, const char *key, int *line);
 
 /* emit.c: the whole .cu file into *out. */
 int emit_file(Gpu *g, const char *src, const char *dst, Str *out);

@@ -615,6 +615,9 @@ binary(Kern *k, int v, const Op *op, int i, const char *idx)
 	case Fbinary:
 		rc = arith ? needdt(k, i, da, MARITH, "f32, i64, i32") : needdt(k, i, da, MF32, "f32");
 		break;
+	case Fbinaryn:
+		rc = needdt(k, i, da, M(DP_F32) | M(DP_I64), "f32, i64");
+		break;
 	case Fcompare:
 		for (size_t j = 0; j < sizeof cmps / sizeof *cmps; j++)
 			if (strcmp(cmps[j][0], f) == 0)
@@ -633,11 +636,15 @@ binary(Kern *k, int v, const Op *op, int i, const char *idx)
 	rc = -1;
 	s = line(k);
 	str_printf(s, "%s t%d = ", stype(t->dtype), v);
-	if (dp_op_form[op->kind] == Fbinary && da == DP_F32) {   /* runtime/dpscalar.h */
+	if ((dp_op_form[op->kind] == Fbinary || dp_op_form[op->kind] == Fbinaryn) &&
+	    da == DP_F32) {   /* runtime/dpscalar.h */
 		k->g->scalar = 1;
 		str_printf(s, "dps_%s(%s, %s, ", f, a.p, b.p);
 		str_float(s, alpha);
 		str_put(s, ")");
+	} else if (dp_op_form[op->kind] == Fbinaryn) {
+		k->g->scalar = 1;
+		str_printf(s, "dps_%s_i64(%s, %s, 0)", f, a.p, b.p);
 	} else if (arith) {   /* integers wrap, alpha truncated */
 		const char *sign = op->kind == Aadd ? "+" : op->kind == Asub ? "-" : "*";
 		if (op->kind == Amul)
@@ -889,7 +896,7 @@ elem(Kern *k, int v, const char *idx, Str *out)
 			if (unary(k, v, op, i, idx) != 0)
 				goto done;
 			break;
-		case Fbinary: case Fcompare:
+		case Fbinary: case Fbinaryn: case Fcompare:
 			if (binary(k, v, op, i, idx) != 0)
 				goto done;
 			break;

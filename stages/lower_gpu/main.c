@@ -9,7 +9,7 @@
 #define STAGE "lower_gpu"
 
 static const char usage[] =
-	"usage: dp-lower_gpu IN.dpir -o OUT.cu\n"
+	"usage: dp-lower_gpu IN.dpir [-t MAPPING [--arch sm_XX] [-d DEPFILE]] -o OUT.cu\n"
 	"\n"
 	"Lowers the cuda partitions of a partitioned DPIR file to CUDA C, for nvcc:\n"
 	"  - chains of elementwise, normalize, shape, source (arange, full) and\n"
@@ -42,6 +42,12 @@ static const char usage[] =
 	"message`, exit status 1, no output.\n"
 	"\n"
 	"  -o OUT.cu  the CUDA file to write\n"
+	"  -t MAPPING the target mapping: its tuning database (`tune cuda.db FILE`,\n"
+	"             formats/target.md) chooses, where it has an entry for an op's\n"
+	"             shapes on this GPU generation, over the heuristics\n"
+	"  --arch A   the GPU generation of the database's keys (default: the\n"
+	"             mapping's `device cuda sm_XX`)\n"
+	"  -d FILE    a Ninja depfile naming the mapping and the database\n"
 	"  --supports list the ops the cuda target has kernels for, one a line\n"
 	"  --help     this text\n";
 
@@ -56,7 +62,8 @@ base(const char *path)
 int
 main(int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL;
+	const char *in = NULL, *out = NULL, *map = NULL, *arch = NULL, *depfile = NULL;
+	Str dep = {0};
 	Fn *fn;
 	Err err = {0};
 	Str text = {0};
@@ -74,6 +81,12 @@ main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			out = argv[++i];
+		} else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc) {
+			map = argv[++i];
+		} else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) {
+			arch = argv[++i];
+		} else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) {
+			depfile = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "dp-lower_gpu: unknown option %s (see --help)\n", argv[i]);
 			return 1;
@@ -98,12 +111,24 @@ main(int argc, char **argv)
 	if (fn->npart == 0 && fn->nop > 0) {
 		dp_seterr(&err, "the IR is not partitioned (run dp-partition first)");
 		dp_report(in, STAGE, &err);
-	} else if (emit_file(&g, base(in), base(out), &text) != 0)
+	} else if (map && tune_read(&g, map, arch, &dep) != 0)
+		dp_report(in, STAGE, &err);
+	else if (emit_file(&g, base(in), base(out), &text) != 0)
 		dp_report(in, STAGE, &err);
 	else if (dp_write_file(out, text.p, text.n, &err) != 0)
 		dp_report(out, STAGE, &err);
 	else
 		rc = 0;
+	if (rc == 0 && depfile) {   /* OUT: the mapping and the database */
+		Str d = {0};
+		str_printf(&d, "%s:%s\n", out, dep.p ? dep.p : "");
+		if (dp_write_file(depfile, d.p, d.n, &err) != 0) {
+			dp_report(depfile, STAGE, &err);
+			rc = 1;
+		}
+		str_free(&d);
+	}
+	str_free(&dep);
 	str_free(&text);
 	str_free(&g.kern);
 	dp_free(fn);

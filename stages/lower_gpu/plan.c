@@ -17,7 +17,8 @@ int
 elemkind(int k)
 {
 	switch (dp_op_form[k]) {
-	case Funary: case Funaryn: case Fbinary: case Fcompare: case Flogic: case Fwhere:
+	case Funary: case Funaryn: case Fbinary: case Fbinaryn: case Fcompare: case Flogic:
+	case Fwhere:
 	case Fcast: case Fview: case Fmove: case Fgather: case Fsource:
 		return 1;
 	}
