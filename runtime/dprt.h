@@ -58,6 +58,9 @@ typedef struct dprt_prog {
 	 * none.  That region is never reused by the buffer plan, so the arena is
 	 * kept from run to run. */
 	void (*prep)(void *arena, const unsigned char *weights);
+	/* Sets the state the program keeps from run to run (buffers the model
+	 * mutates, in the arena) to its initial value; NULL when it has none. */
+	void (*reset)(void *arena, const unsigned char *weights);
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */

@@ -450,6 +450,7 @@ static Emitter *const emitters[DP_NOP] = {
 	[Ocrop] = k_crop,
 	[Otopk] = k_topk,
 	[Otokenize] = k_tokenize,
+	[Oassign] = k_assign,
 	[Odetokenize] = k_detokenize,
 };
 

@@ -222,19 +222,6 @@ k_where(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-/* Bounds of an i64 formula: a rounded up, b down, infinities to the range. */
-static void
-i64bound(Ctx *c, double v, int up)
-{
-	v = up ? ceil(v) : floor(v);
-	if (v < -9.2e18)
-		str_put(c->body, "INT64_MIN");
-	else if (v > 9.2e18)
-		str_put(c->body, "INT64_MAX");
-	else
-		str_printf(c->body, "%lldLL", (long long)v);
-}
-
 /* A unary op: a loop over its n dense elements calling its formula from
  * runtime/dpscalar.h (dps_NAME_i64 on i64 for the Funaryn form);
  * logical_not of any dtype through dprt_not. */
@@ -257,9 +244,9 @@ k_unary(Ctx *c, const Op *op, int i)
 	if (dt == DP_I64 && dp_op_form[op->kind] == Funaryn) {
 		str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = dps_%s_i64(v%d[j], ",
 		           (long long)n, V(c, y), f, V(c, x));
-		i64bound(c, p[0], 1);
+		str_i64(c->body, ceil(p[0]));   /* bounds rounded inwards */
 		str_put(c->body, ", ");
-		i64bound(c, p[1], 0);
+		str_i64(c->body, floor(p[1]));
 		str_put(c->body, ");\n");
 		return 0;
 	}
