@@ -491,5 +491,11 @@ void dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *p
  * bias), w [N, K], bias [N] or NULL (gemm.c). */
 void dprt_linear_f32(float *y, const float *x, const float *w, const float *bias, int64_t M,
                      int64_t N, int64_t K, int act);
+/* The same with w packed once (at init) by dprt_linear_prep into prep
+ * (dprt_linear_prep_floats floats): the same bits as dprt_linear_f32. */
+int64_t dprt_linear_prep_floats(int64_t N, int64_t K);
+void dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K);
+void dprt_linear_packed_f32(float *y, const float *x, const float *w, const float *prep,
+                            const float *bias, int64_t M, int64_t N, int64_t K, int act);
 
 #endif

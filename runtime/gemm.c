@@ -612,3 +612,41 @@ dprt_linear_f32(float *y, const float *x, const float *w, const float *bias, int
 	g.act = act;
 	dprt_gemm_run(&g);
 }
+
+int64_t
+dprt_linear_prep_floats(int64_t N, int64_t K)
+{
+	return (N + DPRT_NRMAX - 1) * K;
+}
+
+void
+dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K)
+{
+	const dprt_kern *kr = dprt_kern_get();
+	int64_t q;
+
+	for (q = 0; q * kr->nr < N; q++)
+		pack_b1(kr->nr, K, N - q * kr->nr < kr->nr ? N - q * kr->nr : kr->nr,
+		        w + q * kr->nr * K, 1, K, prep + q * kr->nr * K);
+}
+
+void
+dprt_linear_packed_f32(float *y, const float *x, const float *w, const float *prep,
+                       const float *bias, int64_t M, int64_t N, int64_t K, int act)
+{
+	dprt_gemm g;
+
+	if (M <= DOTM || K <= 0) {
+		dprt_linear_f32(y, x, w, bias, M, N, K, act);
+		return;
+	}
+	memset(&g, 0, sizeof g);
+	g.M = M, g.N = N, g.K = K;
+	g.a = x, g.rsa = K, g.csa = 1;
+	g.bp = prep;
+	g.c = y, g.ldc = N;
+	g.alpha = 1.0f, g.beta = 1.0f;
+	g.c0 = bias, g.rs0 = 0, g.cs0 = 1;
+	g.act = act;
+	dprt_gemm_run(&g);
+}

@@ -463,7 +463,8 @@ emit_op(Ctx *c, int i)
 	str_put(c->body, "\t/* ");
 	op_text(c->body, c->fn, op);
 	str_put(c->body, " */\n");
-	if (emitters[op->kind] == NULL || (op->kind == Alinear && c->fuse && c->fuse[i].act))
+	if (emitters[op->kind] == NULL ||
+	    (op->kind == Alinear && c->fuse && (c->fuse[i].act || nn_prep(c->fn, op) > 0)))
 		return emit_nn(c, op, i);   /* nn.c: the NN_OPS (a fused linear), or the error */
 	return emitters[op->kind](c, op, i);
 }

@@ -588,6 +588,33 @@ convscratch(const Fn *fn, const Op *op)
 	       32;
 }
 
+/* Floats of a linear layer's weights packed at init (runtime/gemm.c's
+ * dprt_linear_prep_floats), or 0: a constant f32 weight [N, K] and more
+ * rows than gemm.c's dot-product path takes (32). */
+static int64_t
+linearprep(const Fn *fn, const Op *op)
+{
+	const Op *d;
+	int64_t N, K;
+
+	if (op->kind != Alinear || op->dev != DEV_CPU || op->nout != 1 || op->nin < 2 ||
+	    op->nin > 3 || fn->val[op->in[1]].t.rank != 2 ||
+	    fn->val[op->out[0]].t.dtype != DP_F32 || fn->val[op->in[0]].t.dtype != DP_F32 ||
+	    fn->val[op->in[1]].t.dtype != DP_F32)
+		return 0;
+	if (op->nin == 3 && (fn->val[op->in[2]].t.rank != 1 || fn->val[op->in[2]].t.dtype != DP_F32))
+		return 0;
+	d = &fn->op[fn->val[op->in[1]].def];
+	if (d->kind != Oconst || d->dev != DEV_CPU || dp_geti(d, "state", 0) ||
+	    dp_istranspose(fn, &fn->op[fn->val[op->in[0]].def]))
+		return 0;
+	N = fn->val[op->in[1]].t.dim[0];
+	K = fn->val[op->in[1]].t.dim[1];
+	if (N <= 0 || K <= 0 || dp_numel(&fn->val[op->in[0]].t) / K <= 32)
+		return 0;
+	return (N + 31) * K;
+}
+
 /* Bytes of prepared weights, as runtime/conv.c's dprt_conv_prep_floats:
  * per group ⌈Og/mr⌉·mr rows of K packed (bounded by Og + 7), then the bias;
  * depthwise: the [O, k0·k1] weights and the bias. */
@@ -597,6 +624,8 @@ nn_prep(const Fn *fn, const Op *op)
 	const Type *x, *w, *y;
 	int64_t g, K;
 
+	if (op->kind == Alinear)
+		return 4 * linearprep(fn, op);
 	if (op->kind != Aconv || fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4 ||
 	    fn->val[op->out[0]].t.dtype != DP_F32 || dp_numel(&fn->val[op->out[0]].t) == 0)
 		return 0;
@@ -628,19 +657,32 @@ static const char *const actname[] = {
 	"DPRT_ACT_GELU", "DPRT_ACT_GELU_TANH",
 };
 
-/* aten.linear with its activation fused (nn_fuse): one dprt_linear_f32. */
+/* aten.linear with its activation fused (nn_fuse), or with a constant
+ * weight packed at init (linearprep): one dprt_linear_f32 or
+ * dprt_linear_packed_f32. */
 static int
 k_linear_act(Ctx *c, const Op *op, int i)
 {
 	int y = op->out[0], x = op->in[0], w = op->in[1];
 	const Type *tw = ty(c, w);
 	int64_t N = tw->dim[0], K = tw->dim[1], M = K ? dp_numel(ty(c, x)) / K : 0;
+	int packed = linearprep(c->fn, op) > 0 && c->plan->h[w].kind == H_CONST;
 
 	if (needf32(c, op, i) != 0)
 		return -1;
 	if (dp_numel(ty(c, y)) == 0)
 		return 0;
-	str_printf(c->body, "\tdprt_linear_f32(v%d, v%d, v%d, ", V(c, y), V(c, x), V(c, w));
+	if (packed) {
+		str_printf(c->prep, "\tdprt_linear_prep((float *)((unsigned char *)arena + %lld), ",
+		           (long long)c->prepoff[i]);
+		prepoperand(c, c->prep, w, 1);
+		str_printf(c->prep, ", %lld, %lld);\n", (long long)N, (long long)K);
+		str_printf(c->body, "\tdprt_linear_packed_f32(v%d, v%d, v%d, (const float *)"
+		           "((unsigned char *)arena + %lld), ", V(c, y), V(c, x), V(c, w),
+		           (long long)c->prepoff[i]);
+	} else {
+		str_printf(c->body, "\tdprt_linear_f32(v%d, v%d, v%d, ", V(c, y), V(c, x), V(c, w));
+	}
 	if (op->nin == 3)
 		str_printf(c->body, "v%d, ", V(c, op->in[2]));
 	else
@@ -837,7 +879,7 @@ emit_nn(Ctx *c, const Op *op, int i)
 {
 	Emitter *e = nn_emitter(op->kind);
 
-	if (op->kind == Alinear)   /* with its activation fused (nn_fuse) */
+	if (op->kind == Alinear)   /* with its activation fused (nn_fuse), or packed */
 		return k_linear_act(c, op, i);
 	if (e)
 		return e(c, op, i);

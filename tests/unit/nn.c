@@ -866,11 +866,12 @@ test_sgemm_threads(void)
 }
 
 /* dprt_linear_f32 with each activation, against f64, and the same bits on
- * pools of 1 to 4 threads. */
+ * pools of 1 to 4 threads, the weights packed by dprt_linear_prep on 2 and 4. */
 static void
 test_linear_act(void)
 {
-	static const int64_t sz[][3] = { { 197, 300, 200 }, { 5, 70, 33 }, { 40, 17, 300 } };
+	static const int64_t sz[][3] = { { 197, 300, 200 }, { 5, 70, 33 }, { 40, 17, 300 },
+	                                 { 70, 97, 600 } };
 	static const char *const an[] = { "none", "relu", "clamp", "hardswish", "silu", "gelu",
 	                                   "gelu tanh" };
 	for (size_t t = 0; t < sizeof sz / sizeof sz[0]; t++)
@@ -890,7 +891,14 @@ test_linear_act(void)
 					return;
 				}
 				dprt_pool_enter(pool);
-				dprt_linear_f32(th == 1 ? y : y2, x, w, t == 1 ? NULL : b, M, N, K, act);
+				if (th % 2 == 1) {
+					dprt_linear_f32(th == 1 ? y : y2, x, w, t == 1 ? NULL : b, M, N, K, act);
+				} else {   /* the weights packed first */
+					float *pw = malloc((size_t)dprt_linear_prep_floats(N, K) * 4);
+					dprt_linear_prep(pw, w, N, K);
+					dprt_linear_packed_f32(y2, x, w, pw, t == 1 ? NULL : b, M, N, K, act);
+					free(pw);
+				}
 				dprt_pool_leave(pool);
 				dprt_pool_destroy(pool);
 				if (th > 1)
@@ -913,7 +921,7 @@ test_linear_act(void)
 			snprintf(name, sizeof name, "linear %lldx%lldx%lld%s, %s", (long long)M,
 			         (long long)N, (long long)K, t == 1 ? "" : " + bias", an[act]);
 			close_rel(y, ref, M * N, 1e-5, name);
-			ok(same, "  the same bits on 1, 2, 3 and 4 threads");
+			ok(same, "  the same bits on 1, 2, 3 and 4 threads, weights packed on 2 and 4");
 			free(x), free(w), free(b), free(y), free(y2), free(ref);
 		}
 }
