@@ -392,7 +392,9 @@ r_roll(Lz *z, const Op *op)
 		s = ((sh->ints[i] % n) + n) % n;
 		if (s == 0)
 			continue;
-		int xs[2] = { lz_slice(z, x, d, n - s, n, 1), lz_slice(z, x, d, 0, n - s, 1) };
+		int xs[2];
+		xs[0] = lz_slice(z, x, d, n - s, n, 1);
+		xs[1] = lz_slice(z, x, d, 0, n - s, 1);
 		x = lz_cat(z, xs, 2, d);
 	}
 	if (flat)
@@ -420,9 +422,12 @@ r_diff(Lz *z, const Op *op)
 
 	for (int64_t i = 0; i < n && x >= 0; i++) {
 		int64_t m = lz_type(z, x)->dim[d];
+		int lo, hi;
 		if (m == 0)
 			break;
-		x = lz_op2(z, Asub, lz_slice(z, x, d, 1, m, 1), lz_slice(z, x, d, 0, m - 1, 1));
+		lo = lz_slice(z, x, d, 0, m - 1, 1);
+		hi = lz_slice(z, x, d, 1, m, 1);
+		x = lz_op2(z, Asub, hi, lo);
 	}
 	return bind(z, op, x);
 }
@@ -486,10 +491,13 @@ r_logsoftmax(Lz *z, const Op *op)
 static int
 r_isnan(Lz *z, const Op *op)
 {
+	int inf, a;
+
 	if (op->kind == Aisnan)
 		return bind(z, op, lz_op2(z, Ane, X(0), X(0)));
-	return bind(z, op, lz_op2(z, Aeq, lz_op1(z, Aabs, X(0)), lz_scalar(z, INFINITY,
-	                                                                   IT(0)->dtype)));
+	inf = lz_scalar(z, INFINITY, IT(0)->dtype);
+	a = lz_op1(z, Aabs, X(0));
+	return bind(z, op, lz_op2(z, Aeq, a, inf));
 }
 
 /* elu = scale · (x > 0 ? x : alpha·(exp(input_scale·x) − 1)). */
@@ -520,14 +528,17 @@ r_elu(Lz *z, const Op *op)
 static int
 nearest(Lz *z, int64_t in, int64_t out)
 {
-	int k = lz_begin(z, Aarange, NULL, 0), a;
+	int k = lz_begin(z, Aarange, NULL, 0), a, c;
 
 	dp_setf(z->out, k, "start", 0);
 	dp_setf(z->out, k, "end", (double)out);
 	dp_setf(z->out, k, "step", 1);
 	dp_sets(z->out, k, "dtype", "f32");
-	a = lz_op2(z, Amul, lz_end(z, k), lz_scalar(z, (float)in / (float)out, DP_F32));
-	a = lz_op2(z, Aminimum, lz_op1(z, Afloor, a), lz_scalar(z, (double)(in - 1), DP_F32));
+	a = lz_end(z, k);
+	c = lz_scalar(z, (float)in / (float)out, DP_F32);
+	a = lz_op2(z, Amul, a, c);
+	c = lz_scalar(z, (double)(in - 1), DP_F32);
+	a = lz_op2(z, Aminimum, lz_op1(z, Afloor, a), c);
 	if (a < 0)
 		return -1;
 	k = lz_begin(z, Ocast, &a, 1);
@@ -731,27 +742,29 @@ lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
 {
 	double sc = align ? (out > 1 ? (double)(float)(in - 1) / (float)(out - 1) : 0)
 	                  : (double)((float)in / (float)out);
-	int s, i0, i1, l, l0, k;
+	int s, c, i0, i1, l, l0, y0, y1, k;
 	int64_t v[DP_MAXRANK];
 
-	if (align)
-		s = lz_op2(z, Amul, ramp(z, 0, out), lz_scalar(z, sc, DP_F32));
-	else {
-		s = lz_op2(z, Amul, ramp(z, 0.5, out), lz_scalar(z, sc, DP_F32));
+	c = lz_scalar(z, sc, DP_F32);
+	s = ramp(z, align ? 0 : 0.5, out);
+	s = lz_op2(z, Amul, s, c);
+	if (!align) {
 		s = lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
 		s = lz_op2(z, Amaximum, s, lz_scalar(z, 0, DP_F32));
 	}
 	i0 = lz_op1(z, Afloor, s);
 	l = lz_op2(z, Asub, s, i0);
 	l0 = lz_op2(z, Asub, lz_scalar(z, 1, DP_F32), l);
-	i1 = lz_op2(z, Aminimum, lz_op2(z, Aadd, i0, lz_scalar(z, 1, DP_F32)),
-	            lz_scalar(z, (double)(in - 1), DP_F32));
+	c = lz_scalar(z, (double)(in - 1), DP_F32);
+	i1 = lz_op2(z, Aadd, i0, lz_scalar(z, 1, DP_F32));
+	i1 = lz_op2(z, Aminimum, i1, c);
 	for (k = 0; k < r - d; k++)
 		v[k] = k == 0 ? out : 1;
 	l = lz_view(z, l, v, r - d);
 	l0 = lz_view(z, l0, v, r - d);
-	return lz_op2(z, Aadd, lz_op2(z, Amul, take(z, x, d, toi64(z, i0)), l0),
-	              lz_op2(z, Amul, take(z, x, d, toi64(z, i1)), l));
+	y1 = lz_op2(z, Amul, take(z, x, d, toi64(z, i1)), l);
+	y0 = lz_op2(z, Amul, take(z, x, d, toi64(z, i0)), l0);
+	return lz_op2(z, Aadd, y0, y1);
 }
 
 /* upsample_bilinear2d: interpolation along H, then along W. */
