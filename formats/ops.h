@@ -182,7 +182,10 @@
 	X(Aflip,      "aten.flip", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is") \
 	X(Arepeat,    "aten.repeat", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "repeats:is") \
 	X(Acopyto,    "aten.copy", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "") \
-	X(Aasstrided, "aten.as_strided", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "size:is storage_offset:i=0 stride:is")
+	X(Aasstrided, "aten.as_strided", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "size:is storage_offset:i=0 stride:is") \
+	X(Aamax,      "aten.amax", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
+	X(Aamin,      "aten.amin", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
+	X(Aclampt,    "aten.clamp_tensor", -1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "has_max:i=0 has_min:i=0")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

@@ -556,6 +556,27 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 			out->dim[i - k + s.rank] = t[0]->dim[i];
 		return 0;
 	}
+	case Aamax: case Aamin:
+		if (axes(err, op, "dim", t[0]->rank, &m))
+			return -1;
+		if (dp_numel(t[0]) == 0)
+			return fail(err, op, "the input is empty");
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		reduced(t[0], m, (int)dp_geti(op, "keepdim", 0), out);
+		return 0;
+	case Aclampt: {
+		int lo = (int)dp_geti(op, "has_min", 0), hi = (int)dp_geti(op, "has_max", 0);
+		if (op->nin != 1 + lo + hi || op->nin == 1)
+			return fail(err, op, "takes the input and a min tensor, a max tensor or both");
+		*out = *t[0];
+		for (int i = 1; i < op->nin; i++)
+			if (dp_samedt(err, op, t[0], t[i]) || dp_bcast(err, op, out, t[i], out))
+				return -1;
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		return 0;
+	}
 	case Aall:
 		if (axes(err, op, "dim", t[0]->rank, &m))
 			return -1;

@@ -362,6 +362,17 @@ def cases():
     case("argmax_all", lambda s, x: torch.argmax(x), lambda: r(3, 4))
     case("argmin_dim", lambda s, x: torch.argmin(x, 1, keepdim=True), lambda: r(3, 4, 2))
     case("as_strided", lambda s, x: torch.as_strided(x, (3, 2, 4), (1, 12, 3)) * 1, lambda: r(2, 4, 3))
+    case("amax", lambda s, x: torch.amax(x, (0, 2), keepdim=True), lambda: r(2, 3, 4))
+    case("amax_all", lambda s, x: x.amax(), lambda: r(3, 5))
+    case("amin", lambda s, x: torch.amin(x, 1), lambda: r(3, 4, 2))
+    case("amin_int", lambda s, x: torch.amin(x, -1, keepdim=True), lambda: ints(-9, 9, 2, 5))
+    case("clamp_tensor", lambda s, x, lo, hi: torch.clamp(x, lo, hi), lambda: r(3, 4),
+         lambda: r(4) - 0.5, lambda: r(3, 1) + 0.5)
+    case("clamp_tensor_min", lambda s, x, lo: torch.clamp(x, min=lo), lambda: r(2, 3), lambda: r(3))
+    case("clamp_tensor_max", lambda s, x, hi: torch.clamp(x, max=hi), lambda: r(2, 3),
+         lambda: r(2, 1))
+    case("bitwise_scalar", lambda s, x: (x & True) ^ (x | False) ^ True, lambda: mask(2, 5))
+    case("div_scalar_mode", lambda s, x: torch.div(x, 4.0, rounding_mode=None), lambda: r(2, 3))
 
 
 def unit(*shape):

@@ -40,6 +40,7 @@
 	{ "aten." n "_.Scalar", k, "self:S other:S" extra, F_INPLACE, 0 }
 #define BOOLOP(n, k) \
 	{ "aten.bitwise_" n ".Tensor", k, "self:T other:T", 0, H_BOOL }, \
+	{ "aten.bitwise_" n ".Scalar", k, "self:T other:S", 0, H_BOOL }, \
 	{ "aten.__" n "__.Tensor", k, "self:T other:T", 0, H_BOOL }, \
 	{ "aten.logical_" n ".default", k, "self:T other:T", 0, 0 }
 #define BN "input:T weight:W=1 bias:W=0 running_mean:T running_var:T"
@@ -60,6 +61,7 @@ static const Aten aten[] = {
 	BINARY("div", Adiv, ""),
 	{ "aten.div.Tensor_mode", Adiv, "self:S other:S rounding_mode:0", 0, 0 },
 	{ "aten.div_.Tensor_mode", Adiv, "self:S other:S rounding_mode:0", F_INPLACE, 0 },
+	{ "aten.div.Scalar_mode", Adiv, "self:S other:S rounding_mode:0", 0, 0 },
 	{ "aten.rsub.Tensor", Asub, "self:S other:S alpha:f=1", 0, H_RSUB },
 	{ "aten.rsub.Scalar", Asub, "self:S other:S alpha:f=1", 0, H_RSUB },
 	BINARY("fmod", Afmod, ""),
@@ -107,6 +109,8 @@ static const Aten aten[] = {
 	{ "aten.clamp_min_.default", Aclamp, "self:T min:f", F_INPLACE, 0 },
 	{ "aten.clamp_max.default", Aclamp, "self:T max:f", 0, 0 },
 	{ "aten.clamp_max_.default", Aclamp, "self:T max:f", F_INPLACE, 0 },
+	{ "aten.clamp.Tensor", Aclampt, "self:T min:T? max:T?", 0, H_CLAMPT },
+	{ "aten.clamp_.Tensor", Aclampt, "self:T min:T? max:T?", F_INPLACE, H_CLAMPT },
 	{ "aten.hardtanh.default", Aclamp, "self:T min_val:f=-1>min max_val:f=1>max", 0, 0 },
 	{ "aten.hardtanh_.default", Aclamp, "self:T min_val:f=-1>min max_val:f=1>max", F_INPLACE, 0 },
 	{ "aten.relu6.default", Aclamp, "self:T @min:f=0>min @max:f=6>max", 0, 0 },
@@ -220,6 +224,8 @@ static const Aten aten[] = {
 	{ "aten.any.default", Aany, "self:T @dim:is=", 0, 0 },
 	{ "aten.argmax.default", Aargmaxc, "self:T dim:i? keepdim:i=0", 0, 0 },
 	{ "aten.argmin.default", Aargmin, "self:T dim:i? keepdim:i=0", 0, 0 },
+	{ "aten.amax.default", Aamax, "self:T dim:is= keepdim:i=0", 0, 0 },
+	{ "aten.amin.default", Aamin, "self:T dim:is= keepdim:i=0", 0, 0 },
 	{ "aten.all.default", Aall, "self:T", 0, 0 },
 	{ "aten.all.dim", Aall, "self:T dim:is keepdim:i=0", 0, 0 },
 	{ "aten.all.dims", Aall, "self:T dim:is= keepdim:i=0", 0, 0 },

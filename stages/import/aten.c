@@ -576,6 +576,10 @@ hook(Node *c)
 		newav(c, "prepend", A_INT)->i = c->slot[3] >= 0;
 		newav(c, "append", A_INT)->i = c->slot[4] >= 0;
 		break;
+	case H_CLAMPT:   /* which of the optional min (field 1), max (2) are there */
+		newav(c, "has_min", A_INT)->i = c->slot[1] >= 0;
+		newav(c, "has_max", A_INT)->i = c->slot[2] >= 0;
+		break;
 	case H_ARANGE: {
 		int isint = 1;
 		for (int i = 0; i < c->nav; i++)

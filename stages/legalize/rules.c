@@ -934,6 +934,70 @@ r_cumsum(Lz *z, const Op *op)
 	return bind(z, op, lz_end(z, k));
 }
 
+/* amax / amin over dim (empty: all): x permuted to [kept dims, reduced
+ * dims] and viewed [kept, R], the values gathered at argmax along R (of
+ * −x for amin), viewed as the result. */
+static int
+r_amax(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	const Attr *dim = dp_attr(op, "dim");
+	int r = t->rank, n = 0, kept, i, x = X(0), y, k, id = 1, in[2];
+	unsigned m = 0;
+	int64_t p[DP_MAXRANK], v[DP_MAXRANK + 1], R = 1;
+
+	for (i = 0; dim && i < dim->n; i++)
+		m |= 1u << axis(dim->ints[i], r);
+	if (!m)
+		m = (1u << r) - 1;
+	for (i = 0; i < r; i++)
+		if (!(m >> i & 1)) {
+			v[n] = t->dim[i];
+			p[n++] = i;
+		}
+	kept = n;
+	for (i = 0; i < r; i++)
+		if (m >> i & 1) {
+			R *= t->dim[i];
+			p[n++] = i;
+		}
+	for (i = 0; i < r; i++)
+		id &= p[i] == i;
+	if (!id)
+		x = lz_permute(z, x, p, r);
+	v[kept] = R;
+	if (x < 0)
+		return -1;
+	if (lz_type(z, x)->rank != kept + 1 || lz_type(z, x)->dim[kept] != R)
+		x = lz_view(z, x, v, kept + 1);
+	y = op->kind == Aamin ? lz_op1(z, Aneg, x) : x;
+	if (y < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &y, 1);
+	dp_seti(z->out, k, "dim", kept);
+	dp_seti(z->out, k, "keepdim", 1);
+	in[0] = x;
+	in[1] = lz_end(z, k);
+	if (in[1] < 0)
+		return -1;
+	k = lz_begin(z, Agather, in, 2);
+	dp_seti(z->out, k, "dim", kept);
+	return bind(z, op, lz_view(z, lz_end(z, k), OT->dim, OT->rank));
+}
+
+/* clamp with tensor bounds: minimum(maximum(x, min), max). */
+static int
+r_clampt(Lz *z, const Op *op)
+{
+	int x = X(0), j = 1;
+
+	if (dp_geti(op, "has_min", 0))
+		x = lz_op2(z, Amaximum, x, X(j++));
+	if (dp_geti(op, "has_max", 0))
+		x = lz_op2(z, Aminimum, x, X(j));
+	return bind(z, op, x);
+}
+
 /* The table. */
 static const struct {
 	int kind;
@@ -984,6 +1048,9 @@ static const struct {
 	{ Aargmaxc, r_argmax, "argmax (no dim: of x viewed flat)" },
 	{ Aargmin, r_argmax, "argmax of −x (no dim: of x viewed flat)" },
 	{ Aasstrided, r_asstrided, "a view of a permutation: aten.view then aten.permute" },
+	{ Aamax, r_amax, "aten.gather at argmax of x permuted and viewed [kept, reduced]" },
+	{ Aamin, r_amax, "aten.gather at argmax of −x permuted and viewed [kept, reduced]" },
+	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
 };
 
 int
