@@ -372,6 +372,24 @@ def cases():
     case("clamp_tensor_max", lambda s, x, hi: torch.clamp(x, max=hi), lambda: r(2, 3),
          lambda: r(2, 1))
     case("bitwise_scalar", lambda s, x: (x & True) ^ (x | False) ^ True, lambda: mask(2, 5))
+    case("max_dim", lambda s, x: x.max(1).values, lambda: r(3, 4, 2))
+    case("min_dim_keep", lambda s, x: torch.min(x, -1, keepdim=True)[0], lambda: r(2, 5))
+    case("diagonal", lambda s, x: torch.diagonal(x) * 1, lambda: r(4, 3))
+    case("diagonal_offset", lambda s, x: torch.diagonal(x, -1, 1, 2) * 1, lambda: r(2, 4, 5))
+    case("avg_pool1d", lambda s, x: F.avg_pool1d(x, 3, 2, 1), lambda: r(2, 3, 9))
+    case("avg_pool1d_ceil", lambda s, x: F.avg_pool1d(x, 2, ceil_mode=True, count_include_pad=False),
+         lambda: r(2, 3, 7))
+    case("max_pool1d", lambda s, x: F.max_pool1d(x, 3, 2, 1), lambda: r(2, 3, 8))
+    case("adaptive_avg_pool1d", lambda s, x: F.adaptive_avg_pool1d(x, 4), lambda: r(2, 3, 10))
+    case("avg_pool3d", lambda s, x: F.avg_pool3d(x, (2, 3, 2), 2, (1, 1, 0), ceil_mode=True,
+                                                 count_include_pad=False),
+         lambda: r(2, 3, 4, 6, 5))
+    case("avg_pool3d_pad", lambda s, x: F.avg_pool3d(x, 3, 2, 1), lambda: r(1, 2, 5, 6, 7))
+    case("max_pool3d", lambda s, x: F.max_pool3d(x, 2, (1, 2, 2)), lambda: r(2, 3, 4, 6, 5))
+    case("max_pool3d_pad", lambda s, x: F.max_pool3d(x, 3, 2, 1, dilation=(1, 2, 1)),
+         lambda: r(1, 2, 6, 9, 5))
+    case("adaptive_avg_pool3d", lambda s, x: F.adaptive_avg_pool3d(x, (3, 2, 4)),
+         lambda: r(2, 3, 4, 6, 5))
     case("div_scalar_mode", lambda s, x: torch.div(x, 4.0, rounding_mode=None), lambda: r(2, 3))
 
 

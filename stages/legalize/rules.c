@@ -938,16 +938,12 @@ r_cumsum(Lz *z, const Op *op)
  * dims] and viewed [kept, R], the values gathered at argmax along R (of
  * −x for amin), viewed as the result. */
 static int
-r_amax(Lz *z, const Op *op)
+extreme(Lz *z, const Op *op, unsigned m, int min)
 {
 	const Type *t = IT(0);
-	const Attr *dim = dp_attr(op, "dim");
 	int r = t->rank, n = 0, kept, i, x = X(0), y, k, id = 1, in[2];
-	unsigned m = 0;
 	int64_t p[DP_MAXRANK], v[DP_MAXRANK + 1], R = 1;
 
-	for (i = 0; dim && i < dim->n; i++)
-		m |= 1u << axis(dim->ints[i], r);
 	if (!m)
 		m = (1u << r) - 1;
 	for (i = 0; i < r; i++)
@@ -970,7 +966,7 @@ r_amax(Lz *z, const Op *op)
 		return -1;
 	if (lz_type(z, x)->rank != kept + 1 || lz_type(z, x)->dim[kept] != R)
 		x = lz_view(z, x, v, kept + 1);
-	y = op->kind == Aamin ? lz_op1(z, Aneg, x) : x;
+	y = min ? lz_op1(z, Aneg, x) : x;
 	if (y < 0)
 		return -1;
 	k = lz_begin(z, Oargmax, &y, 1);
@@ -983,6 +979,150 @@ r_amax(Lz *z, const Op *op)
 	k = lz_begin(z, Agather, in, 2);
 	dp_seti(z->out, k, "dim", kept);
 	return bind(z, op, lz_view(z, lz_end(z, k), OT->dim, OT->rank));
+}
+
+static int
+r_amax(Lz *z, const Op *op)
+{
+	const Attr *dim = dp_attr(op, "dim");
+	unsigned m = 0;
+
+	for (int i = 0; dim && i < dim->n; i++)
+		m |= 1u << axis(dim->ints[i], IT(0)->rank);
+	return extreme(z, op, m, op->kind == Aamin);
+}
+
+/* max.dim / min.dim (their values; import refuses a use of the indices):
+ * amax / amin over the one dim. */
+static int
+r_maxdim(Lz *z, const Op *op)
+{
+	int r = IT(0)->rank;
+
+	return extreme(z, op, r ? 1u << axis(dp_geti(op, "dim", 0), r) : 0, op->kind == Amindim);
+}
+
+/* diagonal(x, offset, dim1, dim2): x permuted to [other dims, dim1, dim2],
+ * viewed [other dims, n1·n2], an aten.index along the last dim at start,
+ * start + n2 + 1, ... (start: offset, or −offset·n2 below the main
+ * diagonal). */
+static int
+r_diagonal(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int r = t->rank, a = axis(dp_geti(op, "dim1", 0), r), b = axis(dp_geti(op, "dim2", 1), r);
+	int x = X(0), n = 0, id = 1, k;
+	int64_t o = dp_geti(op, "offset", 0), L = OT->dim[OT->rank - 1], p[DP_MAXRANK];
+	int64_t v[DP_MAXRANK], n2 = t->dim[b], start = o >= 0 ? o : -o * n2;
+
+	if (L == 0)
+		return lz_fail(z, "an empty diagonal is not supported");
+	for (int i = 0; i < r; i++)
+		if (i != a && i != b) {
+			v[n] = t->dim[i];
+			p[n++] = i;
+		}
+	p[n] = a;
+	p[n + 1] = b;
+	v[n] = t->dim[a] * n2;
+	for (int i = 0; i < r; i++)
+		id &= p[i] == i;
+	if (!id)
+		x = lz_permute(z, x, p, r);
+	x = lz_view(z, x, v, r - 1);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", (double)start);
+	dp_setf(z->out, k, "end", (double)(start + L * (n2 + 1)));
+	dp_setf(z->out, k, "step", (double)(n2 + 1));
+	dp_sets(z->out, k, "dtype", "i64");
+	return bind(z, op, take(z, x, r - 2, lz_end(z, k)));
+}
+
+/* The n values of a pooling attribute (one value: n times; none: def). */
+static void
+nvals(const Op *op, const char *key, int64_t def, int n, int64_t *out)
+{
+	const Attr *a = dp_attr(op, key);
+
+	for (int i = 0; i < n; i++)
+		out[i] = !a || a->n == 0 ? def : a->ints[a->n == 1 ? 0 : i];
+}
+
+/* One 2-D pool (kind) of x [P, 1, H, W] with (h, w) pairs k, s, p, d (the
+ * output size for adaptive pooling) and op's ceil_mode, count_include_pad. */
+static int
+pool2(Lz *z, const Op *op, int kind, int x, const int64_t *k, const int64_t *s,
+      const int64_t *p, const int64_t *d)
+{
+	int j;
+
+	if (x < 0)
+		return -1;
+	j = lz_begin(z, kind, &x, 1);
+	if (kind == Aadaptavg) {
+		dp_setints(z->out, j, "output_size", k, 2);
+		return lz_end(z, j);
+	}
+	dp_seti(z->out, j, "ceil_mode", dp_geti(op, "ceil_mode", 0));
+	if (kind == Aavgpool)
+		dp_seti(z->out, j, "count_include_pad", dp_geti(op, "count_include_pad", 1));
+	else
+		dp_setints(z->out, j, "dilation", d, 2);
+	dp_setints(z->out, j, "kernel_size", k, 2);
+	dp_setints(z->out, j, "padding", p, 2);
+	dp_setints(z->out, j, "stride", s, 2);
+	return lz_end(z, j);
+}
+
+/* 1-D and 3-D pooling as 2-D pooling of planes (each window is a box,
+ * its max, mean or adaptive mean separable by dims): 1-D, x viewed [P, 1,
+ * 1, L] pooled by (1, k); 3-D, x viewed [P, 1, H, W] pooled over (H, W),
+ * then viewed [Q, 1, D, OH·OW] pooled by (kd, 1); viewed as the result. */
+static int
+r_pooln(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int n = op->kind == Amaxpool1 || op->kind == Aavgpool1 || op->kind == Aadaptavg1 ? 1 : 3;
+	int kind = op->kind == Amaxpool1 || op->kind == Amaxpool3 ? Amaxpool :
+	           op->kind == Aavgpool1 || op->kind == Aavgpool3 ? Aavgpool : Aadaptavg;
+	int h = t->rank - n, x = X(0);
+	int64_t k[3], s[3], p[3], d[3], v[4], k2[2], s2[2], p2[2], d2[2], all = dp_numel(t);
+
+	if (kind == Aadaptavg)
+		nvals(op, "output_size", 1, n, k);
+	else
+		nvals(op, "kernel_size", 1, n, k);
+	nvals(op, "stride", 0, n, s);
+	nvals(op, "padding", 0, n, p);
+	nvals(op, "dilation", 1, n, d);
+	for (int i = 0; i < n; i++)
+		if (s[i] == 0)
+			s[i] = k[i];
+	if (n == 1) {
+		int64_t K[2] = { 1, k[0] }, S[2] = { 1, s[0] }, Pd[2] = { 0, p[0] }, D[2] = { 1, d[0] };
+		v[0] = all / t->dim[h];
+		v[1] = v[2] = 1;
+		v[3] = t->dim[h];
+		x = lz_view(z, x, v, 4);
+		x = pool2(z, op, kind, x, K, S, Pd, D);
+		return bind(z, op, lz_view(z, x, OT->dim, OT->rank));
+	}
+	v[0] = all / (t->dim[h + 1] * t->dim[h + 2]);
+	v[1] = 1;
+	v[2] = t->dim[h + 1];
+	v[3] = t->dim[h + 2];
+	x = lz_view(z, x, v, 4);
+	x = pool2(z, op, kind, x, &k[1], &s[1], &p[1], &d[1]);
+	if (x < 0)
+		return -1;
+	v[0] = all / (t->dim[h] * t->dim[h + 1] * t->dim[h + 2]);
+	v[2] = t->dim[h];
+	v[3] = lz_type(z, x)->dim[2] * lz_type(z, x)->dim[3];
+	x = lz_view(z, x, v, 4);
+	k2[0] = k[0], s2[0] = s[0], p2[0] = p[0], d2[0] = d[0];
+	k2[1] = kind == Aadaptavg ? v[3] : 1, s2[1] = 1, p2[1] = 0, d2[1] = 1;
+	x = pool2(z, op, kind, x, k2, s2, p2, d2);
+	return bind(z, op, lz_view(z, x, OT->dim, OT->rank));
 }
 
 /* clamp with tensor bounds: minimum(maximum(x, min), max). */
@@ -1050,6 +1190,15 @@ static const struct {
 	{ Aasstrided, r_asstrided, "a view of a permutation: aten.view then aten.permute" },
 	{ Aamax, r_amax, "aten.gather at argmax of x permuted and viewed [kept, reduced]" },
 	{ Aamin, r_amax, "aten.gather at argmax of −x permuted and viewed [kept, reduced]" },
+	{ Amaxdim, r_maxdim, "amax over dim (the values; the indices must be unused)" },
+	{ Amindim, r_maxdim, "amin over dim (the values; the indices must be unused)" },
+	{ Adiagonal, r_diagonal, "aten.permute, aten.view, aten.index at an aten.arange of step n2 + 1" },
+	{ Amaxpool1, r_pooln, "aten.max_pool2d of x viewed [P, 1, 1, L] by (1, k)" },
+	{ Aavgpool1, r_pooln, "aten.avg_pool2d of x viewed [P, 1, 1, L] by (1, k)" },
+	{ Aadaptavg1, r_pooln, "aten.adaptive_avg_pool2d of x viewed [P, 1, 1, L]" },
+	{ Amaxpool3, r_pooln, "aten.max_pool2d over (H, W), then over (D, 1) of planes viewed" },
+	{ Aavgpool3, r_pooln, "aten.avg_pool2d over (H, W), then over (D, 1) of planes viewed" },
+	{ Aadaptavg3, r_pooln, "aten.adaptive_avg_pool2d over (H, W), then over (D, OH·OW)" },
 	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
 };
 
