@@ -194,7 +194,10 @@
 	X(Aavgpool1,  "aten.avg_pool1d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "ceil_mode:i=0 count_include_pad:i=1 kernel_size:is padding:is? stride:is?") \
 	X(Aavgpool3,  "aten.avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "ceil_mode:i=0 count_include_pad:i=1 divisor_override:i? kernel_size:is padding:is? stride:is?") \
 	X(Aadaptavg1, "aten.adaptive_avg_pool1d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
-	X(Aadaptavg3, "aten.adaptive_avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is")
+	X(Aadaptavg3, "aten.adaptive_avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
+	X(Aindexput,  "aten.index_put", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "accumulate:i=0 dim:i=0") \
+	X(Aindexcopy, "aten.index_copy", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i") \
+	X(Ascatter,   "aten.scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i include_self:i=1 reduce:s?")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

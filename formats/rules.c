@@ -626,6 +626,60 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 			return dp_failt(err, op, "needs a number", t[0], NULL);
 		reduced(t[0], m, (int)dp_geti(op, "keepdim", 0), out);
 		return 0;
+	case Aindexput: {
+		int k = op->nin - 2;
+		if (op->nin < 3 || op->nin > 6)
+			return fail(err, op, "takes the input, the values and 1 to 4 index tensors");
+		d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank);
+		if (d < 0 || d + k > t[0]->rank)
+			return fail(err, op, "the indexed dims are out of range");
+		for (int i = 2; i < op->nin; i++)
+			if (t[i]->dtype != DP_I64 && t[i]->dtype != DP_I32)
+				return dp_failt(err, op, "indices must be i64 or i32 (a bool mask is not "
+				                "supported)", t[i], NULL);
+		*out = *t[0];
+		return 0;
+	}
+	case Aindexcopy:
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if ((t[1]->dtype != DP_I64 && t[1]->dtype != DP_I32) || t[1]->rank > 1)
+			return dp_failt(err, op, "index must be an i64 or i32 vector", t[1], NULL);
+		if (dp_samedt(err, op, t[0], t[2]))
+			return -1;
+		if (t[2]->rank != t[0]->rank)
+			return dp_failt(err, op, "source must have the input's rank", t[0], t[2]);
+		for (int i = 0; i < t[0]->rank; i++)
+			if (t[2]->dim[i] != (i == d ? (t[1]->rank ? t[1]->dim[0] : 1) : t[0]->dim[i]))
+				return dp_failt(err, op, "source must be the input's shape with the index's "
+				                "length along dim", t[0], t[2]);
+		*out = *t[0];
+		return 0;
+	case Ascatter: {
+		const char *red = dp_gets(op, "reduce");
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (t[1]->dtype != DP_I64 && t[1]->dtype != DP_I32)
+			return dp_failt(err, op, "index must be i64 or i32", t[1], NULL);
+		if (t[1]->rank != t[0]->rank || (t[2]->rank != 0 && t[2]->rank != t[0]->rank))
+			return dp_failt(err, op, "index and src must have the input's rank", t[1], t[2]);
+		if (dp_samedt(err, op, t[0], t[2]))
+			return -1;
+		for (int i = 0; i < t[0]->rank; i++)
+			if ((i != d && t[1]->dim[i] != t[0]->dim[i]) ||
+			    (t[2]->rank && t[2]->dim[i] < t[1]->dim[i]))
+				return dp_failt(err, op, "index must be the input's shape but along dim (a "
+				                "smaller one is not supported), src at least the index's",
+				                t[1], t[2]);
+		if (red && strcmp(red, "sum") && strcmp(red, "mean") && strcmp(red, "amax") &&
+		    strcmp(red, "amin"))
+			return fail(err, op, "reduce must be sum, mean, amax or amin (prod is not "
+			            "supported)");
+		if (red && strcmp(red, "sum") && dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		return 0;
+	}
 	case Amaxdim: case Amindim:
 		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
 			return fail(err, op, "dim is out of range");

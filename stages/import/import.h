@@ -134,6 +134,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_OUTSIZE,          /* output_size from the result's type (upsampling) */
 	H_DIFF,             /* flags: which of prepend, append are given */
 	H_CLAMPT,           /* flags: which of the min, max tensors are given */
+	H_INDEXPUT,         /* the index tensors as operands after the values */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

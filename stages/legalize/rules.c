@@ -938,12 +938,15 @@ r_cumsum(Lz *z, const Op *op)
  * dims] and viewed [kept, R], the values gathered at argmax along R (of
  * −x for amin), viewed as the result. */
 static int
-extreme(Lz *z, const Op *op, unsigned m, int min)
+extremev(Lz *z, int x, unsigned m, int min, const Type *o)
 {
-	const Type *t = IT(0);
-	int r = t->rank, n = 0, kept, i, x = X(0), y, k, id = 1, in[2];
+	Type tx = x >= 0 ? *lz_type(z, x) : (Type){0};
+	const Type *t = &tx;
+	int r = t->rank, n = 0, kept, i, y, k, id = 1, in[2];
 	int64_t p[DP_MAXRANK], v[DP_MAXRANK + 1], R = 1;
 
+	if (x < 0)
+		return -1;
 	if (!m)
 		m = (1u << r) - 1;
 	for (i = 0; i < r; i++)
@@ -978,7 +981,13 @@ extreme(Lz *z, const Op *op, unsigned m, int min)
 		return -1;
 	k = lz_begin(z, Agather, in, 2);
 	dp_seti(z->out, k, "dim", kept);
-	return bind(z, op, lz_view(z, lz_end(z, k), OT->dim, OT->rank));
+	return lz_view(z, lz_end(z, k), o->dim, o->rank);
+}
+
+static int
+extreme(Lz *z, const Op *op, unsigned m, int min)
+{
+	return bind(z, op, extremev(z, X(0), m, min, OT));
 }
 
 static int
@@ -1125,6 +1134,221 @@ r_pooln(Lz *z, const Op *op)
 	return bind(z, op, lz_view(z, x, OT->dim, OT->rank));
 }
 
+/* A reduction (kind) over dims mask m of x, keepdim off. */
+static int
+reducem(Lz *z, int kind, int x, unsigned m)
+{
+	int64_t d[DP_MAXRANK];
+	int n = 0, k;
+
+	for (int i = 0; i < DP_MAXRANK; i++)
+		if (m >> i & 1)
+			d[n++] = i;
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, kind, &x, 1);
+	dp_setints(z->out, k, "dim", d, n);
+	dp_seti(z->out, k, "keepdim", 0);
+	return lz_end(z, k);
+}
+
+static int
+castto(Lz *z, int x, int dtype)
+{
+	int k;
+
+	if (x < 0 || lz_type(z, x)->dtype == dtype)
+		return x;
+	k = lz_begin(z, Ocast, &x, 1);
+	dp_sets(z->out, k, "dtype", dp_dtype_name[dtype]);
+	return lz_end(z, k);
+}
+
+enum { S_SET, S_SUM, S_MEAN, S_AMAX, S_AMIN };
+
+/* The scatter of src s into x (rank r) along dim d at index I (i64, x's
+ * shape but m along d; s: I's shape or rank 0), by comparison instead of
+ * a scatter kernel: eq = I viewed [.., 1, m, ..] == arange(n) viewed
+ * [.., n, 1, ..] marks, for each target position, the sources that land
+ * there (an [.., n, m, ..] bool, so memory n·m per row); has = any(eq)
+ * over m.  S_SET takes the first source (argmax of eq), the reductions
+ * sum, average or take the extreme of the marked sources; where no
+ * source lands, x stays; self: x's value takes part in the reduction. */
+static int
+scat(Lz *z, int x, int d, int I, int s, int mode, int self)
+{
+	Type tx = *lz_type(z, x), ti;
+	int r = tx.rank, eq, has, y, k, s0 = s;
+	int64_t v[DP_MAXRANK + 1], a[DP_MAXRANK + 1], n = tx.dim[d];
+
+	if (I < 0 || s < 0)
+		return -1;
+	ti = *lz_type(z, I);
+	if (r + 1 > DP_MAXRANK)
+		return lz_fail(z, "rank %d is too high (at most %d)", r, DP_MAXRANK - 1);
+	for (int i = 0, j = 0; i <= r; i++) {
+		v[i] = i == d ? 1 : ti.dim[j++];
+		a[i] = i == d ? n : 1;
+	}
+	y = lz_view(z, I, v, r + 1);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)n);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	k = lz_end(z, k);
+	k = lz_view(z, k, a, r + 1);
+	eq = lz_op2(z, Aeq, y, k);
+	has = reducem(z, Aany, eq, 1u << (d + 1));
+	if (lz_type(z, s)->rank)
+		s = lz_view(z, s, v, r + 1);
+	if (has < 0 || s < 0)
+		return -1;
+	if (mode == S_SET) {
+		int in[2];
+		if (lz_type(z, s)->rank == 0)
+			y = s;
+		else {
+			in[0] = castto(z, eq, DP_F32);
+			if (in[0] < 0)
+				return -1;
+			k = lz_begin(z, Oargmax, in, 1);
+			dp_seti(z->out, k, "dim", d + 1);
+			dp_seti(z->out, k, "keepdim", 0);
+			in[1] = lz_end(z, k);
+			in[0] = s0;
+			if (in[1] < 0)
+				return -1;
+			k = lz_begin(z, Agather, in, 2);
+			dp_seti(z->out, k, "dim", d);
+			y = lz_end(z, k);
+		}
+	} else if (mode == S_SUM || mode == S_MEAN) {
+		int e = castto(z, eq, tx.dtype), c;
+		y = reducem(z, Asum, lz_op2(z, Amul, e, s), 1u << (d + 1));
+		if (self)
+			y = lz_op2(z, Aadd, x, y);
+		if (mode == S_MEAN) {
+			c = reducem(z, Asum, e, 1u << (d + 1));
+			if (self)
+				c = lz_op2(z, Aadd, c, lz_scalar(z, 1, tx.dtype));
+			y = lz_op2(z, Adiv, y, c);
+		}
+	} else {
+		int in[3], fill = lz_scalar(z, mode == S_AMAX ? -INFINITY : INFINITY, tx.dtype);
+		in[0] = eq;
+		in[1] = s;
+		in[2] = fill;
+		if (fill < 0)
+			return -1;
+		y = lz_end(z, lz_begin(z, Awhere, in, 3));
+		y = extremev(z, y, 1u << (d + 1), mode == S_AMIN, &tx);
+		if (self)
+			y = lz_op2(z, mode == S_AMAX ? Amaximum : Aminimum, x, y);
+	}
+	{
+		int in[3] = { has, y, x };
+		if (y < 0)
+			return -1;
+		return lz_end(z, lz_begin(z, Awhere, in, 3));
+	}
+}
+
+/* index_put(x, values, idx0[, idx1...]) on the adjacent dims from dim:
+ * the indices made non-negative and combined into one flat index (as
+ * aten.index_n), x viewed with those dims as one, the values expanded
+ * to the indexed shape and viewed likewise, a scatter (accumulate: a sum
+ * with x's values), viewed back. */
+static int
+r_indexput(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int d = axis(dp_geti(op, "dim", 0), t->rank), k = op->nin - 2, f = -1, j, c, vs;
+	int64_t xv[DP_MAXRANK], sh[DP_MAXRANK], one[DP_MAXRANK], N = 1, M;
+	Type tf;
+
+	for (j = 0; j < k; j++) {
+		int ix = castto(z, X(2 + j), DP_I64), sz;
+		sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
+		ix = lz_op2(z, Aremainder, ix, sz);
+		if (j > 0) {
+			sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
+			f = lz_op2(z, Amul, f, sz);
+			ix = lz_op2(z, Aadd, f, ix);
+		}
+		f = ix;
+		N *= t->dim[d + j];
+	}
+	if (f < 0)
+		return -1;
+	tf = *lz_type(z, f);
+	M = dp_numel(&tf);
+	if (t->rank - k + tf.rank > DP_MAXRANK)
+		return lz_fail(z, "the indexed shape's rank is too high");
+	for (j = c = 0; j < t->rank; j++)   /* x viewed: the indexed dims as one */
+		if (j <= d || j >= d + k)
+			xv[c++] = j == d ? N : t->dim[j];
+	for (j = 0; j < d; j++)              /* the indexed shape */
+		sh[j] = t->dim[j];
+	for (j = 0; j < tf.rank; j++)
+		sh[d + j] = tf.dim[j];
+	for (j = d + k; j < t->rank; j++)
+		sh[j - k + tf.rank] = t->dim[j];
+	vs = castto(z, X(1), t->dtype);
+	vs = lz_expand(z, vs, sh, t->rank - k + tf.rank);
+	for (j = 0; j < c; j++) {
+		sh[j] = j == d ? M : xv[j];
+		one[j] = j == d ? M : 1;
+	}
+	vs = lz_view(z, vs, sh, c);
+	f = lz_view(z, f, one, c);
+	f = lz_expand(z, f, sh, c);
+	j = lz_view(z, X(0), xv, c);
+	if (j < 0)
+		return -1;
+	j = scat(z, j, d, f, vs, dp_geti(op, "accumulate", 0) ? S_SUM : S_SET, 1);
+	return bind(z, op, lz_view(z, j, t->dim, t->rank));
+}
+
+/* index_copy(x, dim, index, src): the index viewed along dim, expanded to
+ * src's shape, a scatter. */
+static int
+r_indexcopy(Lz *z, const Op *op)
+{
+	const Type *t = IT(0), *ts = IT(2);
+	int d = axis(dp_geti(op, "dim", 0), t->rank), i;
+	int64_t v[DP_MAXRANK];
+
+	for (int j = 0; j < t->rank; j++)
+		v[j] = j == d ? ts->dim[d] : 1;
+	i = castto(z, X(1), DP_I64);
+	i = lz_view(z, i, v, t->rank);
+	i = lz_expand(z, i, ts->dim, ts->rank);
+	if (i < 0)
+		return -1;
+	return bind(z, op, scat(z, X(0), d, i, X(2), S_SET, 1));
+}
+
+/* scatter / scatter_add / scatter_reduce: src sliced to the index's shape,
+ * a scatter. */
+static int
+r_scatter(Lz *z, const Op *op)
+{
+	const Type *t = IT(0), *ti = IT(1), *ts = IT(2);
+	const char *red = dp_gets(op, "reduce");
+	int d = axis(dp_geti(op, "dim", 0), t->rank), s = X(2), i;
+	int mode = !red ? S_SET : !strcmp(red, "sum") ? S_SUM : !strcmp(red, "mean") ? S_MEAN :
+	           !strcmp(red, "amax") ? S_AMAX : S_AMIN;
+
+	for (int j = 0; j < ts->rank && s >= 0; j++)
+		if (ts->dim[j] != ti->dim[j])
+			s = lz_slice(z, s, j, 0, ti->dim[j], 1);
+	i = castto(z, X(1), DP_I64);
+	if (i < 0 || s < 0)
+		return -1;
+	return bind(z, op, scat(z, X(0), d, i, s, mode, (int)dp_geti(op, "include_self", 1)));
+}
+
 /* clamp with tensor bounds: minimum(maximum(x, min), max). */
 static int
 r_clampt(Lz *z, const Op *op)
@@ -1199,6 +1423,10 @@ static const struct {
 	{ Amaxpool3, r_pooln, "aten.max_pool2d over (H, W), then over (D, 1) of planes viewed" },
 	{ Aavgpool3, r_pooln, "aten.avg_pool2d over (H, W), then over (D, 1) of planes viewed" },
 	{ Aadaptavg3, r_pooln, "aten.adaptive_avg_pool2d over (H, W), then over (D, OH·OW)" },
+	{ Aindexput, r_indexput, "a scatter (see scat) of the values at the flat index into x viewed" },
+	{ Aindexcopy, r_indexcopy, "a scatter (see scat) at the index expanded to src's shape" },
+	{ Ascatter, r_scatter, "aten.eq of the index and an aten.arange, aten.any, then aten.gather at "
+	  "argmax (set), or aten.sum / aten.where + amax of the marked sources, aten.where" },
 	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
 };
 
