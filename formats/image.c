@@ -161,6 +161,23 @@ dp_rule_image(const Fn *fn, const Op *op, Type *out, Err *err)
 			out->dim[1] = 0;
 		return 0;
 	}
+	case Oassign: {
+		const Op *d = &fn->op[fn->val[op->in[0]].def];
+		const Type *v = &fn->val[op->in[1]].t;
+		char a[128], b[128];
+		if (d->kind != Oconst || !dp_geti(d, "state", 0)) {
+			dp_seterr(err, "assign: operand 0 must be a state (a const with state=1)");
+			return -1;
+		}
+		if (v->dtype != x->dtype || v->rank != x->rank ||
+		    memcmp(v->dim, x->dim, sizeof *x->dim * (size_t)x->rank) != 0) {
+			dp_seterr(err, "assign: the value %s is not the state's type %s",
+			          dp_type_str(v, 0, a, sizeof a), dp_type_str(x, 0, b, sizeof b));
+			return -1;
+		}
+		*out = *v;
+		return 0;
+	}
 	case Otopk: {
 		int d = dp_axis(dp_geti(op, "dim", -1), x->rank);
 		int64_t k = dp_geti(op, "k", 1);

@@ -26,7 +26,7 @@
  */
 #define DP_OPS(X) \
 	X(Oinput,     "input",        0, 1, Kio, Fio,     "",        D_CPU,        "name:s") \
-	X(Oconst,     "const",        0, 1, Kconst, Fconst,  "",        D_CPU|D_CUDA, "hash:s nbytes:i offset:i param:s?") \
+	X(Oconst,     "const",        0, 1, Kconst, Fconst,  "",        D_CPU|D_CUDA, "hash:s nbytes:i offset:i param:s? state:i?") \
 	X(Ocopy,      "copy",         1, 1, Kcopy, Fcopy,   "",        D_CPU|D_CUDA, "to:s") \
 	X(Ocast,      "cast",         1, 1, Kelem, Fcast,   "",        D_CPU|D_CUDA, "dtype:s") \
 	X(Onormalize, "normalize",    1, 1, Knorm, Fnorm,   "",        D_CPU|D_CUDA, "axis:i=-1 mean:fs scale:f=1 std:fs") \
@@ -48,6 +48,7 @@
 	X(At,         "aten.t",       1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "") \
 	IMAGE_OPS(X) \
 	TEXT_OPS(X) \
+	STATE_OPS(X) \
 	NN_OPS(X)
 
 /* The image and selection ops of pipelines (shape rules in formats/image.c). */
@@ -62,6 +63,14 @@
 #define TEXT_OPS(X) \
 	X(Otokenize,  "tokenize",     2, 1, Kimage, Fimage,  "",        D_CPU,        "file:s length:i pad:i=0 special:i=1") \
 	X(Odetokenize, "detokenize",  2, 1, Kimage, Fimage,  "",        D_CPU,        "bytes:i file:s skip:i=1")
+
+/* The state of a program instance (shape rule in formats/image.c): a const
+ * with state=1 is a buffer the program keeps from run to run, starting
+ * from its bytes in the blob; assign writes operand 1 into that state
+ * (operand 0) once every other reader of it has run; its result is
+ * operand 1. */
+#define STATE_OPS(X) \
+	X(Oassign,    "assign",       2, 1, Kimage, Fcopy,   "",        D_CPU,        "")
 
 /* The neural-network ops (shape rules in formats/rules.c).  "key:kind?" is
  * an optional attribute with no default: absent means "none". */

@@ -58,6 +58,9 @@ typedef struct dprt_prog {
 	 * none.  That region is never reused by the buffer plan, so the arena is
 	 * kept from run to run. */
 	void (*prep)(void *arena, const unsigned char *weights);
+	/* Sets the state the program keeps from run to run (buffers the model
+	 * mutates, in the arena) to its initial value; NULL when it has none. */
+	void (*reset)(void *arena, const unsigned char *weights);
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */
@@ -462,7 +465,10 @@ const char *dprt_isa_name(void);
 /* ---- Convolution with prepared weights (conv.c) ----
  * x [N, C, H, W] to y [N, O, OH, OW]; the epilogue after the bias: + res
  * (same shape as y, or NULL), then act. */
-enum { DPRT_ACT_NONE, DPRT_ACT_RELU, DPRT_ACT_CLAMP, DPRT_ACT_HARDSWISH, DPRT_ACT_SILU };
+enum {
+	DPRT_ACT_NONE, DPRT_ACT_RELU, DPRT_ACT_CLAMP, DPRT_ACT_HARDSWISH, DPRT_ACT_SILU,
+	DPRT_ACT_GELU, DPRT_ACT_GELU_TANH
+};
 typedef struct dprt_conv {
 	int64_t N, C, H, W, O, OH, OW, groups;
 	int64_t k[2], s[2], p[2], d[2];
@@ -480,5 +486,10 @@ void dprt_conv_prep(const dprt_conv *cv, float *prep, const float *w, const floa
                     float eps);
 void dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
                    const float *res, float *scratch);
+
+/* A linear layer with its activation fused: y [M, N] = act(x [M, K] · wᵀ +
+ * bias), w [N, K], bias [N] or NULL (gemm.c). */
+void dprt_linear_f32(float *y, const float *x, const float *w, const float *bias, int64_t M,
+                     int64_t N, int64_t K, int act);
 
 #endif

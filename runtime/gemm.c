@@ -551,3 +551,46 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 	}
 	dprt_gemm_run(&g);
 }
+
+/* ---- linear layers with a fused activation ---- */
+
+typedef struct Act {
+	float *y;
+	int64_t n, rows;        /* row length, rows per task */
+	int64_t M;
+	int act;
+} Act;
+
+static void
+act_task(void *arg, int64_t t)
+{
+	const Act *a = arg;
+	int64_t i, i1 = (t + 1) * a->rows < a->M ? (t + 1) * a->rows : a->M;
+
+	for (i = t * a->rows * a->n; i < i1 * a->n; i++)
+		a->y[i] = dprt_act(a->act, a->y[i], 0.0f, 0.0f);
+}
+
+void
+dprt_linear_f32(float *y, const float *x, const float *w, const float *bias, int64_t M,
+                int64_t N, int64_t K, int act)
+{
+	dprt_gemm g;
+	Act a;
+
+	if (M <= DOTM || K <= 0) {   /* few rows: the dot products, then the activation */
+		dprt_sgemm(M, N, K, 1.0f, x, K, 1, w, 1, K, bias ? 1.0f : 0.0f, bias, 0, 1, y, N);
+		a = (Act){ y, N, 1, M, act };
+		dprt_parallel(M, act_task, &a);
+		return;
+	}
+	memset(&g, 0, sizeof g);
+	g.M = M, g.N = N, g.K = K;
+	g.a = x, g.rsa = K, g.csa = 1;
+	g.b = w, g.rsb = 1, g.csb = K;
+	g.c = y, g.ldc = N;
+	g.alpha = 1.0f, g.beta = 1.0f;
+	g.c0 = bias, g.rs0 = 0, g.cs0 = 1;
+	g.act = act;
+	dprt_gemm_run(&g);
+}

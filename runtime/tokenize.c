@@ -612,6 +612,13 @@ set(const json_t *v)
 	return v != NULL && !json_is_null(v);
 }
 
+/* Whether a word affix is set: a string other than "" (GPT-2's files say ""). */
+static int
+affix(const json_t *v)
+{
+	return set(v) && !(json_is_string(v) && json_string_length(v) == 0);
+}
+
 int
 dprt_tok_parse(const char *json, size_t n, const char *what, dprt_tokenizer **tp, char *err,
                size_t errn)
@@ -639,8 +646,8 @@ dprt_tok_parse(const char *json, size_t n, const char *what, dprt_tokenizer **tp
 		goto done;
 	}
 	if (json_is_true(json_object_get(model, "byte_fallback")) ||
-	    set(json_object_get(model, "continuing_subword_prefix")) ||
-	    set(json_object_get(model, "end_of_word_suffix"))) {
+	    affix(json_object_get(model, "continuing_subword_prefix")) ||
+	    affix(json_object_get(model, "end_of_word_suffix"))) {
 		dprt_errf(err, errn, "%s: a BPE model with byte_fallback or word affixes (DevProc "
 		          "reads byte-level BPE)", what);
 		goto done;

@@ -94,7 +94,7 @@ cp "$root/examples/classify/classify.dp" "$tmp/bad/classify.dp"
 check "truncated .pt2: one error, exit 1, no output" fails_cleanly "^$tmp/bad/classify.dp:.*: import: .*mlp.pt2" "$tmp/out" "$tmp/bad/classify.dp"
 printf 'input x: f32[1,3072]\ny = model("mlp.pt2" x)\noutput y\n' >"$tmp/bad/syntax.dp"
 check ".dp syntax error: file:line:col, exit 1, no output" fails_cleanly "^$tmp/bad/syntax.dp:2:21: import: " "$tmp/out" "$tmp/bad/syntax.dp"
-# an unsupported op: mlp_core.pt2 with its relu renamed selu (tests/import/zpatch.c)
+# an unsupported op: mlp_core.pt2 with its relu renamed sinc (tests/import/zpatch.c)
 if ${CC:-cc} -o "$tmp/zpatch" "$root/tests/import/zpatch.c" 2>"$tmp/cc.log" &&
 	"$tmp/zpatch" "$data/mlp_core.pt2" "$tmp/bad/mlp_core.pt2" aten.relu.default aten.sinc.default; then
 	cp "$data/mlp_core.dp" "$tmp/bad/sinc.dp"

@@ -239,6 +239,10 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		str_printf(s, "\t%-*s /* its width */\n", (int)w + 2, a.p);
 		str_free(&a);
 	}
+	str_printf(s, "/* Restores the state m keeps from run to run (the buffers the model\n"
+	              " * updates, such as a KV cache) to its initial value; nothing to do for a\n"
+	              " * program without state. */\n");
+	str_printf(s, "void %s_reset(%s *m);\n", nm, nm);
 	str_printf(s, "/* The message of the last failure of m (\"\" when none). */\n");
 	str_printf(s, "const char *%s_error(const %s *m);\n", nm, nm);
 	str_printf(s, "/* Frees m and its memory; NULL is allowed. */\n");

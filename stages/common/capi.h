@@ -25,6 +25,9 @@ void str_cstring(Str *s, const char *t);
 void str_comment(Str *s, const char *t);
 /* Appends a float literal that reads back as (float)f: "0.5f", "INFINITY". */
 void str_float(Str *s, double f);
+/* An i64 bound as a C literal: v truncated, or INT64_MIN / INT64_MAX
+ * beyond the range (infinities). */
+void str_i64(Str *s, double v);
 /* Appends "{1, 32, 32, 3}" (or "{0}" for n = 0). */
 void str_ints(Str *s, const int64_t *v, int n);
 

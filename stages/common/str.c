@@ -141,3 +141,14 @@ str_ints(Str *s, const int64_t *v, int n)
 		str_printf(s, "%s%lld", i ? ", " : "", (long long)v[i]);
 	str_put(s, "}");
 }
+
+void
+str_i64(Str *s, double v)
+{
+	if (v < -9.2e18)
+		str_put(s, "INT64_MIN");
+	else if (v > 9.2e18)
+		str_put(s, "INT64_MAX");
+	else
+		str_printf(s, "%lldLL", (long long)v);
+}

@@ -430,7 +430,7 @@ static int
 pipelineop(const char *name)
 {
 	int k = dp_op_lookup(name);
-	if (k < 0 || strchr(name, '.') || k == Oinput || k == Oconst || k == Ocopy)
+	if (k < 0 || strchr(name, '.') || k == Oinput || k == Oconst || k == Ocopy || k == Oassign)
 		return -1;
 	return k;
 }

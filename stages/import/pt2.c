@@ -47,6 +47,7 @@ struct Graph {
 	Model *m;
 	json_t *tv;        /* graph.tensor_values */
 	json_t *specs;     /* signature.input_specs */
+	json_t *outs;      /* signature.output_specs: buffer mutations make state */
 	json_t *nodes;     /* graph.nodes */
 	Slot *slot;
 	size_t nslot, used;
@@ -384,10 +385,25 @@ g_type(Graph *g, const char *name, Type *t)
 
 /* ---- constants ---- */
 
-/* The const op of a tensor of the blob; param is its state-dict name, or
- * NULL for constants a checkpoint does not hold. */
+/* Whether the model mutates its buffer fqn (a buffer_mutation output). */
 static int
-constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t, const char *param)
+mutated(const Graph *g, const char *fqn)
+{
+	for (size_t i = 0; g && i < json_array_size(g->outs); i++) {
+		json_t *b = json_object_get(json_array_get(g->outs, i), "buffer_mutation");
+		const char *n = json_string_value(json_object_get(b, "buffer_name"));
+		if (n && strcmp(n, fqn) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The const op of a tensor of the blob; param is its state-dict name, or
+ * NULL for constants a checkpoint does not hold; state: a buffer the model
+ * mutates (the program keeps it from run to run). */
+static int
+constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t, const char *param,
+        int state)
 {
 	for (int i = 0; i < imp->nkonst; i++) {
 		Const *k = &imp->konst[i];
@@ -401,6 +417,8 @@ constop(Imp *imp, int64_t off, int64_t n, const char *hash, const Type *t, const
 	dp_sets(fn, op, "hash", hash);
 	if (param)
 		dp_sets(fn, op, "param", param);
+	if (state)
+		dp_seti(fn, op, "state", 1);
 	int v = dp_addout(fn, op, *t);
 	if (imp->nkonst == imp->capkonst) {
 		imp->capkonst = imp->capkonst ? 2 * imp->capkonst : 64;
@@ -418,7 +436,7 @@ imp_const(Imp *imp, const void *bytes, const Type *t)
 
 	memcpy(blob_room(&imp->blob, n), bytes, n);
 	int64_t off = blob_commit(&imp->blob, n, hash);
-	return constop(imp, off, (int64_t)n, hash, t, NULL);
+	return constop(imp, off, (int64_t)n, hash, t, NULL, 0);
 }
 
 /* A rank-0 const holding v as dtype. */
@@ -430,7 +448,7 @@ g_scalar(Graph *g, double v, int dtype)
 	char hash[17];
 	tobytes(v, dtype, blob_room(&g->imp->blob, (size_t)n));
 	int64_t off = blob_commit(&g->imp->blob, (size_t)n, hash);
-	return constop(g->imp, off, n, hash, &t, NULL);
+	return constop(g->imp, off, n, hash, &t, NULL, 0);
 }
 
 /* A const of type t with every element v. */
@@ -446,7 +464,7 @@ g_filled(Graph *g, const Type *t, double v)
 	for (int64_t i = 0; i < n; i++)
 		tobytes(v, t->dtype, p + i * es);
 	int64_t off = blob_commit(&g->imp->blob, (size_t)(n * es), hash);
-	return constop(g->imp, off, n * es, hash, t, NULL);
+	return constop(g->imp, off, n * es, hash, t, NULL, 0);
 }
 
 /* Emits the const of a parameter, buffer or tensor constant named fqn (graph
@@ -542,9 +560,10 @@ weight(Graph *g, const char *name, const char *fqn, int named)
 		m->buf = NULL;
 		free(raw);
 	}
-	const char *param = named ? dp_strdup(g->imp->fn->arena, fqn) : NULL;
+	int state = mutated(g, fqn);
+	const char *param = named || state ? dp_strdup(g->imp->fn->arena, fqn) : NULL;
 	int64_t at = blob_commit_as(b, nb, hash, param);
-	return constop(g->imp, at, (int64_t)nb, hash, &t, param);
+	return constop(g->imp, at, (int64_t)nb, hash, &t, param, state);
 }
 
 /* The value id of graph value name, emitting its const on first use. */
@@ -800,6 +819,31 @@ inputs(Graph *g, const Call *c)
 		      nuser == 1 ? "" : "s", c->narg);
 }
 
+/* A buffer_mutation output: the buffer (its input spec's placeholder, a
+ * state const) gets the value name through an assign op. */
+static void
+mutation(Graph *g, json_t *body, const char *name)
+{
+	const char *fqn = json_string_value(json_object_get(body, "buffer_name")), *ph = NULL;
+	for (size_t i = 0; fqn && i < json_array_size(g->specs); i++) {
+		json_t *b = json_object_get(json_array_get(g->specs, i), "buffer");
+		const char *n = json_string_value(json_object_get(b, "buffer_name"));
+		if (n && strcmp(n, fqn) == 0)
+			ph = json_string_value(json_object_get(json_object_get(b, "arg"), "name"));
+	}
+	if (!ph || !name)
+		merr(g->m, "malformed archive: a buffer mutation of '%s' with no buffer input or value",
+		        fqn ? fqn : "?");
+	if (!slotof(g, name)->key)
+		merr(g->m, "the new value of buffer '%s' is '%s', which is never defined", fqn, name);
+	int in[2] = { g_value(g, ph, "buffer mutation"), g_value(g, name, "buffer mutation") };
+	Fn *fn = g->imp->fn;
+	int op = dp_addop(fn, Oassign, in, 2);
+	Err err = { 0 };
+	if (dp_infer(fn, op, &err))
+		merr(g->m, "buffer '%s': %s", fqn, err.msg);
+}
+
 /* Inlines the model of call c into imp->fn; puts the value ids of its
  * results in res[0..c->nres-1].  Reports errors and exits. */
 int
@@ -815,21 +859,28 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	g.tv = getobj(m, gr, "tensor_values", "graph");
 	g.specs = getobj(m, sig, "input_specs", "signature");
 	g.nodes = nodes;
-	json_t *outs = getobj(m, sig, "output_specs", "signature");
+	json_t *outs = g.outs = getobj(m, sig, "output_specs", "signature");
 
 	unsupported(m, imp->fn->arena, nodes);
 	inputs(&g, c);
-	size_t nres = json_array_size(outs);
+	size_t nres = 0;
+	for (size_t i = 0; i < json_array_size(outs); i++)
+		nres += !json_object_get(json_array_get(outs, i), "buffer_mutation");
 	if ((int)nres != maxres)
 		errat(imp->src, c->resat, "model '%s' returns %zu value%s, but %d name%s bound", c->path,
 		      nres, nres == 1 ? "" : "s", maxres, maxres == 1 ? " is" : "s are");
 	for (size_t i = 0; i < json_array_size(nodes); i++)
 		aten_node(&g, json_array_get(nodes, i));
-	for (size_t i = 0; i < nres; i++) {
+	for (size_t i = 0, k = 0; i < json_array_size(outs); i++) {
 		json_t *spec = json_array_get(outs, i);
 		const char *kind = json_object_iter_key(json_object_iter(spec));
 		json_t *body = json_object_iter_value(json_object_iter(spec));
 		const char *name = tensorname(json_object_get(body, "arg"));
+		if (kind && strcmp(kind, "buffer_mutation") == 0) {   /* arg: a TensorArgument */
+			mutation(&g, body, json_string_value(json_object_get(json_object_get(body, "arg"),
+			                                                     "name")));
+			continue;
+		}
 		if (!kind || strcmp(kind, "user_output") != 0)
 			merr(m, "model outputs of kind '%s' are not supported (a model that mutates "
 			        "its buffers, or training output?)", kind ? kind : "?");
@@ -837,7 +888,7 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 			merr(m, "output %zu of the model is not a tensor", i + 1);
 		if (!slotof(&g, name)->key)
 			merr(m, "output %zu of the model is '%s', which is never defined", i + 1, name);
-		res[i] = g_value(&g, name, "output");
+		res[k++] = g_value(&g, name, "output");
 	}
 	return (int)nres;
 }

@@ -185,7 +185,7 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 /* The typed API: an instance owns an aligned arena; run passes the typed
  * pointers to the schedule. */
 static void
-api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
+api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int state)
 {
 	const char *nm = fn->name;
 	int i, nin = 0, nout = 0;
@@ -219,6 +219,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 		              "\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
 	else
 		str_put(s, "\tif (m->ok)\n\t\t(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);\n");
+	if (state)
+		str_printf(s, "\tif (m->ok)\n\t\t%s_state(m->arena, dprt_weights_base(m->w));\n", nm);
 	if (pl->ncuda)
 		str_printf(s, "\tm->ok = m->ok && %s_gpu_init(&m->gpu, dprt_weights_base(m->w), "
 		              "m->err,\n\t                           sizeof m->err) == 0;   "
@@ -280,6 +282,12 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 	              "\t                     sizeof m->err) == 0 ? 0 : -1;\n"
 	              "\tdprt_pool_leave(m->pool);\n"
 	              "\treturn rc;\n}\n\n", nm, nm, pl->ncuda ? "m->gpu" : "NULL");
+	str_printf(s, "void\n%s_reset(%s *m)\n{\n", nm, nm);
+	if (state)
+		str_printf(s, "\tif (m != NULL && m->ok)\n\t\t%s_state(m->arena, "
+		              "dprt_weights_base(m->w));\n}\n\n", nm);
+	else
+		str_put(s, "\t(void)m;   /* no state */\n}\n\n");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
 	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
 	str_printf(s, "void\n%s_destroy(%s *m)\n{\n"
@@ -294,13 +302,13 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep)
 int
 emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 {
-	Str top = {0}, body = {0}, decl = {0}, prep = {0};
+	Str top = {0}, body = {0}, decl = {0}, prep = {0}, state = {0};
 	Param *par;
 	Plan pl;
 	Ctx c;
 	int np, i, rc = -1, nin = 0, nout = 0, hasblob;
 	Fuse *fu = nn_fuse(fn);
-	int64_t *prepoff, nb, prep0;
+	int64_t *prepoff, nb, prep0, prep1;
 
 	if (capi_params(fn, &par, &np, err) != 0 || plan(fn, &pl, err) != 0)
 		return -1;
@@ -312,6 +320,26 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			prepoff[i] = pl.arena;
 			pl.arena += (nb + 63) / 64 * 64;
 		}
+	prep1 = pl.arena;
+	/* the state (consts with state=1) after them, never reused either: the
+	 * arena is the instance's, kept from run to run */
+	for (i = 0; i < fn->nop; i++) {
+		Home *h = &pl.h[fn->op[i].out[0]];
+		if (fn->op[i].kind != Oconst || !dp_geti(&fn->op[i], "state", 0))
+			continue;
+		if (fn->op[i].dev != DEV_CPU || h->kind != H_CONST) {
+			dp_seterr(err, "op %d (const, state): a program's state lives on the cpu", i);
+			return -1;
+		}
+		str_printf(&state, "\tmemcpy(A + %lld, W + %lld, %lld);   /* ", (long long)pl.arena,
+		           (long long)h->idx, (long long)h->bytes);
+		op_text(&state, fn, &fn->op[i]);
+		str_put(&state, " */\n");
+		h->kind = H_ARENA;
+		h->idx = pl.arena;
+		h->last = fn->nop;   /* alive for ever */
+		pl.arena += (h->bytes + 63) / 64 * 64;
+	}
 	for (i = 0; i < np; i++) {
 		nin += !par[i].isout;
 		nout += par[i].isout;
@@ -384,8 +412,13 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	if (prep.n)
 		str_printf(out, "/* Prepares the weights in the arena's last %lld bytes, once per "
 		                "instance. */\nstatic void\n%s_prep(void *arena, const unsigned char *W)\n{\n%s}\n\n",
-		           (long long)(pl.arena - prep0),
+		           (long long)(prep1 - prep0),
 		           fn->name, prep.p);
+	if (state.n)
+		str_printf(out, "/* Sets the state the program keeps from run to run (in the arena,\n"
+		                " * after the prepared weights) to its initial value, from the weights. */\n"
+		                "static void\n%s_state(void *arena, const unsigned char *W)\n{\n"
+		                "\tunsigned char *A = arena;\n\n%s}\n\n", fn->name, state.p);
 	runfn(&c, out, &body, &decl);
 	str_printf(out, "\n/* The program descriptor that dprt_main and the typed API run. */\n"
 	                "const dprt_prog %s_prog = {\n\t.name = ", fn->name);
@@ -414,13 +447,16 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	}
 	if (prep.n)
 		str_printf(out, "\t.prep = %s_prep,\n", fn->name);
+	if (state.n)
+		str_printf(out, "\t.reset = %s_state,\n", fn->name);
 	str_put(out, "};\n\n");
-	api(out, fn, &pl, par, np, prep.n > 0);
+	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0);
 	rc = 0;
 done:
 	str_free(&top);
 	str_free(&body);
 	str_free(&decl);
 	str_free(&prep);
+	str_free(&state);
 	return rc;
 }

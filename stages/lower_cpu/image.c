@@ -1,6 +1,6 @@
 /* image.c: the emitters of the image and selection ops (IMAGE_OPS in
  * ops.h): resize, center_crop, topk; and of the text ops (TEXT_OPS):
- * tokenize, detokenize. */
+ * tokenize, detokenize; and assign (STATE_OPS). */
 #include <stdio.h>
 #include <string.h>
 
@@ -96,5 +96,33 @@ k_detokenize(Ctx *c, const Op *op, int i)
 	           (long long)dp_geti(op, "bytes", 1), (int)dp_geti(op, "skip", 1), V(c, op->in[0]),
 	           dprt_enum(tx->dtype), (long long)dp_numel(tx), V(c, op->in[1]),
 	           (long long)ty(c, op->in[1])->dim[0]);
+	return 0;
+}
+
+/* assign: the new value into the state's buffer (the arena's state region,
+ * emit.c), once the state's other readers have run; the result is the
+ * new value. */
+int
+k_assign(Ctx *c, const Op *op, int i)
+{
+	const Home *h = &c->plan->h[op->in[0]];
+	int64_t n = h->bytes;
+	int j, k;
+
+	for (j = i + 1; j < c->fn->nop; j++)   /* readers after the update would see it */
+		for (k = 0; k < c->fn->op[j].nin; k++) {
+			int v = c->fn->op[j].in[k];
+			if (v == op->in[0] || (c->plan->h[v].kind == H_VIEW && c->plan->h[v].base == op->in[0])) {
+				dp_seterr(c->err, "op %d (assign): op %d reads the state after its update",
+				          i, j);
+				return -1;
+			}
+		}
+	if (n == 0)
+		return 0;
+	str_printf(c->body, "\tmemmove(v%d, v%d, %lld);\n", V(c, op->in[0]), V(c, op->in[1]),
+	           (long long)n);
+	str_printf(c->body, "\tif ((void *)v%d != (const void *)v%d)\n\t\tmemcpy(v%d, v%d, %lld);\n",
+	           V(c, op->out[0]), V(c, op->in[1]), V(c, op->out[0]), V(c, op->in[1]), (long long)n);
 	return 0;
 }

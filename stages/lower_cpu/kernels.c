@@ -450,6 +450,7 @@ static Emitter *const emitters[DP_NOP] = {
 	[Ocrop] = k_crop,
 	[Otopk] = k_topk,
 	[Otokenize] = k_tokenize,
+	[Oassign] = k_assign,
 	[Odetokenize] = k_detokenize,
 };
 
@@ -462,8 +463,8 @@ emit_op(Ctx *c, int i)
 	str_put(c->body, "\t/* ");
 	op_text(c->body, c->fn, op);
 	str_put(c->body, " */\n");
-	if (emitters[op->kind] == NULL)
-		return emit_nn(c, op, i);   /* nn.c: the NN_OPS, or the error */
+	if (emitters[op->kind] == NULL || (op->kind == Alinear && c->fuse && c->fuse[i].act))
+		return emit_nn(c, op, i);   /* nn.c: the NN_OPS (a fused linear), or the error */
 	return emitters[op->kind](c, op, i);
 }
 

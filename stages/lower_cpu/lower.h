@@ -143,6 +143,7 @@ int k_crop(Ctx *c, const Op *op, int i);
 int k_topk(Ctx *c, const Op *op, int i);
 int k_tokenize(Ctx *c, const Op *op, int i);
 int k_detokenize(Ctx *c, const Op *op, int i);
+int k_assign(Ctx *c, const Op *op, int i);
 
 /* emit.c: the whole C file for fn (host schedule, prog descriptor, typed
  * API) into *out.  src is the input's base name, for the header comment.

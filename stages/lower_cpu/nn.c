@@ -222,19 +222,6 @@ k_where(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-/* Bounds of an i64 formula: a rounded up, b down, infinities to the range. */
-static void
-i64bound(Ctx *c, double v, int up)
-{
-	v = up ? ceil(v) : floor(v);
-	if (v < -9.2e18)
-		str_put(c->body, "INT64_MIN");
-	else if (v > 9.2e18)
-		str_put(c->body, "INT64_MAX");
-	else
-		str_printf(c->body, "%lldLL", (long long)v);
-}
-
 /* A unary op: a loop over its n dense elements calling its formula from
  * runtime/dpscalar.h (dps_NAME_i64 on i64 for the Funaryn form);
  * logical_not of any dtype through dprt_not. */
@@ -257,9 +244,9 @@ k_unary(Ctx *c, const Op *op, int i)
 	if (dt == DP_I64 && dp_op_form[op->kind] == Funaryn) {
 		str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = dps_%s_i64(v%d[j], ",
 		           (long long)n, V(c, y), f, V(c, x));
-		i64bound(c, p[0], 1);
+		str_i64(c->body, ceil(p[0]));   /* bounds rounded inwards */
 		str_put(c->body, ", ");
-		i64bound(c, p[1], 0);
+		str_i64(c->body, floor(p[1]));
 		str_put(c->body, ");\n");
 		return 0;
 	}
@@ -636,7 +623,30 @@ prepoperand(Ctx *c, Str *s, int v, int inprep)
 
 static const char *const actname[] = {
 	"DPRT_ACT_NONE", "DPRT_ACT_RELU", "DPRT_ACT_CLAMP", "DPRT_ACT_HARDSWISH", "DPRT_ACT_SILU",
+	"DPRT_ACT_GELU", "DPRT_ACT_GELU_TANH",
 };
+
+/* aten.linear with its activation fused (nn_fuse): one dprt_linear_f32. */
+static int
+k_linear_act(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0], w = op->in[1];
+	const Type *tw = ty(c, w);
+	int64_t N = tw->dim[0], K = tw->dim[1], M = K ? dp_numel(ty(c, x)) / K : 0;
+
+	if (needf32(c, op, i) != 0)
+		return -1;
+	if (dp_numel(ty(c, y)) == 0)
+		return 0;
+	str_printf(c->body, "\tdprt_linear_f32(v%d, v%d, v%d, ", V(c, y), V(c, x), V(c, w));
+	if (op->nin == 3)
+		str_printf(c->body, "v%d, ", V(c, op->in[2]));
+	else
+		str_put(c->body, "NULL, ");
+	str_printf(c->body, "%lld, %lld, %lld, %s);\n", (long long)M, (long long)N, (long long)K,
+	           actname[c->fuse[i].act]);
+	return 0;
+}
 
 static int
 k_conv(Ctx *c, const Op *op, int i)
@@ -825,6 +835,8 @@ emit_nn(Ctx *c, const Op *op, int i)
 {
 	Emitter *e = nn_emitter(op->kind);
 
+	if (op->kind == Alinear)   /* with its activation fused (nn_fuse) */
+		return k_linear_act(c, op, i);
 	if (e)
 		return e(c, op, i);
 	dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for this op", i,
@@ -866,6 +878,59 @@ sametype(const Type *a, const Type *b)
 	       memcmp(a->dim, b->dim, (size_t)a->rank * sizeof *a->dim) == 0;
 }
 
+/* The activation code of op (0: not one a kernel epilogue applies). */
+static int
+actof(const Op *op, double *lo, double *hi)
+{
+	const Attr *a = dp_attr(op, "min"), *b = dp_attr(op, "max");
+	const char *appr;
+
+	switch (op->kind) {
+	case Arelu: return 1;
+	case Aclamp:
+		*lo = a ? a->f : -INFINITY;
+		*hi = b ? b->f : INFINITY;
+		return 2;
+	case Ahardswish: return 3;
+	case Asilu: return 4;
+	case Agelu:
+		appr = dp_gets(op, "approximate");
+		return appr && strcmp(appr, "tanh") == 0 ? 6 : 5;
+	}
+	return 0;
+}
+
+/* Whether linear op i (f32, a constant 2-D weight, an input that is not a
+ * transposed view) has its result read only by an activation (its index
+ * into *j, the fusion into *f). */
+static int
+linearact(const Fn *fn, const int *nuse, const int *gone, int i, Fuse *f, int *j)
+{
+	const Op *op = &fn->op[i], *d;
+	int y = op->out[0], k;
+
+	if (op->dev != DEV_CPU || op->nout != 1 || op->nin < 2 || op->nin > 3 ||
+	    fn->val[op->in[1]].t.rank != 2 || !isconst(fn, op->in[1]) ||
+	    fn->val[y].t.dtype != DP_F32 || fn->val[op->in[0]].t.dtype != DP_F32)
+		return 0;
+	if (op->nin == 3 && (fn->val[op->in[2]].t.rank != 1 || fn->val[op->in[2]].t.dtype != DP_F32))
+		return 0;
+	d = &fn->op[fn->val[op->in[0]].def];
+	if (dp_istranspose(fn, d))
+		return 0;
+	if ((*j = reader(fn, nuse, gone, y, i)) < 0)
+		return 0;
+	for (k = 0; k < fn->op[*j].nin; k++)   /* y its one operand */
+		if (fn->op[*j].in[k] != y)
+			return 0;
+	if (fn->op[*j].nout != 1 || fn->op[*j].dev != DEV_CPU ||
+	    !sametype(&fn->val[fn->op[*j].out[0]].t, &fn->val[y].t))
+		return 0;
+	*f = (Fuse){ .nconv = op->nin };
+	f->act = actof(&fn->op[*j], &f->lo, &f->hi);
+	return f->act != 0 && f->act != 2;   /* a clamp's bounds have no place in the call */
+}
+
 Fuse *
 nn_fuse(Fn *fn)
 {
@@ -891,6 +956,18 @@ nn_fuse(Fn *fn)
 
 		if (moved[i])
 			continue;   /* a fused convolution, already done */
+		if (op->kind == Alinear && linearact(fn, nuse, gone, i, &f, &j)) {
+			orphan[op->out[0]] = 1;
+			op->out[0] = fn->op[j].out[0];
+			fu[j] = f;
+			fn->op[j] = *op;   /* the linear layer runs where its activation did */
+			moved[j] = 1;
+			gone[i] = 1;
+			for (k = 0; k < fn->nval; k++)
+				if (orphan[k] == 1)
+					orphan[k] = 2 + j;
+			continue;
+		}
 		if (op->kind != Aconv || op->dev != DEV_CPU || op->nout != 1 ||
 		    fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4 ||
 		    fn->val[op->out[0]].t.dtype != DP_F32 || fn->val[op->in[0]].t.dtype != DP_F32) {
@@ -931,17 +1008,7 @@ nn_fuse(Fn *fn)
 		}
 		if (j >= 0 && fn->op[j].nin == 1 && fn->op[j].nout == 1 && fn->op[j].dev == DEV_CPU &&
 		    sametype(&fn->val[fn->op[j].out[0]].t, &fn->val[cur].t)) {
-			const Attr *lo = dp_attr(&fn->op[j], "min"), *hi = dp_attr(&fn->op[j], "max");
-			switch (fn->op[j].kind) {
-			case Arelu: f.act = 1; break;
-			case Aclamp:
-				f.act = 2;
-				f.lo = lo ? lo->f : -INFINITY;
-				f.hi = hi ? hi->f : INFINITY;
-				break;
-			case Ahardswish: f.act = 3; break;
-			case Asilu: f.act = 4; break;
-			}
+			f.act = actof(&fn->op[j], &f.lo, &f.hi);
 			if (f.act) {
 				orphan[cur] = 1;
 				gone[j] = 1;

@@ -65,7 +65,7 @@ homes(Fn *fn, Plan *p, Err *err)
 			          (long long)fn->wsize);
 			return -1;
 		}
-		sethome(h, H_CONST, off, 1);
+		sethome(h, H_CONST, off, !dp_geti(src, "state", 0));   /* state: written by assign */
 	}
 	for (j = 0; j < fn->nout; j++) {
 		Home *h = &p->h[fn->out[j].val];

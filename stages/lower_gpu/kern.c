@@ -35,18 +35,6 @@ stype(int dtype)
 	return ctypes[dtype] ? ctypes[dtype] : "uint16_t";
 }
 
-/* An i64 bound: infinities (and beyond) to the range's ends. */
-static void
-i64bound(Str *s, double v)
-{
-	if (v < -9.2e18)
-		str_put(s, "INT64_MIN");
-	else if (v > 9.2e18)
-		str_put(s, "INT64_MAX");
-	else
-		str_printf(s, "%lldLL", (long long)v);
-}
-
 /* Marks v as named by the schedule and returns it. */
 int
 gV(Gpu *g, int v)
@@ -699,9 +687,9 @@ unary(Kern *k, int v, const Op *op, int i, const char *idx)
 			goto done;
 		s = line(k);
 		str_printf(s, "int64_t t%d = dps_%s_i64(%s, ", v, f, a.p);
-		i64bound(s, ceil(p[0]));
+		str_i64(s, ceil(p[0]));
 		str_put(s, ", ");
-		i64bound(s, floor(p[1]));
+		str_i64(s, floor(p[1]));
 		str_put(s, ");\n");
 		rc = 0;
 		goto done;

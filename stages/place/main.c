@@ -10,7 +10,8 @@ static const char usage[] =
 	"Places every op of IN on a device by MAPPING's rules (formats/target.md):\n"
 	"the last matching 'op' rule, else the last matching 'class' rule, else\n"
 	"'default'; an op with no kernel on that device stays on the cpu.  Graph\n"
-	"inputs are on the cpu; a const goes where its first user runs.  Each op\n"
+	"inputs are on the cpu; a const goes where its first user runs (a state\n"
+	"const, on the cpu).  Each op\n"
 	"records the rule that placed it (devproc dump shows it).\n";
 
 /* Places fn's ops; consts follow their first user. */
@@ -41,7 +42,9 @@ place(Fn *fn, const Target *t, const char *tname)
 			for (int k = 0; k < fn->op[j].nin; k++)
 				if (fn->op[j].in[k] == op->out[0])
 					user = j;
-		if (user >= 0) {
+		if (dp_geti(op, "state", 0)) {   /* the program's state lives on the cpu */
+			op->rule = "state: cpu";
+		} else if (user >= 0) {
 			op->dev = fn->op[user].dev;
 			snprintf(why, sizeof why, "const follows its first user (%s, op %d)",
 			         dp_op_name[fn->op[user].kind], user);

@@ -40,6 +40,10 @@ int canon_run(canon *m,
 	const uint8_t *image,  /* in: u8[1,4,4,3] */
 	int64_t *label,        /* out: i64[1] */
 	float *logits);        /* out: f32[1,10] */
+/* Restores the state m keeps from run to run (the buffers the model
+ * updates, such as a KV cache) to its initial value; nothing to do for a
+ * program without state. */
+void canon_reset(canon *m);
 /* The message of the last failure of m ("" when none). */
 const char *canon_error(const canon *m);
 /* Frees m and its memory; NULL is allowed. */
@@ -184,6 +188,12 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 	                     sizeof m->err) == 0 ? 0 : -1;
 	dprt_pool_leave(m->pool);
 	return rc;
+}
+
+void
+canon_reset(canon *m)
+{
+	(void)m;   /* no state */
 }
 
 const char *

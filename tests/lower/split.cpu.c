@@ -40,6 +40,10 @@ int split_run(split *m,
 	const uint8_t *image,  /* in: u8[1,4,4,3] */
 	int64_t *label,        /* out: i64[1] */
 	float *logits);        /* out: f32[1,10] */
+/* Restores the state m keeps from run to run (the buffers the model
+ * updates, such as a KV cache) to its initial value; nothing to do for a
+ * program without state. */
+void split_reset(split *m);
 /* The message of the last failure of m ("" when none). */
 const char *split_error(const split *m);
 /* Frees m and its memory; NULL is allowed. */
@@ -197,6 +201,12 @@ split_run(split *m, const uint8_t *image, int64_t *label, float *logits)
 	                     sizeof m->err) == 0 ? 0 : -1;
 	dprt_pool_leave(m->pool);
 	return rc;
+}
+
+void
+split_reset(split *m)
+{
+	(void)m;   /* no state */
 }
 
 const char *

@@ -841,6 +841,59 @@ test_sgemm_threads(void)
 	}
 }
 
+/* dprt_linear_f32 with each activation, against f64, and the same bits on
+ * pools of 1 to 4 threads. */
+static void
+test_linear_act(void)
+{
+	static const int64_t sz[][3] = { { 197, 300, 200 }, { 5, 70, 33 }, { 40, 17, 300 } };
+	static const char *const an[] = { "none", "relu", "clamp", "hardswish", "silu", "gelu",
+	                                   "gelu tanh" };
+	for (size_t t = 0; t < sizeof sz / sizeof sz[0]; t++)
+		for (int act = 0; act <= DPRT_ACT_GELU_TANH; act++) {
+			int64_t M = sz[t][0], N = sz[t][1], K = sz[t][2];
+			float *x = frand(M * K, -1, 1), *w = frand(N * K, -1, 1), *b = frand(N, -1, 1);
+			float *y = malloc((size_t)(M * N) * 4), *y2 = malloc((size_t)(M * N) * 4);
+			double *ref = malloc((size_t)(M * N) * sizeof *ref);
+			int same = 1;
+			if (act == DPRT_ACT_CLAMP)
+				continue;   /* no bounds in this call */
+			for (int th = 1; th <= 4; th++) {
+				dprt_pool *pool;
+				char err[200];
+				if (dprt_pool_create(&pool, th, err, sizeof err) != 0) {
+					ok(0, "a pool: %s", err);
+					return;
+				}
+				dprt_pool_enter(pool);
+				dprt_linear_f32(th == 1 ? y : y2, x, w, t == 1 ? NULL : b, M, N, K, act);
+				dprt_pool_leave(pool);
+				dprt_pool_destroy(pool);
+				if (th > 1)
+					same &= memcmp(y, y2, (size_t)(M * N) * 4) == 0;
+			}
+			for (int64_t i = 0; i < M; i++)
+				for (int64_t j = 0; j < N; j++) {
+					double v = t == 1 ? 0 : b[j];
+					for (int64_t l = 0; l < K; l++)
+						v += (double)x[i * K + l] * w[j * K + l];
+					if (act == DPRT_ACT_GELU)
+						v = v * 0.5 * (1 + erf(v / sqrt(2.0)));
+					else if (act == DPRT_ACT_GELU_TANH)
+						v = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+					else
+						v = actd(act, v, 0, 0);
+					ref[i * N + j] = v;
+				}
+			char name[128];
+			snprintf(name, sizeof name, "linear %lldx%lldx%lld%s, %s", (long long)M,
+			         (long long)N, (long long)K, t == 1 ? "" : " + bias", an[act]);
+			close_rel(y, ref, M * N, 1e-5, name);
+			ok(same, "  the same bits on 1, 2, 3 and 4 threads");
+			free(x), free(w), free(b), free(y), free(y2), free(ref);
+		}
+}
+
 int
 main(void)
 {
@@ -854,6 +907,7 @@ main(void)
 	test_sdpa();
 	test_conv_run();
 	test_sgemm_threads();
+	test_linear_act();
 	printf("1..%d\n", ntest);
 	return nfail != 0;
 }

@@ -182,6 +182,20 @@ main(int argc, char **argv)
 			 " \"decoder\": {\"type\": \"ByteLevel\"}}",
 			 "x.json: pre-tokenizer Metaspace (DevProc reads byte-level BPE tokenizers: ByteLevel)"},
 		};
+		/* GPT-2's own files give the word affixes as "" */
+		static const char gpt2like[] =
+			"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2},"
+			" \"merges\": [\"a b\"], \"continuing_subword_prefix\": \"\", \"end_of_word_suffix\": \"\"},"
+			" \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"ByteLevel\"},"
+			" \"post_processor\": {\"type\": \"ByteLevel\"}, \"decoder\": {\"type\": \"ByteLevel\"}}";
+		dprt_tokenizer *g;
+		int64_t ab[4];
+		int rc = dprt_tok_parse(gpt2like, strlen(gpt2like), "x.json", &g, err, sizeof err);
+		if (rc != 0)
+			printf("# %s\n", err);
+		ok(rc == 0 && dprt_tok_encode(g, "ab", 2, 0, ab, 4) == 1 && ab[0] == 2,
+		   "%s: empty word affixes and merges as \"a b\" strings read%.0d", "GPT-2's own format", 0);
+		dprt_tok_free(rc == 0 ? g : NULL);
 		for (k = 0; k < 4; k++) {
 			dprt_tokenizer *t;
 			int rc = dprt_tok_parse(bad[k][0], strlen(bad[k][0]), "x.json", &t, err, sizeof err);

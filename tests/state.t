@@ -1,0 +1,127 @@
+#!/bin/sh
+# state.t: state a program keeps from run to run (TAP).  A const with
+# state=1 is a buffer of the program instance, starting from its bytes in
+# the blob; assign writes a new value into it once its other readers have
+# run.  acc.ir below keeps acc f32[3] = [1,2,3] and adds x to it each run,
+# giving the state before (old) and after (new) the run.  Worked out by
+# hand for x = [1,1,1]: run 1 old [1,2,3] new [2,3,4]; run 2 old [2,3,4]
+# new [3,4,5]; after a reset run 1 again.  Through the executable's --steps
+# and the C API's NAME_reset; and the errors of a state read after its
+# update and of an assign to a plain constant.  Then a .pt2 whose model
+# updates its buffers (torch.export's buffer mutations) through import.
+cd "$(dirname "$0")/.." || exit 1
+. tests/tap.sh
+root=$(pwd)
+cc=${DP_TEST_CC:-$(sed -n 's/^CC = //p' config.mk 2>/dev/null)}
+d=$tmp/acc
+mkdir -p "$d"
+
+ir() { # BODY: acc.ir with these ops after the input and the state
+	printf 'dpir 1.0 acc partition\nweights "weights.bin" "0000000000000000" 64\npart 0 @cpu\n'
+	printf '%%0 = input {name="x"} : f32[3] @cpu part=0\n'
+	printf '%%1 = const {hash="s", nbytes=12, offset=0, param="acc", state=1} : f32[3] @cpu part=0\n'
+	printf '%s\n' "$@"
+}
+ir '%2 = aten.add %1, %0 : f32[3] @cpu part=0' '%3 = assign %1, %2 : f32[3] @cpu part=0' \
+	'return old=%1, new=%2' >"$d/acc.ir"
+# the blob: acc's [1, 2, 3] as f32, then zeros
+{ printf '\000\000\200\077\000\000\000\100\000\000\100\100'; head -c 52 /dev/zero; } >"$d/weights.bin"
+perl -e '$d = "{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (3,), }";
+	$d .= " " x (117 - length $d) . "\n"; print "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("f<*", 1, 1, 1)' >"$d/x.npy"
+
+build() {
+	(cd "$d" && "$root/bin/devproc" parse acc.ir -o acc.dpir && "$root/bin/dp-lower_cpu" acc.dpir -o 5.cpu.c &&
+		$cc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/runtime" -c 5.cpu.c -o 5.cpu.o &&
+		"$root/bin/dp-link" acc.dpir 5.cpu.o --runtime "$root/lib" --cc "$cc" -o acc)
+}
+check "a program with state lowers, compiles and links" build
+
+steps() {
+	"$d/acc" --in x="$d/x.npy" --steps 3 >"$tmp/out" || return 1
+	cat "$tmp/out"
+	printf 'step 1:\nold = [1, 2, 3]\nnew = [2, 3, 4]\nstep 2:\nold = [2, 3, 4]\nnew = [3, 4, 5]\nstep 3:\nold = [3, 4, 5]\nnew = [4, 5, 6]\n' |
+		diff - "$tmp/out"
+}
+check "--steps 3: the state carries from step to step in one process" steps
+
+again() {
+	"$d/acc" --in x="$d/x.npy" >"$tmp/out" &&
+		printf 'old = [1, 2, 3]\nnew = [2, 3, 4]\n' | diff - "$tmp/out"
+}
+check "a new process starts from the state's initial value" again
+
+capi() {
+	cat >"$tmp/app.c" <<'C'
+#include <stdio.h>
+#include "acc.h"
+/* runs acc twice, resets, runs once more; prints each run's old and new */
+int
+main(void)
+{
+	const float x[3] = {1, 1, 1};
+	float old[3], new_[3];
+	acc *m = acc_create();
+	int r;
+
+	for (r = 0; r < 3; r++) {
+		if (r == 2)
+			acc_reset(m);
+		if (m == NULL || acc_run(m, x, old, new_) != 0) {
+			fprintf(stderr, "%s\n", acc_error(m));
+			return 1;
+		}
+		printf("%g %g %g / %g %g %g\n", old[0], old[1], old[2], new_[0], new_[1], new_[2]);
+	}
+	acc_destroy(m);
+	return 0;
+}
+C
+	$cc -std=c11 -I"$d" "$tmp/app.c" "$d/libacc.a" -lm -lpthread -o "$tmp/app" && "$tmp/app" >"$tmp/out" &&
+		printf '1 2 3 / 2 3 4\n2 3 4 / 3 4 5\n1 2 3 / 2 3 4\n' | diff - "$tmp/out"
+}
+check "C API: two runs carry the state, acc_reset restores it" capi
+
+late() {
+	ir '%2 = aten.add %1, %0 : f32[3] @cpu part=0' '%3 = assign %1, %2 : f32[3] @cpu part=0' \
+		'%4 = aten.mul %1, %0 : f32[3] @cpu part=0' 'return y=%4' >"$tmp/late.ir"
+	(cd "$tmp" && "$root/bin/devproc" parse late.ir -o late.dpir &&
+		! "$root/bin/dp-lower_cpu" late.dpir -o late.c 2>err && [ ! -e late.c ]) &&
+		echo "late.dpir: lower_cpu: op 3 (assign): op 4 reads the state after its update" | diff - "$tmp/err"
+}
+check "a state read after its update: refused" late
+
+plain() {
+	sed 's/, state=1}/}/' "$d/acc.ir" >"$tmp/plain.ir"
+	(cd "$tmp" && ! "$root/bin/devproc" parse plain.ir -o plain.dpir 2>err) &&
+		grep -q 'assign: operand 0 must be a state (a const with state=1)' "$tmp/err"
+}
+check "assign to a plain constant: refused" plain
+
+# a model that updates its buffers: tests/data/state/accum.pt2 (made by
+# tools/make_state_pt2.py from PyTorch's export of a KV-cache block) adds 1
+# to k_cache and then k_cache to v_cache each call, returning v_cache: from
+# zeros, call n gives n(n+1)/2 everywhere
+npy() { # FILE DESCR SHAPE PACKED...: a .npy 1.0 file
+	f=$1 descr=$2 shape=$3
+	shift 3
+	perl -e '($f, $t, $s, @v) = @ARGV; $d = "{\x27descr\x27: \x27$t\x27, \x27fortran_order\x27: False, \x27shape\x27: ($s), }";
+		$d .= " " x (117 - length $d) . "\n"; open my $o, ">:raw", $f or die;
+		print $o "\x93NUMPY\x01\x00", pack("v", 118), $d, $t eq "<f4" ? pack("f<*", @v) : pack("q<*", @v)' \
+		"$f" "$descr" "$shape" "$@"
+}
+accum() {
+	bin/devproc build tests/data/state/accum.dp -C "$tmp/b" >/dev/null || return 1
+	bin/devproc dump "$tmp/b/accum/1.import.dpir" | grep -q 'param="k_cache", state=1' || return 1
+	npy "$tmp/x.npy" '<f4' '1, 2, 32' $(seq 64 | sed 's/.*/0/')
+	npy "$tmp/pos.npy" '<i8' '2,' 0 1
+	for k in 1 2 3; do
+		npy "$tmp/want$k.npy" '<f4' '1, 2, 8, 16' $(seq 256 | sed "s/.*/$((k * (k + 1) / 2))/")
+	done
+	"$tmp/b/accum/accum" --steps 3 --in x="$tmp/x.npy" --in pos="$tmp/pos.npy" --out v="$tmp/v%d.npy" &&
+		bin/npycmp --exact "$tmp/v1.npy" "$tmp/want1.npy" && bin/npycmp --exact "$tmp/v2.npy" "$tmp/want2.npy" &&
+		bin/npycmp --exact "$tmp/v3.npy" "$tmp/want3.npy"
+}
+check "a .pt2 whose model mutates its buffers: state consts and assigns; --steps 3 gives 1, 3, 6" accum
+
+echo "1..$n"
+[ $fails -eq 0 ]
