@@ -410,7 +410,7 @@ def cases():
          lambda: r(4, 3), lambda: ints(0, 4, 6, 3), lambda: r(6, 3))
     case("scatter_add_int", lambda s, x, i, y: torch.scatter_add(x, 0, i, y),
          lambda: ints(-9, 9, 3, 2), lambda: ints(0, 3, 5, 2), lambda: ints(-9, 9, 5, 2))
-    case("index_put_kv", lambda s, c, p, k: torch.index_put(c, (None, None, p), k),
+    case("index_put_kv", lambda s, c, p, k: setindex(c, p, k),
          lambda: r(1, 2, 8, 4), lambda: torch.tensor([3, 4, 5]), lambda: r(1, 2, 3, 4))
     case("index_put_neg", lambda s, x, i, v: torch.index_put(x, (i,), v),
          lambda: r(6, 3), lambda: torch.tensor([-1, 2]), lambda: r(3))
@@ -439,6 +439,13 @@ def setitem(x, y):
     x = x.clone()
     x[1:3] = y
     return x
+
+
+def setindex(c, p, k):
+    """A KV-cache write: aten.index_put with two leading None indices."""
+    c = c.clone()
+    c[:, :, p] = k
+    return c
 
 
 def setitem2(c, k):

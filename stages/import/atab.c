@@ -42,6 +42,7 @@
 	{ "aten.bitwise_" n ".Tensor", k, "self:T other:T", 0, H_BOOL }, \
 	{ "aten.bitwise_" n ".Scalar", k, "self:T other:S", 0, H_BOOL }, \
 	{ "aten.__" n "__.Tensor", k, "self:T other:T", 0, H_BOOL }, \
+	{ "aten.__" n "__.Scalar", k, "self:T other:S", 0, H_BOOL }, \
 	{ "aten.logical_" n ".default", k, "self:T other:T", 0, 0 }
 #define BN "input:T weight:W=1 bias:W=0 running_mean:T running_var:T"
 #define POOL "self:T kernel_size:is stride:is= padding:is=0"

@@ -937,6 +937,8 @@ r_cumsum(Lz *z, const Op *op)
 /* amax / amin over dim (empty: all): x permuted to [kept dims, reduced
  * dims] and viewed [kept, R], the values gathered at argmax along R (of
  * −x for amin), viewed as the result. */
+static int castto(Lz *z, int x, int dtype);
+
 static int
 extremev(Lz *z, int x, unsigned m, int min, const Type *o)
 {
@@ -970,6 +972,8 @@ extremev(Lz *z, int x, unsigned m, int min, const Type *o)
 	if (lz_type(z, x)->rank != kept + 1 || lz_type(z, x)->dim[kept] != R)
 		x = lz_view(z, x, v, kept + 1);
 	y = min ? lz_op1(z, Aneg, x) : x;
+	if (t->dtype != DP_F32 && t->dtype != DP_F64)   /* argmax: f32 kernels, exact to ±2^24 */
+		y = castto(z, y, DP_F32);
 	if (y < 0)
 		return -1;
 	k = lz_begin(z, Oargmax, &y, 1);
