@@ -1427,8 +1427,8 @@ static const struct {
 	{ Amaxpool3, r_pooln, "aten.max_pool2d over (H, W), then over (D, 1) of planes viewed" },
 	{ Aavgpool3, r_pooln, "aten.avg_pool2d over (H, W), then over (D, 1) of planes viewed" },
 	{ Aadaptavg3, r_pooln, "aten.adaptive_avg_pool2d over (H, W), then over (D, OH·OW)" },
-	{ Aindexput, r_indexput, "a scatter (see scat) of the values at the flat index into x viewed" },
-	{ Aindexcopy, r_indexcopy, "a scatter (see scat) at the index expanded to src's shape" },
+	{ Aindexput, r_indexput, "as aten.scatter: the values at the flat index into x viewed with the indexed dims as one" },
+	{ Aindexcopy, r_indexcopy, "as aten.scatter: src at the index expanded to src's shape" },
 	{ Ascatter, r_scatter, "aten.eq of the index and an aten.arange, aten.any, then aten.gather at "
 	  "argmax (set), or aten.sum / aten.where + amax of the marked sources, aten.where" },
 	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
