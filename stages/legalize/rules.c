@@ -1258,11 +1258,72 @@ scat(Lz *z, int x, int d, int I, int s, int mode, int self)
 	}
 }
 
+/* x viewed to size[0..n-1], or x itself when that is its shape. */
+static int
+review(Lz *z, int x, const int64_t *size, int n)
+{
+	const Type *t;
+
+	if (x < 0)
+		return -1;
+	t = lz_type(z, x);
+	if (t->rank == n && !memcmp(t->dim, size, (size_t)n * sizeof *size))
+		return x;
+	return lz_view(z, x, size, n);
+}
+
+/* The scatter of vals (x's shape but M along d) into x along d at the
+ * vector idx [M] (the same index for every row, as index_put and
+ * index_copy have): the comparison made once, eq = idx viewed [1, M] ==
+ * arange(n) viewed [n, 1] (memory n·M, not n·M per row), has = any(eq)
+ * over M, then aten.index of vals along d at argmax(eq) (the first of
+ * duplicates) where has, else x. */
+static int
+scat1(Lz *z, int x, int d, int idx, int vals)
+{
+	Type tx = *lz_type(z, x);
+	int64_t n = tx.dim[d], M, v[2], hv[DP_MAXRANK];
+	int ar, eq, has, pos, k, in[3];
+
+	if (idx < 0 || vals < 0)
+		return -1;
+	M = lz_type(z, idx)->dim[0];
+	v[0] = 1;
+	v[1] = M;
+	idx = review(z, idx, v, 2);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)n);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	ar = lz_end(z, k);
+	v[0] = n;
+	v[1] = 1;
+	ar = review(z, ar, v, 2);
+	eq = lz_op2(z, Aeq, idx, ar);
+	has = reducem(z, Aany, eq, 2u);
+	pos = castto(z, eq, DP_F32);
+	if (pos < 0 || has < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &pos, 1);
+	dp_seti(z->out, k, "dim", 1);
+	dp_seti(z->out, k, "keepdim", 0);
+	pos = lz_end(z, k);
+	for (int i = 0; i < tx.rank; i++)
+		hv[i] = i == d ? n : 1;
+	in[0] = review(z, has, hv, tx.rank);
+	in[1] = take(z, vals, d, pos);
+	in[2] = x;
+	if (in[0] < 0 || in[1] < 0)
+		return -1;
+	return lz_end(z, lz_begin(z, Awhere, in, 3));
+}
+
 /* index_put(x, values, idx0[, idx1...]) on the adjacent dims from dim:
  * the indices made non-negative and combined into one flat index (as
  * aten.index_n), x viewed with those dims as one, the values expanded
- * to the indexed shape and viewed likewise, a scatter (accumulate: a sum
- * with x's values), viewed back. */
+ * to the indexed shape and viewed likewise, a scatter (scat1;
+ * accumulate: scat's sum with x's values), viewed back. */
 static int
 r_indexput(Lz *z, const Op *op)
 {
@@ -1304,33 +1365,30 @@ r_indexput(Lz *z, const Op *op)
 		sh[j] = j == d ? M : xv[j];
 		one[j] = j == d ? M : 1;
 	}
-	vs = lz_view(z, vs, sh, c);
-	f = lz_view(z, f, one, c);
+	vs = review(z, vs, sh, c);
+	j = review(z, X(0), xv, c);
+	if (!dp_geti(op, "accumulate", 0)) {
+		j = scat1(z, j, d, review(z, f, &M, 1), vs);
+		return bind(z, op, review(z, j, t->dim, t->rank));
+	}
+	f = review(z, f, one, c);
 	f = lz_expand(z, f, sh, c);
-	j = lz_view(z, X(0), xv, c);
 	if (j < 0)
 		return -1;
-	j = scat(z, j, d, f, vs, dp_geti(op, "accumulate", 0) ? S_SUM : S_SET, 1);
-	return bind(z, op, lz_view(z, j, t->dim, t->rank));
+	j = scat(z, j, d, f, vs, S_SUM, 1);
+	return bind(z, op, review(z, j, t->dim, t->rank));
 }
 
-/* index_copy(x, dim, index, src): the index viewed along dim, expanded to
- * src's shape, a scatter. */
+/* index_copy(x, dim, index, src): scat1 at the index (a vector). */
 static int
 r_indexcopy(Lz *z, const Op *op)
 {
-	const Type *t = IT(0), *ts = IT(2);
-	int d = axis(dp_geti(op, "dim", 0), t->rank), i;
-	int64_t v[DP_MAXRANK];
+	int d = axis(dp_geti(op, "dim", 0), IT(0)->rank), i = castto(z, X(1), DP_I64);
+	int64_t m = IT(2)->dim[d];
 
-	for (int j = 0; j < t->rank; j++)
-		v[j] = j == d ? ts->dim[d] : 1;
-	i = castto(z, X(1), DP_I64);
-	i = lz_view(z, i, v, t->rank);
-	i = lz_expand(z, i, ts->dim, ts->rank);
-	if (i < 0)
-		return -1;
-	return bind(z, op, scat(z, X(0), d, i, X(2), S_SET, 1));
+	if (IT(1)->rank == 0)
+		i = lz_view(z, i, &m, 1);
+	return bind(z, op, scat1(z, X(0), d, i, X(2)));
 }
 
 /* scatter / scatter_add / scatter_reduce: src sliced to the index's shape,
@@ -1427,8 +1485,8 @@ static const struct {
 	{ Amaxpool3, r_pooln, "aten.max_pool2d over (H, W), then over (D, 1) of planes viewed" },
 	{ Aavgpool3, r_pooln, "aten.avg_pool2d over (H, W), then over (D, 1) of planes viewed" },
 	{ Aadaptavg3, r_pooln, "aten.adaptive_avg_pool2d over (H, W), then over (D, OH·OW)" },
-	{ Aindexput, r_indexput, "as aten.scatter: the values at the flat index into x viewed with the indexed dims as one" },
-	{ Aindexcopy, r_indexcopy, "as aten.scatter: src at the index expanded to src's shape" },
+	{ Aindexput, r_indexput, "one aten.eq of the flat index and an aten.arange, aten.any, aten.index at argmax, aten.where (accumulate: as aten.scatter)" },
+	{ Aindexcopy, r_indexcopy, "as aten.index_put with one index along dim" },
 	{ Ascatter, r_scatter, "aten.eq of the index and an aten.arange, aten.any, then aten.gather at "
 	  "argmax (set), or aten.sum / aten.where + amax of the marked sources, aten.where" },
 	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
