@@ -492,4 +492,39 @@ void dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *p
 void dprt_linear_f32(float *y, const float *x, const float *w, const float *bias, int64_t M,
                      int64_t N, int64_t K, int act);
 
+/* ---- Generation (sample.c; formats/dp.md, "Generation") ---- */
+
+/* How the next token is chosen from a row of logits. */
+typedef struct dprt_sampling {
+	double temperature;	/* <= 0: greedy (the first largest logit) */
+	int64_t top_k;		/* keep the k most likely; 0: all */
+	double top_p;		/* then the smallest prefix reaching p; 1: all */
+	uint64_t seed;		/* SplitMix64's initial state */
+} dprt_sampling;
+/* SplitMix64: the next 64 random bits of *state. */
+uint64_t dprt_rng_next(uint64_t *state);
+size_t dprt_sample_work_bytes(int64_t n);
+/* The next token from logits[0..n-1]; work holds dprt_sample_work_bytes(n). */
+int64_t dprt_sample(const float *logits, int64_t n, const dprt_sampling *s, uint64_t *rng,
+                    void *work);
+/* A generation loop: ids[0..n-1] the prompt in the program's token input
+ * (room for len), logits its output: rows of vocab floats, one per position
+ * (rows > 1) or the last position's only. */
+typedef struct dprt_generation {
+	dprt_sampling s;
+	int64_t max_tokens;	/* at most this many new tokens */
+	int64_t end;		/* the end token (given out, then stop); -1: none */
+	int64_t *ids;
+	int64_t len, n;
+	const float *logits;
+	int64_t vocab, rows;
+} dprt_generation;
+/* Runs run(ctx), chooses a token from the last position's logits, gives it
+ * to token(ctx, tok) and appends it to ids, until max_tokens, the end token
+ * or a full sequence; *ngen is the count given out.  0, or the first
+ * nonzero result of run or token, or -1 with a message in err. */
+int dprt_generate(const dprt_generation *g, int (*run)(void *ctx),
+                  int (*token)(void *ctx, int64_t tok), void *ctx, int64_t *ngen,
+                  char *err, size_t errn);
+
 #endif

@@ -2,6 +2,7 @@
  * (.npy files; images for image inputs), run the program, write or print
  * outputs, benchmark. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ typedef struct Cli {
 	void *arena, *state;
 	int inited;
 	long steps;			/* --steps: runs in this process (default 1) */
+	const char *genspec;		/* --generate SPEC, or NULL */
+	dprt_generation gen;
 	const char **stepin;		/* --in files past each input's first, in order */
 	int *stepio, nstepin;		/* their inputs */
 	const char **outfmt;		/* per output, --out's file (a %d pattern for steps) */
@@ -118,7 +121,7 @@ usage(const dprt_prog *p, FILE *f)
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
 	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--weights FILE ...]\n"
-	        "       [--steps N] [--help]\n", p->name);
+	        "       [--steps N] [--generate IN=OUT,prompt=P,...] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -141,6 +144,13 @@ usage(const dprt_prog *p, FILE *f)
 	        "run's outputs: an input\ngiven once is every step's, one given N times "
 	        "(--in x=a --in x=b ...) is one file per step;\n--out NAME=FILE%%d.npy writes "
 	        "each step's, %%d the step's number from 1.\n");
+	fprintf(f, "--generate IN=OUT,prompt=P[,max_tokens=N][,end=T][,temperature=X][,top_k=K]"
+	        "[,top_p=Q][,seed=S]\ngenerates tokens: the first P tokens of input IN "
+	        "(i64 [1,L]) are the prompt; each run's\nlogits OUT (f32 [1,L,V], or [1,V] for "
+	        "the last position) give the next token (greedy when\ntemperature is 0, the "
+	        "default; else sampled, SplitMix64 from seed), appended to IN, until\n"
+	        "max_tokens (default 16), the end token or L; the tokens are printed as they "
+	        "come.\n");
 	if (p->blob)
 		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
 		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
@@ -282,15 +292,23 @@ parse(Cli *c, int argc, char **argv)
 		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
 		    strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
-		    strcmp(a, "--weights") == 0 || strcmp(a, "--steps") == 0) {
+		    strcmp(a, "--weights") == 0 || strcmp(a, "--steps") == 0 ||
+		    strcmp(a, "--generate") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
 		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
 		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--threads=", 10) == 0 ||
-		           strncmp(a, "--weights=", 10) == 0 || strncmp(a, "--steps=", 8) == 0) {
+		           strncmp(a, "--weights=", 10) == 0 || strncmp(a, "--steps=", 8) == 0 ||
+		           strncmp(a, "--generate=", 11) == 0) {
 			v = strchr(a, '=') + 1;
 		} else {
 			return dprt_errf(c->err, sizeof c->err,
 			                 "unknown argument '%s' (see --help)", a);
+		}
+		if (a[2] == 'g') {
+			if (!v || !*v)
+				return dprt_errf(c->err, sizeof c->err, "--generate needs IN=OUT,prompt=P...");
+			c->genspec = v;
+			continue;
 		}
 		if (a[2] == 's') {
 			c->steps = v ? strtol(v, &end, 10) : 0;
@@ -462,6 +480,118 @@ runonce(Cli *c)
 	rc = c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
 	               (const void *const *)c->in, (void *const *)c->out, c->err, sizeof c->err);
 	dprt_pool_leave(c->pool);
+	return rc;
+}
+
+static int
+genrun(void *ctx)
+{
+	return runonce(ctx);
+}
+
+static int
+gentoken(void *ctx, int64_t tok)
+{
+	(void)ctx;
+	printf(" %lld", (long long)tok);
+	fflush(stdout);
+	return 0;
+}
+
+/* --generate IN=OUT,key=value...: checks it against the program and fills
+ * c->gen (once the inputs are read: the prompt is in IN's buffer). */
+static int
+genparse(Cli *c)
+{
+	const char *s = c->genspec, *eq = strchr(s, '='), *e;
+	dprt_generation *g = &c->gen;
+	const dprt_io *in, *out;
+	int i, o, seen = 0;
+	char t[256];
+
+	memset(g, 0, sizeof *g);
+	g->max_tokens = 16;
+	g->end = -1;
+	g->s.top_p = 1;
+	e = eq ? eq + strcspn(eq, ",") : NULL;
+	if (!eq || (i = findio(c->p->in, c->p->nin, s, (size_t)(eq - s))) < 0)
+		return dprt_errf(c->err, sizeof c->err, "--generate %s: IN=OUT names no input of "
+		                 "the program first", s);
+	if ((o = findio(c->p->out, c->p->nout, eq + 1, (size_t)(e - eq - 1))) < 0)
+		return dprt_errf(c->err, sizeof c->err, "--generate %s: '%.*s' is no output of the "
+		                 "program", s, (int)(e - eq - 1), eq + 1);
+	in = &c->p->in[i];
+	out = &c->p->out[o];
+	if (in->dtype != DPRT_I64 || in->rank != 2 || in->dim[0] != 1)
+		return dprt_errf(c->err, sizeof c->err, "--generate: input %s is %s, not i64 [1,L]",
+		                 in->name, iotype(t, sizeof t, in));
+	if (out->dtype != DPRT_F32 || !((out->rank == 3 && out->dim[0] == 1 &&
+	    out->dim[1] == in->dim[1]) || (out->rank == 2 && out->dim[0] == 1)))
+		return dprt_errf(c->err, sizeof c->err, "--generate: output %s is %s, not f32 "
+		                 "[1,%lld,V] or [1,V]", out->name, iotype(t, sizeof t, out),
+		                 (long long)in->dim[1]);
+	g->ids = c->in[i];
+	g->len = in->dim[1];
+	g->logits = c->out[o];
+	g->rows = out->rank == 3 ? out->dim[1] : 1;
+	g->vocab = out->dim[out->rank - 1];
+	for (s = e; *s == ','; s = e) {
+		const char *k = s + 1;
+		char *end;
+		double d;
+
+		eq = strchr(k, '=');
+		e = k + strcspn(k, ",");
+		if (!eq || eq > e)
+			return dprt_errf(c->err, sizeof c->err, "--generate: '%.*s' is no key=value",
+			                 (int)(e - k), k);
+		d = strtod(eq + 1, &end);
+		if (end != e || eq + 1 == e)
+			return dprt_errf(c->err, sizeof c->err, "--generate: %.*s needs a number",
+			                 (int)(e - k), k);
+#define KEY(w) ((size_t)(eq - k) == strlen(w) && memcmp(k, w, strlen(w)) == 0)
+#define INT(lo) (d == floor(d) && d >= (lo) && d <= 1e15)
+		if (KEY("prompt") && INT(1) && d <= (double)g->len)
+			g->n = (int64_t)d, seen = 1;
+		else if (KEY("max_tokens") && INT(0))
+			g->max_tokens = (int64_t)d;
+		else if (KEY("end") && INT(-1))
+			g->end = (int64_t)d;
+		else if (KEY("temperature") && d >= 0 && d <= 1e6)
+			g->s.temperature = d;
+		else if (KEY("top_k") && INT(0))
+			g->s.top_k = (int64_t)d;
+		else if (KEY("top_p") && d > 0 && d <= 1)
+			g->s.top_p = d;
+		else if (KEY("seed") && INT(0))
+			g->s.seed = (uint64_t)d;
+		else
+			return dprt_errf(c->err, sizeof c->err, "--generate: %.*s: unknown key or "
+			                 "value out of range", (int)(e - k), k);
+#undef KEY
+#undef INT
+	}
+	if (*s)
+		return dprt_errf(c->err, sizeof c->err, "--generate: trailing '%s'", s);
+	if (!seen)
+		return dprt_errf(c->err, sizeof c->err, "--generate needs prompt=P (the prompt's "
+		                 "token count in %s, 1 to %lld)", in->name, (long long)g->len);
+	return 0;
+}
+
+/* --generate: prints "tokens:" and each token as it comes. */
+static int
+generate(Cli *c)
+{
+	int64_t n;
+	int rc;
+
+	if ((rc = genparse(c)) != 0)
+		return rc;
+	printf("tokens:");
+	fflush(stdout);
+	rc = dprt_generate(&c->gen, genrun, gentoken, c, &n, c->err, sizeof c->err);
+	printf("\n");
 	return rc;
 }
 
@@ -742,7 +872,9 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	} else if (rc == 0) {
 		c.inited = 1;
 	}
-	for (k = 0; rc == 0 && k < c.steps; k++) {   /* --steps: one run each */
+	if (rc == 0 && c.genspec)
+		rc = generate(&c);
+	for (k = 0; rc == 0 && !c.genspec && k < c.steps; k++) {   /* --steps: one run each */
 		if (c.steps > 1 && (rc = stepfiles(&c, k, outname)) == 0)
 			printf("step %ld:\n", k + 1);
 		if (rc == 0)
