@@ -1,0 +1,95 @@
+#!/bin/sh
+# generate.t: the generation loop of the executable (--generate, TAP) on
+# tinylm (a 2-layer Llama-style decoder, ids i64[1,32] -> logits
+# f32[1,32,256], run without a cache: each step recomputes the sequence).
+# Greedy tokens must equal the argmax chain worked out from separate single
+# runs of the same program (the logits written with --out and their argmax
+# taken here, in perl, at the last prompt position); sampling with top_k=1
+# or a tiny top_p must fall back to that chain; sampling is the same for a
+# seed and differs across seeds; max_tokens, the end token and a full
+# sequence stop it; malformed specs are refused.
+cd "$(dirname "$0")/.." || exit 1
+. tests/tap.sh
+b=$tmp/b
+
+ids() { # FILE TOKENS...: an i64 [1,32] .npy, the tokens then zeros
+	f=$1
+	shift
+	perl -e '($f, @v) = @ARGV; push @v, 0 while @v < 32;
+		$d = "{\x27descr\x27: \x27<i8\x27, \x27fortran_order\x27: False, \x27shape\x27: (1, 32), }";
+		$d .= " " x (117 - length $d) . "\n"; open my $o, ">:raw", $f or die;
+		print $o "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("q<*", @v)' "$f" "$@"
+}
+argmax() { # FILE ROW: the first largest logit of row ROW of an f32 [1,32,256] .npy
+	perl -e '($f, $r) = @ARGV; open my $i, "<:raw", $f or die; local $/; $s = <$i>;
+		$h = unpack("v", substr($s, 8, 2)); @l = unpack("f<256", substr($s, 10 + $h + $r * 1024));
+		$m = 0; for (1 .. 255) { $m = $_ if $l[$_] > $l[$m] } print "$m\n"' "$1" "$2"
+}
+prompt="3 1 4 1 5"
+
+check "tinylm builds" bin/devproc build tests/data/tinylm.dp -C "$b"
+exe=$b/tinylm/tinylm
+gen() { # SPEC...: the tokens --generate prints for the prompt
+	"$exe" --in ids="$tmp/p.npy" --generate "ids=logits,prompt=5,$1" >"$tmp/g" || return 1
+	sed -n 's/^tokens://p' "$tmp/g"
+}
+ids "$tmp/p.npy" $prompt
+
+chain() { # the greedy chain of 12 tokens from single runs
+	seq=$prompt
+	for k in $(seq 12); do
+		ids "$tmp/s.npy" $seq
+		"$exe" --in ids="$tmp/s.npy" --out logits="$tmp/l.npy" >/dev/null || return 1
+		set -- $seq
+		t=$(argmax "$tmp/l.npy" $(($# - 1)))
+		seq="$seq $t"
+		printf ' %s' "$t"
+	done
+	echo
+}
+greedy() {
+	chain >"$tmp/want" && gen max_tokens=12 >"$tmp/got" && diff "$tmp/want" "$tmp/got"
+}
+check "greedy: the argmax chain of single runs" greedy
+topk1() { gen max_tokens=12,temperature=0.7,top_k=1,seed=9 | diff "$tmp/want" -; }
+check "sampling with top_k=1: the greedy chain" topk1
+topp() { gen max_tokens=12,temperature=2,top_p=1e-9,seed=9 | diff "$tmp/want" -; }
+check "sampling with a tiny top_p: the greedy chain" topp
+
+seeded() {
+	gen max_tokens=12,temperature=1,seed=7 >"$tmp/s7a" && gen max_tokens=12,temperature=1,seed=7 >"$tmp/s7b" &&
+		gen max_tokens=12,temperature=1,seed=8 >"$tmp/s8" && diff "$tmp/s7a" "$tmp/s7b" &&
+		! diff "$tmp/s7a" "$tmp/s8" >/dev/null && ! diff "$tmp/s7a" "$tmp/want" >/dev/null
+}
+check "sampling: equal for a seed, different across seeds and from greedy" seeded
+topkp() {
+	gen max_tokens=12,temperature=1,top_k=5,top_p=0.9,seed=7 >"$tmp/kp" &&
+		gen max_tokens=12,temperature=1,top_k=5,top_p=0.9,seed=7 | diff "$tmp/kp" - && [ "$(wc -w <"$tmp/kp")" -eq 12 ]
+}
+check "top_k with top_p: deterministic for a seed, 12 tokens" topkp
+
+maxtok() { gen max_tokens=4 | diff - "$tmp/want4"; }
+awk '{ print " " $1 " " $2 " " $3 " " $4 }' "$tmp/want" | sed 's/^ */ /' >"$tmp/want4"
+check "max_tokens=4: the chain's first 4" maxtok
+endtok() {
+	e=$(awk '{ print $3 }' "$tmp/want")
+	want=$(awk '{ for (i = 1; i <= NF; i++) { printf " %s", $i; if ($i == e) break } print "" }' e="$e" "$tmp/want")
+	[ "$(gen max_tokens=12,end=$e)" = "$want" ]
+}
+check "the end token stops it (given out, then stop)" endtok
+full() {
+	ids "$tmp/p30.npy" $(seq 30)
+	"$exe" --in ids="$tmp/p30.npy" --generate ids=logits,prompt=30,max_tokens=10 >"$tmp/g" &&
+		[ "$(sed -n 's/^tokens://p' "$tmp/g" | wc -w)" -eq 3 ]
+}
+check "a full sequence stops it: prompt 30 of 32 gives 3 tokens" full
+
+refused() { # SPEC MESSAGE
+	! "$exe" --in ids="$tmp/p.npy" --generate "$1" >/dev/null 2>"$tmp/err" && grep -qF "$2" "$tmp/err"
+}
+check "no prompt=: refused" refused ids=logits "needs prompt=P"
+check "an unknown output: refused" refused ids=x,prompt=2 "'x' is no output"
+check "a bad key: refused" refused ids=logits,prompt=2,topk=3 "topk=3: unknown key"
+check "a prompt longer than the input: refused" refused ids=logits,prompt=33 "prompt=33: unknown key or value out of range"
+echo "1..$n"
+[ $fails -eq 0 ]
