@@ -6,7 +6,9 @@
 # runs of the same program (the logits written with --out and their argmax
 # taken here, in perl, at the last prompt position); sampling with top_k=1
 # or a tiny top_p must fall back to that chain; sampling is the same for a
-# seed and differs across seeds; max_tokens, the end token and a full
+# seed and differs across seeds; greedy equals PyTorch's argmax loop over
+# the same archive (tests/data/tinylm/greedy.txt, made on the GPU machine
+# by tools/make_generate_refs.py); max_tokens, the end token and a full
 # sequence stop it; malformed specs are refused.
 cd "$(dirname "$0")/.." || exit 1
 . tests/tap.sh
@@ -51,6 +53,17 @@ greedy() {
 	chain >"$tmp/want" && gen max_tokens=12 >"$tmp/got" && diff "$tmp/want" "$tmp/got"
 }
 check "greedy: the argmax chain of single runs" greedy
+pytorch() { # each prompt of tests/data/tinylm/greedy.txt: PyTorch's tokens
+	while IFS=: read -r p want; do
+		ids "$tmp/q.npy" $p
+		set -- $p
+		"$exe" --in ids="$tmp/q.npy" --generate ids=logits,prompt=$#,max_tokens=12 >"$tmp/g" || return 1
+		got=$(sed -n 's/^tokens: //p' "$tmp/g")
+		echo "prompt $p: PyTorch$want, DevProc $got"
+		[ "$got" = "$(echo $want)" ] || return 1
+	done <tests/data/tinylm/greedy.txt
+}
+check "greedy: PyTorch's tokens (tools/make_generate_refs.py) for 3 prompts" pytorch
 topk1() { gen max_tokens=12,temperature=0.7,top_k=1,seed=9 | diff "$tmp/want" -; }
 check "sampling with top_k=1: the greedy chain" topk1
 topp() { gen max_tokens=12,temperature=2,top_p=1e-9,seed=9 | diff "$tmp/want" -; }
