@@ -61,6 +61,9 @@ typedef struct dprt_prog {
 	/* Sets the state the program keeps from run to run (buffers the model
 	 * mutates, in the arena) to its initial value; NULL when it has none. */
 	void (*reset)(void *arena, const unsigned char *weights);
+	/* The generation loop the pipeline declares ("IN=OUT,key=value...", the
+	 * spec of --generate), or NULL. */
+	const char *generate;
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */

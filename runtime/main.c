@@ -144,6 +144,10 @@ usage(const dprt_prog *p, FILE *f)
 	        "run's outputs: an input\ngiven once is every step's, one given N times "
 	        "(--in x=a --in x=b ...) is one file per step;\n--out NAME=FILE%%d.npy writes "
 	        "each step's, %%d the step's number from 1.\n");
+	if (p->generate)
+		fprintf(f, "--generate prompt=P[,key=value...] generates tokens as the pipeline "
+		        "declares (%s),\nthe keys given here replacing its own; or, in full:\n",
+		        p->generate);
 	fprintf(f, "--generate IN=OUT,prompt=P[,max_tokens=N][,end=T][,temperature=X][,top_k=K]"
 	        "[,top_p=Q][,seed=S]\ngenerates tokens: the first P tokens of input IN "
 	        "(i64 [1,L]) are the prompt; each run's\nlogits OUT (f32 [1,L,V], or [1,V] for "
@@ -583,10 +587,22 @@ genparse(Cli *c)
 static int
 generate(Cli *c)
 {
+	const char *cli = c->genspec, *eq = strchr(cli, '=');
+	char *full = NULL;
 	int64_t n;
 	int rc;
 
-	if ((rc = genparse(c)) != 0)
+	/* keys only: added to the pipeline's generate statement (later keys win) */
+	if (c->p->generate && (!eq || findio(c->p->in, c->p->nin, cli, (size_t)(eq - cli)) < 0)) {
+		if ((full = malloc(strlen(c->p->generate) + strlen(cli) + 2)) == NULL)
+			return dprt_errf(c->err, sizeof c->err, "out of memory");
+		sprintf(full, "%s,%s", c->p->generate, cli);
+		c->genspec = full;
+	}
+	rc = genparse(c);
+	c->genspec = cli;
+	free(full);
+	if (rc != 0)
 		return rc;
 	printf("tokens:");
 	fflush(stdout);

@@ -9,7 +9,11 @@
 # seed and differs across seeds; greedy equals PyTorch's argmax loop over
 # the same archive (tests/data/tinylm/greedy.txt, made on the GPU machine
 # by tools/make_generate_refs.py); max_tokens, the end token and a full
-# sequence stop it; malformed specs are refused.
+# sequence stop it; malformed specs are refused.  Then the loop declared
+# in the pipeline (tests/data/tinylm_gen.dp's generate statement): the
+# executable's --generate prompt=P runs it as the full spec with the same
+# keys does, keys given there replace the declared ones, and import refuses
+# malformed generate statements.
 cd "$(dirname "$0")/.." || exit 1
 . tests/tap.sh
 b=$tmp/b
@@ -96,6 +100,32 @@ full() {
 		[ "$(sed -n 's/^tokens://p' "$tmp/g" | wc -w)" -eq 3 ]
 }
 check "a full sequence stops it: prompt 30 of 32 gives 3 tokens" full
+
+# the loop declared in the .dp: tests/data/tinylm_gen.dp
+check "a pipeline with a generate statement builds" bin/devproc build tests/data/tinylm_gen.dp -C "$b"
+declared() {
+	"$b/tinylm_gen/tinylm_gen" --in ids="$tmp/p.npy" --generate prompt=5 >"$tmp/d" &&
+		gen max_tokens=6,temperature=0.8,top_k=20,top_p=0.95,seed=11 | sed 's/^/tokens:/' | diff - "$tmp/d" &&
+		[ "$(wc -w <"$tmp/d")" -eq 7 ]
+}
+check "--generate prompt=5: the declared loop (6 tokens, sampled as declared)" declared
+override() {
+	"$b/tinylm_gen/tinylm_gen" --in ids="$tmp/p.npy" --generate prompt=5,temperature=0,max_tokens=12 >"$tmp/d" &&
+		sed 's/^/tokens:/' "$tmp/want" | diff - "$tmp/d"
+}
+check "keys given to --generate replace the declared ones (greedy, 12)" override
+gendp() { # STATEMENT MESSAGE: a generate statement refused by import
+	printf 'input ids: i64[1,32]\ninput x: f32[1]\nlogits = model("tinylm.pt2", ids)\noutput logits, x\n%s\n' "$1" >"$tmp/gen.dp"
+	! bin/dp-import "$tmp/gen.dp" -o "$tmp/gen.dpir" -w "$tmp/gen.bin" 2>"$tmp/err" && [ ! -e "$tmp/gen.dpir" ] &&
+		cat "$tmp/err" && grep -qF "$2" "$tmp/err"
+}
+cp tests/data/tinylm.pt2 "$tmp/"
+check "generate on a name that is no input: refused" gendp "generate logits, logits" "generate: 'logits' is no input"
+check "generate on a non-token input: refused" gendp "generate x, logits" "generate: input 'x' is f32[1]; the token input is i64[1,L]"
+check "generate to an output that is no logits: refused" gendp "generate ids, x" "generate: output 'x' is f32[1]; the logits are f32[1,32,V]"
+check "generate with an unknown key: refused" gendp "generate ids, logits, topk=3" "generate has no key 'topk'"
+check "generate with a key twice: refused" gendp "generate ids, logits, seed=1, seed=2" "generate: 'seed' is given twice"
+check "generate with top_p out of range: refused" gendp "generate ids, logits, top_p=1.5" "generate: top_p must be above 0 and at most 1"
 
 refused() { # SPEC MESSAGE
 	! "$exe" --in ids="$tmp/p.npy" --generate "$1" >/dev/null 2>"$tmp/err" && grep -qF "$2" "$tmp/err"

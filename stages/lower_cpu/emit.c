@@ -449,6 +449,16 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		str_printf(out, "\t.prep = %s_prep,\n", fn->name);
 	if (state.n)
 		str_printf(out, "\t.reset = %s_state,\n", fn->name);
+	for (i = 0; i < fn->nop; i++)   /* the generate statement, on its token input */
+		if (fn->op[i].kind == Oinput && dp_gets(&fn->op[i], "generate")) {
+			Str g = {0};
+
+			str_printf(&g, "%s=%s", dp_gets(&fn->op[i], "name"), dp_gets(&fn->op[i], "generate"));
+			str_put(out, "\t.generate = ");
+			str_cstring(out, g.p);
+			str_put(out, ",\n");
+			str_free(&g);
+		}
 	str_put(out, "};\n\n");
 	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0);
 	rc = 0;
