@@ -526,6 +526,13 @@ typedef struct dprt_generation {
  * to token(ctx, tok) and appends it to ids, until max_tokens, the end token
  * or a full sequence; *ngen is the count given out.  0, or the first
  * nonzero result of run or token, or -1 with a message in err. */
+/* Parses a generation spec, "IN=OUT,key=value..." (formats/dp.md,
+ * "Generation"; prompt=P sets n, else 0) against p's inputs and outputs:
+ * fills g but for ids and logits, *in and *out the indices of IN and OUT.
+ * 0, or -1 with a message in err. */
+struct dprt_prog;
+int dprt_genspec(const struct dprt_prog *p, const char *spec, dprt_generation *g, int *in,
+                 int *out, char *err, size_t errn);
 int dprt_generate(const dprt_generation *g, int (*run)(void *ctx),
                   int (*token)(void *ctx, int64_t tok), void *ctx, int64_t *ngen,
                   char *err, size_t errn);

@@ -2,7 +2,6 @@
  * (.npy files; images for image inputs), run the program, write or print
  * outputs, benchmark. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,79 +506,15 @@ gentoken(void *ctx, int64_t tok)
 static int
 genparse(Cli *c)
 {
-	const char *s = c->genspec, *eq = strchr(s, '='), *e;
-	dprt_generation *g = &c->gen;
-	const dprt_io *in, *out;
-	int i, o, seen = 0;
-	char t[256];
+	int i, o;
 
-	memset(g, 0, sizeof *g);
-	g->max_tokens = 16;
-	g->end = -1;
-	g->s.top_p = 1;
-	e = eq ? eq + strcspn(eq, ",") : NULL;
-	if (!eq || (i = findio(c->p->in, c->p->nin, s, (size_t)(eq - s))) < 0)
-		return dprt_errf(c->err, sizeof c->err, "--generate %s: IN=OUT names no input of "
-		                 "the program first", s);
-	if ((o = findio(c->p->out, c->p->nout, eq + 1, (size_t)(e - eq - 1))) < 0)
-		return dprt_errf(c->err, sizeof c->err, "--generate %s: '%.*s' is no output of the "
-		                 "program", s, (int)(e - eq - 1), eq + 1);
-	in = &c->p->in[i];
-	out = &c->p->out[o];
-	if (in->dtype != DPRT_I64 || in->rank != 2 || in->dim[0] != 1)
-		return dprt_errf(c->err, sizeof c->err, "--generate: input %s is %s, not i64 [1,L]",
-		                 in->name, iotype(t, sizeof t, in));
-	if (out->dtype != DPRT_F32 || !((out->rank == 3 && out->dim[0] == 1 &&
-	    out->dim[1] == in->dim[1]) || (out->rank == 2 && out->dim[0] == 1)))
-		return dprt_errf(c->err, sizeof c->err, "--generate: output %s is %s, not f32 "
-		                 "[1,%lld,V] or [1,V]", out->name, iotype(t, sizeof t, out),
-		                 (long long)in->dim[1]);
-	g->ids = c->in[i];
-	g->len = in->dim[1];
-	g->logits = c->out[o];
-	g->rows = out->rank == 3 ? out->dim[1] : 1;
-	g->vocab = out->dim[out->rank - 1];
-	for (s = e; *s == ','; s = e) {
-		const char *k = s + 1;
-		char *end;
-		double d;
-
-		eq = strchr(k, '=');
-		e = k + strcspn(k, ",");
-		if (!eq || eq > e)
-			return dprt_errf(c->err, sizeof c->err, "--generate: '%.*s' is no key=value",
-			                 (int)(e - k), k);
-		d = strtod(eq + 1, &end);
-		if (end != e || eq + 1 == e)
-			return dprt_errf(c->err, sizeof c->err, "--generate: %.*s needs a number",
-			                 (int)(e - k), k);
-#define KEY(w) ((size_t)(eq - k) == strlen(w) && memcmp(k, w, strlen(w)) == 0)
-#define INT(lo) (d == floor(d) && d >= (lo) && d <= 1e15)
-		if (KEY("prompt") && INT(1) && d <= (double)g->len)
-			g->n = (int64_t)d, seen = 1;
-		else if (KEY("max_tokens") && INT(0))
-			g->max_tokens = (int64_t)d;
-		else if (KEY("end") && INT(-1))
-			g->end = (int64_t)d;
-		else if (KEY("temperature") && d >= 0 && d <= 1e6)
-			g->s.temperature = d;
-		else if (KEY("top_k") && INT(0))
-			g->s.top_k = (int64_t)d;
-		else if (KEY("top_p") && d > 0 && d <= 1)
-			g->s.top_p = d;
-		else if (KEY("seed") && INT(0))
-			g->s.seed = (uint64_t)d;
-		else
-			return dprt_errf(c->err, sizeof c->err, "--generate: %.*s: unknown key or "
-			                 "value out of range", (int)(e - k), k);
-#undef KEY
-#undef INT
-	}
-	if (*s)
-		return dprt_errf(c->err, sizeof c->err, "--generate: trailing '%s'", s);
-	if (!seen)
+	if (dprt_genspec(c->p, c->genspec, &c->gen, &i, &o, c->err, sizeof c->err) != 0)
+		return -1;
+	if (c->gen.n == 0)
 		return dprt_errf(c->err, sizeof c->err, "--generate needs prompt=P (the prompt's "
-		                 "token count in %s, 1 to %lld)", in->name, (long long)g->len);
+		                 "token count in %s, 1 to %lld)", c->p->in[i].name, (long long)c->gen.len);
+	c->gen.ids = c->in[i];
+	c->gen.logits = c->out[o];
 	return 0;
 }
 

@@ -115,3 +115,100 @@ dprt_generate(const dprt_generation *g, int (*run)(void *ctx), int (*token)(void
 	free(work);
 	return rc;
 }
+
+/* The index of the io named name (n bytes) among nio, or -1. */
+static int
+findio(const dprt_io *io, int nio, const char *name, size_t n)
+{
+	int i;
+
+	for (i = 0; i < nio; i++)
+		if (strlen(io[i].name) == n && memcmp(io[i].name, name, n) == 0)
+			return i;
+	return -1;
+}
+
+/* dtype[shape] of an io into buf (d: scratch). */
+static char *
+iotype(char *buf, size_t n, const dprt_io *io, char *d)
+{
+	snprintf(buf, n, "%s%s", dprt_dtype_name[io->dtype], dprt_shape_str(d, 200, io->rank, io->dim));
+	return buf;
+}
+
+int
+dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin, int *pout,
+             char *err, size_t errn)
+{
+	const char *s = spec, *eq = strchr(s, '='), *e;
+	const dprt_io *in, *out;
+	int i, o;
+	char t[256], d1[200];
+
+	memset(g, 0, sizeof *g);
+	g->max_tokens = 16;
+	g->end = -1;
+	g->s.top_p = 1;
+	e = eq ? eq + strcspn(eq, ",") : NULL;
+	if (!eq || (i = findio(p->in, p->nin, s, (size_t)(eq - s))) < 0)
+		return dprt_errf(err, errn, "generate %s: IN=OUT names no input of "
+		                 "the program first", s);
+	if ((o = findio(p->out, p->nout, eq + 1, (size_t)(e - eq - 1))) < 0)
+		return dprt_errf(err, errn, "generate %s: '%.*s' is no output of the "
+		                 "program", s, (int)(e - eq - 1), eq + 1);
+	in = &p->in[i];
+	out = &p->out[o];
+	if (in->dtype != DPRT_I64 || in->rank != 2 || in->dim[0] != 1)
+		return dprt_errf(err, errn, "generate: input %s is %s, not i64 [1,L]",
+		                 in->name, iotype(t, sizeof t, in, d1));
+	if (out->dtype != DPRT_F32 || !((out->rank == 3 && out->dim[0] == 1 &&
+	    out->dim[1] == in->dim[1]) || (out->rank == 2 && out->dim[0] == 1)))
+		return dprt_errf(err, errn, "generate: output %s is %s, not f32 "
+		                 "[1,%lld,V] or [1,V]", out->name, iotype(t, sizeof t, out, d1),
+		                 (long long)in->dim[1]);
+	*pin = i;
+	*pout = o;
+	g->len = in->dim[1];
+	g->rows = out->rank == 3 ? out->dim[1] : 1;
+	g->vocab = out->dim[out->rank - 1];
+	for (s = e; *s == ','; s = e) {
+		const char *k = s + 1;
+		char *end;
+		double d;
+
+		eq = strchr(k, '=');
+		e = k + strcspn(k, ",");
+		if (!eq || eq > e)
+			return dprt_errf(err, errn, "generate: '%.*s' is no key=value",
+			                 (int)(e - k), k);
+		d = strtod(eq + 1, &end);
+		if (end != e || eq + 1 == e)
+			return dprt_errf(err, errn, "generate: %.*s needs a number",
+			                 (int)(e - k), k);
+#define KEY(w) ((size_t)(eq - k) == strlen(w) && memcmp(k, w, strlen(w)) == 0)
+#define INT(lo) (d == floor(d) && d >= (lo) && d <= 1e15)
+		if (KEY("prompt") && INT(1) && d <= (double)g->len)
+			g->n = (int64_t)d;
+		else if (KEY("max_tokens") && INT(0))
+			g->max_tokens = (int64_t)d;
+		else if (KEY("end") && INT(-1))
+			g->end = (int64_t)d;
+		else if (KEY("temperature") && d >= 0 && d <= 1e6)
+			g->s.temperature = d;
+		else if (KEY("top_k") && INT(0))
+			g->s.top_k = (int64_t)d;
+		else if (KEY("top_p") && d > 0 && d <= 1)
+			g->s.top_p = d;
+		else if (KEY("seed") && INT(0))
+			g->s.seed = (uint64_t)d;
+		else
+			return dprt_errf(err, errn, "generate: %.*s: unknown key or "
+			                 "value out of range", (int)(e - k), k);
+#undef KEY
+#undef INT
+	}
+	if (*s)
+		return dprt_errf(err, errn, "generate: trailing '%s'", s);
+	return 0;
+}
+

@@ -12,8 +12,10 @@
 # sequence stop it; malformed specs are refused.  Then the loop declared
 # in the pipeline (tests/data/tinylm_gen.dp's generate statement): the
 # executable's --generate prompt=P runs it as the full spec with the same
-# keys does, keys given there replace the declared ones, and import refuses
-# malformed generate statements.
+# keys does, keys given there replace the declared ones; the C API's
+# tinylm_gen_generate streams the same tokens through its callback (keys
+# replacing, a nonzero return stopping, a bad prompt or key failing); and
+# import refuses malformed generate statements.
 cd "$(dirname "$0")/.." || exit 1
 . tests/tap.sh
 b=$tmp/b
@@ -114,6 +116,49 @@ override() {
 		sed 's/^/tokens:/' "$tmp/want" | diff - "$tmp/d"
 }
 check "keys given to --generate replace the declared ones (greedy, 12)" override
+capi() {
+	cat >"$tmp/app.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include "tinylm_gen.h"
+/* tinylm_gen_generate with keys argv[1] ("-": NULL), stopping after
+ * argv[2] tokens from the callback (0: never), the prompt 3 1 4 1 5 (or
+ * none with argv[3]): prints "tokens:" and each token, then the count */
+static int
+tok(void *u, int64_t t)
+{
+	int *left = u;
+
+	printf(" %lld", (long long)t);
+	return --*left == 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const int64_t prompt[5] = {3, 1, 4, 1, 5};
+	int left = argc > 2 ? atoi(argv[2]) : 0;
+	tinylm_gen *m = tinylm_gen_create();
+	int64_t n;
+
+	printf("tokens:");
+	n = tinylm_gen_generate(m, prompt, argc > 3 ? 0 : 5, argv[1][0] == '-' ? NULL : argv[1], tok,
+	                        &left);
+	printf("\n%lld %s\n", (long long)n, tinylm_gen_error(m));
+	tinylm_gen_destroy(m);
+	return n < 0;
+}
+C
+	cc=${DP_TEST_CC:-$(sed -n 's/^CC = //p' config.mk 2>/dev/null)}
+	$cc -std=c11 -I"$b/tinylm_gen" "$tmp/app.c" "$b/tinylm_gen/libtinylm_gen.a" -lm -lpthread -o "$tmp/app" &&
+		"$b/tinylm_gen/tinylm_gen" --in ids="$tmp/p.npy" --generate prompt=5 >"$tmp/d" &&
+		"$tmp/app" - >"$tmp/c" && { cat "$tmp/d"; echo "6 "; } | diff - "$tmp/c" &&
+		"$tmp/app" temperature=0,max_tokens=12 >"$tmp/c" && { sed 's/^/tokens:/' "$tmp/want"; echo "12 "; } | diff - "$tmp/c" &&
+		"$tmp/app" temperature=0,max_tokens=12 3 >"$tmp/c" && { cat "$tmp/want4" | cut -d' ' -f1-4 | sed 's/^/tokens:/'; echo "3 "; } | diff - "$tmp/c" &&
+		! "$tmp/app" - 0 x >"$tmp/c" && grep -q "^-1 tinylm_gen_generate: the prompt must have 1 to 32 tokens" "$tmp/c" &&
+		! "$tmp/app" seed=x >"$tmp/c" && grep -q "^-1 generate: seed=x needs a number" "$tmp/c"
+}
+check "C API: tinylm_gen_generate streams the declared loop's tokens; keys replace; the callback stops it; errors" capi
 gendp() { # STATEMENT MESSAGE: a generate statement refused by import
 	printf 'input ids: i64[1,32]\ninput x: f32[1]\nlogits = model("tinylm.pt2", ids)\noutput logits, x\n%s\n' "$1" >"$tmp/gen.dp"
 	! bin/dp-import "$tmp/gen.dp" -o "$tmp/gen.dpir" -w "$tmp/gen.bin" 2>"$tmp/err" && [ ! -e "$tmp/gen.dpir" ] &&

@@ -709,8 +709,11 @@ generate(P *p, Tok *t)
 			      j == 4 ? "above 0 and at most 1" : "an integer from 0");
 		if (isint)
 			str_printf(&p->genspec, ",%s=%lld", k->s, (long long)v.i);
-		else
-			str_printf(&p->genspec, ",%s=%.17g", k->s, d);
+		else {   /* the shortest of %.15g and %.17g that reads back as d */
+			char b[32];
+			snprintf(b, sizeof b, "%.15g", d);
+			str_printf(&p->genspec, strtod(b, NULL) == d ? ",%s=%.15g" : ",%s=%.17g", k->s, d);
+		}
 	}
 }
 
