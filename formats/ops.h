@@ -191,7 +191,22 @@
 	X(Aflip,      "aten.flip", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dims:is") \
 	X(Arepeat,    "aten.repeat", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "repeats:is") \
 	X(Acopyto,    "aten.copy", 2, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "") \
-	X(Aasstrided, "aten.as_strided", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "size:is storage_offset:i=0 stride:is")
+	X(Aasstrided, "aten.as_strided", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "size:is storage_offset:i=0 stride:is") \
+	X(Aamax,      "aten.amax", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
+	X(Aamin,      "aten.amin", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
+	X(Aclampt,    "aten.clamp_tensor", -1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "has_max:i=0 has_min:i=0") \
+	X(Amaxdim,    "aten.max_dim", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:i keepdim:i=0") \
+	X(Amindim,    "aten.min_dim", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:i keepdim:i=0") \
+	X(Adiagonal,  "aten.diagonal", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim1:i=0 dim2:i=1 offset:i=0") \
+	X(Amaxpool1,  "aten.max_pool1d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "ceil_mode:i=0 dilation:is? kernel_size:is padding:is? stride:is?") \
+	X(Amaxpool3,  "aten.max_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "ceil_mode:i=0 dilation:is? kernel_size:is padding:is? stride:is?") \
+	X(Aavgpool1,  "aten.avg_pool1d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "ceil_mode:i=0 count_include_pad:i=1 kernel_size:is padding:is? stride:is?") \
+	X(Aavgpool3,  "aten.avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "ceil_mode:i=0 count_include_pad:i=1 divisor_override:i? kernel_size:is padding:is? stride:is?") \
+	X(Aadaptavg1, "aten.adaptive_avg_pool1d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
+	X(Aadaptavg3, "aten.adaptive_avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
+	X(Aindexput,  "aten.index_put", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "accumulate:i=0 dim:i=0") \
+	X(Aindexcopy, "aten.index_copy", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i") \
+	X(Ascatter,   "aten.scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i include_self:i=1 reduce:s?")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

@@ -119,6 +119,67 @@ pool(const Op *op, const Type *x, Type *out, Err *err)
 	return 0;
 }
 
+/* The n values of a 1-D or 3-D pooling attribute (one value: n times;
+ * none: def, or the kernel for a stride). */
+static int
+ntuple(Err *err, const Op *op, const char *key, int64_t def, int n, int64_t *out)
+{
+	const Attr *a = dp_attr(op, key);
+
+	if (a && a->n != 0 && a->n != 1 && a->n != n) {
+		dp_seterr(err, "%s: %s needs 1 or %d values, got %d", NAME, key, n, a->n);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		out[i] = !a || a->n == 0 ? def : a->ints[a->n == 1 ? 0 : i];
+	return 0;
+}
+
+/* 1-D and 3-D pooling (composites): the window rule over the last n dims
+ * of a rank n + 1 or n + 2 input. */
+static int
+pooln(const Op *op, const Type *x, int n, Type *out, Err *err)
+{
+	int64_t k[3], st[3], pd[3], dl[3];
+	int adapt = op->kind == Aadaptavg1 || op->kind == Aadaptavg3, h = x->rank - n;
+
+	if (dp_needfloat(err, op, x))
+		return -1;
+	if (x->rank != n + 1 && x->rank != n + 2)
+		return dp_failt(err, op, n == 1 ? "input must be [N,]C,L" : "input must be [N,]C,D,H,W",
+		                x, NULL);
+	*out = *x;
+	if (adapt) {
+		const Attr *o = dp_attr(op, "output_size");
+		if (o->n != n)
+			return fail(err, op, n == 1 ? "output_size needs 1 value" : "output_size needs 3 values");
+		for (int i = 0; i < n; i++) {
+			if (o->ints[i] < 1)
+				return fail(err, op, "output_size must be positive");
+			out->dim[h + i] = o->ints[i];
+		}
+		return 0;
+	}
+	if (ntuple(err, op, "kernel_size", 1, n, k) || ntuple(err, op, "padding", 0, n, pd) ||
+	    ntuple(err, op, "dilation", 1, n, dl) || ntuple(err, op, "stride", 0, n, st))
+		return -1;
+	if (dp_attr(op, "divisor_override"))
+		return fail(err, op, "divisor_override is not supported");
+	for (int i = 0; i < n; i++) {
+		if (st[i] == 0)
+			st[i] = k[i];
+		if (k[i] < 1 || st[i] < 1 || dl[i] < 1 || pd[i] < 0)
+			return fail(err, op, "kernel, stride, dilation must be >= 1, padding >= 0");
+		if (pd[i] * 2 > k[i])
+			return fail(err, op, "padding must be at most half the kernel size");
+		out->dim[h + i] = window(x->dim[h + i], k[i], st[i], pd[i], dl[i],
+		                         (int)dp_geti(op, "ceil_mode", 0));
+		if (out->dim[h + i] < 1)
+			return dp_failt(err, op, "the window is larger than the padded input", x, NULL);
+	}
+	return 0;
+}
+
 /* Reduction over dims (empty: all) of x. */
 static int
 reduce(const Op *op, const Type *x, Type *out, Err *err)
@@ -554,6 +615,111 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 			out->dim[d + i] = s.dim[i];
 		for (int i = d + k; i < t[0]->rank; i++)
 			out->dim[i - k + s.rank] = t[0]->dim[i];
+		return 0;
+	}
+	case Aamax: case Aamin:
+		if (axes(err, op, "dim", t[0]->rank, &m))
+			return -1;
+		if (dp_numel(t[0]) == 0)
+			return fail(err, op, "the input is empty");
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		reduced(t[0], m, (int)dp_geti(op, "keepdim", 0), out);
+		return 0;
+	case Aindexput: {
+		int k = op->nin - 2;
+		if (op->nin < 3 || op->nin > 6)
+			return fail(err, op, "takes the input, the values and 1 to 4 index tensors");
+		d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank);
+		if (d < 0 || d + k > t[0]->rank)
+			return fail(err, op, "the indexed dims are out of range");
+		for (int i = 2; i < op->nin; i++)
+			if (t[i]->dtype != DP_I64 && t[i]->dtype != DP_I32)
+				return dp_failt(err, op, "indices must be i64 or i32 (a bool mask is not "
+				                "supported)", t[i], NULL);
+		*out = *t[0];
+		return 0;
+	}
+	case Aindexcopy:
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if ((t[1]->dtype != DP_I64 && t[1]->dtype != DP_I32) || t[1]->rank > 1)
+			return dp_failt(err, op, "index must be an i64 or i32 vector", t[1], NULL);
+		if (dp_samedt(err, op, t[0], t[2]))
+			return -1;
+		if (t[2]->rank != t[0]->rank)
+			return dp_failt(err, op, "source must have the input's rank", t[0], t[2]);
+		for (int i = 0; i < t[0]->rank; i++)
+			if (t[2]->dim[i] != (i == d ? (t[1]->rank ? t[1]->dim[0] : 1) : t[0]->dim[i]))
+				return dp_failt(err, op, "source must be the input's shape with the index's "
+				                "length along dim", t[0], t[2]);
+		*out = *t[0];
+		return 0;
+	case Ascatter: {
+		const char *red = dp_gets(op, "reduce");
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (t[1]->dtype != DP_I64 && t[1]->dtype != DP_I32)
+			return dp_failt(err, op, "index must be i64 or i32", t[1], NULL);
+		if (t[1]->rank != t[0]->rank || (t[2]->rank != 0 && t[2]->rank != t[0]->rank))
+			return dp_failt(err, op, "index and src must have the input's rank", t[1], t[2]);
+		if (dp_samedt(err, op, t[0], t[2]))
+			return -1;
+		for (int i = 0; i < t[0]->rank; i++)
+			if ((i != d && t[1]->dim[i] != t[0]->dim[i]) ||
+			    (t[2]->rank && t[2]->dim[i] < t[1]->dim[i]))
+				return dp_failt(err, op, "index must be the input's shape but along dim (a "
+				                "smaller one is not supported), src at least the index's",
+				                t[1], t[2]);
+		if (red && strcmp(red, "sum") && strcmp(red, "mean") && strcmp(red, "amax") &&
+		    strcmp(red, "amin"))
+			return fail(err, op, "reduce must be sum, mean, amax or amin (prod is not "
+			            "supported)");
+		if (red && strcmp(red, "sum") && dp_needfloat(err, op, t[0]))
+			return -1;
+		*out = *t[0];
+		return 0;
+	}
+	case Amaxdim: case Amindim:
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
+			return fail(err, op, "dim is out of range");
+		if (t[0]->rank > 0 && t[0]->dim[d] == 0)
+			return fail(err, op, "the reduced dim is empty");
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		reduced(t[0], t[0]->rank ? 1u << d : 0, (int)dp_geti(op, "keepdim", 0), out);
+		return 0;
+	case Adiagonal: {
+		int a = dp_axis(dp_geti(op, "dim1", 0), t[0]->rank);
+		int b = dp_axis(dp_geti(op, "dim2", 1), t[0]->rank);
+		int64_t o = dp_geti(op, "offset", 0), n;
+		if (a < 0 || b < 0 || a == b)
+			return fail(err, op, "dim1 and dim2 must be two different dims in range");
+		n = o >= 0 ? t[0]->dim[b] - o : t[0]->dim[a] + o;
+		n = n < 0 ? 0 : n;
+		n = o >= 0 ? (t[0]->dim[a] < n ? t[0]->dim[a] : n) : (t[0]->dim[b] < n ? t[0]->dim[b] : n);
+		*out = *t[0];
+		out->rank = 0;
+		for (int i = 0; i < t[0]->rank; i++)
+			if (i != a && i != b)
+				out->dim[out->rank++] = t[0]->dim[i];
+		out->dim[out->rank++] = n;
+		return 0;
+	}
+	case Amaxpool1: case Aavgpool1: case Aadaptavg1:
+		return pooln(op, t[0], 1, out, err);
+	case Amaxpool3: case Aavgpool3: case Aadaptavg3:
+		return pooln(op, t[0], 3, out, err);
+	case Aclampt: {
+		int lo = (int)dp_geti(op, "has_min", 0), hi = (int)dp_geti(op, "has_max", 0);
+		if (op->nin != 1 + lo + hi || op->nin == 1)
+			return fail(err, op, "takes the input and a min tensor, a max tensor or both");
+		*out = *t[0];
+		for (int i = 1; i < op->nin; i++)
+			if (dp_samedt(err, op, t[0], t[i]) || dp_bcast(err, op, out, t[i], out))
+				return -1;
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
 		return 0;
 	}
 	case Aall:

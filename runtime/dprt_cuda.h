@@ -43,6 +43,10 @@ struct dprt_cuda {
 	struct cublasContext *blas; /* cuBLAS handle, or NULL */
 	void *blasws;            /* device: cuBLAS workspace, or NULL */
 	void (*blasclose)(dprt_cuda *g);
+	struct cublasLtContext *lt; /* cuBLASLt handle (opened with cuBLAS), or NULL */
+	struct dprt_ltplan *ltplan; /* cuBLASLt products seen: descriptors and algorithms */
+	int nltplan, capltplan;
+	int tf32;                /* products in TF32 (tune cuda.precision tf32) */
 	int nparts;
 	int graphs;              /* 0 when DPRT_CUDA_GRAPHS=0: always eager */
 	int conv;                /* DPRT_CONV_*: DPRT_CUDA_CONV's convolution kernels */
@@ -182,6 +186,10 @@ int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float
 
 /* cuBLAS (runtime/cuda/blas.c). */
 
+/* Bytes of g->blasws: what cuBLAS asks for on Hopper; attention's chunks of
+ * keys use it between products too (attn.cu). */
+#define DPRT_BLAS_WORKSPACE (32 << 20)
+
 /* Creates g's cuBLAS handle on g's stream, with a workspace of its own (so
  * that graph capture allocates nothing) and plain fp32 math (no TF32). */
 int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn);
@@ -198,6 +206,17 @@ int dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha
                       const float *A, int64_t rsa, int64_t csa,
                       const float *B, int64_t rsb, int64_t csb,
                       float *C, int64_t ldc, char *err, size_t errn);
+
+/* C = alpha·A·B + bias on g's stream through cuBLASLt, the bias (N floats,
+ * one per column of C) added in the product's epilogue: A, B and C as for
+ * dprt_cublas_sgemm.  fp32 (CUBLAS_COMPUTE_32F), or TF32 after
+ * dprt_cuda_precision chose it.  The descriptors and the heuristic's
+ * algorithm are made on a product's first call and kept in g.  0, or -1
+ * with "cuda: cublasLtMatmul...: <status>". */
+int dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t rsa, int64_t csa,
+                       const float *B, int64_t rsb, int64_t csb, const float *bias,
+                       float *C, int64_t ldc, char *err, size_t errn);
 
 #ifdef __cplusplus
 }

@@ -50,7 +50,7 @@ pipes="examples/classify/classify.dp examples/two_models/two_models.dp tests/dat
 bc=$tmp/cuda
 bp=$tmp/cpu
 if [ -z "$nvcc" ]; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22; do skip "no nvcc"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do skip "no nvcc"; done
 	echo "1..$n"
 	exit 0
 fi
@@ -97,6 +97,19 @@ irs() { # cpu|cuda
 }
 check "tests/gpu/{ops,batch16,batch4}.ir lowered for the cpu" irs cpu
 check "tests/gpu/{ops,batch16,batch4}.ir lowered for cuda, nvcc-compiled, linked" irs cuda
+transformer() {
+	c=$tmp/ir/cuda/ops/5.gpu.cu
+	# the addmm with a bias vector: one cuBLASLt call, no epilogue kernel
+	grep -q '^	if (dprt_cublaslt_bias(g, 12, 7, 5, 1.0f, ' "$c" &&
+		[ "$(grep -c '_addmm_epilogue<<<' "$c")" -eq 1 ] &&
+		# the residual add: written by the layer norm's kernel, launched with
+		# the add's operands, its result and the norm's
+		grep -q '^/\* 12 rows of 7: a warp each; the residual add x = a + b written in the first pass \*/$' "$c" &&
+		[ "$(grep -c 'dps_add(ar\[j\], br\[j\], 1.0f)' "$c")" -eq 1 ] &&
+		grep -A1 '^	/\* %[0-9]* = aten.add %[0-9]*, %[0-9]* {alpha=1.0} : f32\[12,7\] \*/$' "$c" |
+		grep -q '^	/\* %[0-9]* = aten.layer_norm '
+}
+check "ops.ir's cuda code: addmm + bias vector in one cuBLASLt call; the residual add done by the layer norm reading it" transformer
 same() {
 	"$bin/devproc" build "$root/examples/classify/classify.dp" --target cuda -C "$tmp/again/x" &&
 		cmp "$bc/classify/5.gpu.cu" "$tmp/again/x/classify/5.gpu.cu" &&
@@ -182,7 +195,7 @@ batches() {
 }
 ondevice "batch 16 (cuBLAS + epilogue kernels) and 4 (GEMV, 4 rows), with softmax and argmax on cuda: = cpu" batches
 ops() {
-	outs="mm relu sq cast tmm perm sm am addmm lin"
+	outs="mm relu sq cast tmm perm sm am addmm lin bias ln lsq"
 	for t in cpu cuda; do
 		args=
 		for o in $outs; do args="$args --out $o=$tmp/$t.ops.$o.npy"; done
@@ -191,7 +204,7 @@ ops() {
 	done
 	cmpall "$tmp/cpu.ops" "$tmp/cuda.ops" $outs
 }
-ondevice "ops.ir (broadcasts, fused relu and cast, permute, softmax/argmax on inner axes, mm, addmm, linear): = cpu" ops
+ondevice "ops.ir (broadcasts, fused relu and cast, permute, softmax/argmax on inner axes, mm, addmm, linear, addmm+bias in cuBLASLt, add+layer norm): = cpu" ops
 bench() {
 	run "$bc/classify/classify" --in image=$data/classify/image.npy --bench 200 >"$tmp/bench" || return 1
 	cat "$tmp/bench"

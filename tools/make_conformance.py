@@ -362,6 +362,67 @@ def cases():
     case("argmax_all", lambda s, x: torch.argmax(x), lambda: r(3, 4))
     case("argmin_dim", lambda s, x: torch.argmin(x, 1, keepdim=True), lambda: r(3, 4, 2))
     case("as_strided", lambda s, x: torch.as_strided(x, (3, 2, 4), (1, 12, 3)) * 1, lambda: r(2, 4, 3))
+    case("amax", lambda s, x: torch.amax(x, (0, 2), keepdim=True), lambda: r(2, 3, 4))
+    case("amax_all", lambda s, x: x.amax(), lambda: r(3, 5))
+    case("amin", lambda s, x: torch.amin(x, 1), lambda: r(3, 4, 2))
+    case("amin_int", lambda s, x: torch.amin(x, -1, keepdim=True), lambda: ints(-9, 9, 2, 5))
+    case("clamp_tensor", lambda s, x, lo, hi: torch.clamp(x, lo, hi), lambda: r(3, 4),
+         lambda: r(4) - 0.5, lambda: r(3, 1) + 0.5)
+    case("clamp_tensor_min", lambda s, x, lo: torch.clamp(x, min=lo), lambda: r(2, 3), lambda: r(3))
+    case("clamp_tensor_max", lambda s, x, hi: torch.clamp(x, max=hi), lambda: r(2, 3),
+         lambda: r(2, 1))
+    case("bitwise_scalar", lambda s, x: (x & True) ^ (x | False) ^ True, lambda: mask(2, 5))
+    case("max_dim", lambda s, x: x.max(1).values, lambda: r(3, 4, 2))
+    case("min_dim_keep", lambda s, x: torch.min(x, -1, keepdim=True)[0], lambda: r(2, 5))
+    case("diagonal", lambda s, x: torch.diagonal(x) * 1, lambda: r(4, 3))
+    case("diagonal_offset", lambda s, x: torch.diagonal(x, -1, 1, 2) * 1, lambda: r(2, 4, 5))
+    case("avg_pool1d", lambda s, x: F.avg_pool1d(x, 3, 2, 1), lambda: r(2, 3, 9))
+    case("avg_pool1d_ceil", lambda s, x: F.avg_pool1d(x, 2, ceil_mode=True, count_include_pad=False),
+         lambda: r(2, 3, 7))
+    case("max_pool1d", lambda s, x: F.max_pool1d(x, 3, 2, 1), lambda: r(2, 3, 8))
+    case("adaptive_avg_pool1d", lambda s, x: F.adaptive_avg_pool1d(x, 4), lambda: r(2, 3, 10))
+    case("avg_pool3d", lambda s, x: F.avg_pool3d(x, (2, 3, 2), 2, (1, 1, 0), ceil_mode=True,
+                                                 count_include_pad=False),
+         lambda: r(2, 3, 4, 6, 5))
+    case("avg_pool3d_pad", lambda s, x: F.avg_pool3d(x, 3, 2, 1), lambda: r(1, 2, 5, 6, 7))
+    case("max_pool3d", lambda s, x: F.max_pool3d(x, 2, (1, 2, 2)), lambda: r(2, 3, 4, 6, 5))
+    case("max_pool3d_pad", lambda s, x: F.max_pool3d(x, 3, 2, 1, dilation=(1, 2, 1)),
+         lambda: r(1, 2, 6, 9, 5))
+    case("adaptive_avg_pool3d", lambda s, x: F.adaptive_avg_pool3d(x, (3, 2, 4)),
+         lambda: r(2, 3, 4, 6, 5))
+    case("scatter", lambda s, x, i, y: torch.scatter(x, 0, i, y),
+         lambda: r(5, 3), lambda: torch.randperm(5)[:2].view(2, 1).expand(2, 3).contiguous(),
+         lambda: r(2, 3))
+    case("scatter_value", lambda s, x, i: x.scatter(1, i, -2.5),
+         lambda: r(3, 6), lambda: torch.randperm(6)[:4].repeat(3, 1))
+    case("scatter_src_larger", lambda s, x, i, y: torch.scatter(x, 1, i, y),
+         lambda: r(2, 6), lambda: torch.stack([torch.randperm(6)[:3] for _ in range(2)]),
+         lambda: r(2, 5))
+    case("scatter_add", lambda s, x, i, y: torch.scatter_add(x, 1, i, y),
+         lambda: r(3, 4), lambda: ints(0, 4, 3, 7), lambda: r(3, 7))
+    case("scatter_reduce_sum", lambda s, x, i, y: x.scatter_reduce(0, i, y, "sum", include_self=False),
+         lambda: r(4, 3), lambda: ints(0, 4, 6, 3), lambda: r(6, 3))
+    case("scatter_reduce_mean", lambda s, x, i, y: x.scatter_reduce(1, i, y, "mean"),
+         lambda: r(2, 5), lambda: ints(0, 5, 2, 8), lambda: r(2, 8))
+    case("scatter_reduce_amax", lambda s, x, i, y: x.scatter_reduce(1, i, y, "amax"),
+         lambda: r(2, 5), lambda: ints(0, 5, 2, 8), lambda: r(2, 8))
+    case("scatter_reduce_amin", lambda s, x, i, y: x.scatter_reduce(0, i, y, "amin", include_self=False),
+         lambda: r(4, 3), lambda: ints(0, 4, 6, 3), lambda: r(6, 3))
+    case("scatter_add_int", lambda s, x, i, y: torch.scatter_add(x, 0, i, y),
+         lambda: ints(-9, 9, 3, 2), lambda: ints(0, 3, 5, 2), lambda: ints(-9, 9, 5, 2))
+    case("index_put_kv", lambda s, c, p, k: setindex(c, p, k),
+         lambda: r(1, 2, 8, 4), lambda: torch.tensor([3, 4, 5]), lambda: r(1, 2, 3, 4))
+    case("index_put_neg", lambda s, x, i, v: torch.index_put(x, (i,), v),
+         lambda: r(6, 3), lambda: torch.tensor([-1, 2]), lambda: r(3))
+    case("index_put_2d", lambda s, x, i, j, v: torch.index_put(x, (i, j), v),
+         lambda: r(4, 5, 2), lambda: torch.tensor([0, 3, 1]), lambda: torch.tensor([4, 0, 2]),
+         lambda: r(3, 2))
+    case("index_put_acc", lambda s, x, i, v: torch.index_put(x, (i,), v, accumulate=True),
+         lambda: r(5, 3), lambda: torch.tensor([1, 3, 1, 0]), lambda: r(4, 3))
+    case("index_copy", lambda s, c, p, k: c.index_copy(2, p, k),
+         lambda: r(1, 2, 8, 4), lambda: torch.tensor([6, 2]), lambda: r(1, 2, 2, 4))
+    case("setitem_kv", lambda s, c, k: setitem2(c, k), lambda: r(2, 7, 4), lambda: r(2, 2, 4))
+    case("div_scalar_mode", lambda s, x: torch.div(x, 4.0, rounding_mode=None), lambda: r(2, 3))
 
 
 def unit(*shape):
@@ -378,6 +439,19 @@ def setitem(x, y):
     x = x.clone()
     x[1:3] = y
     return x
+
+
+def setindex(c, p, k):
+    """A KV-cache write: aten.index_put with two leading None indices."""
+    c = c.clone()
+    c[:, :, p] = k
+    return c
+
+
+def setitem2(c, k):
+    c = c.clone()
+    c[:, 3:5] = k
+    return c
 
 
 def bn(m):

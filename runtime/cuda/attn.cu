@@ -10,9 +10,19 @@
  * drops keys, an additive one adds to the scores; a row with every key
  * masked gives zeros, as on the cpu.  Exact fp32.  The kernel is compiled
  * for each mask kind and number of outputs per lane, and once more for
- * head size 64 known to the compiler (ViT, GPT-2). */
+ * head size 64 known to the compiler (ViT, GPT-2).
+ *
+ * Where those blocks are too few to fill the GPU (DeiT-tiny: 3 heads of 197
+ * rows, 150 blocks of 4 warps on 132 SMs, each walking all 197 keys in
+ * turn), the keys are split into chunks of whole slices, a block per chunk
+ * (blockIdx.z), each writing its row's running maximum, sum and unscaled
+ * outputs to the cuBLAS workspace; a second kernel merges the chunks of
+ * each row (the same rescaling as between slices).  DPRT_CUDA_ATTN_SPLIT=0
+ * keeps one block per row group. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dprt_cuda.h"
 #include "fastdiv.cuh"
@@ -45,7 +55,8 @@ mbase(const At &P, int b)
 template <int NO, int MASK, int D>
 static __global__ void __launch_bounds__(128)
 sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
-     const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y)
+     const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y,
+     int chunk, float *__restrict__ part)
 {
 	extern __shared__ float smem[];
 	const int E = D ? D : P.E, EV = D ? D : P.EV, S = P.S;
@@ -53,6 +64,7 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, b = blockIdx.y;
 	int i = blockIdx.x * 4 + warp;   /* this warp's query row */
 	int send = P.CAUSAL ? min(S, (int)blockIdx.x * 4 + 4) : S;   /* keys the block sees */
+	int sbeg = (int)blockIdx.z * chunk;   /* this block's chunk of keys (part != NULL) */
 	const float *kb = k + (long long)b * S * E, *vb = v + (long long)b * S * EV;
 	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
 	float m = -INFINITY, l = 0.0f, o[NO];
@@ -62,7 +74,9 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 	if (i < P.L)
 		for (int e = lane; e < E; e += 32)
 			qs[warp * E + e] = q[((long long)b * P.L + i) * E + e];
-	for (int s0 = 0; s0 < send; s0 += 32) {
+	if (part)
+		send = min(send, sbeg + chunk);
+	for (int s0 = part ? sbeg : 0; s0 < send; s0 += 32) {
 		__syncthreads();   /* the last slice is used */
 		for (int t = threadIdx.x; t < 32 * E; t += 128) {
 			int r = D ? t / D : dprt_q(P.e, t), e = t - r * E;
@@ -111,13 +125,55 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 		}
 		m = mn;
 	}
-	if (i < P.L)
+	if (i < P.L && part) {   /* [chunk][b][i]: m, l, then EV outputs */
+		float *pr = part + (((long long)blockIdx.z * gridDim.y + b) * P.L + i) * (EV + 2);
+		if (lane == 0) {
+			pr[0] = m;
+			pr[1] = l;
+		}
+		for (int d = 0; d < NO; d++)
+			if (lane + 32 * d < EV)
+				pr[2 + lane + 32 * d] = o[d];
+	} else if (i < P.L) {
 		for (int d = 0; d < NO; d++)
 			if (lane + 32 * d < EV)
 				y[((long long)b * P.L + i) * EV + lane + 32 * d] = l > 0.0f ? o[d] / l : 0.0f;
+	}
 }
 
-typedef void Kernel(At, const float *, const float *, const float *, const void *, float *);
+/* The chunks of each row merged: a warp per row of the B·L. */
+static __global__ void __launch_bounds__(128)
+merge(const float *__restrict__ part, float *__restrict__ y, int rows, int nchunk, int EV)
+{
+	int r = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+	float m = -INFINITY, l = 0.0f;
+
+	if (r >= rows)
+		return;
+	for (int c = 0; c < nchunk; c++)
+		m = fmaxf(m, part[((long long)c * rows + r) * (EV + 2)]);
+	if (m == -INFINITY) {   /* every key masked */
+		for (int e = lane; e < EV; e += 32)
+			y[(long long)r * EV + e] = 0.0f;
+		return;
+	}
+	for (int c = 0; c < nchunk; c++) {
+		const float *pr = part + ((long long)c * rows + r) * (EV + 2);
+		l += pr[0] == -INFINITY ? 0.0f : pr[1] * expf(pr[0] - m);
+	}
+	for (int e = lane; e < EV; e += 32) {
+		float o = 0.0f;
+		for (int c = 0; c < nchunk; c++) {
+			const float *pr = part + ((long long)c * rows + r) * (EV + 2);
+			if (pr[0] != -INFINITY)
+				o = fmaf(pr[2 + e], expf(pr[0] - m), o);
+		}
+		y[(long long)r * EV + e] = l > 0.0f ? o / l : 0.0f;
+	}
+}
+
+typedef void Kernel(At, const float *, const float *, const float *, const void *, float *, int,
+                    float *);
 
 /* The instance for (NO, MASK) with any head size. */
 template <int MASK>
@@ -165,6 +221,30 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 			         a->E, a->EV);
 		return -1;
 	}
-	f<<<dim3((a->L + 3) / 4, a->B), 128, smem, g->stream>>>(P, q, k, v, mask, y);
+	/* chunks of keys: about 4 blocks per SM, whole slices of 32 keys each,
+	 * where the cuBLAS workspace holds the partial rows */
+	const char *env = getenv("DPRT_CUDA_ATTN_SPLIT");
+	long long blocks = (long long)(a->L + 3) / 4 * a->B;
+	int sms = 0, nchunk = 1, chunk = a->S;
+	if (g->blasws && (env == NULL || strcmp(env, "0") != 0) &&
+	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess &&
+	    blocks < 2LL * sms && a->S > 32) {
+		long long want = (4LL * sms + blocks - 1) / blocks;
+		chunk = (a->S + want - 1) / want;
+		chunk = (chunk + 31) / 32 * 32;
+		nchunk = (a->S + chunk - 1) / chunk;
+		if ((long long)nchunk * a->B * a->L * (a->EV + 2) * sizeof(float) > DPRT_BLAS_WORKSPACE)
+			nchunk = 1;
+	}
+	if (nchunk < 2) {
+		f<<<dim3((a->L + 3) / 4, a->B), 128, smem, g->stream>>>(P, q, k, v, mask, y, a->S, NULL);
+		return dprt_cuda_launched(what, err, errn);
+	}
+	f<<<dim3((a->L + 3) / 4, a->B, nchunk), 128, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
+	                                                                (float *)g->blasws);
+	if (dprt_cuda_launched(what, err, errn) != 0)
+		return -1;
+	merge<<<(a->B * a->L + 3) / 4, 128, 0, g->stream>>>((const float *)g->blasws, y,
+	                                                     a->B * a->L, nchunk, a->EV);
 	return dprt_cuda_launched(what, err, errn);
 }

@@ -1,21 +1,49 @@
 /* blas.c: the runtime's use of cuBLAS: a handle per program instance on its
- * stream, and row-major strided GEMM mapped onto column-major cublasSgemm. */
+ * stream, and row-major strided GEMM mapped onto column-major cublasSgemm;
+ * and cuBLASLt for products with a bias, added in the product's epilogue
+ * (one kernel where cublasSgemm needs a second for the bias). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cublas_v2.h>
+#include <cublasLt.h>
 
 #include "dprt_cuda.h"
 
-enum { WORKSPACE = 32 << 20 };   /* bytes; what cuBLAS asks for on Hopper */
+enum { WORKSPACE = DPRT_BLAS_WORKSPACE };
+
+/* One cuBLASLt product, as first called: its shape, operands' layout and
+ * precision (the key), and what cuBLASLt made for it. */
+struct dprt_ltplan {
+	int64_t key[10];
+	cublasLtMatmulDesc_t desc;
+	cublasLtMatrixLayout_t la, lb, lc;
+	cublasLtMatmulAlgo_t algo;
+};
 
 static void
 blasclose(dprt_cuda *g)
 {
+	int i;
+
+	for (i = 0; i < g->nltplan; i++) {
+		struct dprt_ltplan *p = &g->ltplan[i];
+		cublasLtMatrixLayoutDestroy(p->la);
+		cublasLtMatrixLayoutDestroy(p->lb);
+		cublasLtMatrixLayoutDestroy(p->lc);
+		cublasLtMatmulDescDestroy(p->desc);
+	}
+	free(g->ltplan);
+	g->ltplan = NULL;
+	g->nltplan = g->capltplan = 0;
+	if (g->lt)
+		cublasLtDestroy(g->lt);
 	if (g->blas)
 		cublasDestroy(g->blas);
 	cudaFree(g->blasws);
+	g->lt = NULL;
 	g->blas = NULL;
 	g->blasws = NULL;
 }
@@ -35,11 +63,15 @@ int
 dprt_cublas_open(dprt_cuda *g, char *err, size_t errn)
 {
 	cublasHandle_t h;
+	cublasLtHandle_t lt;
 
 	if (blasok(cublasCreate(&h), "cublasCreate", err, errn) != 0)
 		return -1;
 	g->blas = h;
 	g->blasclose = blasclose;
+	if (blasok(cublasLtCreate(&lt), "cublasLtCreate", err, errn) != 0)
+		return -1;   /* the caller closes g */
+	g->lt = lt;
 	if (blasok(cublasSetStream(h, g->stream), "cublasSetStream", err, errn) != 0 ||
 	    blasok(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode", err,
 	           errn) != 0 ||
@@ -60,6 +92,7 @@ dprt_cuda_precision(dprt_cuda *g, int conv, char *err, size_t errn)
 
 	if (env == NULL || *env == '\0')
 		g->conv = conv;
+	g->tf32 = conv == DPRT_CONV_TF32;
 	if (g->blas && conv == DPRT_CONV_TF32)
 		return blasok(cublasSetMathMode(g->blas, CUBLAS_TF32_TENSOR_OP_MATH),
 		              "cublasSetMathMode", err, errn);
@@ -105,4 +138,154 @@ dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
 	return blasok(cublasSgemm(g->blas, opb, opa, (int)N, (int)M, (int)K, &alpha, B,
 	                          (int)ldb, A, (int)lda, &beta, C, (int)ldc),
 	              "cublasSgemm", err, errn);
+}
+
+/* The alignment of pointer p in bytes, up to 256 (what cuBLASLt's
+ * heuristic assumes unless told less). */
+static int64_t
+align(const void *p)
+{
+	int64_t a = 256;
+
+	while (a > 1 && (uintptr_t)p % a != 0)
+		a /= 2;
+	return a;
+}
+
+/* Tells the heuristic operand's alignment (a byte of key[9]): -1 on error. */
+static int
+prefalign(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t at, int64_t a,
+          char *err, size_t errn)
+{
+	uint32_t v = (uint32_t)(a & 0xff ? a & 0xff : 256);
+
+	return blasok(cublasLtMatmulPreferenceSetAttribute(pref, at, &v, sizeof v),
+	              "cublasLtMatmulPreferenceSetAttribute", err, errn);
+}
+
+/* The plan of a cuBLASLt product with a bias epilogue, made on its first
+ * call: C^T (N×M, column-major) = op(B^T)·op(A^T) + bias, the bias running
+ * along C^T's rows (C's columns). */
+static struct dprt_ltplan *
+ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
+{
+	struct dprt_ltplan *p;
+	cublasLtMatmulPreference_t pref = NULL;
+	cublasLtMatmulHeuristicResult_t res;
+	cublasOperation_t opa = (cublasOperation_t)key[3], opb = (cublasOperation_t)key[4];
+	cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+	size_t ws = WORKSPACE;
+	int i, nres = 0, rc;
+	int64_t M = key[0], N = key[1], K = key[2];
+
+	for (i = 0; i < g->nltplan; i++)
+		if (memcmp(g->ltplan[i].key, key, sizeof g->ltplan[i].key) == 0)
+			return &g->ltplan[i];
+	if (g->nltplan == g->capltplan) {
+		int cap = g->capltplan ? 2 * g->capltplan : 16;
+		p = realloc(g->ltplan, cap * sizeof *p);
+		if (p == NULL) {
+			snprintf(err, errn, "cuda: out of memory");
+			return NULL;
+		}
+		g->ltplan = p;
+		g->capltplan = cap;
+	}
+	p = &g->ltplan[g->nltplan];
+	memset(p, 0, sizeof *p);
+	memcpy(p->key, key, sizeof p->key);
+	/* cuBLAS's A is our B^T (N×K), its B our A^T (K×M) */
+	rc = blasok(cublasLtMatmulDescCreate(&p->desc, key[8] ? CUBLAS_COMPUTE_32F_FAST_TF32 :
+	                                     CUBLAS_COMPUTE_32F, CUDA_R_32F),
+	            "cublasLtMatmulDescCreate", err, errn);
+	if (rc == 0 && (blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA,
+	                                                      &opb, sizeof opb),
+	                       "cublasLtMatmulDescSetAttribute", err, errn) != 0 ||
+	                blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB,
+	                                                      &opa, sizeof opa),
+	                       "cublasLtMatmulDescSetAttribute", err, errn) != 0 ||
+	                blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+	                                                      &epi, sizeof epi),
+	                       "cublasLtMatmulDescSetAttribute", err, errn) != 0))
+		rc = -1;
+	if (rc == 0 && (blasok(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F,
+	                                                  opb == CUBLAS_OP_N ? N : K,
+	                                                  opb == CUBLAS_OP_N ? K : N, key[6]),
+	                       "cublasLtMatrixLayoutCreate", err, errn) != 0 ||
+	                blasok(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F,
+	                                                  opa == CUBLAS_OP_N ? K : M,
+	                                                  opa == CUBLAS_OP_N ? M : K, key[5]),
+	                       "cublasLtMatrixLayoutCreate", err, errn) != 0 ||
+	                blasok(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, N, M, key[7]),
+	                       "cublasLtMatrixLayoutCreate", err, errn) != 0))
+		rc = -1;
+	if (rc == 0 &&
+	    (blasok(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", err,
+	            errn) != 0 ||
+	     blasok(cublasLtMatmulPreferenceSetAttribute(pref,
+	                                                 CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+	                                                 &ws, sizeof ws),
+	            "cublasLtMatmulPreferenceSetAttribute", err, errn) != 0 ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key[9] >> 24, err, errn) ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key[9] >> 16, err, errn) ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key[9] >> 8, err, errn) ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key[9] >> 8, err, errn) ||
+	     blasok(cublasLtMatmulAlgoGetHeuristic(g->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref,
+	                                           1, &res, &nres),
+	            "cublasLtMatmulAlgoGetHeuristic", err, errn) != 0))
+		rc = -1;
+	if (rc == 0 && nres < 1) {
+		snprintf(err, errn, "cuda: cublasLtMatmulAlgoGetHeuristic: no algorithm for "
+		         "%lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
+		rc = -1;
+	}
+	if (pref)
+		cublasLtMatmulPreferenceDestroy(pref);
+	if (rc != 0) {
+		if (p->la)
+			cublasLtMatrixLayoutDestroy(p->la);
+		if (p->lb)
+			cublasLtMatrixLayoutDestroy(p->lb);
+		if (p->lc)
+			cublasLtMatrixLayoutDestroy(p->lc);
+		if (p->desc)
+			cublasLtMatmulDescDestroy(p->desc);
+		return NULL;
+	}
+	p->algo = res.algo;
+	g->nltplan++;
+	return p;
+}
+
+/* C = alpha·A·B + bias, row-major, through cublasLtMatmul. */
+int
+dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t rsa, int64_t csa, const float *B, int64_t rsb,
+                   int64_t csb, const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	cublasOperation_t opa, opb;
+	int64_t lda, ldb, key[10];
+	struct dprt_ltplan *p;
+	const float beta = 0;
+
+	if (colmajor(K, N, rsb, csb, &opb, &ldb) != 0 || colmajor(M, K, rsa, csa, &opa, &lda) != 0) {
+		if (errn > 0)
+			snprintf(err, errn, "cuda: cublasLtMatmul: strides not supported");
+		return -1;
+	}
+	key[0] = M, key[1] = N, key[2] = K, key[3] = opa, key[4] = opb;
+	key[5] = lda, key[6] = ldb, key[7] = ldc, key[8] = g->tf32;
+	/* operands' alignments, one byte each (256 as 0): cuBLAS's A (our B),
+	 * its B (our A), C and the bias */
+	key[9] = (align(B) & 0xff) << 24 | (align(A) & 0xff) << 16 | (align(C) & 0xff) << 8 |
+	         (align(bias) & 0xff);
+	if ((p = ltplan(g, key, err, errn)) == NULL)
+		return -1;
+	if (blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+	                                          sizeof bias),
+	           "cublasLtMatmulDescSetAttribute", err, errn) != 0)
+		return -1;
+	return blasok(cublasLtMatmul(g->lt, p->desc, &alpha, B, p->la, A, p->lb, &beta, C, p->lc, C,
+	                             p->lc, &p->algo, g->blasws, WORKSPACE, g->stream),
+	              "cublasLtMatmul", err, errn);
 }

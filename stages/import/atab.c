@@ -40,7 +40,9 @@
 	{ "aten." n "_.Scalar", k, "self:S other:S" extra, F_INPLACE, 0 }
 #define BOOLOP(n, k) \
 	{ "aten.bitwise_" n ".Tensor", k, "self:T other:T", 0, H_BOOL }, \
+	{ "aten.bitwise_" n ".Scalar", k, "self:T other:S", 0, H_BOOL }, \
 	{ "aten.__" n "__.Tensor", k, "self:T other:T", 0, H_BOOL }, \
+	{ "aten.__" n "__.Scalar", k, "self:T other:S", 0, H_BOOL }, \
 	{ "aten.logical_" n ".default", k, "self:T other:T", 0, 0 }
 #define BN "input:T weight:W=1 bias:W=0 running_mean:T running_var:T"
 #define POOL "self:T kernel_size:is stride:is= padding:is=0"
@@ -60,6 +62,7 @@ static const Aten aten[] = {
 	BINARY("div", Adiv, ""),
 	{ "aten.div.Tensor_mode", Adiv, "self:S other:S rounding_mode:0", 0, 0 },
 	{ "aten.div_.Tensor_mode", Adiv, "self:S other:S rounding_mode:0", F_INPLACE, 0 },
+	{ "aten.div.Scalar_mode", Adiv, "self:S other:S rounding_mode:0", 0, 0 },
 	{ "aten.rsub.Tensor", Asub, "self:S other:S alpha:f=1", 0, H_RSUB },
 	{ "aten.rsub.Scalar", Asub, "self:S other:S alpha:f=1", 0, H_RSUB },
 	BINARY("fmod", Afmod, ""),
@@ -107,6 +110,8 @@ static const Aten aten[] = {
 	{ "aten.clamp_min_.default", Aclamp, "self:T min:f", F_INPLACE, 0 },
 	{ "aten.clamp_max.default", Aclamp, "self:T max:f", 0, 0 },
 	{ "aten.clamp_max_.default", Aclamp, "self:T max:f", F_INPLACE, 0 },
+	{ "aten.clamp.Tensor", Aclampt, "self:T min:T? max:T?", 0, H_CLAMPT },
+	{ "aten.clamp_.Tensor", Aclampt, "self:T min:T? max:T?", F_INPLACE, H_CLAMPT },
 	{ "aten.hardtanh.default", Aclamp, "self:T min_val:f=-1>min max_val:f=1>max", 0, 0 },
 	{ "aten.hardtanh_.default", Aclamp, "self:T min_val:f=-1>min max_val:f=1>max", F_INPLACE, 0 },
 	{ "aten.relu6.default", Aclamp, "self:T @min:f=0>min @max:f=6>max", 0, 0 },
@@ -207,6 +212,23 @@ static const Aten aten[] = {
 	  "self:T dim:i=0 start:i=0 end:i=9223372036854775807 step:i=1", 0, 0 },
 	{ "aten.select.int", Aselect, "self:T dim:i index:i", 0, 0 },
 	{ "aten.index.Tensor", Aindex, "self:T indices:-", 0, H_INDEX },
+	{ "aten.index_put.default", Aindexput, "self:T indices:- values:T accumulate:i=0", 0,
+	  H_INDEXPUT },
+	{ "aten.index_put_.default", Aindexput, "self:T indices:- values:T accumulate:i=0",
+	  F_INPLACE, H_INDEXPUT },
+	{ "aten.index_copy.default", Aindexcopy, "self:T dim:i index:T source:T", 0, 0 },
+	{ "aten.index_copy_.default", Aindexcopy, "self:T dim:i index:T source:T", F_INPLACE, 0 },
+	{ "aten.scatter.src", Ascatter, "self:T dim:i index:T src:T", 0, 0 },
+	{ "aten.scatter.value", Ascatter, "self:T dim:i index:T value:S", 0, 0 },
+	{ "aten.scatter_.src", Ascatter, "self:T dim:i index:T src:T", F_INPLACE, 0 },
+	{ "aten.scatter_.value", Ascatter, "self:T dim:i index:T value:S", F_INPLACE, 0 },
+	{ "aten.scatter_add.default", Ascatter, "self:T dim:i index:T src:T @reduce:s=sum", 0, 0 },
+	{ "aten.scatter_add_.default", Ascatter, "self:T dim:i index:T src:T @reduce:s=sum",
+	  F_INPLACE, 0 },
+	{ "aten.scatter_reduce.two", Ascatter,
+	  "self:T dim:i index:T src:T reduce:s include_self:i=1", 0, 0 },
+	{ "aten.scatter_reduce_.two", Ascatter,
+	  "self:T dim:i index:T src:T reduce:s include_self:i=1", F_INPLACE, 0 },
 	{ "aten.embedding.default", Aembedding,
 	  "weight:T indices:T padding_idx:- scale_grad_by_freq:0 sparse:0", 0, 0 },
 
@@ -220,6 +242,11 @@ static const Aten aten[] = {
 	{ "aten.any.default", Aany, "self:T @dim:is=", 0, 0 },
 	{ "aten.argmax.default", Aargmaxc, "self:T dim:i? keepdim:i=0", 0, 0 },
 	{ "aten.argmin.default", Aargmin, "self:T dim:i? keepdim:i=0", 0, 0 },
+	{ "aten.max.dim", Amaxdim, "self:T dim:i keepdim:i=0", F_MULTI, 0 },
+	{ "aten.min.dim", Amindim, "self:T dim:i keepdim:i=0", F_MULTI, 0 },
+	{ "aten.diagonal.default", Adiagonal, "self:T offset:i=0 dim1:i=0 dim2:i=1", 0, 0 },
+	{ "aten.amax.default", Aamax, "self:T dim:is= keepdim:i=0", 0, 0 },
+	{ "aten.amin.default", Aamin, "self:T dim:is= keepdim:i=0", 0, 0 },
 	{ "aten.all.default", Aall, "self:T", 0, 0 },
 	{ "aten.all.dim", Aall, "self:T dim:is keepdim:i=0", 0, 0 },
 	{ "aten.all.dims", Aall, "self:T dim:is= keepdim:i=0", 0, 0 },
@@ -266,6 +293,18 @@ static const Aten aten[] = {
 	  POOL " ceil_mode:i=0 count_include_pad:i=1 divisor_override:i?", 0, 0 },
 	{ "aten.adaptive_avg_pool2d.default", Aadaptavg, "self:T output_size:is", 0, 0 },
 	{ "aten._adaptive_avg_pool2d.default", Aadaptavg, "self:T output_size:is", 0, 0 },
+	{ "aten.max_pool1d.default", Amaxpool1, POOL " dilation:is=1 ceil_mode:i=0", 0, 0 },
+	{ "aten.max_pool1d_with_indices.default", Amaxpool1, POOL " dilation:is=1 ceil_mode:i=0",
+	  F_MULTI, 0 },
+	{ "aten.max_pool3d.default", Amaxpool3, POOL " dilation:is=1 ceil_mode:i=0", 0, 0 },
+	{ "aten.max_pool3d_with_indices.default", Amaxpool3, POOL " dilation:is=1 ceil_mode:i=0",
+	  F_MULTI, 0 },
+	{ "aten.avg_pool1d.default", Aavgpool1, POOL " ceil_mode:i=0 count_include_pad:i=1", 0, 0 },
+	{ "aten.avg_pool3d.default", Aavgpool3,
+	  POOL " ceil_mode:i=0 count_include_pad:i=1 divisor_override:i?", 0, 0 },
+	{ "aten.adaptive_avg_pool1d.default", Aadaptavg1, "self:T output_size:is", 0, 0 },
+	{ "aten.adaptive_avg_pool3d.default", Aadaptavg3, "self:T output_size:is", 0, 0 },
+	{ "aten._adaptive_avg_pool3d.default", Aadaptavg3, "self:T output_size:is", 0, 0 },
 
 	/* attention */
 	{ "aten.scaled_dot_product_attention.default", Asdpa,

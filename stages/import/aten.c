@@ -482,9 +482,10 @@ viewsize(Node *c)
 }
 
 /* index.Tensor: the index tensors at adjacent positions from dim on (one:
- * aten.index; several: aten.index_n, which dp-legalize flattens). */
+ * aten.index; several: aten.index_n, which dp-legalize flattens); with put
+ * (index_put), they follow the input and the values. */
 static void
-index1(Node *c)
+index1(Node *c, int put)
 {
 	json_t *l = NULL, *arg = NULL, *args = json_object_get(c->json, "inputs");
 	for (size_t j = 0; j < json_array_size(args); j++) {
@@ -502,7 +503,7 @@ index1(Node *c)
 			n = json_string_value(json_object_get(e, "name"));
 		if (!n)
 			continue;
-		if (dim >= 0 && dim + c->nin - 1 != (int)k)
+		if (dim >= 0 && dim + c->nin - 1 - put != (int)k)
 			bad(c, "index tensors separated by a slice are not supported");
 		if (dim < 0)
 			dim = (int)k;
@@ -510,9 +511,9 @@ index1(Node *c)
 	}
 	if (dim < 0)
 		bad(c, "no index tensor");
-	if (c->nin > 5)
+	if (c->nin > 5 + put)
 		bad(c, "more than 4 index tensors");
-	if (c->nin > 2)
+	if (c->nin > 2 && !put)
 		c->kind = Aindexn;
 	newav(c, "dim", A_INT)->i = dim;
 }
@@ -570,11 +571,18 @@ hook(Node *c)
 		viewsize(c);
 		break;
 	case H_INDEX:
-		index1(c);
+		index1(c, 0);
+		break;
+	case H_INDEXPUT:   /* x, values, then the index tensors */
+		index1(c, 1);
 		break;
 	case H_DIFF:   /* which of the optional prepend (field 3), append (4) are there */
 		newav(c, "prepend", A_INT)->i = c->slot[3] >= 0;
 		newav(c, "append", A_INT)->i = c->slot[4] >= 0;
+		break;
+	case H_CLAMPT:   /* which of the optional min (field 1), max (2) are there */
+		newav(c, "has_min", A_INT)->i = c->slot[1] >= 0;
+		newav(c, "has_max", A_INT)->i = c->slot[2] >= 0;
 		break;
 	case H_ARANGE: {
 		int isint = 1;

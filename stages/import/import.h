@@ -133,6 +133,8 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_FLOATDEF, H_NEW, H_TOCOPY, H_TYPEAS, H_LAYERNORM, H_RSUB, H_BOOL, H_SPLIT,
 	H_OUTSIZE,          /* output_size from the result's type (upsampling) */
 	H_DIFF,             /* flags: which of prepend, append are given */
+	H_CLAMPT,           /* flags: which of the min, max tensors are given */
+	H_INDEXPUT,         /* the index tensors as operands after the values */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

@@ -392,7 +392,9 @@ r_roll(Lz *z, const Op *op)
 		s = ((sh->ints[i] % n) + n) % n;
 		if (s == 0)
 			continue;
-		int xs[2] = { lz_slice(z, x, d, n - s, n, 1), lz_slice(z, x, d, 0, n - s, 1) };
+		int xs[2];
+		xs[0] = lz_slice(z, x, d, n - s, n, 1);
+		xs[1] = lz_slice(z, x, d, 0, n - s, 1);
 		x = lz_cat(z, xs, 2, d);
 	}
 	if (flat)
@@ -420,9 +422,12 @@ r_diff(Lz *z, const Op *op)
 
 	for (int64_t i = 0; i < n && x >= 0; i++) {
 		int64_t m = lz_type(z, x)->dim[d];
+		int lo, hi;
 		if (m == 0)
 			break;
-		x = lz_op2(z, Asub, lz_slice(z, x, d, 1, m, 1), lz_slice(z, x, d, 0, m - 1, 1));
+		lo = lz_slice(z, x, d, 0, m - 1, 1);
+		hi = lz_slice(z, x, d, 1, m, 1);
+		x = lz_op2(z, Asub, hi, lo);
 	}
 	return bind(z, op, x);
 }
@@ -486,10 +491,13 @@ r_logsoftmax(Lz *z, const Op *op)
 static int
 r_isnan(Lz *z, const Op *op)
 {
+	int inf, a;
+
 	if (op->kind == Aisnan)
 		return bind(z, op, lz_op2(z, Ane, X(0), X(0)));
-	return bind(z, op, lz_op2(z, Aeq, lz_op1(z, Aabs, X(0)), lz_scalar(z, INFINITY,
-	                                                                   IT(0)->dtype)));
+	inf = lz_scalar(z, INFINITY, IT(0)->dtype);
+	a = lz_op1(z, Aabs, X(0));
+	return bind(z, op, lz_op2(z, Aeq, a, inf));
 }
 
 /* elu = scale · (x > 0 ? x : alpha·(exp(input_scale·x) − 1)). */
@@ -520,14 +528,17 @@ r_elu(Lz *z, const Op *op)
 static int
 nearest(Lz *z, int64_t in, int64_t out)
 {
-	int k = lz_begin(z, Aarange, NULL, 0), a;
+	int k = lz_begin(z, Aarange, NULL, 0), a, c;
 
 	dp_setf(z->out, k, "start", 0);
 	dp_setf(z->out, k, "end", (double)out);
 	dp_setf(z->out, k, "step", 1);
 	dp_sets(z->out, k, "dtype", "f32");
-	a = lz_op2(z, Amul, lz_end(z, k), lz_scalar(z, (float)in / (float)out, DP_F32));
-	a = lz_op2(z, Aminimum, lz_op1(z, Afloor, a), lz_scalar(z, (double)(in - 1), DP_F32));
+	a = lz_end(z, k);
+	c = lz_scalar(z, (float)in / (float)out, DP_F32);
+	a = lz_op2(z, Amul, a, c);
+	c = lz_scalar(z, (double)(in - 1), DP_F32);
+	a = lz_op2(z, Aminimum, lz_op1(z, Afloor, a), c);
 	if (a < 0)
 		return -1;
 	k = lz_begin(z, Ocast, &a, 1);
@@ -731,27 +742,29 @@ lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
 {
 	double sc = align ? (out > 1 ? (double)(float)(in - 1) / (float)(out - 1) : 0)
 	                  : (double)((float)in / (float)out);
-	int s, i0, i1, l, l0, k;
+	int s, c, i0, i1, l, l0, y0, y1, k;
 	int64_t v[DP_MAXRANK];
 
-	if (align)
-		s = lz_op2(z, Amul, ramp(z, 0, out), lz_scalar(z, sc, DP_F32));
-	else {
-		s = lz_op2(z, Amul, ramp(z, 0.5, out), lz_scalar(z, sc, DP_F32));
+	c = lz_scalar(z, sc, DP_F32);
+	s = ramp(z, align ? 0 : 0.5, out);
+	s = lz_op2(z, Amul, s, c);
+	if (!align) {
 		s = lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
 		s = lz_op2(z, Amaximum, s, lz_scalar(z, 0, DP_F32));
 	}
 	i0 = lz_op1(z, Afloor, s);
 	l = lz_op2(z, Asub, s, i0);
 	l0 = lz_op2(z, Asub, lz_scalar(z, 1, DP_F32), l);
-	i1 = lz_op2(z, Aminimum, lz_op2(z, Aadd, i0, lz_scalar(z, 1, DP_F32)),
-	            lz_scalar(z, (double)(in - 1), DP_F32));
+	c = lz_scalar(z, (double)(in - 1), DP_F32);
+	i1 = lz_op2(z, Aadd, i0, lz_scalar(z, 1, DP_F32));
+	i1 = lz_op2(z, Aminimum, i1, c);
 	for (k = 0; k < r - d; k++)
 		v[k] = k == 0 ? out : 1;
 	l = lz_view(z, l, v, r - d);
 	l0 = lz_view(z, l0, v, r - d);
-	return lz_op2(z, Aadd, lz_op2(z, Amul, take(z, x, d, toi64(z, i0)), l0),
-	              lz_op2(z, Amul, take(z, x, d, toi64(z, i1)), l));
+	y1 = lz_op2(z, Amul, take(z, x, d, toi64(z, i1)), l);
+	y0 = lz_op2(z, Amul, take(z, x, d, toi64(z, i0)), l0);
+	return lz_op2(z, Aadd, y0, y1);
 }
 
 /* upsample_bilinear2d: interpolation along H, then along W. */
@@ -921,6 +934,496 @@ r_cumsum(Lz *z, const Op *op)
 	return bind(z, op, lz_end(z, k));
 }
 
+/* amax / amin over dim (empty: all): x permuted to [kept dims, reduced
+ * dims] and viewed [kept, R], the values gathered at argmax along R (of
+ * −x for amin), viewed as the result. */
+static int castto(Lz *z, int x, int dtype);
+
+static int
+extremev(Lz *z, int x, unsigned m, int min, const Type *o)
+{
+	Type tx = x >= 0 ? *lz_type(z, x) : (Type){0};
+	const Type *t = &tx;
+	int r = t->rank, n = 0, kept, i, y, k, id = 1, in[2];
+	int64_t p[DP_MAXRANK], v[DP_MAXRANK + 1], R = 1;
+
+	if (x < 0)
+		return -1;
+	if (!m)
+		m = (1u << r) - 1;
+	for (i = 0; i < r; i++)
+		if (!(m >> i & 1)) {
+			v[n] = t->dim[i];
+			p[n++] = i;
+		}
+	kept = n;
+	for (i = 0; i < r; i++)
+		if (m >> i & 1) {
+			R *= t->dim[i];
+			p[n++] = i;
+		}
+	for (i = 0; i < r; i++)
+		id &= p[i] == i;
+	if (!id)
+		x = lz_permute(z, x, p, r);
+	v[kept] = R;
+	if (x < 0)
+		return -1;
+	if (lz_type(z, x)->rank != kept + 1 || lz_type(z, x)->dim[kept] != R)
+		x = lz_view(z, x, v, kept + 1);
+	y = min ? lz_op1(z, Aneg, x) : x;
+	if (t->dtype != DP_F32 && t->dtype != DP_F64)   /* argmax: f32 kernels, exact to ±2^24 */
+		y = castto(z, y, DP_F32);
+	if (y < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &y, 1);
+	dp_seti(z->out, k, "dim", kept);
+	dp_seti(z->out, k, "keepdim", 1);
+	in[0] = x;
+	in[1] = lz_end(z, k);
+	if (in[1] < 0)
+		return -1;
+	k = lz_begin(z, Agather, in, 2);
+	dp_seti(z->out, k, "dim", kept);
+	return lz_view(z, lz_end(z, k), o->dim, o->rank);
+}
+
+static int
+extreme(Lz *z, const Op *op, unsigned m, int min)
+{
+	return bind(z, op, extremev(z, X(0), m, min, OT));
+}
+
+static int
+r_amax(Lz *z, const Op *op)
+{
+	const Attr *dim = dp_attr(op, "dim");
+	unsigned m = 0;
+
+	for (int i = 0; dim && i < dim->n; i++)
+		m |= 1u << axis(dim->ints[i], IT(0)->rank);
+	return extreme(z, op, m, op->kind == Aamin);
+}
+
+/* max.dim / min.dim (their values; import refuses a use of the indices):
+ * amax / amin over the one dim. */
+static int
+r_maxdim(Lz *z, const Op *op)
+{
+	int r = IT(0)->rank;
+
+	return extreme(z, op, r ? 1u << axis(dp_geti(op, "dim", 0), r) : 0, op->kind == Amindim);
+}
+
+/* diagonal(x, offset, dim1, dim2): x permuted to [other dims, dim1, dim2],
+ * viewed [other dims, n1·n2], an aten.index along the last dim at start,
+ * start + n2 + 1, ... (start: offset, or −offset·n2 below the main
+ * diagonal). */
+static int
+r_diagonal(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int r = t->rank, a = axis(dp_geti(op, "dim1", 0), r), b = axis(dp_geti(op, "dim2", 1), r);
+	int x = X(0), n = 0, id = 1, k;
+	int64_t o = dp_geti(op, "offset", 0), L = OT->dim[OT->rank - 1], p[DP_MAXRANK];
+	int64_t v[DP_MAXRANK], n2 = t->dim[b], start = o >= 0 ? o : -o * n2;
+
+	if (L == 0)
+		return lz_fail(z, "an empty diagonal is not supported");
+	for (int i = 0; i < r; i++)
+		if (i != a && i != b) {
+			v[n] = t->dim[i];
+			p[n++] = i;
+		}
+	p[n] = a;
+	p[n + 1] = b;
+	v[n] = t->dim[a] * n2;
+	for (int i = 0; i < r; i++)
+		id &= p[i] == i;
+	if (!id)
+		x = lz_permute(z, x, p, r);
+	x = lz_view(z, x, v, r - 1);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", (double)start);
+	dp_setf(z->out, k, "end", (double)(start + L * (n2 + 1)));
+	dp_setf(z->out, k, "step", (double)(n2 + 1));
+	dp_sets(z->out, k, "dtype", "i64");
+	return bind(z, op, take(z, x, r - 2, lz_end(z, k)));
+}
+
+/* The n values of a pooling attribute (one value: n times; none: def). */
+static void
+nvals(const Op *op, const char *key, int64_t def, int n, int64_t *out)
+{
+	const Attr *a = dp_attr(op, key);
+
+	for (int i = 0; i < n; i++)
+		out[i] = !a || a->n == 0 ? def : a->ints[a->n == 1 ? 0 : i];
+}
+
+/* One 2-D pool (kind) of x [P, 1, H, W] with (h, w) pairs k, s, p, d (the
+ * output size for adaptive pooling) and op's ceil_mode, count_include_pad. */
+static int
+pool2(Lz *z, const Op *op, int kind, int x, const int64_t *k, const int64_t *s,
+      const int64_t *p, const int64_t *d)
+{
+	int j;
+
+	if (x < 0)
+		return -1;
+	j = lz_begin(z, kind, &x, 1);
+	if (kind == Aadaptavg) {
+		dp_setints(z->out, j, "output_size", k, 2);
+		return lz_end(z, j);
+	}
+	dp_seti(z->out, j, "ceil_mode", dp_geti(op, "ceil_mode", 0));
+	if (kind == Aavgpool)
+		dp_seti(z->out, j, "count_include_pad", dp_geti(op, "count_include_pad", 1));
+	else
+		dp_setints(z->out, j, "dilation", d, 2);
+	dp_setints(z->out, j, "kernel_size", k, 2);
+	dp_setints(z->out, j, "padding", p, 2);
+	dp_setints(z->out, j, "stride", s, 2);
+	return lz_end(z, j);
+}
+
+/* 1-D and 3-D pooling as 2-D pooling of planes (each window is a box,
+ * its max, mean or adaptive mean separable by dims): 1-D, x viewed [P, 1,
+ * 1, L] pooled by (1, k); 3-D, x viewed [P, 1, H, W] pooled over (H, W),
+ * then viewed [Q, 1, D, OH·OW] pooled by (kd, 1); viewed as the result. */
+static int
+r_pooln(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int n = op->kind == Amaxpool1 || op->kind == Aavgpool1 || op->kind == Aadaptavg1 ? 1 : 3;
+	int kind = op->kind == Amaxpool1 || op->kind == Amaxpool3 ? Amaxpool :
+	           op->kind == Aavgpool1 || op->kind == Aavgpool3 ? Aavgpool : Aadaptavg;
+	int h = t->rank - n, x = X(0);
+	int64_t k[3], s[3], p[3], d[3], v[4], k2[2], s2[2], p2[2], d2[2], all = dp_numel(t);
+
+	if (kind == Aadaptavg)
+		nvals(op, "output_size", 1, n, k);
+	else
+		nvals(op, "kernel_size", 1, n, k);
+	nvals(op, "stride", 0, n, s);
+	nvals(op, "padding", 0, n, p);
+	nvals(op, "dilation", 1, n, d);
+	for (int i = 0; i < n; i++)
+		if (s[i] == 0)
+			s[i] = k[i];
+	if (n == 1) {
+		int64_t K[2] = { 1, k[0] }, S[2] = { 1, s[0] }, Pd[2] = { 0, p[0] }, D[2] = { 1, d[0] };
+		v[0] = all / t->dim[h];
+		v[1] = v[2] = 1;
+		v[3] = t->dim[h];
+		x = lz_view(z, x, v, 4);
+		x = pool2(z, op, kind, x, K, S, Pd, D);
+		return bind(z, op, lz_view(z, x, OT->dim, OT->rank));
+	}
+	v[0] = all / (t->dim[h + 1] * t->dim[h + 2]);
+	v[1] = 1;
+	v[2] = t->dim[h + 1];
+	v[3] = t->dim[h + 2];
+	x = lz_view(z, x, v, 4);
+	x = pool2(z, op, kind, x, &k[1], &s[1], &p[1], &d[1]);
+	if (x < 0)
+		return -1;
+	v[0] = all / (t->dim[h] * t->dim[h + 1] * t->dim[h + 2]);
+	v[2] = t->dim[h];
+	v[3] = lz_type(z, x)->dim[2] * lz_type(z, x)->dim[3];
+	x = lz_view(z, x, v, 4);
+	k2[0] = k[0], s2[0] = s[0], p2[0] = p[0], d2[0] = d[0];
+	k2[1] = kind == Aadaptavg ? v[3] : 1, s2[1] = 1, p2[1] = 0, d2[1] = 1;
+	x = pool2(z, op, kind, x, k2, s2, p2, d2);
+	return bind(z, op, lz_view(z, x, OT->dim, OT->rank));
+}
+
+/* A reduction (kind) over dims mask m of x, keepdim off. */
+static int
+reducem(Lz *z, int kind, int x, unsigned m)
+{
+	int64_t d[DP_MAXRANK];
+	int n = 0, k;
+
+	for (int i = 0; i < DP_MAXRANK; i++)
+		if (m >> i & 1)
+			d[n++] = i;
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, kind, &x, 1);
+	dp_setints(z->out, k, "dim", d, n);
+	dp_seti(z->out, k, "keepdim", 0);
+	return lz_end(z, k);
+}
+
+static int
+castto(Lz *z, int x, int dtype)
+{
+	int k;
+
+	if (x < 0 || lz_type(z, x)->dtype == dtype)
+		return x;
+	k = lz_begin(z, Ocast, &x, 1);
+	dp_sets(z->out, k, "dtype", dp_dtype_name[dtype]);
+	return lz_end(z, k);
+}
+
+enum { S_SET, S_SUM, S_MEAN, S_AMAX, S_AMIN };
+
+/* The scatter of src s into x (rank r) along dim d at index I (i64, x's
+ * shape but m along d; s: I's shape or rank 0), by comparison instead of
+ * a scatter kernel: eq = I viewed [.., 1, m, ..] == arange(n) viewed
+ * [.., n, 1, ..] marks, for each target position, the sources that land
+ * there (an [.., n, m, ..] bool, so memory n·m per row); has = any(eq)
+ * over m.  S_SET takes the first source (argmax of eq), the reductions
+ * sum, average or take the extreme of the marked sources; where no
+ * source lands, x stays; self: x's value takes part in the reduction. */
+static int
+scat(Lz *z, int x, int d, int I, int s, int mode, int self)
+{
+	Type tx = *lz_type(z, x), ti;
+	int r = tx.rank, eq, has, y, k, s0 = s;
+	int64_t v[DP_MAXRANK + 1], a[DP_MAXRANK + 1], n = tx.dim[d];
+
+	if (I < 0 || s < 0)
+		return -1;
+	ti = *lz_type(z, I);
+	if (r + 1 > DP_MAXRANK)
+		return lz_fail(z, "rank %d is too high (at most %d)", r, DP_MAXRANK - 1);
+	for (int i = 0, j = 0; i <= r; i++) {
+		v[i] = i == d ? 1 : ti.dim[j++];
+		a[i] = i == d ? n : 1;
+	}
+	y = lz_view(z, I, v, r + 1);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)n);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	k = lz_end(z, k);
+	k = lz_view(z, k, a, r + 1);
+	eq = lz_op2(z, Aeq, y, k);
+	has = reducem(z, Aany, eq, 1u << (d + 1));
+	if (lz_type(z, s)->rank)
+		s = lz_view(z, s, v, r + 1);
+	if (has < 0 || s < 0)
+		return -1;
+	if (mode == S_SET) {
+		int in[2];
+		if (lz_type(z, s)->rank == 0)
+			y = s;
+		else {
+			in[0] = castto(z, eq, DP_F32);
+			if (in[0] < 0)
+				return -1;
+			k = lz_begin(z, Oargmax, in, 1);
+			dp_seti(z->out, k, "dim", d + 1);
+			dp_seti(z->out, k, "keepdim", 0);
+			in[1] = lz_end(z, k);
+			in[0] = s0;
+			if (in[1] < 0)
+				return -1;
+			k = lz_begin(z, Agather, in, 2);
+			dp_seti(z->out, k, "dim", d);
+			y = lz_end(z, k);
+		}
+	} else if (mode == S_SUM || mode == S_MEAN) {
+		int e = castto(z, eq, tx.dtype), c;
+		y = reducem(z, Asum, lz_op2(z, Amul, e, s), 1u << (d + 1));
+		if (self)
+			y = lz_op2(z, Aadd, x, y);
+		if (mode == S_MEAN) {
+			c = reducem(z, Asum, e, 1u << (d + 1));
+			if (self)
+				c = lz_op2(z, Aadd, c, lz_scalar(z, 1, tx.dtype));
+			y = lz_op2(z, Adiv, y, c);
+		}
+	} else {
+		int in[3], fill = lz_scalar(z, mode == S_AMAX ? -INFINITY : INFINITY, tx.dtype);
+		in[0] = eq;
+		in[1] = s;
+		in[2] = fill;
+		if (fill < 0)
+			return -1;
+		y = lz_end(z, lz_begin(z, Awhere, in, 3));
+		y = extremev(z, y, 1u << (d + 1), mode == S_AMIN, &tx);
+		if (self)
+			y = lz_op2(z, mode == S_AMAX ? Amaximum : Aminimum, x, y);
+	}
+	{
+		int in[3] = { has, y, x };
+		if (y < 0)
+			return -1;
+		return lz_end(z, lz_begin(z, Awhere, in, 3));
+	}
+}
+
+/* x viewed to size[0..n-1], or x itself when that is its shape. */
+static int
+review(Lz *z, int x, const int64_t *size, int n)
+{
+	const Type *t;
+
+	if (x < 0)
+		return -1;
+	t = lz_type(z, x);
+	if (t->rank == n && !memcmp(t->dim, size, (size_t)n * sizeof *size))
+		return x;
+	return lz_view(z, x, size, n);
+}
+
+/* The scatter of vals (x's shape but M along d) into x along d at the
+ * vector idx [M] (the same index for every row, as index_put and
+ * index_copy have): the comparison made once, eq = idx viewed [1, M] ==
+ * arange(n) viewed [n, 1] (memory n·M, not n·M per row), has = any(eq)
+ * over M, then aten.index of vals along d at argmax(eq) (the first of
+ * duplicates) where has, else x. */
+static int
+scat1(Lz *z, int x, int d, int idx, int vals)
+{
+	Type tx = *lz_type(z, x);
+	int64_t n = tx.dim[d], M, v[2], hv[DP_MAXRANK];
+	int ar, eq, has, pos, k, in[3];
+
+	if (idx < 0 || vals < 0)
+		return -1;
+	M = lz_type(z, idx)->dim[0];
+	v[0] = 1;
+	v[1] = M;
+	idx = review(z, idx, v, 2);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)n);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	ar = lz_end(z, k);
+	v[0] = n;
+	v[1] = 1;
+	ar = review(z, ar, v, 2);
+	eq = lz_op2(z, Aeq, idx, ar);
+	has = reducem(z, Aany, eq, 2u);
+	pos = castto(z, eq, DP_F32);
+	if (pos < 0 || has < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &pos, 1);
+	dp_seti(z->out, k, "dim", 1);
+	dp_seti(z->out, k, "keepdim", 0);
+	pos = lz_end(z, k);
+	for (int i = 0; i < tx.rank; i++)
+		hv[i] = i == d ? n : 1;
+	in[0] = review(z, has, hv, tx.rank);
+	in[1] = take(z, vals, d, pos);
+	in[2] = x;
+	if (in[0] < 0 || in[1] < 0)
+		return -1;
+	return lz_end(z, lz_begin(z, Awhere, in, 3));
+}
+
+/* index_put(x, values, idx0[, idx1...]) on the adjacent dims from dim:
+ * the indices made non-negative and combined into one flat index (as
+ * aten.index_n), x viewed with those dims as one, the values expanded
+ * to the indexed shape and viewed likewise, a scatter (scat1;
+ * accumulate: scat's sum with x's values), viewed back. */
+static int
+r_indexput(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int d = axis(dp_geti(op, "dim", 0), t->rank), k = op->nin - 2, f = -1, j, c, vs;
+	int64_t xv[DP_MAXRANK], sh[DP_MAXRANK], one[DP_MAXRANK], N = 1, M;
+	Type tf;
+
+	for (j = 0; j < k; j++) {
+		int ix = castto(z, X(2 + j), DP_I64), sz;
+		sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
+		ix = lz_op2(z, Aremainder, ix, sz);
+		if (j > 0) {
+			sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
+			f = lz_op2(z, Amul, f, sz);
+			ix = lz_op2(z, Aadd, f, ix);
+		}
+		f = ix;
+		N *= t->dim[d + j];
+	}
+	if (f < 0)
+		return -1;
+	tf = *lz_type(z, f);
+	M = dp_numel(&tf);
+	if (t->rank - k + tf.rank > DP_MAXRANK)
+		return lz_fail(z, "the indexed shape's rank is too high");
+	for (j = c = 0; j < t->rank; j++)   /* x viewed: the indexed dims as one */
+		if (j <= d || j >= d + k)
+			xv[c++] = j == d ? N : t->dim[j];
+	for (j = 0; j < d; j++)              /* the indexed shape */
+		sh[j] = t->dim[j];
+	for (j = 0; j < tf.rank; j++)
+		sh[d + j] = tf.dim[j];
+	for (j = d + k; j < t->rank; j++)
+		sh[j - k + tf.rank] = t->dim[j];
+	vs = castto(z, X(1), t->dtype);
+	vs = lz_expand(z, vs, sh, t->rank - k + tf.rank);
+	for (j = 0; j < c; j++) {
+		sh[j] = j == d ? M : xv[j];
+		one[j] = j == d ? M : 1;
+	}
+	vs = review(z, vs, sh, c);
+	j = review(z, X(0), xv, c);
+	if (!dp_geti(op, "accumulate", 0)) {
+		j = scat1(z, j, d, review(z, f, &M, 1), vs);
+		return bind(z, op, review(z, j, t->dim, t->rank));
+	}
+	f = review(z, f, one, c);
+	f = lz_expand(z, f, sh, c);
+	if (j < 0)
+		return -1;
+	j = scat(z, j, d, f, vs, S_SUM, 1);
+	return bind(z, op, review(z, j, t->dim, t->rank));
+}
+
+/* index_copy(x, dim, index, src): scat1 at the index (a vector). */
+static int
+r_indexcopy(Lz *z, const Op *op)
+{
+	int d = axis(dp_geti(op, "dim", 0), IT(0)->rank), i = castto(z, X(1), DP_I64);
+	int64_t m = IT(2)->dim[d];
+
+	if (IT(1)->rank == 0)
+		i = lz_view(z, i, &m, 1);
+	return bind(z, op, scat1(z, X(0), d, i, X(2)));
+}
+
+/* scatter / scatter_add / scatter_reduce: src sliced to the index's shape,
+ * a scatter. */
+static int
+r_scatter(Lz *z, const Op *op)
+{
+	const Type *t = IT(0), *ti = IT(1), *ts = IT(2);
+	const char *red = dp_gets(op, "reduce");
+	int d = axis(dp_geti(op, "dim", 0), t->rank), s = X(2), i;
+	int mode = !red ? S_SET : !strcmp(red, "sum") ? S_SUM : !strcmp(red, "mean") ? S_MEAN :
+	           !strcmp(red, "amax") ? S_AMAX : S_AMIN;
+
+	for (int j = 0; j < ts->rank && s >= 0; j++)
+		if (ts->dim[j] != ti->dim[j])
+			s = lz_slice(z, s, j, 0, ti->dim[j], 1);
+	i = castto(z, X(1), DP_I64);
+	if (i < 0 || s < 0)
+		return -1;
+	return bind(z, op, scat(z, X(0), d, i, s, mode, (int)dp_geti(op, "include_self", 1)));
+}
+
+/* clamp with tensor bounds: minimum(maximum(x, min), max). */
+static int
+r_clampt(Lz *z, const Op *op)
+{
+	int x = X(0), j = 1;
+
+	if (dp_geti(op, "has_min", 0))
+		x = lz_op2(z, Amaximum, x, X(j++));
+	if (dp_geti(op, "has_max", 0))
+		x = lz_op2(z, Aminimum, x, X(j));
+	return bind(z, op, x);
+}
+
 /* The table. */
 static const struct {
 	int kind;
@@ -971,6 +1474,22 @@ static const struct {
 	{ Aargmaxc, r_argmax, "argmax (no dim: of x viewed flat)" },
 	{ Aargmin, r_argmax, "argmax of −x (no dim: of x viewed flat)" },
 	{ Aasstrided, r_asstrided, "a view of a permutation: aten.view then aten.permute" },
+	{ Aamax, r_amax, "aten.gather at argmax of x permuted and viewed [kept, reduced]" },
+	{ Aamin, r_amax, "aten.gather at argmax of −x permuted and viewed [kept, reduced]" },
+	{ Amaxdim, r_maxdim, "amax over dim (the values; the indices must be unused)" },
+	{ Amindim, r_maxdim, "amin over dim (the values; the indices must be unused)" },
+	{ Adiagonal, r_diagonal, "aten.permute, aten.view, aten.index at an aten.arange of step n2 + 1" },
+	{ Amaxpool1, r_pooln, "aten.max_pool2d of x viewed [P, 1, 1, L] by (1, k)" },
+	{ Aavgpool1, r_pooln, "aten.avg_pool2d of x viewed [P, 1, 1, L] by (1, k)" },
+	{ Aadaptavg1, r_pooln, "aten.adaptive_avg_pool2d of x viewed [P, 1, 1, L]" },
+	{ Amaxpool3, r_pooln, "aten.max_pool2d over (H, W), then over (D, 1) of planes viewed" },
+	{ Aavgpool3, r_pooln, "aten.avg_pool2d over (H, W), then over (D, 1) of planes viewed" },
+	{ Aadaptavg3, r_pooln, "aten.adaptive_avg_pool2d over (H, W), then over (D, OH·OW)" },
+	{ Aindexput, r_indexput, "one aten.eq of the flat index and an aten.arange, aten.any, aten.index at argmax, aten.where (accumulate: as aten.scatter)" },
+	{ Aindexcopy, r_indexcopy, "as aten.index_put with one index along dim" },
+	{ Ascatter, r_scatter, "aten.eq of the index and an aten.arange, aten.any, then aten.gather at "
+	  "argmax (set), or aten.sum / aten.where + amax of the marked sources, aten.where" },
+	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
 };
 
 int

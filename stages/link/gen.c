@@ -8,9 +8,9 @@
 
 /* The libraries of a cuda program: the CUDA runtime linked statically (so
  * that the executable starts, and says there is no GPU, on machines without
- * the toolkit), cuBLAS only where the program calls it. */
+ * the toolkit), cuBLAS and cuBLASLt only where the program calls them. */
 const char *const cudalibs[] = {
-	"-Wl,--as-needed", "-lcublas", "-lstdc++", "-Wl,--no-as-needed",
+	"-Wl,--as-needed", "-lcublas", "-lcublasLt", "-lstdc++", "-Wl,--no-as-needed",
 	"-lcudart_static", "-ldl", "-lrt", NULL
 };
 

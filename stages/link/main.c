@@ -320,6 +320,15 @@ runtime(Link *l, const char *name, const char *sub, const char *log, char ***mem
 	return 0;
 }
 
+/* The file name of path (after its last '/'). */
+static char *
+base(char *path)
+{
+	char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
 /* Makes the outputs in the temporary folder, then puts them in place. */
 static int
 build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *libname,
@@ -331,7 +340,7 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	char *wsrc = tmppath(l, "", nm, "_weights.s"), *wobj = tmppath(l, "", nm, "_weights.o");
 	char *bsrc = tmppath(l, "", nm, "_blob.c"), *bobj = tmppath(l, "", nm, "_blob.o");
 	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
-	char **mem, **cmem = NULL, **jmem, **cmd;
+	char **mem, **cmem = NULL, **jmem, **cmd, inc[PATH_MAX];
 	Str text = {0};
 	int nmem, ncmem = 0, njmem, n, i, rc;
 
@@ -341,9 +350,16 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 	str_free(&text);
 	if (rc != 0)
 		return -1;
-	cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", (char *)l->incdir,
-	                 "-c", msrc, "-o", mobj, NULL};
-	if (spawn(cmd, NULL, NULL, log, "compiling main()", err) != 0)
+	/* compiled in the temporary folder by file name: the sanitizers name a
+	 * module by its source path, which must not carry the folder's random
+	 * name into the objects */
+	if (realpath(l->incdir, inc) == NULL) {
+		dp_seterr(err, "cannot find the runtime headers %s: %s", l->incdir, strerror(errno));
+		return -1;
+	}
+	cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
+	                 "-c", base(msrc), "-o", base(mobj), NULL};
+	if (spawn(cmd, l->tmp, NULL, log, "compiling main()", err) != 0)
 		goto toolfail;
 
 	/* the blob's descriptor (NAME_blob) and, unless apart, the blob by .incbin */
@@ -353,9 +369,9 @@ build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *l
 		str_free(&text);
 		if (rc != 0)
 			return -1;
-		cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", (char *)l->incdir,
-		                 "-c", bsrc, "-o", bobj, NULL};
-		if (spawn(cmd, NULL, NULL, log, "compiling the blob's descriptor", err) != 0)
+		cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
+		                 "-c", base(bsrc), "-o", base(bobj), NULL};
+		if (spawn(cmd, l->tmp, NULL, log, "compiling the blob's descriptor", err) != 0)
 			goto toolfail;
 	}
 	if (l->weights && !l->apart) {

@@ -111,6 +111,8 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 			mark(g, fn->val[op->in[0]].def);
 			continue;
 		}
+		if (g->addnorm[i] >= 0)
+			continue;   /* in its layer norm's kernel */
 		switch (g->x[i].kind) {
 		case X_H2D:
 			opcomment(&rec, fn, i, "\t");

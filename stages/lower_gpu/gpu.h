@@ -40,6 +40,8 @@ typedef struct Gpu {
 	int *exec;         /* per op: the op whose kernel does its work (itself,
 	                      or for an inlined op the op reading its result) */
 	int *relu;         /* per op: the relu folded into a matmul, or -1 */
+	int *addnorm;      /* per op: for an add, the layer norm whose kernel does
+	                      it (gaddnorm), or -1 */
 	int *cpart;        /* per partition: its index among cuda partitions, or -1 */
 	int ncpart;
 	int64_t arena;     /* bytes of device arena */
@@ -71,7 +73,8 @@ typedef struct Gpu {
  *  1. guses (plan.c): the transfers (g->x) and each value's readers;
  *  2. nnplan (nn.c): the convolution chains (g->fold, g->nn);
  *  3. gplan (plan.c): fusion (which values are computed inside their
- *     reader's kernel), views, the device homes and their offsets;
+ *     reader's kernel), views, the device homes, the residual adds that
+ *     a layer norm does (gaddnorm, reduce.c) and the offsets;
  *  4. the emitters, per op: emit_elem and emit_reduce (kern.c, reduce.c),
  *     emit_mm (mm.c), emit_nn (nn.c, then conv.c and attn.c), which call
  *     the helpers of the passes before them and the kernel library
@@ -80,6 +83,11 @@ typedef struct Gpu {
  * guses and gplan: 0, or -1 with g->err set. */
 int guses(Gpu *g);
 int gplan(Gpu *g);
+
+/* Which adds the kernel of the layer norm reading them does (g->addnorm),
+ * once the homes are known; called by gplan before the liveness, each such
+ * add running where its norm runs. */
+void gaddnorm(Gpu *g);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
 /* Whether an elementwise kernel can compute op (so its operands may be

@@ -2,7 +2,10 @@
  * their bias and a folded relu.  Few rows (batch 1 is a matrix-vector
  * product, bound by reading the weights once): a generated kernel, one warp
  * per output column, 16-byte loads, bias and relu in its epilogue.  Many
- * rows: cuBLAS (fp32, no TF32), then one epilogue kernel for bias and relu. */
+ * rows with a bias per output column and nothing else after the product (a
+ * transformer's linear layers): cuBLASLt with the bias in its epilogue, one
+ * kernel.  Other products of many rows: cuBLAS (fp32, or TF32 where the
+ * mapping says so), then one epilogue kernel for bias and relu. */
 #include <stdio.h>
 #include <string.h>
 
@@ -341,6 +344,17 @@ emit_mm(Gpu *g, int i)
 	} else if (p.M <= GEMV_ROWS) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);
+	} else if (blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0 && p.hasc0 &&
+	           !p.relu && p.beta == 1 && p.c0.rs == 0 && p.c0.cs == 1) {
+		g->blas = 1;
+		str_printf(g->rec, "\tif (dprt_cublaslt_bias(g, %lld, %lld, %lld, ", (long long)p.M,
+		           (long long)p.N, (long long)p.K);
+		str_float(g->rec, p.alpha);
+		str_printf(g->rec, ", v%d, %lld, %lld, v%d, %lld, %lld, v%d, v%d, %lld, err, errn) != 0)\n"
+		                   "\t\treturn -1;\n", gV(g, p.a.v), (long long)p.a.rs,
+		           (long long)p.a.cs, gV(g, p.b.v), (long long)p.b.rs, (long long)p.b.cs,
+		           gV(g, p.c0.v), gV(g, p.y), (long long)p.N);
+		str_put(&g->kern, "/* cublasLtMatmul with the bias in its epilogue (runtime/cuda/blas.c) */\n");
 	} else if (blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0) {
 		g->blas = 1;
 		str_printf(g->rec, "\tif (dprt_cublas_sgemm(g, %lld, %lld, %lld, ", (long long)p.M,

@@ -196,10 +196,11 @@ gplan(Gpu *g)
 	int *birth, *death, *who;
 
 	homes(g);
+	gaddnorm(g);
 
 	for (i = fn->nop - 1; i >= 0; i--) {
 		const Op *op = &fn->op[i];
-		g->exec[i] = i;
+		g->exec[i] = g->addnorm[i] >= 0 ? g->addnorm[i] : i;
 		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
 			g->exec[i] = g->exec[g->user[op->out[0]]];
 	}

@@ -216,6 +216,57 @@ reduction(Gpu *g, int i)
 	return 0;
 }
 
+/* Whether value v can be an operand of a folded add of result type t: f32
+ * in memory (an arena buffer, a weight, or a reshape of one), of t's shape. */
+static int
+addable(Gpu *g, int v, const Type *t)
+{
+	const Type *tv = ty(g, v);
+	int k, kind = g->h[v].kind;
+
+	if (tv->dtype != DP_F32 || tv->rank != t->rank || kind == G_HOST || kind == G_INLINE ||
+	    (kind == G_VIEW && g->h[v].trans))
+		return 0;
+	for (k = 0; k < t->rank; k++)
+		if (tv->dim[k] != t->dim[k])
+			return 0;
+	return 1;
+}
+
+void
+gaddnorm(Gpu *g)
+{
+	const Fn *fn = g->fn;
+	int i, j, k, u;
+
+	g->addnorm = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->addnorm);
+	for (i = 0; i < fn->nop; i++)
+		g->addnorm[i] = -1;
+	for (u = 0; u < fn->nop; u++) {
+		const Op *ln = &fn->op[u], *op;
+		int x = ln->in[0], ok;
+		if (ln->kind != Alayernorm || ln->dev != DEV_CUDA || ln->nin < 1)
+			continue;
+		i = fn->val[x].def;
+		if (i < 0 || i >= u)
+			continue;
+		op = &fn->op[i];
+		if (op->kind != Aadd || op->dev != DEV_CUDA || op->part != ln->part || op->nin != 2 ||
+		    op->nout != 1 || dp_getf(op, "alpha", 1) != 1 || g->h[x].kind != G_ARENA ||
+		    ty(g, x)->dtype != DP_F32 || (g->fold && g->fold[i] >= 0) || g->relu[i] >= 0 ||
+		    !addable(g, op->in[0], ty(g, x)) || !addable(g, op->in[1], ty(g, x)))
+			continue;
+		/* the sum is written where the norm runs: nothing reads it before */
+		ok = 1;
+		for (j = i + 1; j < u && ok; j++)
+			for (k = 0; k < fn->op[j].nin; k++)
+				if (fn->op[j].in[k] == x)
+					ok = 0;
+		if (ok)
+			g->addnorm[i] = u;
+	}
+}
+
 /* aten.layer_norm and aten.rms_norm over the trailing n elements of each
  * row, as runtime/nn.c computes them: the statistics in f64 (layer norm's
  * variance in a second pass around the mean), the result in f32. */
@@ -229,6 +280,7 @@ norm(Gpu *g, int i)
 	const Attr *ns = dp_attr(op, "normalized_shape");
 	int64_t n = prod(tx, tx->rank - (ns ? ns->n : 0), tx->rank), rows;
 	int hasw = op->nin > 1, hasb = ln && op->nin > 2;
+	int add = fn->val[x].def >= 0 && g->addnorm[fn->val[x].def] == i ? fn->val[x].def : -1;
 	char kname[64];
 	Str *s = &g->kern, args = {0};
 	int rc;
@@ -245,27 +297,42 @@ norm(Gpu *g, int i)
 	helpers(g);
 	snprintf(kname, sizeof kname, "k%d_%s", y, ln ? "layer_norm" : "rms_norm");
 	str_put(s, "\n");
+	if (add >= 0)
+		opcomment(s, fn, add, "");
 	opcomment(s, fn, i, "");
-	str_printf(s, "/* %lld rows of %lld: %s */\n", (long long)rows, (long long)n,
-	           w == 32 ? "a warp each" : "a block each");
-	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, ",
-	           BLOCK, kname);
+	str_printf(s, "/* %lld rows of %lld: %s%s */\n", (long long)rows, (long long)n,
+	           w == 32 ? "a warp each" : "a block each",
+	           add >= 0 ? "; the residual add x = a + b written in the first pass" : "");
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
+	if (add >= 0) {
+		g->scalar = 1;   /* dps_add, as the add's own kernel computes it */
+		str_put(s, "const float *__restrict__ a, const float *__restrict__ b2, "
+		           "float *__restrict__ x, ");
+	} else {
+		str_put(s, "const float *__restrict__ x, ");
+	}
 	if (hasw)
 		str_put(s, "const float *__restrict__ w, ");
 	if (hasb)
 		str_put(s, "const float *__restrict__ b, ");
 	str_put(s, "float *__restrict__ y)\n{\n");
 	rowhead(s, w, rows);
-	str_printf(s, "\tconst float *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n",
-	           (long long)n, (long long)n);
+	str_printf(s, "\t%sfloat *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n",
+	           add >= 0 ? "" : "const ", (long long)n, (long long)n);
+	if (add >= 0)
+		str_printf(s, "\tconst float *ar = a + o * %lldLL, *br = b2 + o * %lldLL;\n",
+		           (long long)n, (long long)n);
 	if (ln) {
 		str_printf(s, "\tdouble sum = 0, sq = 0, m;\n\tfloat r, bias;\n\n"
-		              "\tfor (int j = lane; j < %lld; j += %d)\n\t\tsum += xr[j];\n"
+		              "\tfor (int j = lane; j < %lld; j += %d)%s\n"
 		              "\tm = %s(sum) / %lld.0;\n"
 		              "\tfor (int j = lane; j < %lld; j += %d) {\n"
 		              "\t\tdouble d = xr[j] - m;\n\t\tsq += __dmul_rn(d, d);\n\t}\n"
 		              "\tsq = %s(sq);\n"
 		              "\tr = (float)(1.0 / sqrt(sq / %lld.0 + (double)", (long long)n, w,
+		           add >= 0 ? " {\n\t\tfloat t = dps_add(ar[j], br[j], 1.0f);\n\n"
+		                      "\t\txr[j] = t;   /* read back by this thread below */\n"
+		                      "\t\tsum += t;\n\t}" : "\n\t\tsum += xr[j];",
 		           w == 32 ? "wsum" : "bsum", (long long)n, (long long)n, w,
 		           w == 32 ? "wsum" : "bsum", (long long)n);
 		str_float(s, dp_getf(op, "eps", 1e-5));
@@ -293,6 +360,11 @@ norm(Gpu *g, int i)
 	if (n > 2147483647)
 		dp_die("op %d: a row of %lld elements", i, (long long)n);
 
+	if (add >= 0) {
+		opcomment(g->rec, fn, add, "\t");
+		str_printf(&args, "v%d, v%d, ", gV(g, gbase(g, fn->op[add].in[0])),
+		           gV(g, gbase(g, fn->op[add].in[1])));
+	}
 	opcomment(g->rec, fn, i, "\t");
 	str_printf(&args, "v%d, ", gV(g, gbase(g, x)));
 	for (k = 1; k < op->nin; k++)
