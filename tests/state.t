@@ -127,23 +127,26 @@ check "a .pt2 whose model mutates its buffers: state consts and assigns; --steps
 # the keys and values of each call written into cache buffers by
 # index_put_ / index_copy_, then attention over the cache): two runs in one
 # process equal PyTorch's two calls of the same module (1e-5), and through
-# the C API a reset then a rerun equals the first run, bitwise.  The
-# Core ATen exports (run_decompositions(): buffer_mutation outputs); the
-# training-IR exports, whose in-place index_put_ on a buffer has no
-# buffer_mutation output, do not keep their state yet.
+# the C API a reset then a rerun equals the first run, bitwise.  Both the
+# Core ATen exports (run_decompositions(): buffer_mutation outputs) and the
+# training-IR ones (an in-place index_put_ / index_copy_ into the buffer,
+# with no buffer_mutation output).
 kvdir=$tmp/kv
 mkdir -p "$kvdir"
-for m in kv_put_core kv_copy_core; do
+for m in kv_put kv_copy kv_put_core kv_copy_core; do
 	cp "tests/data/kvcache/$m.pt2" "$kvdir/"
 	printf 'input x: f32[1,2,32]\ninput pos: i64[2]\ny = model("%s.pt2", x, pos)\noutput y\n' $m >"$kvdir/$m.dp"
 done
-check "the KV-cache blocks build" bin/devproc build "$kvdir/kv_put_core.dp" "$kvdir/kv_copy_core.dp" -C "$kvdir/b"
+check "the KV-cache blocks build" bin/devproc build "$kvdir/kv_put.dp" "$kvdir/kv_copy.dp" \
+	"$kvdir/kv_put_core.dp" "$kvdir/kv_copy_core.dp" -C "$kvdir/b"
 kv() { # NAME: two runs against PyTorch's two calls
 	r=tests/data/kvcache/${1%_core}
 	"$kvdir/b/$1/$1" --steps 2 --in x="$r/x1.npy" --in x="$r/x2.npy" --in pos="$r/pos1.npy" \
 		--in pos="$r/pos2.npy" --out y="$tmp/$1.y%d.npy" >/dev/null &&
 		bin/npycmp "$tmp/$1.y1.npy" "$r/y1.npy" && bin/npycmp "$tmp/$1.y2.npy" "$r/y2.npy"
 }
+check "kv_put (training IR, in-place index_put_): two runs equal PyTorch's two calls" kv kv_put
+check "kv_copy (training IR, in-place index_copy_): two runs equal PyTorch's two calls" kv kv_copy
 check "kv_put_core (index_put_): two runs equal PyTorch's two calls" kv kv_put_core
 check "kv_copy_core (index_copy_): two runs equal PyTorch's two calls" kv kv_copy_core
 kvreset() {
