@@ -527,6 +527,8 @@ generate(Cli *c)
 	int64_t n;
 	int rc;
 
+	if (c->steps > 1)
+		return dprt_errf(c->err, sizeof c->err, "--generate runs its own steps; drop --steps");
 	/* keys only: added to the pipeline's generate statement (later keys win) */
 	if (c->p->generate && (!eq || findio(c->p->in, c->p->nin, cli, (size_t)(eq - cli)) < 0)) {
 		if ((full = malloc(strlen(c->p->generate) + strlen(cli) + 2)) == NULL)

@@ -176,6 +176,8 @@ refused() { # SPEC MESSAGE
 	! "$exe" --in ids="$tmp/p.npy" --generate "$1" >/dev/null 2>"$tmp/err" && grep -qF "$2" "$tmp/err"
 }
 check "no prompt=: refused" refused ids=logits "needs prompt=P"
+steps() { ! "$exe" --in ids="$tmp/p.npy" --steps 2 --generate ids=logits,prompt=2 >/dev/null 2>"$tmp/err" && grep -q "drop --steps" "$tmp/err"; }
+check "--generate with --steps: refused" steps
 check "an unknown output: refused" refused ids=x,prompt=2 "'x' is no output"
 check "a bad key: refused" refused ids=logits,prompt=2,topk=3 "topk=3: unknown key"
 check "a prompt longer than the input: refused" refused ids=logits,prompt=33 "prompt=33: unknown key or value out of range"
