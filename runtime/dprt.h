@@ -61,6 +61,9 @@ typedef struct dprt_prog {
 	/* Sets the state the program keeps from run to run (buffers the model
 	 * mutates, in the arena) to its initial value; NULL when it has none. */
 	void (*reset)(void *arena, const unsigned char *weights);
+	/* The generation loop the pipeline declares ("IN=OUT,key=value...", the
+	 * spec of --generate), or NULL. */
+	const char *generate;
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */
@@ -497,5 +500,47 @@ int64_t dprt_linear_prep_floats(int64_t N, int64_t K);
 void dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K);
 void dprt_linear_packed_f32(float *y, const float *x, const float *w, const float *prep,
                             const float *bias, int64_t M, int64_t N, int64_t K, int act);
+
+/* ---- Generation (sample.c; formats/dp.md, "Generation") ---- */
+
+/* How the next token is chosen from a row of logits. */
+typedef struct dprt_sampling {
+	double temperature;	/* <= 0: greedy (the first largest logit) */
+	int64_t top_k;		/* keep the k most likely; 0: all */
+	double top_p;		/* then the smallest prefix reaching p; 1: all */
+	uint64_t seed;		/* SplitMix64's initial state */
+} dprt_sampling;
+/* SplitMix64: the next 64 random bits of *state. */
+uint64_t dprt_rng_next(uint64_t *state);
+size_t dprt_sample_work_bytes(int64_t n);
+/* The next token from logits[0..n-1]; work holds dprt_sample_work_bytes(n). */
+int64_t dprt_sample(const float *logits, int64_t n, const dprt_sampling *s, uint64_t *rng,
+                    void *work);
+/* A generation loop: ids[0..n-1] the prompt in the program's token input
+ * (room for len), logits its output: rows of vocab floats, one per position
+ * (rows > 1) or the last position's only. */
+typedef struct dprt_generation {
+	dprt_sampling s;
+	int64_t max_tokens;	/* at most this many new tokens */
+	int64_t end;		/* the end token (given out, then stop); -1: none */
+	int64_t *ids;
+	int64_t len, n;
+	const float *logits;
+	int64_t vocab, rows;
+} dprt_generation;
+/* Runs run(ctx), chooses a token from the last position's logits, gives it
+ * to token(ctx, tok) and appends it to ids, until max_tokens, the end token
+ * or a full sequence; *ngen is the count given out.  0, or the first
+ * nonzero result of run or token, or -1 with a message in err. */
+/* Parses a generation spec, "IN=OUT,key=value..." (formats/dp.md,
+ * "Generation"; prompt=P sets n, else 0) against p's inputs and outputs:
+ * fills g but for ids and logits, *in and *out the indices of IN and OUT.
+ * 0, or -1 with a message in err. */
+struct dprt_prog;
+int dprt_genspec(const struct dprt_prog *p, const char *spec, dprt_generation *g, int *in,
+                 int *out, char *err, size_t errn);
+int dprt_generate(const dprt_generation *g, int (*run)(void *ctx),
+                  int (*token)(void *ctx, int64_t tok), void *ctx, int64_t *ngen,
+                  char *err, size_t errn);
 
 #endif

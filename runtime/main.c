@@ -24,6 +24,8 @@ typedef struct Cli {
 	void *arena, *state;
 	int inited;
 	long steps;			/* --steps: runs in this process (default 1) */
+	const char *genspec;		/* --generate SPEC, or NULL */
+	dprt_generation gen;
 	const char **stepin;		/* --in files past each input's first, in order */
 	int *stepio, nstepin;		/* their inputs */
 	const char **outfmt;		/* per output, --out's file (a %d pattern for steps) */
@@ -118,7 +120,7 @@ usage(const dprt_prog *p, FILE *f)
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
 	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--weights FILE ...]\n"
-	        "       [--steps N] [--help]\n", p->name);
+	        "       [--steps N] [--generate IN=OUT,prompt=P,...] [--help]\n", p->name);
 	fprintf(f, "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
@@ -141,6 +143,17 @@ usage(const dprt_prog *p, FILE *f)
 	        "run's outputs: an input\ngiven once is every step's, one given N times "
 	        "(--in x=a --in x=b ...) is one file per step;\n--out NAME=FILE%%d.npy writes "
 	        "each step's, %%d the step's number from 1.\n");
+	if (p->generate)
+		fprintf(f, "--generate prompt=P[,key=value...] generates tokens as the pipeline "
+		        "declares (%s),\nthe keys given here replacing its own; or, in full:\n",
+		        p->generate);
+	fprintf(f, "--generate IN=OUT,prompt=P[,max_tokens=N][,end=T][,temperature=X][,top_k=K]"
+	        "[,top_p=Q][,seed=S]\ngenerates tokens: the first P tokens of input IN "
+	        "(i64 [1,L]) are the prompt; each run's\nlogits OUT (f32 [1,L,V], or [1,V] for "
+	        "the last position) give the next token (greedy when\ntemperature is 0, the "
+	        "default; else sampled, SplitMix64 from seed), appended to IN, until\n"
+	        "max_tokens (default 16), the end token or L; the tokens are printed as they "
+	        "come.\n");
 	if (p->blob)
 		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
 		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
@@ -282,15 +295,23 @@ parse(Cli *c, int argc, char **argv)
 		}
 		if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
 		    strcmp(a, "--bench") == 0 || strcmp(a, "--threads") == 0 ||
-		    strcmp(a, "--weights") == 0 || strcmp(a, "--steps") == 0) {
+		    strcmp(a, "--weights") == 0 || strcmp(a, "--steps") == 0 ||
+		    strcmp(a, "--generate") == 0) {
 			v = i + 1 < argc ? argv[++i] : NULL;
 		} else if (strncmp(a, "--in=", 5) == 0 || strncmp(a, "--out=", 6) == 0 ||
 		           strncmp(a, "--bench=", 8) == 0 || strncmp(a, "--threads=", 10) == 0 ||
-		           strncmp(a, "--weights=", 10) == 0 || strncmp(a, "--steps=", 8) == 0) {
+		           strncmp(a, "--weights=", 10) == 0 || strncmp(a, "--steps=", 8) == 0 ||
+		           strncmp(a, "--generate=", 11) == 0) {
 			v = strchr(a, '=') + 1;
 		} else {
 			return dprt_errf(c->err, sizeof c->err,
 			                 "unknown argument '%s' (see --help)", a);
+		}
+		if (a[2] == 'g') {
+			if (!v || !*v)
+				return dprt_errf(c->err, sizeof c->err, "--generate needs IN=OUT,prompt=P...");
+			c->genspec = v;
+			continue;
 		}
 		if (a[2] == 's') {
 			c->steps = v ? strtol(v, &end, 10) : 0;
@@ -462,6 +483,68 @@ runonce(Cli *c)
 	rc = c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
 	               (const void *const *)c->in, (void *const *)c->out, c->err, sizeof c->err);
 	dprt_pool_leave(c->pool);
+	return rc;
+}
+
+static int
+genrun(void *ctx)
+{
+	return runonce(ctx);
+}
+
+static int
+gentoken(void *ctx, int64_t tok)
+{
+	(void)ctx;
+	printf(" %lld", (long long)tok);
+	fflush(stdout);
+	return 0;
+}
+
+/* --generate IN=OUT,key=value...: checks it against the program and fills
+ * c->gen (once the inputs are read: the prompt is in IN's buffer). */
+static int
+genparse(Cli *c)
+{
+	int i, o;
+
+	if (dprt_genspec(c->p, c->genspec, &c->gen, &i, &o, c->err, sizeof c->err) != 0)
+		return -1;
+	if (c->gen.n == 0)
+		return dprt_errf(c->err, sizeof c->err, "--generate needs prompt=P (the prompt's "
+		                 "token count in %s, 1 to %lld)", c->p->in[i].name, (long long)c->gen.len);
+	c->gen.ids = c->in[i];
+	c->gen.logits = c->out[o];
+	return 0;
+}
+
+/* --generate: prints "tokens:" and each token as it comes. */
+static int
+generate(Cli *c)
+{
+	const char *cli = c->genspec, *eq = strchr(cli, '=');
+	char *full = NULL;
+	int64_t n;
+	int rc;
+
+	if (c->steps > 1)
+		return dprt_errf(c->err, sizeof c->err, "--generate runs its own steps; drop --steps");
+	/* keys only: added to the pipeline's generate statement (later keys win) */
+	if (c->p->generate && (!eq || findio(c->p->in, c->p->nin, cli, (size_t)(eq - cli)) < 0)) {
+		if ((full = malloc(strlen(c->p->generate) + strlen(cli) + 2)) == NULL)
+			return dprt_errf(c->err, sizeof c->err, "out of memory");
+		sprintf(full, "%s,%s", c->p->generate, cli);
+		c->genspec = full;
+	}
+	rc = genparse(c);
+	c->genspec = cli;
+	free(full);
+	if (rc != 0)
+		return rc;
+	printf("tokens:");
+	fflush(stdout);
+	rc = dprt_generate(&c->gen, genrun, gentoken, c, &n, c->err, sizeof c->err);
+	printf("\n");
 	return rc;
 }
 
@@ -742,7 +825,9 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	} else if (rc == 0) {
 		c.inited = 1;
 	}
-	for (k = 0; rc == 0 && k < c.steps; k++) {   /* --steps: one run each */
+	if (rc == 0 && c.genspec)
+		rc = generate(&c);
+	for (k = 0; rc == 0 && !c.genspec && k < c.steps; k++) {   /* --steps: one run each */
 		if (c.steps > 1 && (rc = stepfiles(&c, k, outname)) == 0)
 			printf("step %ld:\n", k + 1);
 		if (rc == 0)

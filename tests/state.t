@@ -123,5 +123,77 @@ accum() {
 }
 check "a .pt2 whose model mutates its buffers: state consts and assigns; --steps 3 gives 1, 3, 6" accum
 
+# the KV-cache decoder block of tools/export_kvcache.py (tests/data/kvcache:
+# the keys and values of each call written into cache buffers by
+# index_put_ / index_copy_, then attention over the cache): two runs in one
+# process equal PyTorch's two calls of the same module (1e-5), and through
+# the C API a reset then a rerun equals the first run, bitwise.  Both the
+# Core ATen exports (run_decompositions(): buffer_mutation outputs) and the
+# training-IR ones (an in-place index_put_ / index_copy_ into the buffer,
+# with no buffer_mutation output).
+kvdir=$tmp/kv
+mkdir -p "$kvdir"
+for m in kv_put kv_copy kv_put_core kv_copy_core; do
+	cp "tests/data/kvcache/$m.pt2" "$kvdir/"
+	printf 'input x: f32[1,2,32]\ninput pos: i64[2]\ny = model("%s.pt2", x, pos)\noutput y\n' $m >"$kvdir/$m.dp"
+done
+check "the KV-cache blocks build" bin/devproc build "$kvdir/kv_put.dp" "$kvdir/kv_copy.dp" \
+	"$kvdir/kv_put_core.dp" "$kvdir/kv_copy_core.dp" -C "$kvdir/b"
+kv() { # NAME: two runs against PyTorch's two calls
+	r=tests/data/kvcache/${1%_core}
+	"$kvdir/b/$1/$1" --steps 2 --in x="$r/x1.npy" --in x="$r/x2.npy" --in pos="$r/pos1.npy" \
+		--in pos="$r/pos2.npy" --out y="$tmp/$1.y%d.npy" >/dev/null &&
+		bin/npycmp "$tmp/$1.y1.npy" "$r/y1.npy" && bin/npycmp "$tmp/$1.y2.npy" "$r/y2.npy"
+}
+check "kv_put (training IR, in-place index_put_): two runs equal PyTorch's two calls" kv kv_put
+check "kv_copy (training IR, in-place index_copy_): two runs equal PyTorch's two calls" kv kv_copy
+check "kv_put_core (index_put_): two runs equal PyTorch's two calls" kv kv_put_core
+check "kv_copy_core (index_copy_): two runs equal PyTorch's two calls" kv kv_copy_core
+kvreset() {
+	cat >"$tmp/kv.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "kv_put_core.h"
+/* argv: x1 pos1 x2 pos2 (.npy): runs 1 and 2, a reset, run 1 again;
+ * "equal" when the rerun's y is run 1's bit for bit and run 2's differs */
+static void
+load(const char *f, void *buf, size_t n)
+{
+	unsigned char h[10];
+	FILE *p = fopen(f, "rb");
+
+	if (!p || fread(h, 1, 10, p) != 10 || fseek(p, 10 + h[8] + 256 * h[9], SEEK_SET) ||
+	    fread(buf, 1, n, p) != n)
+		printf("cannot read %s\n", f);
+	if (p)
+		fclose(p);
+}
+
+int
+main(int argc, char **argv)
+{
+	float x1[64], x2[64], y1[64], y2[64], y3[64];
+	int64_t p1[2], p2[2];
+	kv_put_core *m = kv_put_core_create();
+
+	(void)argc;
+	load(argv[1], x1, sizeof x1), load(argv[2], p1, sizeof p1);
+	load(argv[3], x2, sizeof x2), load(argv[4], p2, sizeof p2);
+	if (kv_put_core_run(m, x1, p1, y1) || kv_put_core_run(m, x2, p2, y2))
+		return printf("%s\n", kv_put_core_error(m)), 1;
+	kv_put_core_reset(m);
+	if (kv_put_core_run(m, x1, p1, y3))
+		return printf("%s\n", kv_put_core_error(m)), 1;
+	printf("%s\n", !memcmp(y1, y3, sizeof y1) && memcmp(y1, y2, sizeof y1) ? "equal" : "differ");
+	kv_put_core_destroy(m);
+	return 0;
+}
+C
+	r=tests/data/kvcache/kv_put
+	$cc -std=c11 -I"$kvdir/b/kv_put_core" "$tmp/kv.c" "$kvdir/b/kv_put_core/libkv_put_core.a" -lm -lpthread \
+		-o "$tmp/kvapp" && [ "$("$tmp/kvapp" "$r/x1.npy" "$r/pos1.npy" "$r/x2.npy" "$r/pos2.npy")" = equal ]
+}
+check "kv_put_core through the C API: a reset, then the first run again, bitwise" kvreset
+
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -2,8 +2,7 @@
 """Exports a KV-cache decoder block with torch.export and records PyTorch's
 outputs of two successive calls of the same module: the fixtures in
 tests/data/kvcache/ for programs that keep state across runs (buffer
-mutations; no test reads them yet: they need index_put/index_copy and
-persistent state).
+mutations; tests/state.t runs the Core ATen ones against them).
 
     python3 tools/export_kvcache.py OUT_DIR
 

@@ -161,6 +161,20 @@ capi_params(Fn *fn, Param **pp, int *np, Err *err)
 	return 0;
 }
 
+int
+capi_generate(const Fn *fn)
+{
+	int i, g = -1, nin = 0;
+
+	for (i = 0; i < fn->nop; i++)
+		if (fn->op[i].kind == Oinput) {
+			nin++;
+			if (dp_gets(&fn->op[i], "generate"))
+				g = i;
+		}
+	return nin == 1 ? g : -1;
+}
+
 /* Appends the declarations of the typed API, parameters commented with
  * their shapes. */
 void
@@ -238,6 +252,19 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		str_printf(&a, "int64_t %s%s", p[i].wname, i + 1 < np ? "," : ");");
 		str_printf(s, "\t%-*s /* its width */\n", (int)w + 2, a.p);
 		str_free(&a);
+	}
+	if ((i = capi_generate(fn)) >= 0) {
+		str_printf(s, "/* Generates tokens as the pipeline's generate statement declares (");
+		str_comment(s, dp_gets(&fn->op[i], "generate"));
+		str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 to %lld tokens); token(u, id) gets each new\n"
+		              " * token as it comes (nonzero stops the loop); keys: NULL, or\n"
+		              " * \"key=value,...\" replacing the declared ones (max_tokens, end,\n"
+		              " * temperature, top_k, top_p, seed; formats/dp.md, \"Generation\").\n"
+		              " * The count of tokens given out, or -1 with the message in %s_error(m). */\n",
+		           (long long)fn->val[fn->op[i].out[0]].t.dim[1], nm);
+		str_printf(s, "typedef int %s_token_fn(void *u, int64_t token);\n", nm);
+		str_printf(s, "int64_t %s_generate(%s *m, const int64_t *prompt, int64_t n, const char *keys,\n"
+		              "\t%*s%s_token_fn *token, void *u);\n", nm, nm, (int)strlen(nm) + 8, "", nm);
 	}
 	str_printf(s, "/* Restores the state m keeps from run to run (the buffers the model\n"
 	              " * updates, such as a KV cache) to its initial value; nothing to do for a\n"

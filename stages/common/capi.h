@@ -57,5 +57,8 @@ int capi_params(Fn *fn, Param **p, int *np, Err *err);
 const char *capi_ctype(int dtype);
 /* Appends the typedef and the four prototypes of the typed API. */
 void capi_decls(Str *s, const Fn *fn, const Param *p, int np);
+/* The input op of the pipeline's generate statement when NAME_generate is
+ * part of the API (the token input is the program's only input), else -1. */
+int capi_generate(const Fn *fn);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capi.h"
 #include "import.h"
 
 enum { TIDENT, TNUM, TSTR, TPUNCT, TNL, TEOF };
@@ -60,6 +61,9 @@ typedef struct P {
 	int nout, capout;
 	const char *name;  /* from a pipeline statement */
 	Pos nameat;
+	Tok *genin, *genout; /* from a generate statement: its IN and OUT */
+	Pos genat;
+	Str genspec;       /* its keys, ",key=value..." */
 } P;
 
 /* ---- lexer ---- */
@@ -657,6 +661,93 @@ assign(P *p)
 	}
 }
 
+/* generate IN, OUT, key=value...: the generation loop the executable and
+ * NAME_generate run (formats/dp.md, "Generation"); checked once the
+ * outputs are known, then kept as IN's input op's generate attribute. */
+static void
+generate(P *p, Tok *t)
+{
+	static const char *const keys[] = { "max_tokens", "end", "temperature", "top_k", "top_p", "seed" };
+	if (p->genin)
+		errat(p->src, t->at, "second generate statement (the first is at %d:%d)",
+		      p->genat.line, p->genat.col);
+	p->genat = t->at;
+	p->genin = ident(p, "the token input's name after 'generate'");
+	expect(p, ',', "',' after the token input");
+	p->genout = ident(p, "the logits output's name");
+	while (punct(peek(p), ',')) {
+		next(p);
+		Tok *k = ident(p, "a key (max_tokens, end, temperature, top_k, top_p, seed)");
+		size_t j;
+		for (j = 0; j < sizeof keys / sizeof *keys && strcmp(keys[j], k->s) != 0; j++)
+			;
+		if (j == sizeof keys / sizeof *keys)
+			errat(p->src, k->at, "generate has no key '%s' (max_tokens, end, temperature, "
+			      "top_k, top_p, seed)", k->s);
+		Str kk = { 0 };
+		str_printf(&kk, ",%s=", k->s);
+		int twice = p->genspec.p && strstr(p->genspec.p, kk.p);
+		str_free(&kk);
+		if (twice)
+			errat(p->src, k->at, "generate: '%s' is given twice", k->s);
+		expect(p, '=', "'=' after the key");
+		Value v;
+		value(p, &v);
+		double d = v.kind == VINT ? (double)v.i : v.f;
+		int isint = v.kind == VINT, ok;
+		if (v.kind != VINT && v.kind != VFLOAT)
+			errat(p->src, v.at, "generate: %s needs a number", k->s);
+		switch (j) {
+		case 0: case 3: case 5: ok = isint && v.i >= 0; break;   /* max_tokens top_k seed */
+		case 1: ok = isint && v.i >= -1; break;                   /* end; -1: none */
+		case 2: ok = d >= 0 && d <= 1e6; break;                   /* temperature */
+		default: ok = d > 0 && d <= 1; break;                     /* top_p */
+		}
+		if (!ok)
+			errat(p->src, v.at, "generate: %s must be %s", k->s,
+			      j == 1 ? "a token id, or -1 for none" : j == 2 ? "from 0 (greedy) to 1e6" :
+			      j == 4 ? "above 0 and at most 1" : "an integer from 0");
+		if (isint)
+			str_printf(&p->genspec, ",%s=%lld", k->s, (long long)v.i);
+		else {   /* the shortest of %.15g and %.17g that reads back as d */
+			char b[32];
+			snprintf(b, sizeof b, "%.15g", d);
+			str_printf(&p->genspec, strtod(b, NULL) == d ? ",%s=%.15g" : ",%s=%.17g", k->s, d);
+		}
+	}
+}
+
+/* Checks the generate statement against the inputs and outputs and records it. */
+static void
+genfinish(P *p)
+{
+	Fn *fn = p->imp->fn;
+	Sym *in = lookup(p, p->genin->s);
+	int i, op;
+	if (!in || fn->op[fn->val[in->val].def].kind != Oinput)
+		errat(p->src, p->genin->at, "generate: '%s' is no input of the pipeline", p->genin->s);
+	const Type *ti = &fn->val[in->val].t;
+	if (ti->dtype != DP_I64 || ti->rank != 2 || ti->dim[0] != 1)
+		errat(p->src, p->genin->at, "generate: input '%s' is %s; the token input is i64[1,L]",
+		      p->genin->s, typestr(ti));
+	for (i = 0; i < fn->nout && strcmp(fn->out[i].name, p->genout->s) != 0; i++)
+		;
+	if (i == fn->nout)
+		errat(p->src, p->genout->at, "generate: '%s' is no output of the pipeline", p->genout->s);
+	const Type *to = &fn->val[fn->out[i].val].t;
+	if (to->dtype != DP_F32 || !((to->rank == 3 && to->dim[0] == 1 && to->dim[1] == ti->dim[1]) ||
+	    (to->rank == 2 && to->dim[0] == 1)))
+		errat(p->src, p->genout->at, "generate: output '%s' is %s; the logits are f32[1,%lld,V] "
+		      "(every position) or f32[1,V] (the last)", p->genout->s, typestr(to),
+		      (long long)ti->dim[1]);
+	Str s = { 0 };
+	str_printf(&s, "%s%s", p->genout->s, p->genspec.p ? p->genspec.p : "");
+	op = fn->val[in->val].def;
+	dp_sets(fn, op, "generate", s.p);
+	str_free(&s);
+	str_free(&p->genspec);
+}
+
 static void
 statement(P *p)
 {
@@ -667,6 +758,10 @@ statement(P *p)
 	} else if (t->kind == TIDENT && strcmp(t->s, "output") == 0) {
 		next(p);
 		output(p);
+	} else if (t->kind == TIDENT && strcmp(t->s, "generate") == 0 &&
+	           !punct(&p->tok[p->k + 1], '=') && !punct(&p->tok[p->k + 1], ',')) {
+		next(p);
+		generate(p, t);
 	} else if (t->kind == TIDENT && strcmp(t->s, "pipeline") == 0) {
 		next(p);
 		Tok *n = ident(p, "the pipeline's name after 'pipeline'");
@@ -744,6 +839,8 @@ parse(Imp *imp)
 	}
 	if (p.nout == 0)
 		errat(p.src, peek(&p)->at, "the pipeline has no outputs (add 'output NAME')");
+	if (p.genin)
+		genfinish(&p);
 	if (p.name) {
 		if (reserved(p.name))
 			errat(p.src, p.nameat, "pipeline name '%s' is a C keyword or C library name; "

@@ -385,9 +385,46 @@ g_type(Graph *g, const char *name, Type *t)
 
 /* ---- constants ---- */
 
-/* Whether the model mutates its buffer fqn (a buffer_mutation output). */
+static const char *tensorname(json_t *arg);
+
+/* The placeholder of buffer fqn (its input spec's arg), or NULL. */
+static const char *
+bufferarg(const Graph *g, const char *fqn)
+{
+	const char *ph = NULL;
+	for (size_t i = 0; fqn && i < json_array_size(g->specs); i++) {
+		json_t *b = json_object_get(json_array_get(g->specs, i), "buffer");
+		const char *n = json_string_value(json_object_get(b, "buffer_name"));
+		if (n && strcmp(n, fqn) == 0)
+			ph = json_string_value(json_object_get(json_object_get(b, "arg"), "name"));
+	}
+	return ph;
+}
+
+/* Whether some node writes in place (an aten op whose name ends in '_',
+ * such as index_put_) into the tensor named ph, its first input: a
+ * training-IR archive's buffer mutation, which has no buffer_mutation
+ * output. */
 static int
-mutated(const Graph *g, const char *fqn)
+writteninto(const Graph *g, const char *ph)
+{
+	for (size_t i = 0; ph && i < json_array_size(g->nodes); i++) {
+		json_t *nd = json_array_get(g->nodes, i);
+		const char *t = json_string_value(json_object_get(nd, "target"));
+		const char *dot = t ? strrchr(t, '.') : NULL;
+		if (!dot || dot == t || dot[-1] != '_' || strncmp(t, "torch.ops.aten.", 15) != 0)
+			continue;
+		const char *a = tensorname(json_object_get(
+			json_array_get(json_object_get(nd, "inputs"), 0), "arg"));
+		if (a && strcmp(a, ph) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the model has a buffer_mutation output for its buffer fqn. */
+static int
+mutationout(const Graph *g, const char *fqn)
 {
 	for (size_t i = 0; g && i < json_array_size(g->outs); i++) {
 		json_t *b = json_object_get(json_array_get(g->outs, i), "buffer_mutation");
@@ -396,6 +433,14 @@ mutated(const Graph *g, const char *fqn)
 			return 1;
 	}
 	return 0;
+}
+
+/* Whether the model mutates its buffer fqn: a buffer_mutation output, or
+ * an in-place write into it. */
+static int
+mutated(const Graph *g, const char *fqn)
+{
+	return g && (mutationout(g, fqn) || writteninto(g, bufferarg(g, fqn)));
 }
 
 /* The const op of a tensor of the blob; param is its state-dict name, or
@@ -824,13 +869,8 @@ inputs(Graph *g, const Call *c)
 static void
 mutation(Graph *g, json_t *body, const char *name)
 {
-	const char *fqn = json_string_value(json_object_get(body, "buffer_name")), *ph = NULL;
-	for (size_t i = 0; fqn && i < json_array_size(g->specs); i++) {
-		json_t *b = json_object_get(json_array_get(g->specs, i), "buffer");
-		const char *n = json_string_value(json_object_get(b, "buffer_name"));
-		if (n && strcmp(n, fqn) == 0)
-			ph = json_string_value(json_object_get(json_object_get(b, "arg"), "name"));
-	}
+	const char *fqn = json_string_value(json_object_get(body, "buffer_name"));
+	const char *ph = bufferarg(g, fqn);
 	if (!ph || !name)
 		merr(g->m, "malformed archive: a buffer mutation of '%s' with no buffer input or value",
 		        fqn ? fqn : "?");
@@ -869,8 +909,32 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	if ((int)nres != maxres)
 		errat(imp->src, c->resat, "model '%s' returns %zu value%s, but %d name%s bound", c->path,
 		      nres, nres == 1 ? "" : "s", maxres, maxres == 1 ? " is" : "s are");
+	/* buffers written in place with no buffer_mutation output (training
+	 * IR): their state consts now, an assign of their last value after */
+	size_t nspec = json_array_size(g.specs);
+	int *inplace = xrealloc(NULL, nspec ? nspec : 1, sizeof *inplace);
+	for (size_t i = 0; i < nspec; i++) {
+		json_t *b = json_object_get(json_array_get(g.specs, i), "buffer");
+		const char *fqn = json_string_value(json_object_get(b, "buffer_name"));
+		const char *ph = json_string_value(json_object_get(json_object_get(b, "arg"), "name"));
+		inplace[i] = fqn && ph && !mutationout(&g, fqn) && writteninto(&g, ph) ?
+		             g_value(&g, ph, "buffer") : -1;
+	}
 	for (size_t i = 0; i < json_array_size(nodes); i++)
 		aten_node(&g, json_array_get(nodes, i));
+	for (size_t i = 0; i < nspec; i++) {
+		if (inplace[i] < 0)
+			continue;
+		json_t *b = json_object_get(json_array_get(g.specs, i), "buffer");
+		const char *ph = json_string_value(json_object_get(json_object_get(b, "arg"), "name"));
+		int in[2] = { inplace[i], g_value(&g, ph, "buffer") };
+		Fn *fn = imp->fn;
+		int op = dp_addop(fn, Oassign, in, 2);
+		Err err = { 0 };
+		if (dp_infer(fn, op, &err))
+			merr(m, "buffer '%s': %s", ph, err.msg);
+	}
+	free(inplace);
 	for (size_t i = 0, k = 0; i < json_array_size(outs); i++) {
 		json_t *spec = json_array_get(outs, i);
 		const char *kind = json_object_iter_key(json_object_iter(spec));

@@ -282,6 +282,54 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 	              "\t                     sizeof m->err) == 0 ? 0 : -1;\n"
 	              "\tdprt_pool_leave(m->pool);\n"
 	              "\treturn rc;\n}\n\n", nm, nm, pl->ncuda ? "m->gpu" : "NULL");
+	if (capi_generate(fn) >= 0) {   /* NAME_generate: dprt_generate over NAME_run */
+		int64_t len = p[0].t.dim[1];
+
+		str_printf(s, "typedef struct %s_gen {\n\t%s *m;\n\tint64_t ids[%lld];\n"
+		              "\tvoid *out[%d];\n\t%s_token_fn *token;\n\tvoid *u;\n} %s_gen;\n\n",
+		           nm, nm, (long long)len, nout, nm, nm);
+		str_printf(s, "static int\n%s_genrun(void *ctx)\n{\n\t%s_gen *g = ctx;\n\n"
+		              "\treturn %s_run(g->m, g->ids", nm, nm, nm);
+		for (i = 0; i < nout; i++)
+			str_printf(s, ", g->out[%d]", i);
+		str_put(s, ");\n}\n\n");
+		str_printf(s, "static int\n%s_gentoken(void *ctx, int64_t t)\n{\n\t%s_gen *g = ctx;\n\n"
+		              "\treturn g->token(g->u, t) != 0;\n}\n\n", nm, nm);
+		str_printf(s, "int64_t\n%s_generate(%s *m, const int64_t *prompt, int64_t n, const char *keys,\n"
+		              "\t%*s%s_token_fn *token, void *u)\n{\n"
+		              "\t%s_gen *g;\n\tdprt_generation gen;\n\tchar *spec;\n"
+		              "\tint64_t ngen = 0;\n\tint in, out, rc;\n\n"
+		              "\tif (m == NULL)\n\t\treturn -1;\n"
+		              "\tif (prompt == NULL || token == NULL) {\n"
+		              "\t\tstrcpy(m->err, \"%s_generate: a NULL prompt or token function\");\n"
+		              "\t\treturn -1;\n\t}\n"
+		              "\tif (n < 1 || n > %lld) {\n"
+		              "\t\tstrcpy(m->err, \"%s_generate: the prompt must have 1 to %lld "
+		              "tokens\");\n\t\treturn -1;\n\t}\n"
+		              "\tspec = malloc(strlen(%s_prog.generate) + (keys ? strlen(keys) : 0) + 2);\n"
+		              "\tg = calloc(1, sizeof *g);\n"
+		              "\tif (spec == NULL || g == NULL) {\n\t\tfree(spec);\n\t\tfree(g);\n"
+		              "\t\tstrcpy(m->err, \"out of memory\");\n\t\treturn -1;\n\t}\n"
+		              "\tstrcpy(spec, %s_prog.generate);\n"
+		              "\tif (keys && *keys)\n\t\tstrcat(strcat(spec, \",\"), keys);\n"
+		              "\trc = dprt_genspec(&%s_prog, spec, &gen, &in, &out, m->err, sizeof m->err);\n"
+		              "\tfree(spec);\n",
+		           nm, nm, (int)strlen(nm) + 10, "", nm, nm, nm, (long long)len, nm, (long long)len,
+		           nm, nm, nm);
+		for (i = 0; i < np; i++)
+			if (p[i].isout)
+				str_printf(s, "\tif (rc == 0 && (g->out[%d] = malloc(%lld)) == NULL)\n"
+				              "\t\trc = -1, strcpy(m->err, \"out of memory\");\n",
+				           i - nin, (long long)dp_nbytes(&p[i].t));
+		str_put(s, "\tif (rc == 0) {\n"
+		           "\t\tg->m = m;\n\t\tg->token = token;\n\t\tg->u = u;\n"
+		           "\t\tmemcpy(g->ids, prompt, (size_t)n * sizeof *prompt);\n"
+		           "\t\tgen.ids = g->ids;\n\t\tgen.n = n;\n\t\tgen.logits = g->out[out];\n");
+		str_printf(s, "\t\trc = dprt_generate(&gen, %s_genrun, %s_gentoken, g, &ngen, m->err, "
+		              "sizeof m->err);\n\t}\n", nm, nm);
+		str_printf(s, "\tfor (in = 0; in < %d; in++)\n\t\tfree(g->out[in]);\n\tfree(g);\n"
+		              "\treturn rc < 0 ? -1 : ngen;\n}\n\n", nout);
+	}
 	str_printf(s, "void\n%s_reset(%s *m)\n{\n", nm, nm);
 	if (state)
 		str_printf(s, "\tif (m != NULL && m->ok)\n\t\t%s_state(m->arena, "
@@ -449,6 +497,16 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		str_printf(out, "\t.prep = %s_prep,\n", fn->name);
 	if (state.n)
 		str_printf(out, "\t.reset = %s_state,\n", fn->name);
+	for (i = 0; i < fn->nop; i++)   /* the generate statement, on its token input */
+		if (fn->op[i].kind == Oinput && dp_gets(&fn->op[i], "generate")) {
+			Str g = {0};
+
+			str_printf(&g, "%s=%s", dp_gets(&fn->op[i], "name"), dp_gets(&fn->op[i], "generate"));
+			str_put(out, "\t.generate = ");
+			str_cstring(out, g.p);
+			str_put(out, ",\n");
+			str_free(&g);
+		}
 	str_put(out, "};\n\n");
 	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0);
 	rc = 0;
