@@ -47,7 +47,7 @@ if [ -z "$nvcc" ] || [ ! -x "$nvcc" ]; then
 	echo "1..$n"
 	exit 0
 fi
-if ! ${CC:-cc} -o "$tmp/npzx" "$dir/npzx.c" 2>"$tmp/cc.log"; then
+if ! ${DP_TEST_CC:-${CC:-cc}} -o "$tmp/npzx" "$dir/npzx.c" 2>"$tmp/cc.log"; then
 	skip "cannot build tests/conformance/npzx.c"
 	echo "1..$n"
 	exit 0
@@ -132,7 +132,7 @@ unity() {
 		echo "$name" >>"$g.list"
 		i=$((i + 1))
 	done
-	${CC:-cc} -c "$u/weak.c" -o "$u/weak.o" || return
+	${DP_TEST_CC:-${CC:-cc}} -c "$u/weak.c" -o "$u/weak.o" || return
 	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 	ls "$u"/g*.cu 2>/dev/null | xargs -n 1 -P "$jobs" sh -c \
 		'"$0" -O3 -arch="$1" -I"$2/runtime" -c "$3" -o "${3%.cu}.o" 2>"${3%.cu}.log"' \
@@ -156,7 +156,7 @@ unity() {
 		name=$(basename "$dp" .dp)
 		[ -s "$b/$name/5.gpu.o" ] && [ -s "$b/$name/5.cpu.o" ] && echo "$name"
 	done | xargs -n 1 -P "$jobs" sh -c '"$0/bin/dp-link" "$1/$3/4.partition.dpir" "$1/$3/5.cpu.o" \
-		"$1/$3/5.gpu.o" --runtime "$0/lib" --include "$0/runtime" --cc "${CC:-cc}" \
+		"$1/$3/5.gpu.o" --runtime "$0/lib" --include "$0/runtime" --cc "${DP_TEST_CC:-${CC:-cc}}" \
 		--ldflag "$2" -o "$1/$3/$3"' "$root" "$b" "$u/weak.o" >>"$tmp/ninja.log" 2>&1
 }
 if { [ -n "$gpu" ] && [ -z "${DP_TEST_UNITY:-}" ]; } || [ -n "${DP_TEST_NVCC_EACH:-}" ]; then
@@ -226,7 +226,7 @@ emulated() {
 		return 2
 	fi
 	"$bin/dp-link" "$b/$1/4.partition.dpir" "$b/$1/5.cpu.o" "$e/gpu.o" "$tmp/emu.o" \
-		--runtime "$root/lib" --include "$root/runtime" --cc "${CC:-cc}" -o "$e/$1" || return 1
+		--runtime "$root/lib" --include "$root/runtime" --cc "${DP_TEST_CC:-${CC:-cc}}" -o "$e/$1" || return 1
 	runs "$1" "$e/$1" "$e/out.npy" && compare "$1" "$e/out.npy"
 }
 
@@ -235,7 +235,7 @@ for dp in $cases; do
 	exe=$b/$name/$name
 	if [ ! -x "$exe" ] || [ ! -s "$b/$name/5.gpu.o" ]; then
 		notok "$name: does not build for cuda"
-		"$bin/devproc" build "$dp" --target cuda -C "$tmp/one" >"$tmp/log" 2>&1
+		"$bin/devproc" build "$dp" --target cuda -C "$tmp/one/$name" >"$tmp/log" 2>&1
 		grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
 		skip "no build to run"
 		continue
