@@ -59,7 +59,7 @@ cfg(const Gpu *g, int i, Cfg *c)
 	c->G = dp_geti(op, "groups", 1);
 	c->K = c->C / c->G * c->k[0] * c->k[1];
 	c->np = c->N * c->OH * c->OW;
-	c->packed = isconst(g, op->in[1]);
+	c->packed = gpu_isconst(g, op->in[1]);
 	c->lda = c->packed ? (c->K + BK - 1) / BK * BK : c->K;
 	c->direct = c->C == c->G;   /* depthwise: K is the window alone */
 	tiles = (c->O / c->G + BM - 1) / BM * ((c->np + BN - 1) / BN) * c->G;
@@ -189,7 +189,7 @@ emit_conv(Gpu *g, const Chain *ch, int i)
 	Str *r = g->rec;
 	Cfg c;
 
-	if (needf32(g, ch->conv) != 0)
+	if (gpu_needf32(g, ch->conv) != 0)
 		return -1;
 	if (tx->rank != 4)
 		dp_die("conv: rank %d", tx->rank);

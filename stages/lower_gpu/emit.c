@@ -29,7 +29,7 @@ gpu_supports(int kind)
 
 /* Declares the device pointers the schedule names: its buffer plan. */
 static void
-decls(Gpu *g, Str *s)
+gpu_decls(Gpu *g, Str *s)
 {
 	const Fn *fn = g->fn;
 	int v;
@@ -128,7 +128,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 			if (emit_mm(g, i) != 0)
 				goto done;
 		} else if (isnn(fn, op) || (g->fold && g->fold[i] == i)) {
-			if (emit_nn(g, i) != 0)
+			if (gpu_emit_nn(g, i) != 0)
 				goto done;
 		} else if (fusable(fn, op)) {
 			if (emit_elem(g, i) != 0)
@@ -156,7 +156,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 	}
 	*sync = nd2h > 0 || g->cpart[pk] == g->ncpart - 1;
 
-	decls(g, &decl);
+	gpu_decls(g, &decl);
 	str_printf(out, "\n/* ---- partition %d (cuda): ops %d..%d%s ---- */\n\n", pk, first, last,
 	           *sync ? "; the host then waits for the stream" : "");
 	str_printf(out, "/* Enqueues the work of partition %d on g's stream. */\n", pk);
@@ -233,7 +233,7 @@ init(Gpu *g, Str *s)
 
 /* Writes the .cu file of g->fn into *out. */
 int
-emit_file(Gpu *g, const char *src, const char *dst, Str *out)
+gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 {
 	Fn *fn = g->fn;
 	Str parts = {0}, entry = {0};

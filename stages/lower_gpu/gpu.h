@@ -139,7 +139,7 @@ int emit_mm(Gpu *g, int i);
  * kernel).  nnplan, called by gplan before the homes are decided, folds
  * what a convolution's epilogue computes (g->fold). */
 int isnn(const Fn *fn, const Op *op);
-int emit_nn(Gpu *g, int i);
+int gpu_emit_nn(Gpu *g, int i);
 int nnplan(Gpu *g);
 /* The op that names the kernel run at op i (a convolution's chain ends at
  * its relu, say, but is the convolution's kernel). */
@@ -155,6 +155,6 @@ int tune_read(Gpu *g, const char *map, const char *arch, Str *dep);
 int tune_conv(const Gpu *g, const char *key, int *line);
 
 /* emit.c: the whole .cu file into *out. */
-int emit_file(Gpu *g, const char *src, const char *dst, Str *out);
+int gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out);
 
 #endif

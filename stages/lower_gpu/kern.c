@@ -200,7 +200,7 @@ enum {
 
 /* A per-channel table of normalize, as __constant__ memory. */
 static void
-chantable(Gpu *g, int y, const char *what, const Attr *a, int64_t C)
+gpu_chantable(Gpu *g, int y, const char *what, const Attr *a, int64_t C)
 {
 	int64_t c;
 
@@ -827,8 +827,8 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		if (!mean || !sd || mean->kind != A_FLOATS || sd->kind != A_FLOATS ||
 		    (mean->n != C && mean->n != 1) || (sd->n != C && sd->n != 1))
 			dp_die("op %d: normalize tables do not match %lld channels", i, (long long)C);
-		chantable(g, v, "mean", mean, C);
-		chantable(g, v, "std", sd, C);
+		gpu_chantable(g, v, "mean", mean, C);
+		gpu_chantable(g, v, "std", sd, C);
 		if (elem(k, op->in[0], idx, &a) != 0)
 			goto done;
 		if (C == 1)

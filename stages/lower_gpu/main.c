@@ -52,7 +52,7 @@ static const char usage[] =
 	"  --help     this text\n";
 
 static const char *
-base(const char *path)
+gpu_base(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
@@ -113,7 +113,7 @@ main(int argc, char **argv)
 		dp_report(in, STAGE, &err);
 	} else if (map && tune_read(&g, map, arch, &dep) != 0)
 		dp_report(in, STAGE, &err);
-	else if (emit_file(&g, base(in), base(out), &text) != 0)
+	else if (gpu_emit_file(&g, gpu_base(in), gpu_base(out), &text) != 0)
 		dp_report(in, STAGE, &err);
 	else if (dp_write_file(out, text.p, text.n, &err) != 0)
 		dp_report(out, STAGE, &err);

@@ -26,7 +26,7 @@ typedef struct Mat {
 
 /* Value v as an R x C matrix: dense, or a transposed view of a dense C x R. */
 static Mat
-matrix(Gpu *g, int v, int64_t R, int64_t C)
+gpu_matrix(Gpu *g, int v, int64_t R, int64_t C)
 {
 	Mat m = {.v = gbase(g, v), .rs = C, .cs = 1};
 
@@ -39,7 +39,7 @@ matrix(Gpu *g, int v, int64_t R, int64_t C)
 
 /* Strides that broadcast bias v (rank 0..2) over an M x N result. */
 static Mat
-bias(Gpu *g, int v)
+gpu_bias(Gpu *g, int v)
 {
 	const Type *t = ty(g, v);
 	Mat m = {.v = gbase(g, v)};
@@ -302,26 +302,26 @@ emit_mm(Gpu *g, int i)
 		p.K = tw->dim[1];
 		p.M = p.K ? dp_numel(tx) / p.K : 0;
 		if (tx->rank == 2)
-			p.a = matrix(g, op->in[0], p.M, p.K);
+			p.a = gpu_matrix(g, op->in[0], p.M, p.K);
 		else
 			p.a = (Mat){.v = gbase(g, op->in[0]), .rs = p.K, .cs = 1};
-		w = matrix(g, op->in[1], p.N, p.K);
+		w = gpu_matrix(g, op->in[1], p.N, p.K);
 		p.b = (Mat){.v = w.v, .rs = w.cs, .cs = w.rs};   /* B = W^T */
 		if ((p.hasc0 = op->nin == 3))
-			p.c0 = bias(g, op->in[2]);
+			p.c0 = gpu_bias(g, op->in[2]);
 	} else {   /* addmm: beta·self + alpha·m1·m2; mm: m1·m2 */
 		int k0 = op->kind == Aaddmm;
 		const Type *ta = ty(g, op->in[k0]), *tb = ty(g, op->in[k0 + 1]);
 		p.M = ta->dim[0];
 		p.K = ta->dim[1];
 		p.N = tb->dim[1];
-		p.a = matrix(g, op->in[k0], p.M, p.K);
-		p.b = matrix(g, op->in[k0 + 1], p.K, p.N);
+		p.a = gpu_matrix(g, op->in[k0], p.M, p.K);
+		p.b = gpu_matrix(g, op->in[k0 + 1], p.K, p.N);
 		if (k0) {
 			p.alpha = dp_getf(op, "alpha", 1);
 			p.beta = dp_getf(op, "beta", 1);
 			if ((p.hasc0 = p.beta != 0))
-				p.c0 = bias(g, op->in[0]);
+				p.c0 = gpu_bias(g, op->in[0]);
 		}
 	}
 	snprintf(p.name, sizeof p.name, "k%d_%s", p.y,

@@ -27,7 +27,7 @@ isnn(const Fn *fn, const Op *op)
 /* Whether v is a constant on the device (uploaded at init), maybe through
  * reshapes: what init can read before any partition has run. */
 int
-isconst(const Gpu *g, int v)
+gpu_isconst(const Gpu *g, int v)
 {
 	const Fn *fn = g->fn;
 
@@ -70,9 +70,9 @@ chain(Gpu *g, int i)
 	Chain c = {.conv = i, .bn = -1, .add = -1, .relu = -1, .res = -1, .ca = 1, .cr = 1};
 	int t = i, u, k;
 
-	if (isconst(g, op->in[1]) && (op->nin < 3 || isconst(g, op->in[2])) &&
+	if (gpu_isconst(g, op->in[1]) && (op->nin < 3 || gpu_isconst(g, op->in[2])) &&
 	    (u = next(g, t)) >= 0 && fn->op[u].kind == Abatchnorm) {
-		for (k = 1; k < 5 && isconst(g, fn->op[u].in[k]); k++)
+		for (k = 1; k < 5 && gpu_isconst(g, fn->op[u].in[k]); k++)
 			;
 		if (k == 5) {
 			c.bn = u;
@@ -157,7 +157,7 @@ wreserve(Gpu *g, int64_t bytes)
 
 /* The f32 check of op i's operands and result. */
 int
-needf32(Gpu *g, int i)
+gpu_needf32(Gpu *g, int i)
 {
 	const Op *op = &g->fn->op[i];
 	int k;
@@ -187,7 +187,7 @@ pool(Gpu *g, int i)
 	Str *o = &g->kern;
 	char name[64];
 
-	if (needf32(g, i) != 0)
+	if (gpu_needf32(g, i) != 0)
 		return -1;
 	opcomment(g->rec, fn, i, "\t");
 	if (n == 0)
@@ -303,7 +303,7 @@ bmm(Gpu *g, int i)
 	Str *o = &g->kern;
 	char name[64];
 
-	if (needf32(g, i) != 0)
+	if (gpu_needf32(g, i) != 0)
 		return -1;
 	opcomment(g->rec, fn, i, "\t");
 	if (ta.rank == 1) {   /* [K] -> [1,K] */
@@ -383,7 +383,7 @@ bmm(Gpu *g, int i)
 
 /* The kernels of op i. */
 int
-emit_nn(Gpu *g, int i)
+gpu_emit_nn(Gpu *g, int i)
 {
 	const Op *op = &g->fn->op[i];
 

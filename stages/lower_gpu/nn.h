@@ -25,9 +25,9 @@ typedef struct Nn {
 int64_t wreserve(Gpu *g, int64_t bytes);
 /* Whether v is a constant on the device (uploaded at init), maybe through
  * reshapes. */
-int isconst(const Gpu *g, int v);
+int gpu_isconst(const Gpu *g, int v);
 /* 0 when op i's operands and result are f32, else -1 with g->err set. */
-int needf32(Gpu *g, int i);
+int gpu_needf32(Gpu *g, int i);
 
 /* conv.c */
 /* Bytes of split-K workspace the convolution op i needs (0: none). */

@@ -50,7 +50,7 @@ gbase(const Gpu *g, int v)
 
 /* Readers of each value, ports counted (as a reader -1). */
 static void
-uses(Gpu *g)
+gpu_uses(Gpu *g)
 {
 	Fn *fn = g->fn;
 	int i, k;
@@ -118,7 +118,7 @@ allmat(const Gpu *g, int v)
 
 /* Device homes: inline, views, weights, arena. */
 static void
-homes(Gpu *g)
+gpu_homes(Gpu *g)
 {
 	Fn *fn = g->fn;
 	int i;
@@ -182,7 +182,7 @@ guses(Gpu *g)
 			          dp_op_name[fn->op[fn->val[v].def].kind]);
 			return -1;
 		}
-	uses(g);
+	gpu_uses(g);
 	return 0;
 }
 
@@ -195,7 +195,7 @@ gplan(Gpu *g)
 	int64_t *size, *off;
 	int *birth, *death, *who;
 
-	homes(g);
+	gpu_homes(g);
 	gaddnorm(g);
 
 	for (i = fn->nop - 1; i >= 0; i--) {

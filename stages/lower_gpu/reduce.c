@@ -28,7 +28,7 @@ helpers(Gpu *g)
 /* Appends the element offset, with strides st, of the element at linear
  * index idx of a dense tensor of the n dims dim (none of them 1). */
 static void
-offexpr(Str *e, const char *idx, int n, const int64_t *dim, const int64_t *st)
+gpu_offexpr(Str *e, const char *idx, int n, const int64_t *dim, const int64_t *st)
 {
 	int64_t ds[DP_MAXRANK], m = 1;
 	int k;
@@ -174,7 +174,7 @@ reduction(Gpu *g, int i)
 		str_printf(s, "\tlong long o = blockIdx.x * %dLL + threadIdx.x;\n\n"
 		              "\tif (o >= %lldLL)\n\t\treturn;\n", BLOCK, (long long)nout);
 	str_printf(s, "\tconst %s *xo = x + ", stype(dt));
-	offexpr(s, "o", nk, kd, ks);
+	gpu_offexpr(s, "o", nk, kd, ks);
 	str_printf(s, ";\n\t%s a = 0;\n\n", acc);
 	if (w > 1)
 		str_printf(s, "\tfor (long long j = lane; j < %lldLL; j += %d)\n", (long long)cnt, w);
@@ -187,7 +187,7 @@ reduction(Gpu *g, int i)
 		str_put(s, "xo[");
 	else
 		str_printf(s, "(%s)%sxo[", acc, dt == DP_I32 ? "(long long)" : "");
-	offexpr(s, "j", nr, rd, rs);
+	gpu_offexpr(s, "j", nr, rd, rs);
 	str_put(s, any && (dt == DP_F16 || dt == DP_BF16) ? "] & 0x7fff) != 0;\n" :
 	           any ? "] != 0;\n" : "];\n");
 	if (w == 32)
