@@ -912,7 +912,7 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	/* buffers written in place with no buffer_mutation output (training
 	 * IR): their state consts now, an assign of their last value after */
 	size_t nspec = json_array_size(g.specs);
-	int *inplace = xrealloc(NULL, nspec ? nspec : 1, sizeof *inplace);
+	int *inplace = dp_alloc(imp->fn->arena, nspec ? nspec : 1, sizeof *inplace);  /* errors below exit */
 	for (size_t i = 0; i < nspec; i++) {
 		json_t *b = json_object_get(json_array_get(g.specs, i), "buffer");
 		const char *fqn = json_string_value(json_object_get(b, "buffer_name"));
@@ -934,7 +934,6 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 		if (dp_infer(fn, op, &err))
 			merr(m, "buffer '%s': %s", ph, err.msg);
 	}
-	free(inplace);
 	for (size_t i = 0, k = 0; i < json_array_size(outs); i++) {
 		json_t *spec = json_array_get(outs, i);
 		const char *kind = json_object_iter_key(json_object_iter(spec));
