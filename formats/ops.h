@@ -157,6 +157,8 @@
 	X(Aatan2,     "aten.atan2", 2, 1, Kelem, Fbinary, "atan2", D_CPU|D_CUDA, "") \
 	X(Acumsum,    "aten.cumsum",       1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
 	X(Agather,    "aten.gather",       2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "dim:i") \
+	X(Arand,      "aten.rand",         0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s seed:i=0 size:is stream:i=0") \
+	X(Arandn,     "aten.randn",        0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s seed:i=0 size:is stream:i=0") \
 	COMPOSITE_OPS(X)
 
 /* The composite ops: dp-legalize rewrites each into the primitives above
@@ -206,7 +208,8 @@
 	X(Aadaptavg3, "aten.adaptive_avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
 	X(Aindexput,  "aten.index_put", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "accumulate:i=0 dim:i=0") \
 	X(Aindexcopy, "aten.index_copy", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i") \
-	X(Ascatter,   "aten.scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i include_self:i=1 reduce:s?")
+	X(Ascatter,   "aten.scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i include_self:i=1 reduce:s?") \
+	X(Arandperm,  "aten.randperm", 0, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "dtype:s n:i seed:i=0 stream:i=0")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

@@ -1047,13 +1047,19 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		return 0;
 	}
 	case Afull:
+	case Arand:
+	case Arandn:
 	case Ascalar: {
 		int d = dtypeattr(err, op, "dtype", DP_F32);
 		if (d < 0)
 			return -1;
+		/* an integer aten.rand (dp-legalize's randperm keys): 64 random bits */
+		if ((op->kind == Arand || op->kind == Arandn) && d != DP_F32 && d != DP_F64 &&
+		    (op->kind == Arandn || d != DP_I64))
+			return fail(err, op, "dtype must be f32 or f64");
 		memset(out, 0, sizeof *out);
 		out->dtype = (uint8_t)d;
-		if (op->kind == Afull) {
+		if (op->kind != Ascalar) {
 			const Attr *s = dp_attr(op, "size");
 			if (s->n > DP_MAXRANK)
 				return fail(err, op, "rank exceeds 8");
@@ -1064,6 +1070,20 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 				out->dim[i] = s->ints[i];
 			}
 		}
+		return 0;
+	}
+	case Arandperm: {
+		int d = dtypeattr(err, op, "dtype", DP_I64);
+		if (d < 0)
+			return -1;
+		if (d != DP_I64 && d != DP_I32 && d != DP_F32 && d != DP_F64)
+			return fail(err, op, "dtype must be i64, i32, f32 or f64");
+		if (dp_geti(op, "n", 0) < 0)
+			return fail(err, op, "n must be >= 0");
+		memset(out, 0, sizeof *out);
+		out->dtype = (uint8_t)d;
+		out->rank = 1;
+		out->dim[0] = dp_geti(op, "n", 0);
 		return 0;
 	}
 	case Afulllike: {

@@ -329,6 +329,9 @@ static const Aten aten[] = {
 	{ "aten.new_full.default", Afull, "self:T size:is fill_value:f>value" FACT, 0, H_NEW },
 	{ "aten.new_zeros.default", Afull, "self:T size:is @value:f=0>value" FACT, 0, H_NEW },
 	{ "aten.new_ones.default", Afull, "self:T size:is @value:f=1>value" FACT, 0, H_NEW },
+	{ "aten.rand.default", Arand, "size:is" FACT, 0, H_RANDOM },
+	{ "aten.randn.default", Arandn, "size:is" FACT, 0, H_RANDOM },
+	{ "aten.randperm.default", Arandperm, "n:i" FACT, 0, H_RANDOM },
 
 	/* dtype conversions (device and layout must say cpu/cuda and strided) */
 	{ "aten._to_copy.default", Ocast, "self:T" FACT " non_blocking:0 memory_format:-", 0, H_TOCOPY },

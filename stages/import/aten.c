@@ -599,6 +599,11 @@ hook(Node *c)
 	case H_FLOATDEF:
 		dtypedef(c, "f32");
 		break;
+	case H_RANDOM:   /* formats/ops.md, "Random numbers" */
+		dtypedef(c, c->a->kind == Arandperm ? "i64" : "f32");
+		newav(c, "seed", A_INT)->i = g_imp(c->g)->seed;
+		newav(c, "stream", A_INT)->i = g_imp(c->g)->nrandom++;
+		break;
 	case H_NEW:
 		dtypedef(c, dp_dtype_name[c->fn->val[c->in[0]].t.dtype]);
 		c->nin = 0;

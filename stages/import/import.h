@@ -53,6 +53,8 @@ typedef struct Imp {
 	int nkonst, capkonst;
 	struct Textfile *text;   /* tokenizer files read so far (text.c) */
 	int ntext;
+	int64_t seed;      /* the model call being inlined's seed= (0) */
+	int64_t nrandom;   /* random ops made so far: the next one's stream */
 } Imp;
 
 /* A file a text op read (tokenize's file=): a dependency like an archive. */
@@ -135,6 +137,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_DIFF,             /* flags: which of prepend, append are given */
 	H_CLAMPT,           /* flags: which of the min, max tensors are given */
 	H_INDEXPUT,         /* the index tensors as operands after the values */
+	H_RANDOM,           /* seed and stream: the model call's seed, the op's number */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

@@ -1425,6 +1425,40 @@ r_clampt(Lz *z, const Op *op)
 }
 
 /* The table. */
+/* aten.randperm: the ranks of n random 64-bit keys (an i64 aten.rand of
+ * the op's seed and stream): rank[i] = Σ_j [key_j < key_i], an aten.lt of
+ * the keys viewed [1, n] and [n, 1] (memory n² bools), cast and summed.
+ * The keys are distinct (runtime/dpscalar.h), so the ranks are a
+ * permutation of 0..n−1, uniform as the keys are. */
+static int
+r_randperm(Lz *z, const Op *op)
+{
+	int64_t n = dp_geti(op, "n", 0), row[2] = { 1, n }, col[2] = { n, 1 };
+	int k = lz_begin(z, Arand, NULL, 0), key, lt;
+
+	dp_setints(z->out, k, "size", &n, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	dp_seti(z->out, k, "seed", dp_geti(op, "seed", 0));
+	dp_seti(z->out, k, "stream", dp_geti(op, "stream", 0));
+	key = lz_end(z, k);
+	lt = lz_op2(z, Alt, lz_view(z, key, row, 2), lz_view(z, key, col, 2));
+	if (lt < 0)
+		return -1;
+	k = lz_begin(z, Ocast, &lt, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	lt = lz_end(z, k);
+	if (lt < 0)
+		return -1;
+	k = lz_begin(z, Asum, &lt, 1);
+	dp_setints(z->out, k, "dim", (int64_t[]){ 1 }, 1);
+	lt = lz_end(z, k);
+	if (lt < 0 || OT->dtype == DP_I64)
+		return bind(z, op, lt);
+	k = lz_begin(z, Ocast, &lt, 1);
+	dp_sets(z->out, k, "dtype", dp_dtype_name[OT->dtype]);
+	return bind(z, op, lz_end(z, k));
+}
+
 static const struct {
 	int kind;
 	Rewrite *fn;
@@ -1490,6 +1524,8 @@ static const struct {
 	{ Ascatter, r_scatter, "aten.eq of the index and an aten.arange, aten.any, then aten.gather at "
 	  "argmax (set), or aten.sum / aten.where + amax of the marked sources, aten.where" },
 	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
+	{ Arandperm, r_randperm, "the ranks of an i64 aten.rand's keys: aten.sum of aten.lt of the keys "
+	  "viewed [1, n] and [n, 1]" },
 };
 
 int
