@@ -434,6 +434,24 @@ def cases():
     case("randperm_int32", lambda s, t: perm_props(torch.randperm(37, dtype=torch.int32), 37) & t,
          trues)
 
+    # -- the discrete Fourier transform and complex values (f32 [..., 2] in DevProc)
+    case("rfft", lambda s, x: torch.view_as_real(torch.fft.rfft(x)), lambda: r(3, 16))
+    case("rfft_ortho_dim0", lambda s, x: torch.view_as_real(torch.fft.rfft(x, dim=0, norm="ortho")),
+         lambda: r(7, 5))
+    case("rfft_forward_abs", lambda s, x: torch.fft.rfft(x, norm="forward").abs(), lambda: r(2, 10))
+    case("rfft2", lambda s, x: torch.view_as_real(torch.fft.rfft2(x)), lambda: r(2, 6, 8))
+    case("fft_real", lambda s, x: torch.view_as_real(torch.fft.fft(x)), lambda: r(3, 6))
+    case("irfft", lambda s, y: torch.fft.irfft(torch.view_as_complex(y)), lambda: r(4, 9, 2))
+    case("irfft_odd_n", lambda s, y: torch.fft.irfft(torch.view_as_complex(y), n=15, norm="forward"),
+         lambda: r(4, 9, 2))
+    case("global_filter", lambda s, x, w: torch.fft.irfft2(
+        torch.fft.rfft2(x, dim=(1, 2), norm="ortho") * torch.view_as_complex(w), s=(6, 8), dim=(1, 2),
+        norm="ortho"), lambda: r(2, 6, 8, 3), lambda: r(6, 5, 3, 2))
+    case("rfft_mix", lambda s, x, g: torch.view_as_real(torch.fft.rfft(x) * g + torch.fft.rfft(x * 2) * 0.5),
+         lambda: r(3, 12), lambda: r(7))
+    case("rfft_angle", lambda s, x, w: torch.angle(torch.fft.rfft(x) * torch.view_as_complex(w)),
+         lambda: r(3, 12), lambda: r(7, 2), tol=1e-4)
+
 
 def trues():
     return torch.ones(8, dtype=torch.bool)

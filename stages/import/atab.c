@@ -333,6 +333,13 @@ static const Aten aten[] = {
 	{ "aten.randn.default", Arandn, "size:is" FACT, 0, H_RANDOM },
 	{ "aten.randperm.default", Arandperm, "n:i" FACT, 0, H_RANDOM },
 
+	/* complex values, as f32 [..., 2] (formats/ops.md, "Complex values") */
+	{ "aten._fft_r2c.default", Afftr2c, "self:T dim:is normalization:i onesided:i", 0, 0 },
+	{ "aten._fft_c2r.default", Afftc2r, "self:T dim:is normalization:i last_dim_size:i", 0, 0 },
+	{ "aten.view_as_real.default", Aview, "self:T", 0, H_CVIEW },
+	{ "aten.view_as_complex.default", Aview, "self:T", 0, H_CVIEW },
+	{ "aten.angle.default", Acangle, "self:T", 0, 0 },
+
 	/* dtype conversions (device and layout must say cpu/cuda and strided) */
 	{ "aten._to_copy.default", Ocast, "self:T" FACT " non_blocking:0 memory_format:-", 0, H_TOCOPY },
 	{ "aten.to.dtype", Ocast, "self:T dtype:dt non_blocking:0 copy:- memory_format:-", 0, H_TOCOPY },

@@ -599,6 +599,17 @@ hook(Node *c)
 	case H_FLOATDEF:
 		dtypedef(c, "f32");
 		break;
+	case H_CVIEW: {   /* the archive's result type: complex as f32 [..., 2] */
+		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
+		Type t;
+		if (!on || !g_type(c->g, on, &t))
+			bad(c, "the archive gives no type for its result");
+		v = newav(c, "size", A_INTS);
+		v->ints = dp_alloc(c->fn->arena, t.rank ? (size_t)t.rank : 1, sizeof *v->ints);
+		for (int i = 0; i < t.rank; i++)
+			v->ints[v->n++] = t.dim[i];
+		break;
+	}
 	case H_RANDOM:   /* formats/ops.md, "Random numbers" */
 		dtypedef(c, c->a->kind == Arandperm ? "i64" : "f32");
 		newav(c, "seed", A_INT)->i = g_imp(c->g)->seed;
@@ -730,6 +741,74 @@ split(Node *c, const char *what)
 	}
 }
 
+/* Complex operands (formats/ops.md, "Complex values"): f32 [..., 2] in the
+ * IR.  The ops that take them: view_as_real, clone and its aliases, abs
+ * and angle (aten.complex_abs, aten.complex_angle), mul (by a complex:
+ * aten.complex_mul; by a real, which gets a trailing axis of 1, and div by
+ * a real: the real op), add and sub of two complex values, _fft_c2r;
+ * any other op with a complex operand is an error, as are angle and
+ * _fft_c2r of a real one and _fft_r2c of a complex one. */
+static void
+complexargs(Node *c)
+{
+	json_t *ins = json_object_get(c->json, "inputs");
+	int cx[2] = { 0, 0 }, any = 0;
+
+	for (size_t i = 0; i < json_array_size(ins); i++) {
+		json_t *arg = json_object_get(json_array_get(ins, i), "arg");
+		json_t *l = json_object_get(arg, "as_tensors");
+		int is = g_complex(c->g, tensorname(arg));
+		for (size_t j = 0; j < json_array_size(l); j++)
+			is |= g_complex(c->g, json_string_value(json_object_get(json_array_get(l, j), "name")));
+		any |= is;
+		if (i < 2)
+			cx[i] = is;
+	}
+	if (c->kind == Afftc2r || c->kind == Acangle) {
+		if (!cx[0])
+			bad(c, "needs a complex operand");
+		return;
+	}
+	if (!any)
+		return;
+	if (c->a->hook == H_IDENTITY || (c->a->hook == H_CVIEW && strstr(c->target, "_real")))
+		return;
+	switch (c->kind) {
+	case Aabs:
+		c->kind = Acabs;
+		return;
+	case Aadd: case Asub:
+		if (cx[0] && cx[1] && c->nin == 2)
+			return;
+		break;
+	case Amul: case Adiv:
+		if (c->nin != 2 || (c->kind == Adiv && cx[1]))
+			break;
+		if (cx[0] && cx[1]) {
+			c->kind = Acmul;
+			return;
+		}
+		for (int i = 0; i < 2; i++)
+			if (!cx[i]) {   /* the real operand gets a trailing axis of 1 */
+				Type t = c->fn->val[c->in[i]].t;
+				int64_t size[DP_MAXRANK];
+				for (int j = 0; j < t.rank; j++)
+					size[j] = t.dim[j];
+				size[t.rank] = 1;
+				int op = dp_addop(c->fn, Aview, &c->in[i], 1);
+				dp_setints(c->fn, op, "size", size, t.rank + 1);
+				Err err = { 0 };
+				if (t.rank == DP_MAXRANK || dp_infer(c->fn, op, &err))
+					bad(c, "cannot broadcast a real operand of %s over complex values",
+					    typestr(&t));
+				c->in[i] = c->fn->op[op].out[0];
+			}
+		return;
+	}
+	bad(c, "complex operands are supported by view_as_real, abs, angle, mul, div by a real, "
+	    "add, sub and _fft_c2r only");
+}
+
 /* Converts node (one entry of graph.nodes) into an IR op and binds its
  * result to the node's output name (its other results, which must be
  * unused, to an error). */
@@ -757,6 +836,7 @@ aten_node(Graph *g, json_t *node)
 		if (n)
 			g_unused(g, n, what);
 	}
+	complexargs(&c);
 	if (c.a->hook == H_SPLIT) {
 		split(&c, what);
 		return;

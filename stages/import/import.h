@@ -118,6 +118,8 @@ int g_scalar(Graph *g, double v, int dtype);
 int g_filled(Graph *g, const Type *t, double v);
 void g_unused(Graph *g, const char *name, const char *what);
 int g_type(Graph *g, const char *name, Type *t);
+int g_complex(Graph *g, const char *name);
+enum { PT2_FLOAT = 7, PT2_COMPLEX64 = 10 };   /* torch.export's ScalarType */
 void g_bind(Graph *g, const char *name, int v);
 void g_writeback(Graph *g, const char *name, int old, int v);
 void g_define(Graph *g, const char *name, int v, const char *what);
@@ -138,6 +140,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_CLAMPT,           /* flags: which of the min, max tensors are given */
 	H_INDEXPUT,         /* the index tensors as operands after the values */
 	H_RANDOM,           /* seed and stream: the model call's seed, the op's number */
+	H_CVIEW,            /* view_as_real/complex: an aten.view to the result's size */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

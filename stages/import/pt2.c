@@ -379,8 +379,26 @@ g_type(Graph *g, const char *name, Type *t)
 	json_t *tm = json_object_get(g->tv, name);
 	if (!tm)
 		return 0;
+	if (g_complex(g, name)) {   /* complex64: f32 [..., 2] (formats/ops.md) */
+		json_t *re = json_deep_copy(tm);
+		json_object_set_new(re, "dtype", json_integer(PT2_FLOAT));
+		meta(g->m, re, "value", name, t);
+		json_decref(re);
+		if (t->rank == DP_MAXRANK)
+			merr(g->m, "value '%s' is complex of rank 8 (at most 7)", name);
+		t->dim[t->rank++] = 2;
+		return 1;
+	}
 	meta(g->m, tm, "value", name, t);
 	return 1;
+}
+
+/* Whether the archive gives graph value name a complex64 dtype. */
+int
+g_complex(Graph *g, const char *name)
+{
+	json_t *tm = name ? json_object_get(g->tv, name) : NULL;
+	return tm && json_integer_value(json_object_get(tm, "dtype")) == PT2_COMPLEX64;
 }
 
 /* ---- constants ---- */
