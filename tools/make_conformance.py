@@ -452,6 +452,11 @@ def cases():
     case("rfft_angle", lambda s, x, w: torch.angle(torch.fft.rfft(x) * torch.view_as_complex(w)),
          lambda: r(3, 12), lambda: r(7, 2), tol=1e-4)
 
+    # -- a tensor's value as a Python scalar (aten._local_scalar_dense), used in arithmetic
+    case("item_scale", lambda s, x, t: x * t.item(), lambda: r(2, 3), lambda: r(()))
+    case("item_int_add", lambda s, x, t: x + t.item(), lambda: ints(0, 9, 4), lambda: ints(0, 9))
+    case("item_of_sum", lambda s, x: x / x.abs().sum().item(), lambda: r(3, 4))
+
 
 def trues():
     return torch.ones(8, dtype=torch.bool)
