@@ -214,7 +214,8 @@
 	X(Afftc2r,    "aten.fft_c2r", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "dim:is last_dim_size:i normalization:i=0") \
 	X(Acmul,      "aten.complex_mul", 2, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Acabs,      "aten.complex_abs", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
-	X(Acangle,    "aten.complex_angle", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "")
+	X(Acangle,    "aten.complex_angle", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Anonzeros,  "aten.nonzero_static", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "fill_value:i=-1 size:i")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

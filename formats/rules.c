@@ -709,6 +709,17 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		}
 		return 0;
 	}
+	case Anonzeros:
+		if (t[0]->rank < 1 || dp_numel(t[0]) < 1)
+			return dp_failt(err, op, "needs a tensor of rank 1 or more, not empty", t[0], NULL);
+		if (dp_geti(op, "size", 0) < 0)
+			return fail(err, op, "size must be >= 0");
+		memset(out, 0, sizeof *out);
+		out->dtype = DP_I64;
+		out->rank = 2;
+		out->dim[0] = dp_geti(op, "size", 0);
+		out->dim[1] = t[0]->rank;
+		return 0;
 	case Acmul: case Acabs: case Acangle: {
 		for (int i = 0; i < op->nin; i++)
 			if (t[i]->dtype != DP_F32 || t[i]->rank < 1 || t[i]->dim[t[i]->rank - 1] != 2)

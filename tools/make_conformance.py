@@ -457,6 +457,11 @@ def cases():
     case("item_int_add", lambda s, x, t: x + t.item(), lambda: ints(0, 9, 4), lambda: ints(0, 9))
     case("item_of_sum", lambda s, x: x / x.abs().sum().item(), lambda: r(3, 4))
 
+    # -- nonzero with a static bound (torch.nonzero_static: padded with fill_value)
+    case("nonzero_static", lambda s, x: torch.nonzero_static(x > 0.3, size=10), lambda: r(3, 4))
+    case("nonzero_static_fill", lambda s, x: torch.nonzero_static(x, size=4, fill_value=7),
+         lambda: ints(0, 2, 2, 3, 2))
+
 
 def trues():
     return torch.ones(8, dtype=torch.bool)

@@ -340,6 +340,10 @@ static const Aten aten[] = {
 	{ "aten.view_as_complex.default", Aview, "self:T", 0, H_CVIEW },
 	{ "aten.angle.default", Acangle, "self:T", 0, 0 },
 
+	/* a one-element tensor's value as a scalar (.item()), for arithmetic */
+	{ "aten._local_scalar_dense.default", Aview, "self:T", 0, H_ITEM },
+	{ "aten.nonzero_static.default", Anonzeros, "self:T size:i fill_value:i=-1", 0, 0 },
+
 	/* dtype conversions (device and layout must say cpu/cuda and strided) */
 	{ "aten._to_copy.default", Ocast, "self:T" FACT " non_blocking:0 memory_format:-", 0, H_TOCOPY },
 	{ "aten.to.dtype", Ocast, "self:T dtype:dt non_blocking:0 copy:- memory_format:-", 0, H_TOCOPY },

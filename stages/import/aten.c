@@ -176,6 +176,20 @@ tensorname(json_t *arg)
 	return json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
 }
 
+/* The name of a symbolic scalar argument (as_sym_int, as_sym_float or
+ * as_sym_bool naming a value), or NULL. */
+static const char *
+symname(json_t *arg)
+{
+	static const char *const keys[] = { "as_sym_int", "as_sym_float", "as_sym_bool" };
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const char *n = json_string_value(json_object_get(json_object_get(arg, keys[i]), "as_name"));
+		if (n)
+			return n;
+	}
+	return NULL;
+}
+
 static Av *
 newav(Node *c, const char *key, int kind)
 {
@@ -349,6 +363,7 @@ readargs(Node *c)
 	char *used = dp_alloc(c->fn->arena, json_array_size(args) + 1, 1);
 	Field fs[MAXF];
 	int nf, like = -1, tlike = -1;
+	char sym[MAXF] = { 0 };   /* an S field given a symbolic scalar */
 
 	for (nf = 0; field(c->a->args, nf, &fs[nf]); nf++)
 		if (nf + 1 >= MAXF)
@@ -376,6 +391,10 @@ readargs(Node *c)
 					like = dt;
 				if (f->kind[0] != 'S' && tlike < 0)
 					tlike = dt;
+			} else if (f->kind[0] == 'S' && symname(v)) {
+				/* a value's .item() (aten._local_scalar_dense): its rank-0 tensor */
+				c->slot[i] = addin(c, g_value(c->g, symname(v), c->node));
+				sym[i] = 1;
 			} else if (f->kind[0] == 'S')
 				c->slot[i] = addin(c, -2);   /* a scalar, made below */
 			else
@@ -422,6 +441,19 @@ readargs(Node *c)
 			continue;
 		if (c->in[k] == -2)
 			c->in[k] = scalar(c, fs[i].name, arg[i], like);
+		else if (sym[i] && like >= 0 && c->fn->val[c->in[k]].t.dtype != like) {
+			/* as a Python scalar: the tensor's dtype, a float not into integers */
+			int from = c->fn->val[c->in[k]].t.dtype;
+			if (isfloat(from) && !isfloat(like))
+				bad(c, "a float .item() with a %s tensor needs type promotion, which import "
+				    "does not do", dp_dtype_name[like]);
+			int op = dp_addop(c->fn, Ocast, &c->in[k], 1);
+			dp_sets(c->fn, op, "dtype", dp_dtype_name[like]);
+			Err err = { 0 };
+			if (dp_infer(c->fn, op, &err))
+				bad(c, "%s", err.msg);
+			c->in[k] = c->fn->op[op].out[0];
+		}
 		else if (c->in[k] == -1) {   /* W: a per-channel const */
 			const Type *x = &c->fn->val[c->in[0]].t;
 			Type t = { .dtype = x->dtype, .dev = DEV_CPU, .rank = 1 };
@@ -609,6 +641,28 @@ hook(Node *c)
 		for (int i = 0; i < t.rank; i++)
 			v->ints[v->n++] = t.dim[i];
 		break;
+	}
+	case H_ITEM: {   /* .item(): the symbolic scalar names the value, viewed rank 0 */
+		const char *on = symname(json_array_get(json_object_get(c->json, "outputs"), 0));
+		int x = c->in[0];
+		Type t = c->fn->val[x].t;
+		if (!on)
+			bad(c, "its result is not a symbolic scalar");
+		if (dp_numel(&t) != 1)
+			bad(c, "needs a tensor of one element, not %s", typestr(&t));
+		if (t.rank) {
+			int64_t none[1] = { 0 };
+			int op = dp_addop(c->fn, Aview, &x, 1);
+			dp_setints(c->fn, op, "size", none, 0);
+			Err err = { 0 };
+			if (dp_infer(c->fn, op, &err))
+				bad(c, "%s", err.msg);
+			x = c->fn->op[op].out[0];
+		}
+		char what[160];
+		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+		g_define(c->g, on, x, what);
+		return 0;
 	}
 	case H_RANDOM:   /* formats/ops.md, "Random numbers" */
 		dtypedef(c, c->a->kind == Arandperm ? "i64" : "f32");

@@ -1673,6 +1673,75 @@ r_complex(Lz *z, const Op *op)
 	                          OT->rank - 1));
 }
 
+/* aten.nonzero_static: row k is the coordinates of the (k+1)-th nonzero of
+ * x in row-major order, or fill_value past the last.  The running count c
+ * of nonzeros (aten.cumsum of x != 0 viewed flat [N]) marks element j as
+ * the (k+1)-th where c[j] = k + 1 and x[j] != 0: an [size, N] aten.eq
+ * (memory size·N bools), aten.any per row, argmax the first mark; each
+ * coordinate an aten.index into that dim's aten.arange expanded to x's
+ * shape and viewed flat; aten.stack, aten.where. */
+static int
+r_nonzeros(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int64_t n = dp_numel(t), size = dp_geti(op, "size", 0), row[2] = { 1, n }, col[2] = { size, 1 };
+	int64_t v[DP_MAXRANK], one = 1;
+	int x = X(0), nz, c, eq, has, pos, k, d, co[DP_MAXRANK];
+
+	nz = t->dtype == DP_BOOL ? x : lz_op2(z, Ane, x, lz_scalar(z, 0, t->dtype));
+	nz = lz_view(z, nz, &n, 1);
+	if (nz < 0)
+		return -1;
+	k = lz_begin(z, Ocast, &nz, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	c = lz_end(z, k);
+	if (c < 0)
+		return -1;
+	k = lz_begin(z, Acumsum, &c, 1);
+	dp_seti(z->out, k, "dim", 0);
+	c = lz_end(z, k);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 1);
+	dp_setf(z->out, k, "end", (double)size + 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	eq = lz_op2(z, Aand, lz_op2(z, Aeq, lz_view(z, c, row, 2), lz_view(z, lz_end(z, k), col, 2)),
+	            lz_view(z, nz, row, 2));
+	if (eq < 0)
+		return -1;
+	k = lz_begin(z, Aany, &eq, 1);
+	dp_setints(z->out, k, "dim", &one, 1);
+	has = lz_end(z, k);
+	k = lz_begin(z, Ocast, &eq, 1);
+	dp_sets(z->out, k, "dtype", "f32");
+	pos = lz_end(z, k);
+	if (pos < 0 || has < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &pos, 1);
+	dp_seti(z->out, k, "dim", 1);
+	pos = lz_end(z, k);
+	for (d = 0; d < t->rank; d++) {
+		int a;
+		for (int j = 0; j < t->rank; j++)
+			v[j] = j == d ? t->dim[d] : 1;
+		k = lz_begin(z, Aarange, NULL, 0);
+		dp_setf(z->out, k, "end", (double)t->dim[d]);
+		dp_sets(z->out, k, "dtype", "i64");
+		a = lz_expand(z, lz_view(z, lz_end(z, k), v, t->rank), t->dim, t->rank);
+		co[d] = lz_op2(z, Aindex, lz_view(z, a, &n, 1), pos);
+		if (co[d] < 0)
+			return -1;
+	}
+	k = lz_begin(z, Astack, co, t->rank);
+	dp_seti(z->out, k, "dim", 1);
+	c = lz_end(z, k);
+	{
+		int in[3] = { lz_view(z, has, col, 2), c, lz_scalar(z, (double)dp_geti(op, "fill_value", -1), DP_I64) };
+		if (in[0] < 0 || c < 0 || in[2] < 0)
+			return -1;
+		return bind(z, op, lz_end(z, lz_begin(z, Awhere, in, 3)));
+	}
+}
+
 static const struct {
 	int kind;
 	Rewrite *fn;
@@ -1747,6 +1816,8 @@ static const struct {
 	{ Acmul, r_complex, "(ar·br − ai·bi, ar·bi + ai·br): aten.select, aten.mul, aten.stack" },
 	{ Acabs, r_complex, "sqrt(re² + im²)" },
 	{ Acangle, r_complex, "atan2(im, re)" },
+	{ Anonzeros, r_nonzeros, "aten.cumsum of x != 0, aten.eq with aten.arange(1, size + 1), aten.any, "
+	  "argmax, an aten.index per dim into its coordinates, aten.stack, aten.where" },
 };
 
 int
