@@ -339,9 +339,17 @@ static const Aten aten[] = {
 	{ "aten.view_as_real.default", Aview, "self:T", 0, H_CVIEW },
 	{ "aten.view_as_complex.default", Aview, "self:T", 0, H_CVIEW },
 	{ "aten.angle.default", Acangle, "self:T", 0, 0 },
+	{ "aten.fft_rfft.default", Afftr2c, "self:T n:i? dim:is=-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_fft.default", Afftr2c, "self:T n:i? dim:is=-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_irfft.default", Afftc2r, "self:T n:i? dim:is=-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_rfft2.default", Afftr2c, "self:T s:is? dim:is=-2,-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_irfft2.default", Afftc2r, "self:T s:is? dim:is=-2,-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_rfftn.default", Afftr2c, "self:T s:is? dim:is? norm:s?", 0, H_FFT },
+	{ "aten.fft_irfftn.default", Afftc2r, "self:T s:is? dim:is? norm:s?", 0, H_FFT },
 
 	/* a one-element tensor's value as a scalar (.item()), for arithmetic */
 	{ "aten._local_scalar_dense.default", Aview, "self:T", 0, H_ITEM },
+	{ "aten.item.default", Aview, "self:T", 0, H_ITEM },
 	{ "aten.nonzero_static.default", Anonzeros, "self:T size:i fill_value:i=-1", 0, 0 },
 
 	/* dtype conversions (device and layout must say cpu/cuda and strided) */

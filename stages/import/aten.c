@@ -642,6 +642,52 @@ hook(Node *c)
 			v->ints[v->n++] = t.dim[i];
 		break;
 	}
+	case H_FFT: {   /* the _fft ops' attributes from torch.fft's arguments */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		int c2r = c->kind == Afftc2r, r = x->rank - c2r;
+		Av *d = findav(c, "dim"), *n = findav(c, "n"), *sz = findav(c, "s"), *nm = findav(c, "norm");
+		int64_t *dims = dp_alloc(c->fn->arena, DP_MAXRANK + 1, sizeof *dims), last;
+		int nd = 0;
+		const char *norm = nm ? nm->s : "backward";
+		if (!d)   /* rfftn, irfftn without dim: the last len(s) dims, or all */
+			for (int i = sz ? r - sz->n : 0; i < r; i++)
+				dims[nd++] = i;
+		else
+			for (int i = 0; i < d->n && nd < DP_MAXRANK; i++)
+				dims[nd++] = normdim(c, d->ints[i], r);
+		if (nd == 0 || (sz && sz->n != nd))
+			bad(c, "s and dim differ in length");
+		if (n && nd != 1)
+			bad(c, "n with several dims");
+		last = dims[nd - 1];
+		for (int i = 0; i < nd - (c2r ? 1 : 0); i++) {
+			int64_t want = n ? n->i : sz ? sz->ints[i] : x->dim[dims[i]];
+			if (want != x->dim[dims[i]])
+				bad(c, "a signal size (%lld) other than the input's (%lld) along dim %lld: "
+				    "padding or trimming is not supported", (long long)want,
+				    (long long)x->dim[dims[i]], (long long)dims[i]);
+		}
+		if (c2r)   /* missing bins read as zeros, extra ones are not read (dp-legalize) */
+			newav(c, "last_dim_size", A_INT)->i = n ? n->i : sz ? sz->ints[nd - 1]
+			                                       : 2 * (x->dim[last] - 1);
+		else
+			newav(c, "onesided", A_INT)->i = strstr(c->target, "fft_fft") == NULL;
+		if (strcmp(norm, "backward") && strcmp(norm, "ortho") && strcmp(norm, "forward"))
+			bad(c, "norm must be backward, ortho or forward, not '%s'", norm);
+		newav(c, "normalization", A_INT)->i = strcmp(norm, "ortho") == 0 ? 1 :
+		                                      (strcmp(norm, "forward") == 0) == !c2r ? 2 : 0;
+		dropav(c, "n");
+		dropav(c, "s");
+		dropav(c, "norm");
+		if (d)
+			d->ints = dims, d->n = nd;
+		else {
+			d = newav(c, "dim", A_INTS);
+			d->ints = dims;
+			d->n = nd;
+		}
+		break;
+	}
 	case H_ITEM: {   /* .item(): the symbolic scalar names the value, viewed rank 0 */
 		const char *on = symname(json_array_get(json_object_get(c->json, "outputs"), 0));
 		int x = c->in[0];
@@ -831,6 +877,14 @@ complexargs(Node *c)
 	case Aabs:
 		c->kind = Acabs;
 		return;
+	case Aslice: case Aselect:
+		if (cx[0]) {   /* a dim from the end counts the complex dims */
+			Av *d = findav(c, "dim");
+			if (d && d->i < 0)
+				d->i += c->fn->val[c->in[0]].t.rank - 1;
+			return;
+		}
+		break;
 	case Aadd: case Asub:
 		if (cx[0] && cx[1] && c->nin == 2)
 			return;

@@ -142,6 +142,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_RANDOM,           /* seed and stream: the model call's seed, the op's number */
 	H_CVIEW,            /* view_as_real/complex: an aten.view to the result's size */
 	H_ITEM,             /* _local_scalar_dense: its symbolic result names the value */
+	H_FFT,              /* torch.fft's rfft, irfft...: dims, norm and sizes as the _fft ops' */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

@@ -777,7 +777,8 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 				if (no != 1 || !json_is_array(json_object_get(json_array_get(outs, 0), "as_tensors")))
 					merr(m, "node '%s' (%s): its result is not a list of tensors", name, t);
 			} else if (at->kind >= 0 && (no < 1 || (no > 1 && !(at->flags & F_MULTI)) ||
-			                             !tensorname(json_array_get(outs, 0))))
+			                             (!tensorname(json_array_get(outs, 0)) &&
+			                              at->hook != H_ITEM)))
 				merr(m, "node '%s' (%s): only ops with one tensor result are supported", name, t);
 			continue;
 		}
