@@ -5,7 +5,8 @@
  * rows with a bias per output column and nothing else after the product (a
  * transformer's linear layers): cuBLASLt with the bias in its epilogue, one
  * kernel.  Other products of many rows: cuBLAS (fp32, or TF32 where the
- * mapping says so), then one epilogue kernel for bias and relu. */
+ * mapping says so), then one epilogue kernel for bias and relu.  In 16-bit
+ * precision (mm16 below) the same paths read 16-bit operands. */
 #include <stdio.h>
 #include <string.h>
 

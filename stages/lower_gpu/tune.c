@@ -3,7 +3,7 @@
  * takes over its heuristics.  A target mapping names it with
  * `tune cuda.db FILE` (relative to the mapping's folder); lower_gpu reads
  * the mapping with -t and lists both in its depfile, so that an edit of
- * either relowers.  The mapping's `tune cuda.precision fp32|tf32` (fp32 the
+ * either relowers.  The mapping's `tune cuda.precision fp32|tf32|bf16|f16` (fp32 the
  * default) sets the program's precision at init (dprt_cuda_precision).  Today it holds the split of K of convolutions:
  *
  *   conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 split=4
