@@ -295,10 +295,12 @@ head16(Gpu *g)
 	str_printf(&g->kern, "\n#include <%s>\n\n"
 	                     "typedef %s dp_h16;   /* tune cuda.precision %s */\n\n"
 	                     "/* x rounded to the nearest %s (ties to even), kept in fp32 */\n"
-	                     "static __device__ __forceinline__ __attribute__((unused)) float\ndp_r16(float x)\n{\n"
+	                     "static __device__ __forceinline__ __attribute__((unused)) float\n"
+	                     "dp_r16(float x)\n{\n"
 	                     "\treturn %s(%s(x));\n}\n\n"
 	                     "/* the two 16-bit numbers of u (the low half first), widened */\n"
-	                     "static __device__ __forceinline__ __attribute__((unused)) float2\ndp_w162(unsigned u)\n{\n"
+	                     "static __device__ __forceinline__ __attribute__((unused)) float2\n"
+	                     "dp_w162(unsigned u)\n{\n"
 	                     "\t%s h;\n\n\tmemcpy(&h, &u, sizeof h);\n\treturn %s(h);\n}\n",
 	           bf ? "cuda_bf16.h" : "cuda_fp16.h", bf ? "__nv_bfloat16" : "__half",
 	           bf ? "bf16" : "f16", bf ? "bf16" : "f16",
