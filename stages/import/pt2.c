@@ -832,6 +832,11 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 			fprintf(msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
+	for (k = 0; k < nbad; k++)   /* what to use instead, where there is something */
+		if (strcmp(tgt[k], "aten.nonzero.default") == 0)
+			fputs("\n  aten.nonzero's result has a size that depends on the data, which static "
+			      "shapes cannot hold; torch.nonzero_static(x, size=B) gives a result padded to "
+			      "a bound B (formats/ops.md, \"Open points\")", msg);
 	fclose(msg);
 	char *all = dp_strdup(a, text ? text : "out of memory");   /* errat does not return */
 	free(text);
