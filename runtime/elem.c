@@ -2,6 +2,7 @@
  * broadcasting arithmetic, comparisons, logic, where) and data movement
  * (strided copies, fills, arange, gathers). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "dprtint.h"
 #include "dpscalar.h"
@@ -577,6 +578,70 @@ dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t
 					ys[b + j * inner] = (int64_t)(s += (uint64_t)xs[b + j * inner]);
 			}
 		}
+}
+
+/* Whether the key of element i comes before that of j in the order of
+ * dprt_sort (keys as doubles: exact for f32, i32; i64 compared as is). */
+static int
+sortbefore(int dtype, const void *x, int64_t i, int64_t j, int desc)
+{
+	if (dtype == DPRT_I64) {
+		int64_t a = ((const int64_t *)x)[i], b = ((const int64_t *)x)[j];
+		return desc ? a > b : a < b;
+	}
+	double a = dtype == DPRT_F32 ? ((const float *)x)[i] : ((const int32_t *)x)[i];
+	double b = dtype == DPRT_F32 ? ((const float *)x)[j] : ((const int32_t *)x)[j];
+	if (isnan(a) || isnan(b))   /* NaN is the largest */
+		return desc ? isnan(a) && !isnan(b) : !isnan(a) && isnan(b);
+	return desc ? a > b : a < b;
+}
+
+/* dprt_sort (see dprt.h): a merge sort of each row's indices. */
+int
+dprt_sort(int dtype, void *y, int64_t *idx, const void *x, int64_t outer, int64_t n,
+          int64_t inner, int descending, char *err, size_t errn)
+{
+	int64_t *a = malloc((size_t)(2 * n + 1) * sizeof *a), *b = a + n, o, i, w, lo, k;
+	size_t es = dtype == DPRT_I32 ? 4 : 8;
+
+	if (dtype == DPRT_F32)
+		es = 4;
+	if (!a)
+		return dprt_errf(err, errn, "sort: out of memory (rows of %lld)", (long long)n);
+	for (o = 0; o < outer; o++)
+		for (i = 0; i < inner; i++) {
+			int64_t base = o * n * inner + i;
+			const char *row = (const char *)x + (size_t)base * es;
+			for (k = 0; k < n; k++)
+				a[k] = k;
+			for (w = 1; w < n; w *= 2) {   /* bottom-up: runs of w merged */
+				for (lo = 0; lo < n; lo += 2 * w) {
+					int64_t m = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+					int64_t p = lo, q = m, t = lo;
+					while (p < m && q < hi) {
+						/* the right run's element first only when strictly before */
+						if (sortbefore(dtype, row, a[q] * inner, a[p] * inner, descending))
+							b[t++] = a[q++];
+						else
+							b[t++] = a[p++];
+					}
+					while (p < m)
+						b[t++] = a[p++];
+					while (q < hi)
+						b[t++] = a[q++];
+				}
+				int64_t *sw = a;
+				a = b;
+				b = sw;
+			}
+			for (k = 0; k < n; k++) {
+				idx[base + k * inner] = a[k];
+				memcpy((char *)y + (size_t)(base + k * inner) * es, row + (size_t)(a[k] * inner) * es,
+				       es);
+			}
+		}
+	free(a < b ? a : b);
+	return 0;
 }
 
 /* torch.gather along axis d (see dprt.h). */
