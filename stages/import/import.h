@@ -123,6 +123,7 @@ void g_symset(Graph *g, const char *name, int64_t v);
 int g_symget(Graph *g, const char *name, int64_t *v);
 struct json_t *g_meta(Graph *g, const char *name);
 int g_hint(struct json_t *s, int64_t *v);
+int symnode(struct json_t *nd);
 _Noreturn void g_err(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Imp *g_imp(Graph *g);
 

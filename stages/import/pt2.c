@@ -814,6 +814,24 @@ origin(json_t *nd, char *buf, size_t n)
 		snprintf(buf, n, "(%s%s)", *mod ? "module " : "no source line", mod);
 }
 
+/* Whether node nd is arithmetic on sizes (_operator.floordiv...) whose
+ * results are all SymInts or SymBools: import reads those at their
+ * example values (g_symget), so the node computes nothing. */
+int
+symnode(json_t *nd)
+{
+	const char *t = json_string_value(json_object_get(nd, "target"));
+	json_t *outs = json_object_get(nd, "outputs");
+	if (!t || strncmp(t, "_operator.", 10) != 0 || json_array_size(outs) == 0)
+		return 0;
+	for (size_t k = 0; k < json_array_size(outs); k++) {
+		json_t *o = json_array_get(outs, k);
+		if (!json_object_get(o, "as_sym_int") && !json_object_get(o, "as_sym_bool"))
+			return 0;
+	}
+	return 1;
+}
+
 /* Fails on the unsupported targets of the graph, all of them in one
  * message: each with its count, and each distinct place in the user's
  * Python it comes from (up to 4 per target) from the nodes' metadata. */
@@ -835,6 +853,8 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 		if (strncmp(t, "torch.ops.", 10) == 0)
 			t += 10;
 		const Aten *at = aten_lookup(t);
+		if (!at && symnode(nd))
+			continue;
 		if (at) {
 			json_t *outs = json_object_get(nd, "outputs");
 			size_t no = json_array_size(outs);
