@@ -598,6 +598,8 @@ sym(Node *c)
 	int64_t v = 0, s[DP_MAXRANK], e = 1;
 	int d = dv ? normdim(c, dv->i, x->rank) : 0;
 
+	if (!out || json_object_get(out, "as_none"))
+		return;   /* its value unused (folded by the export) */
 	if ((o = json_object_get(out, "as_sym_int")) || (o = json_object_get(out, "as_sym_bool")))
 		on = json_string_value(json_object_get(o, "as_name"));
 	if (!on)
