@@ -252,6 +252,8 @@ def cases():
              lambda: ints(0, 7, 9), lambda: torch.tensor([0, 2, 2, 6]), lambda: r(7, 3))
     case("embedding_bag_2d", lambda s, i, w: F.embedding_bag(i, w, mode="mean"), lambda: ints(0, 7, 3, 4),
          lambda: r(7, 5))
+    case("embedding_bag_module", lambda s, i, o: s.m[0](i, o), lambda: ints(0, 7, 9),
+         lambda: torch.tensor([0, 2, 5]), mods=(lambda: nn.EmbeddingBag(7, 3, mode="max"),))
     case("col2im", lambda s, x: F.fold(x, (5, 6), (2, 3)), lambda: r(2, 12, 16))
     case("col2im_stride", lambda s, x: F.fold(x, (7, 6), 3, dilation=(1, 2), padding=1, stride=2),
          lambda: r(1, 18, 8))
