@@ -898,7 +898,7 @@ aten_node(Graph *g, json_t *node)
 		const char *on = tensorname(json_array_get(outs, (size_t)k));
 		Type want;
 		if (!on)
-			bad(&c, "its result %d is not a tensor", k);
+			continue;   /* as_none: a result the graph does not use */
 		if (!g_type(g, on, &want) || !dp_type_eq(&c.fn->val[op->out[k]].t, &want))
 			bad(&c, "import computes %s for its result %d, not the archive's",
 			    typestr(&c.fn->val[op->out[k]].t), k);
@@ -909,7 +909,8 @@ aten_node(Graph *g, json_t *node)
 		for (size_t j = 0; j < json_array_size(args); j++) {
 			json_t *e = json_array_get(args, j);
 			const char *on = tensorname(json_object_get(e, "arg"));
-			if (on && strcmp(json_string_value(json_object_get(e, "name")), "out") == 0)
+			const char *an = json_string_value(json_object_get(e, "name"));
+			if (on && an && strcmp(an, "out") == 0)
 				g_bind(g, on, res);
 		}
 	}
