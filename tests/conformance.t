@@ -6,7 +6,7 @@
 # built in one ninja graph, run, and compared with bin/npycmp: floats to
 # max|err| / max|ref| <= T, integers and bool exactly.  Skips while the
 # references have not been generated.  DP_TEST_ONLY="c_cat c_gelu" checks
-# only the cases it names.
+# only the pipelines it names.
 root=$(pwd)
 bin=$root/bin
 dir=$root/tests/conformance
@@ -33,19 +33,17 @@ if ! "$tmp/npzx" "$dir/refs.npz" "$tmp/refs" 2>"$tmp/log"; then
 	exit 1
 fi
 
-# the cases: all, or those DP_TEST_ONLY names
-cases=
-for dp in "$dir"/*.dp; do
-	name=$(basename "$dp" .dp)
-	case " ${DP_TEST_ONLY:-$name} " in *" $name "*) cases="$cases $dp" ;; esac
-done
-
 # one graph for every pipeline; -k 0 so one failure does not stop the rest
 b=$tmp/b
-"$bin/devproc" gen $cases -C "$b" >"$tmp/gen.log" 2>&1 || { sed 's/^/# /' "$tmp/gen.log"; }
+set --
+for dp in "$dir"/*.dp; do
+	name=$(basename "$dp" .dp)
+	case " ${DP_TEST_ONLY:-$name} " in *" $name "*) set -- "$@" "$dp" ;; esac
+done
+"$bin/devproc" gen "$@" -C "$b" >"$tmp/gen.log" 2>&1 || { sed 's/^/# /' "$tmp/gen.log"; }
 ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
 
-for dp in $cases; do
+for dp in "$@"; do
 	name=$(basename "$dp" .dp)
 	ref=$(sed -n 's/^# ref //p' "$dp")
 	tol=$(sed -n 's/^# tol //p' "$dp")

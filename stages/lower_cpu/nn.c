@@ -869,6 +869,8 @@ nn_emitter(int kind)
 		return k_gatherdim;
 	case Acumsum:
 		return k_cumsum;
+	case Asort:
+		return k_sort;
 	case Aarange: case Afull: case Afulllike: case Ascalar: case Arand: case Arandn:
 		return k_source;
 	case Amean: case Asum: case Aany:
