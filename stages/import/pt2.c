@@ -463,10 +463,10 @@ g_type(Graph *g, const char *name, Type *t)
 	if (!tm)
 		return 0;
 	if (g_complex(g, name)) {   /* complex64: f32 [..., 2] (formats/ops.md) */
-		json_t *re = json_deep_copy(tm);
-		json_object_set_new(re, "dtype", json_integer(PT2_FLOAT));
-		meta(g->m, re, "value", name, t);
-		json_decref(re);
+		/* read as f32 in place (no copy to leak when meta fails) */
+		json_object_set_new(tm, "dtype", json_integer(PT2_FLOAT));
+		meta(g->m, tm, "value", name, t);
+		json_object_set_new(tm, "dtype", json_integer(PT2_COMPLEX64));
 		if (t->rank == DP_MAXRANK)
 			merr(g->m, "value '%s' is complex of rank 8 (at most 7)", name);
 		t->dim[t->rank++] = 2;
