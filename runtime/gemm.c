@@ -625,6 +625,8 @@ dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K)
 	const dprt_kern *kr = dprt_kern_get();
 	int64_t q;
 
+	if (dprt_dnnl_linear_prep(prep, w, N, K))
+		return;   /* oneDNN packs it at the first run (dnnl.c) */
 	for (q = 0; q * kr->nr < N; q++)
 		pack_b1(kr->nr, K, N - q * kr->nr < kr->nr ? N - q * kr->nr : kr->nr,
 		        w + q * kr->nr * K, 1, K, prep + q * kr->nr * K);
@@ -635,8 +637,11 @@ dprt_linear_packed_f32(float *y, const float *x, const float *w, const float *pr
                        const float *bias, int64_t M, int64_t N, int64_t K, int act)
 {
 	dprt_gemm g;
+	int r = M > DOTM && K > 0 ? dprt_dnnl_linear_run(y, x, w, prep, bias, M, N, K, act) : 0;
 
-	if (M <= DOTM || K <= 0) {
+	if (r > 0)
+		return;
+	if (M <= DOTM || K <= 0 || r < 0) {   /* r < 0: oneDNN's layer, run unpacked */
 		dprt_linear_f32(y, x, w, bias, M, N, K, act);
 		return;
 	}

@@ -717,7 +717,7 @@ k_conv(Ctx *c, const Op *op, int i)
 	str_float(c->top, f->lo);
 	str_put(c->top, ", ");
 	str_float(c->top, f->hi);
-	str_put(c->top, "};\n");
+	str_put(c->top, f->res ? ", 1};\n" : "};\n");   /* .res */
 	/* the preparation: once per instance when every operand is a constant */
 	for (j = 1; j < f->nconv; j++)
 		inprep &= c->plan->h[op->in[j]].kind == H_CONST;
