@@ -215,6 +215,7 @@ typedef struct Layer {
 	int kind, nthr;
 	dprt_conv cv;                   /* KCONV */
 	int64_t M, N, K;                /* KLINEAR (M = 0: not made yet) */
+	int nobias;                     /* KLINEAR: made without a bias */
 	int act;
 	float lo, hi;
 	dnnl_memory_desc_t umd[3];      /* the plain src, dst, weights */
@@ -693,9 +694,14 @@ run(Ctx *c, Layer *l, float *y, const float *x, const float *res)
 	if (l->mscr)
 		p_dnnl_memory_set_data_handle(l->mscr, c->buf[2]);
 	dnnl_exec_arg_t a[5] = { { DNNL_ARG_SRC, src }, { DNNL_ARG_WEIGHTS, l->mwei },
-	                         { DNNL_ARG_BIAS, l->mbias }, { DNNL_ARG_DST, dst },
-	                         { DNNL_ARG_SCRATCHPAD, l->mscr } };
-	if (exec(l->prim, c, l->mscr ? 5 : 4, a) != 0)
+	                         { DNNL_ARG_DST, dst } };
+	int na = 3;
+
+	if (l->mbias)
+		a[na++] = (dnnl_exec_arg_t){ DNNL_ARG_BIAS, l->mbias };
+	if (l->mscr)
+		a[na++] = (dnnl_exec_arg_t){ DNNL_ARG_SCRATCHPAD, l->mscr };
+	if (exec(l->prim, c, na, a) != 0)
 		return -1;
 	if (l->rdst && exec(l->rdst, c, 2, (dnnl_exec_arg_t[]){ { DNNL_ARG_FROM, l->mdst },
 	                                                        { DNNL_ARG_TO, l->mudst } }) != 0)
@@ -736,8 +742,8 @@ linear_desc(Layer *l, dnnl_matmul_desc_t *md)
 	    p_dnnl_memory_desc_init_by_tag(&anyw, 2, dw, dnnl_f32, dnnl_format_tag_any) ||
 	    p_dnnl_memory_desc_init_by_tag(&bmd, 2, db, dnnl_f32, dnnl_ab))
 		return -1;
-	return p_dnnl_matmul_desc_init(md, &l->umd[0], &anyw, &bmd, &l->umd[1]) == dnnl_success ?
-		0 : -1;
+	return p_dnnl_matmul_desc_init(md, &l->umd[0], &anyw, l->nobias ? NULL : &bmd,
+	                               &l->umd[1]) == dnnl_success ? 0 : -1;
 }
 
 int
@@ -774,8 +780,9 @@ linear_make(Ctx *c, Layer *l, const float *w, float *prep, const float *bias)
 	if (pack_weights(l, w, prep + TAGF,
 	                 (size_t)dprt_linear_prep_floats(l->N, l->K) * sizeof(float) - sizeof(Tag)) != 0)
 		return -1;
-	if (p_dnnl_memory_desc_init_by_tag(&bmd, 2, db, dnnl_f32, dnnl_ab) != dnnl_success ||
-	    p_dnnl_memory_create(&l->mbias, &bmd, eng, (void *)bias) != dnnl_success)
+	if (!l->nobias &&
+	    (p_dnnl_memory_desc_init_by_tag(&bmd, 2, db, dnnl_f32, dnnl_ab) != dnnl_success ||
+	     p_dnnl_memory_create(&l->mbias, &bmd, eng, (void *)bias) != dnnl_success))
 		return -1;
 	return 0;
 }
@@ -789,19 +796,20 @@ dprt_dnnl_linear_run(float *y, const float *x, const float *w, const float *prep
 
 	if (!(l = tagged(prep, &c)) || l->kind != KLINEAR)
 		return 0;
-	if (!bias || l->M < 0)   /* no bias, or no primitive to be had: the unpacked path */
+	if (l->M < 0)   /* no primitive to be had: the unpacked path */
 		return -1;
 	c->nthr = dprt_threads();
-	if (l->M != M || l->act != act || l->nthr != c->nthr || !l->prim) {
+	if (l->M != M || l->act != act || l->nobias != !bias || l->nthr != c->nthr || !l->prim) {
 		layer_free(l);
-		l->M = M, l->act = act;
+		l->M = M, l->act = act, l->nobias = !bias;
 		if (linear_make(c, l, w, (float *)prep, bias) != 0) {
 			layer_free(l);
 			l->M = -1;
 			return -1;
 		}
 	}
-	p_dnnl_memory_set_data_handle(l->mbias, (void *)bias);
+	if (bias)
+		p_dnnl_memory_set_data_handle(l->mbias, (void *)bias);
 	return run(c, l, y, x, NULL) == 0 ? 1 : -1;
 }
 
