@@ -19,7 +19,8 @@ with PyTorch's (max|err| / max|ref|).  Then, one mode after the other on the
 same input: DevProc (--bench, run() host to host) at N threads and at 1,
 each with the default mapping (oneDNN where present, see runtime/dprt.h)
 and with our own kernels only (DPRT_DNNL=0; for MobileNetV2 also with the
-depthwise layers on ours, DPRT_DNNL=conv,linear), the outputs at N threads
+depthwise layers on ours, DPRT_DNNL=conv,linear; for ViT-B/16 and GPT-2
+with the linear layers on ours, DPRT_DNNL=conv,dw), the outputs at N threads
 and at 1 compared with PyTorch's,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
 model exported with torch.onnx.export, all graph optimizations) at N and 1
@@ -287,6 +288,8 @@ def main():
                 row["dp_ours"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="0")
                 if j["name"] == "mobilenet_v2":
                     row["dp_nodw"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,linear")
+                if j["name"] in ("vit_b_16", "gpt2"):
+                    row["dp_nolin"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,dw")
                 if one:
                     row["dp1"], _, _, _ = devproc_bench(j["exe"], inarg, 1)
                     row["dp1_ours"], _, _, _ = devproc_bench(j["exe"], inarg, 1, dnnl="0")
@@ -335,6 +338,8 @@ def main():
         ratio = lambda a, b: "%.2f" % (r[a] / r[b]) if a in r and b in r else "n/a"
         nodw = "DevProc N, depthwise on own kernels (DPRT_DNNL=conv,linear): %.2f" % r["dp_nodw"] \
             if "dp_nodw" in r else ""
+        nodw += "DevProc N, linear layers on own kernels (DPRT_DNNL=conv,dw): %.2f" % r["dp_nolin"] \
+            if "dp_nolin" in r else ""
         lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["name"], r["batch"], f(r.get("dp")), f(r.get("dp1")), f(r.get("ort")),
             f(r.get("ort1")), f(r.get("pt")), f(r.get("pt1")), ratio("dp", "ort"),

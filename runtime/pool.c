@@ -330,7 +330,9 @@ dprt_parallel(int64_t ntask, void (*fn)(void *, int64_t), void *arg)
 	}
 	if (dprt_gomp_parallel) {   /* oneDNN's threads are ours too (dnnl.c) */
 		Team tm = { fn, arg, ntask, 0 };
-		dprt_gomp_parallel(team_run, &tm, (unsigned)(ntask < p->n ? ntask : p->n), 0);
+		/* always the pool's count, as oneDNN's primitives: libgomp ends the
+		 * threads a smaller team leaves out and starts them again later */
+		dprt_gomp_parallel(team_run, &tm, (unsigned)p->n, 0);
 		return;
 	}
 	/* the last job is over: close it, describe the next one, open it */
