@@ -33,7 +33,8 @@
 void (*dprt_gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
 
 /* DPRT_DNNL: which layers oneDNN runs (see dprt.h). */
-enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_AUTO = USE_CONV | USE_DW | USE_LINEAR };
+enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_GEMM = 8,
+       USE_AUTO = USE_CONV | USE_DW | USE_LINEAR | USE_GEMM };
 
 static int policy = -1;
 static pthread_once_t policyonce = PTHREAD_ONCE_INIT;
@@ -60,6 +61,8 @@ policy_init(void)
 			p |= USE_DW;
 		else if (n == 6 && strncmp(s, "linear", 6) == 0)
 			p |= USE_LINEAR;
+		else if (n == 4 && strncmp(s, "gemm", 4) == 0)
+			p |= USE_GEMM;
 		s += n;
 		if (!*s)
 			break;
@@ -110,6 +113,14 @@ dprt_dnnl_linear_run(float *y, const float *x, const float *w, const float *prep
 	return 0;
 }
 
+int
+dprt_dnnl_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,
+                const float *B, int64_t rsb, int64_t csb, const float *bias, float *C,
+                int64_t ldc)
+{
+	return 0;
+}
+
 void
 dprt_dnnl_free(void *ctx)
 {
@@ -156,7 +167,9 @@ dprt_dnnl_free(void *ctx)
 	X(dnnl_primitive_create, (dnnl_primitive_t *, const_dnnl_primitive_desc_t)) \
 	X(dnnl_primitive_execute, (const_dnnl_primitive_t, dnnl_stream_t, int, \
 	                           const dnnl_exec_arg_t *)) \
-	X(dnnl_primitive_destroy, (dnnl_primitive_t))
+	X(dnnl_primitive_destroy, (dnnl_primitive_t)) \
+	X(dnnl_sgemm, (char, char, dnnl_dim_t, dnnl_dim_t, dnnl_dim_t, float, const float *, \
+	               dnnl_dim_t, const float *, dnnl_dim_t, float, float *, dnnl_dim_t))
 
 /* return types: dnnl_status_t except these three */
 #define RT_dnnl_memory_desc_get_size size_t
@@ -811,6 +824,48 @@ dprt_dnnl_linear_run(float *y, const float *x, const float *w, const float *prep
 	if (bias)
 		p_dnnl_memory_set_data_handle(l->mbias, (void *)bias);
 	return run(c, l, y, x, NULL) == 0 ? 1 : -1;
+}
+
+/* ---- other large products: oneDNN's sgemm (packs per call) ---- */
+
+int
+dprt_dnnl_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,
+                const float *B, int64_t rsb, int64_t csb, const float *bias, float *C,
+                int64_t ldc)
+{
+	char ta, tb;
+	int64_t lda, ldb, i;
+
+	if (!(dprt_dnnl_policy() & USE_GEMM) || M * N * K < ((int64_t)1 << 24) ||
+	    dprt_pool_intask() || !dprt_pool_dnnl_slot() || !dprt_dnnl_available())
+		return 0;
+	if (csa == 1 && rsa >= K)
+		ta = 'N', lda = rsa;
+	else if (rsa == 1 && csa >= M)
+		ta = 'T', lda = csa;
+	else
+		return 0;
+	if (csb == 1 && rsb >= N)
+		tb = 'N', ldb = rsb;
+	else if (rsb == 1 && csb >= K)
+		tb = 'T', ldb = csb;
+	else
+		return 0;
+	{   /* C is written first: it must not overlap A or B */
+		const char *c0 = (const char *)C, *c1 = (const char *)(C + (M - 1) * ldc + N);
+		const char *a0 = (const char *)A, *a1 = (const char *)(A + (M - 1) * rsa + (K - 1) * csa + 1);
+		const char *b0 = (const char *)B, *b1 = (const char *)(B + (K - 1) * rsb + (N - 1) * csb + 1);
+		if ((c0 < a1 && a0 < c1) || (c0 < b1 && b0 < c1))
+			return 0;
+	}
+	for (i = 0; i < M; i++)   /* C = bias rows (or 0), then C += A·B */
+		if (bias)
+			memcpy(C + i * ldc, bias, sizeof *C * (size_t)N);
+		else
+			memset(C + i * ldc, 0, sizeof *C * (size_t)N);
+	omp_setn(dprt_threads());
+	return p_dnnl_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc) == dnnl_success ?
+		1 : -1;
 }
 
 #endif

@@ -478,7 +478,8 @@ const char *dprt_isa_name(void);
  * our kernels.  DPRT_DNNL picks: unset, "auto" or "1": the mapping measured
  * fastest (bench/RESULTS.md); "0" or "none": our kernels only; or a comma
  * list of "conv" (not depthwise), "dw" (depthwise), "linear" (more than 32
- * rows).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
+ * rows), "gemm" (other matrix products of 2^24 multiply-adds or more, through
+ * oneDNN's sgemm).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
  * within rounding (1e-6 relative on the test models), not bitwise. */
 
 /* ---- Convolution with prepared weights (conv.c) ----

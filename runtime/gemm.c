@@ -528,6 +528,11 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 
 	if (M <= 0 || N <= 0)
 		return;
+	/* a large product, alpha 1 and C0 none or a bias row: oneDNN's where it is */
+	if (alpha == 1.0f && K > 0 && ldc >= N &&
+	    (beta == 0.0f || (beta == 1.0f && C0 && rs0 == 0 && cs0 == 1)) &&
+	    dprt_dnnl_sgemm(M, N, K, A, rsa, csa, B, rsb, csb, beta != 0.0f ? C0 : NULL, C, ldc) > 0)
+		return;
 	o.alpha = alpha;
 	o.beta = beta;
 	o.c0 = beta != 0.0f ? C0 : NULL;

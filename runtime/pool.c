@@ -288,6 +288,12 @@ dprt_pool_prepping(void)
 }
 
 int
+dprt_pool_intask(void)
+{
+	return inworker;
+}
+
+int
 dprt_threads(void)
 {
 	return cur && !inworker ? cur->n : 1;
