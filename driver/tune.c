@@ -348,14 +348,18 @@ cmd_tune(int argc, char **argv, const char *root)
 	static Gen g;
 	static Tuning t;
 	const char *dp = NULL, *target = "cuda", *out = NULL, *arch = NULL;
-	char **given = calloc((size_t)argc + 1, sizeof *given);
+	static char **given;   /* static, as what follows: live until exit */
+	static Site *s;
+	static Key *k;
+	static double *med;
 	char path[PATH_MAX], name[128], tpath[PATH_MAX], mapsrc[PATH_MAX], sites[PATH_MAX];
 	char outbuf[PATH_MAX];
 	int ngiven = 0, i, r, ns = 0, nk = 0, maxc = 0;
-	Site *s = NULL;
-	Key *k = NULL;
-	double *med;
 	FILE *f;
+
+	given = calloc((size_t)argc + 1, sizeof *given);
+	if (given == NULL)
+		return tfail("out of memory");
 
 	t.dir = "build-tune";
 	for (i = 0; i < argc; i++) {
@@ -380,8 +384,6 @@ cmd_tune(int argc, char **argv, const char *root)
 		else
 			return tfail("one pipeline at a time (%s and %s)", dp, a);
 	}
-	if (given == NULL)
-		return tfail("out of memory");
 	if (dp == NULL)
 		return tfail("no pipeline given (devproc tune PIPELINE.dp --target cuda)");
 	if (gen_pipename(dp, name, sizeof name) != 0)
