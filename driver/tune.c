@@ -222,6 +222,14 @@ round1(Tuning *t, double *med, const char *what)
 	run[n++] = t->exe;
 	for (k = 0; k < t->nargs && n < 74; k++)
 		run[n++] = t->args[k];
+	run[n++] = "--bench";   /* first a warm-up of the GPU's clocks, untimed */
+	run[n++] = "200";
+	run[n] = NULL;
+	if (spawn(run, t->log) != 0) {
+		showlog(t->log);
+		return tfail("%s does not run here (%s)", t->exe, what);
+	}
+	n -= 2;
 	run[n++] = "--profile";
 	run[n++] = "--trace";
 	run[n++] = t->trace;
@@ -239,7 +247,8 @@ round1(Tuning *t, double *med, const char *what)
 	return 0;
 }
 
-/* Zeros of each graph input's type as DIR/tune/in.NAME.npy, unless given. */
+/* Zeros of each graph input's type as DIR/tune/in.NAME.npy, unless given;
+ * t->nop from ir (the partitioned function, as the trace numbers ops). */
 static int
 inputs(Tuning *t, const char *ir, char **given, int ngiven)
 {
@@ -455,7 +464,8 @@ cmd_tune(int argc, char **argv, const char *root)
 			showlog(t.log);
 			return tfail("%s does not build for %s", dp, target);
 		}
-		snprintf(ir, sizeof ir, "%s/%s/1.import.dpir", t.dir, name);
+		/* the partitioned IR: its op indices are the trace's and the sites' */
+		snprintf(ir, sizeof ir, "%s/%s/4.partition.dpir", t.dir, name);
 		if (inputs(&t, ir, given, ngiven) != 0)
 			return 1;
 		snprintf(low, sizeof low, "%s/bin/dp-lower_gpu", root);
@@ -512,35 +522,39 @@ cmd_tune(int argc, char **argv, const char *root)
 	if (db == NULL)
 		return tfail("out of memory");
 	fprintf(db, "# tuning database (formats/tune.md) written by devproc tune for %s, %s,\n"
-	                "# mapping %s: per key, each candidate's summed medians (us) over its ops\n"
-	                "# (the median of 19 runs after a warm-up, CUDA events)\n", name, arch,
-	           target);
-	for (i = 0; i < nk; i++) {
-		int best = -1, nops = 0;
-		double bt = 0, ut = 0;
+	            "# mapping %s: per key, each candidate's summed medians (us) over its ops\n"
+	            "# (the median of 19 runs after a warm-up, CUDA events), and the heuristic's\n",
+	        name, arch, target);
+	for (i = 0; i < nk; i++) {   /* candidate j in round j + 1, the heuristic's in round 0 */
+		int best = -1, nops = 0, j, q;
+		double bt = 0;
 		char c[1024] = "";
-		for (int j = 0; j < k[i].ncand; j++) {
+		const char *heur = NULL;
+		for (q = 0; q < ns; q++)
+			if (s[q].key_i == i) {
+				heur = heur ? heur : s[q].heur;
+				nops++;
+			}
+		for (j = 0; j <= k[i].ncand; j++) {
+			int r = j < k[i].ncand ? j + 1 : 0, ok = 1;
 			double sum = 0;
-			int ok = 1;
-			for (int q = 0; q < ns; q++)
+			for (q = 0; q < ns; q++)
 				if (s[q].key_i == i) {
-					ok &= !isnan(s[q].t[j + 1]);
-					sum += s[q].t[j + 1];
+					ok &= !isnan(s[q].t[r]);
+					sum += s[q].t[r];
 				}
-			snprintf(c + strlen(c), sizeof c - strlen(c), "%s %s %.1f", j ? "," : "",
-			         k[i].cand[j], ok ? sum : -1.0);
+			snprintf(c + strlen(c), sizeof c - strlen(c), "%s %s %.1f",
+			         j == k[i].ncand ? "; untuned" : j ? "," : "",
+			         j < k[i].ncand ? k[i].cand[j] : heur, ok ? sum : -1.0);
 			if (ok && (best < 0 || sum < bt))
 				best = j, bt = sum;
 		}
-		for (int q = 0; q < ns; q++)
-			if (s[q].key_i == i)
-				ut += s[q].t[0], nops++;
 		if (best < 0) {
 			fprintf(db, "# %s: not measured (no event of its ops)\n", k[i].key);
 			continue;
 		}
-		fprintf(db, "# %d op%s; untuned %.1f;%s\n%s %s=%s\n", nops, nops == 1 ? "" : "s", ut,
-		        c, k[i].key, k[i].name, k[i].cand[best]);
+		fprintf(db, "# %d op%s:%s\n%s %s=%s\n", nops, nops == 1 ? "" : "s", c, k[i].key,
+		        k[i].name, best < k[i].ncand ? k[i].cand[best] : heur);
 	}
 	if (fclose(db) != 0)
 		return tfail("out of memory");

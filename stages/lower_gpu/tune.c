@@ -58,7 +58,8 @@ beside(Arena *a, const char *file, const char *path)
 }
 
 /* Whether v is a value of tunable k: a number 1..max (0..max for the
- * algorithm of a product), or gemv for a product. */
+ * algorithm of a product and the chunks of an attention, 0 being the
+ * run-time choice), or gemv for a product. */
 static int
 valid(int k, const char *v)
 {
@@ -68,7 +69,7 @@ valid(int k, const char *v)
 	if (k == TUNE_MM && strcmp(v, "gemv") == 0)
 		return 1;
 	x = strtol(v, &e, 10);
-	return *v >= '0' && *v <= '9' && *e == '\0' && x >= (k == TUNE_MM ? 0 : 1) &&
+	return *v >= '0' && *v <= '9' && *e == '\0' && x >= (k == TUNE_CONV ? 1 : 0) &&
 	       x <= tunable[k].max;
 }
 
@@ -97,7 +98,7 @@ cands(Gpu *g, const char *map, const Target *t, int k, const char **out)
 bad:
 	dp_seterr(g->err, "%s: tune %s %s: expected a set of choices such as %s (values %s)",
 	          map, tunable[k].var, v, tunable[k].def,
-	          k == TUNE_MM ? "0..15 or gemv" : k == TUNE_CONV ? "1..16" : "1..64");
+	          k == TUNE_MM ? "0..15 or gemv" : k == TUNE_CONV ? "1..16" : "0..64");
 	return -1;
 }
 
@@ -119,7 +120,7 @@ entry(Gpu *g, struct Tunedb *d, char *buf, int ln)
 	    strncmp(tok[n - 1], tunable[k].name, (size_t)(eq - tok[n - 1])) != 0 ||
 	    !valid(k, eq + 1)) {
 		dp_seterr(g->err, "%s:%d: expected 'OP ARCH KEY... CHOICE': conv ... split=1..16, "
-		          "mm ... algo=0..15|gemv, attn ... split=1..64 (formats/tune.md)", d->path,
+		          "mm ... algo=0..15|gemv, attn ... split=0..64 (formats/tune.md)", d->path,
 		          ln);
 		return -1;
 	}
