@@ -24,7 +24,7 @@ mode="max-autotune"); PyTorch's time is the median of N calls from a
 pinned host tensor to a host tensor (.cuda(), the model, .cpu()) after 20
 warm-up calls, under torch.no_grad, TF32 on (matmul and cuDNN) for tf32.
 One run per measurement; each line is printed as it is measured, and the
-table (us) goes to stdout and --out.  Measurements past --budget seconds
+table (us) goes to stdout and is rewritten in --out after each one.  Measurements past --budget seconds
 are skipped and marked."""
 import argparse
 import os
@@ -154,6 +154,7 @@ def main():
             xh = x.pin_memory()
             for prec in a.precisions.split(","):
                 res, note = {}, []
+                rows.append((name, b, prec, res, note))   # filled in as measured
                 precision(prec)
                 with torch.no_grad():
                     ref = mc(x.cuda()).cpu().numpy()
@@ -176,6 +177,7 @@ def main():
                         note.append(f"{tag} err {err:.1e}")
                         res[tag] = bench_exe(exe, f"{inname}={d}/in.npy", a.runs)
                         log(f"{pname} {prec} {tag}: {res[tag]} us (err {err:.1e})")
+                        table(rows, a.out)
                 for mode in ("eager", "ro", "ma"):
                     if mode not in modes:
                         continue
@@ -194,10 +196,10 @@ def main():
                             log(f"{pname} {prec} {mode}: compiled in {time.time() - t0:.0f} s")
                         res[mode] = bench_torch(f, xh, a.runs)
                         log(f"{pname} {prec} {mode}: {res[mode]:.1f} us")
+                        table(rows, a.out)
                     except Exception as e:
                         note.append(f"{mode} failed: {str(e).splitlines()[0][:80]}")
                         log(note[-1])
-                rows.append((name, b, prec, res, "; ".join(note)))
                 table(rows, a.out)
             del mc
             torch.cuda.empty_cache()
@@ -210,6 +212,7 @@ def table(rows, out):
              "compile reduce-overhead | compile max-autotune | DevProc / best PyTorch | notes |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name, b, prec, r, note in rows:
+        note = note if isinstance(note, str) else "; ".join(note)
         best = min([r[k] for k in ("eager", "ro", "ma") if r.get(k)], default=None)
         dp = min([r[k] for k in ("devproc", "tuned") if r.get(k)], default=None)
         lines.append(f"| {name} | {b} | {prec} | {cell(r.get('devproc'))} | {cell(r.get('tuned'))} | "
