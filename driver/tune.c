@@ -418,7 +418,7 @@ cmd_tune(int argc, char **argv, const char *root)
 		if (arch == NULL)
 			arch = tg.arch[0] ? strdup(tg.arch) : "sm_90";
 	}
-	if (access("/dev/nvidiactl", F_OK) != 0 && getenv("DEVPROC_TUNE_ANYWAY") == NULL)
+	if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0)   /* Linux, WSL */
 		return tfail("no NVIDIA GPU here (no /dev/nvidiactl): run devproc tune on a machine "
 		             "with the GPU the program is for");
 	if (out == NULL) {

@@ -192,7 +192,7 @@ notcuda() {
 		grep -q "^devproc: tune: target 'cpu' has no cuda device: tuning is for the cuda target$" "$tmp/err"
 }
 check "devproc tune with a cpu mapping: a clear error" notcuda
-if [ -e /dev/nvidiactl ]; then
+if [ -e /dev/nvidiactl ] || [ -e /dev/dxg ]; then
 	skip "this machine has an NVIDIA driver (the no-GPU error is for machines without)"
 else
 	nogpu() {
