@@ -351,6 +351,52 @@ readsites(const char *path, Site **sp, int *nsp, Key **kp, int *nkp)
 	return 0;
 }
 
+/* Per key, the entry of the candidate whose sites' summed times are least
+ * (candidate j measured in round j + 1, the heuristic's choice, the first
+ * site's, in round 0; the earlier on a tie; none with a NAN), after a
+ * comment of every candidate's sum, into db; a key with none measured gets
+ * a comment alone. */
+static void
+choose(FILE *db, const Site *s, int ns, const Key *k, int nk)
+{
+	int i;
+
+	for (i = 0; i < nk; i++) {   /* candidate j in round j + 1, the heuristic's in round 0 */
+		int best = -1, nops = 0, j, q;
+		double bt = 0;
+		char c[1024] = "";
+		const char *heur = NULL;
+		for (q = 0; q < ns; q++)
+			if (s[q].key_i == i) {
+				heur = heur ? heur : s[q].heur;
+				nops++;
+			}
+		for (j = 0; j <= k[i].ncand; j++) {
+			int r = j < k[i].ncand ? j + 1 : 0, ok = 1;
+			double sum = 0;
+			for (q = 0; q < ns; q++)
+				if (s[q].key_i == i) {
+					ok &= !isnan(s[q].t[r]);
+					sum += s[q].t[r];
+				}
+			char v[32] = "n/a";
+			if (ok)
+				snprintf(v, sizeof v, "%.1f", sum);
+			snprintf(c + strlen(c), sizeof c - strlen(c), "%s %s %s",
+			         j == k[i].ncand ? "; untuned" : j ? "," : "",
+			         j < k[i].ncand ? k[i].cand[j] : heur, v);
+			if (ok && (best < 0 || sum < bt))
+				best = j, bt = sum;
+		}
+		if (best < 0) {
+			fprintf(db, "# %s: not measured (no event of its ops)\n", k[i].key);
+			continue;
+		}
+		fprintf(db, "# %d op%s:%s\n%s %s=%s\n", nops, nops == 1 ? "" : "s", c, k[i].key,
+		        k[i].name, best < k[i].ncand ? k[i].cand[best] : heur);
+	}
+}
+
 int
 cmd_tune(int argc, char **argv, const char *root)
 {
@@ -525,37 +571,7 @@ cmd_tune(int argc, char **argv, const char *root)
 	            "# mapping %s: per key, each candidate's summed medians (us) over its ops\n"
 	            "# (the median of 19 runs after a warm-up, CUDA events), and the heuristic's\n",
 	        name, arch, target);
-	for (i = 0; i < nk; i++) {   /* candidate j in round j + 1, the heuristic's in round 0 */
-		int best = -1, nops = 0, j, q;
-		double bt = 0;
-		char c[1024] = "";
-		const char *heur = NULL;
-		for (q = 0; q < ns; q++)
-			if (s[q].key_i == i) {
-				heur = heur ? heur : s[q].heur;
-				nops++;
-			}
-		for (j = 0; j <= k[i].ncand; j++) {
-			int r = j < k[i].ncand ? j + 1 : 0, ok = 1;
-			double sum = 0;
-			for (q = 0; q < ns; q++)
-				if (s[q].key_i == i) {
-					ok &= !isnan(s[q].t[r]);
-					sum += s[q].t[r];
-				}
-			snprintf(c + strlen(c), sizeof c - strlen(c), "%s %s %.1f",
-			         j == k[i].ncand ? "; untuned" : j ? "," : "",
-			         j < k[i].ncand ? k[i].cand[j] : heur, ok ? sum : -1.0);
-			if (ok && (best < 0 || sum < bt))
-				best = j, bt = sum;
-		}
-		if (best < 0) {
-			fprintf(db, "# %s: not measured (no event of its ops)\n", k[i].key);
-			continue;
-		}
-		fprintf(db, "# %d op%s:%s\n%s %s=%s\n", nops, nops == 1 ? "" : "s", c, k[i].key,
-		        k[i].name, best < k[i].ncand ? k[i].cand[best] : heur);
-	}
+	choose(db, s, ns, k, nk);
 	if (fclose(db) != 0)
 		return tfail("out of memory");
 	if (writefile(out, dbtext) != 0)

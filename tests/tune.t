@@ -17,13 +17,16 @@
 #   lowered without and with xfmr.db: the tunable sites dp-lower_gpu lists
 #   (xfmr.sites), and the variants chosen as the .cu shows them
 #   (xfmr.untuned, xfmr.chosen);
-# - devproc tune's --help and its errors where it cannot run; on a GPU, a
+# - devproc tune's --help and its errors where it cannot run, its medians
+#   and choices on hand-made times (tests/unit/tune.c); on a GPU, a
 #   database written for the narrow ResNet-18 and used.
 # And the mapping's precision (tune cuda.precision tf32): set at init.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 bin=$root/bin
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
+# devproc tune's medians and choice on hand-made times (tests/unit/tune.c)
+check "devproc tune's arithmetic: medians from a trace, the entry chosen per key (bin/test-tune)" "$bin/test-tune"
 if [ -z "$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)" ]; then
 	# devproc gen refuses cuda mappings where configure found no nvcc
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
