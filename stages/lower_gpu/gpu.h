@@ -63,9 +63,18 @@ typedef struct Gpu {
 	                      kernel runs; -1 elsewhere (nnplan) */
 	struct Nn *nn;     /* nn.c's state (nn.h) */
 	const char *arch;  /* the GPU generation (sm_90), with -t */
-	struct Tunedb *db; /* the tuning database, or NULL (tune.c) */
+	struct Tunedb *db; /* the tuning database and the sites met, or NULL:
+	                      no mapping (tune.c) */
+	const char *prec;  /* the mapping's precision (fp32, tf32), in keys */
 	Str init;          /* statements NAME_gpu_init runs once the constants
-	                      are on the device (packing convolution weights) */
+	                      are on the device (packing convolution weights) */	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
+	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */
+	int64_t s16;       /* bytes of the 16-bit operand scratch (mm.c) */
+	int64_t *h16;      /* per value: 1 + the byte offset of its 16-bit copy
+	                      in the weight copies, or 0 */
+	int s16v;          /* 1 + the value whose 16-bit copy starts the scratch
+	                      in schedule s16rec (converted once for its products) */
+	Str *s16rec;
 } Gpu;
 
 /* The passes, in the order emit_file runs them (each reads what the ones
@@ -133,6 +142,10 @@ void launched(Gpu *g, const char *kname);
  * and folded relu: a generated GEMV kernel for few rows, cuBLAS else. */
 int emit_mm(Gpu *g, int i);
 
+/* mm.c, in 16-bit precision: the statements of NAME_gpu_init that allocate
+ * the 16-bit copies and round the fp32 constants, before g->init's. */
+void mm16_init(Gpu *g, Str *s);
+
 /* nn.c: convolution, pooling, batched products and attention: whether op
  * is one of them on the device, and its kernels or library calls (as
  * emit_elem; for i the last op of a convolution's chain, the chain's one
@@ -145,14 +158,22 @@ int nnplan(Gpu *g);
  * its relu, say, but is the convolution's kernel). */
 int nnhead(const Gpu *g, int i);
 
-/* tune.c: reads the mapping map (-t) and the tuning database it names
- * (`tune cuda.db FILE`) into g->db, for GPU generation arch (NULL: the
- * mapping's); appends the files read to dep.  0, or -1 with g->err set. */
+/* tune.c: reads the mapping map (-t), the candidates it declares and the
+ * tuning database it names (`tune cuda.db FILE`) into g->db, for GPU
+ * generation arch (NULL: the mapping's); appends the files read to dep.
+ * 0, or -1 with g->err set. */
 int tune_read(Gpu *g, const char *map, const char *arch, Str *dep);
-/* The choice of the last entry whose key (everything before the choice,
- * e.g. "conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1") is key, its line
- * in *line; 0 where none is. */
-int tune_conv(const Gpu *g, const char *key, int *line);
+/* The tunables (formats/tune.md). */
+enum { TUNE_CONV, TUNE_MM, TUNE_ATTN };
+/* The choice for op's tunable kind whose key, after the op and the arch,
+ * is key ("1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 relu"): the value of
+ * the database's last entry for it (its line in *line), else heur (*line
+ * 0).  gemv: whether a product may take the generated kernel (a database's
+ * algo=gemv counts only there).  Records the site for --tunables. */
+const char *tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int gemv,
+                     int *line);
+/* The sites met, one a line: "OP\tKEY\tCHOICE\tHEURISTIC\tCANDIDATES". */
+const char *tune_sites(const Gpu *g);
 
 /* emit.c: the whole .cu file into *out. */
 int gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out);

@@ -9,7 +9,8 @@
 #define STAGE "lower_gpu"
 
 static const char usage[] =
-	"usage: dp-lower_gpu IN.dpir [-t MAPPING [--arch sm_XX] [-d DEPFILE]] -o OUT.cu\n"
+	"usage: dp-lower_gpu IN.dpir [-t MAPPING [--arch sm_XX] [-d DEPFILE] [--tunables FILE]]\n"
+	"                   -o OUT.cu\n"
 	"\n"
 	"Lowers the cuda partitions of a partitioned DPIR file to CUDA C, for nvcc:\n"
 	"  - chains of elementwise, normalize, shape, source (arange, full) and\n"
@@ -19,6 +20,8 @@ static const char usage[] =
 	"  - matrix products with their bias and a following relu: a generated\n"
 	"    matrix-vector kernel for up to 8 rows, cuBLAS (fp32) beyond, a bias\n"
 	"    vector alone in cuBLASLt's epilogue; bmm and matmul a tiled kernel;\n"
+	"    with `tune cuda.precision bf16|f16` in the mapping, in 16 bits (16-bit\n"
+	"    weights, fp32 sums, results rounded; formats/target.md);\n"
 	"  - convolutions: an implicit GEMM on the tensor cores with the batch\n"
 	"    norm after it folded into its weights at init and a residual add and\n"
 	"    relu in its epilogue (DPRT_CUDA_CONV picks fp32/tf32/direct at run\n"
@@ -48,6 +51,10 @@ static const char usage[] =
 	"  --arch A   the GPU generation of the database's keys (default: the\n"
 	"             mapping's `device cuda sm_XX`)\n"
 	"  -d FILE    a Ninja depfile naming the mapping and the database\n"
+	"  --tunables FILE\n"
+	"             write the tunable sites met (with -t): per convolution, product\n"
+	"             and attention, \"OP<TAB>KEY<TAB>CHOICE<TAB>HEURISTIC<TAB>CANDIDATES\"\n"
+	"             (formats/tune.md), what devproc tune measures\n"
 	"  --supports list the ops the cuda target has kernels for, one a line\n"
 	"  --help     this text\n";
 
@@ -63,6 +70,7 @@ int
 main(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *map = NULL, *arch = NULL, *depfile = NULL;
+	const char *sites = NULL;
 	Str dep = {0};
 	Fn *fn;
 	Err err = {0};
@@ -87,6 +95,8 @@ main(int argc, char **argv)
 			arch = argv[++i];
 		} else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) {
 			depfile = argv[++i];
+		} else if (strcmp(argv[i], "--tunables") == 0 && i + 1 < argc) {
+			sites = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "dp-lower_gpu: unknown option %s (see --help)\n", argv[i]);
 			return 1;
@@ -119,6 +129,13 @@ main(int argc, char **argv)
 		dp_report(out, STAGE, &err);
 	else
 		rc = 0;
+	if (rc == 0 && sites) {
+		const char *t = tune_sites(&g);
+		if (dp_write_file(sites, t, strlen(t), &err) != 0) {
+			dp_report(sites, STAGE, &err);
+			rc = 1;
+		}
+	}
 	if (rc == 0 && depfile) {   /* OUT: the mapping and the database */
 		Str d = {0};
 		str_printf(&d, "%s:%s\n", out, dep.p ? dep.p : "");
