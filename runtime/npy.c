@@ -1,14 +1,13 @@
 /* npy.c: .npy reading (format 1.0/2.0/3.0) and writing (1.0), checked and atomic. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "dprtint.h"
+#include "dpsweep.h"
 
 enum {
 	MAXHDR = 1 << 20	/* header bytes we accept (numpy caps at 10000) */
@@ -491,58 +490,22 @@ writeall(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* Removes the "PATH.PID.N.tmp" files of writers killed between creating
- * their temporary file and renaming it (a SIGKILL cannot be caught): those
- * whose process is gone.  Best effort; errors are ignored. */
-static void
-sweep(const char *path)
+/* The writer's process id in a PATH.PID.N.tmp name's suffix, 0 in
+ * another's. */
+static long
+tmppid(const char *s)
 {
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	size_t bl = strlen(base), dl = slash ? (size_t)(slash - path) : 0;
-	char *dir, *full, *end;
-	struct dirent *e;
+	char *end;
 	long pid;
-	DIR *d;
 
-	dir = malloc(dl + 2);
-	if (!dir)
-		return;
-	if (!slash)
-		strcpy(dir, ".");
-	else if (dl == 0)
-		strcpy(dir, "/");
-	else {
-		memcpy(dir, path, dl);
-		dir[dl] = 0;
-	}
-	d = opendir(dir);
-	while (d && (e = readdir(d)) != NULL) {
-		const char *n = e->d_name, *q = n + bl + 1;
-
-		if (strncmp(n, base, bl) != 0 || n[bl] != '.' || *q < '0' || *q > '9')
-			continue;
-		errno = 0;
-		pid = strtol(q, &end, 10);
-		if (errno || pid <= 0 || pid == (long)getpid() || *end != '.')
-			continue;
-		q = end + 1;	/* N.tmp */
-		if (*q < '0' || *q > '9')
-			continue;
-		strtol(q, &end, 10);
-		if (strcmp(end, ".tmp") != 0)
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;	/* running (or not ours to ask): its file */
-		full = malloc(strlen(dir) + strlen(n) + 2);
-		if (full) {
-			sprintf(full, "%s/%s", dir, n);
-			unlink(full);
-			free(full);
-		}
-	}
-	if (d)
-		closedir(d);
-	free(dir);
+	if (s[0] != '.' || s[1] < '0' || s[1] > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(s + 1, &end, 10);
+	if (errno || *end != '.' || end[1] < '0' || end[1] > '9')
+		return 0;
+	strtol(end + 1, &end, 10);	/* N */
+	return strcmp(end, ".tmp") == 0 ? pid : 0;
 }
 
 /* Writes the file to a fresh "PATH.PID.N.tmp" (O_EXCL), removed again on
@@ -584,7 +547,7 @@ dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn, int dtype, int rank
 		close(fd);
 		return 0;
 	}
-	sweep(path);
+	dp_sweep(path, tmppid);
 	for (i = 0; i < 100 && fd < 0; i++) {
 		if ((size_t)snprintf(tmp, tmpn, "%s.%ld.%d.tmp", path, (long)getpid(), i) >= tmpn)
 			return dprt_errf(err, errn, "%s: path too long", path);
