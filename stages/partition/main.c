@@ -95,6 +95,44 @@ partition(P *p, Err *err)
 	return 0;
 }
 
+/* Whether fn (read from in) is placed and not yet partitioned; says why
+ * not on stderr. */
+static int
+placed(const Fn *fn, const char *in)
+{
+	for (int i = 0; i < fn->nop; i++)
+		if (!fn->op[i].rule) {
+			fprintf(stderr, "%s: partition: op %d (%s) was never placed (run place first)\n", in, i,
+			        dp_op_name[fn->op[i].kind]);
+			return 0;
+		}
+	if (fn->npart) {
+		fprintf(stderr, "%s: partition: the IR is already partitioned\n", in);
+		return 0;
+	}
+	return 1;
+}
+
+/* Starts partitioning fn: an empty function with fn's name, weights and
+ * dependencies, and no value mapped or copied yet. */
+static void
+start(P *p, const Fn *fn)
+{
+	*p = (P){ .src = fn, .cur = -1 };
+	p->dst = dp_new(fn->name, "partition");
+	p->dst->weights = fn->weights;
+	p->dst->whash = fn->whash;
+	p->dst->wsize = fn->wsize;
+	for (int i = 0; i < fn->ndep; i++)
+		dp_adddep(p->dst, fn->dep[i].path, fn->dep[i].hash);
+	p->map = dp_alloc(p->dst->arena, fn->nval + 1, sizeof *p->map);
+	for (int d = 0; d < DEV_N; d++) {
+		p->copy[d] = dp_alloc(p->dst->arena, fn->nval + 1, sizeof *p->copy[d]);
+		for (int v = 0; v < fn->nval; v++)
+			p->copy[d][v] = -1;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -122,29 +160,10 @@ main(int argc, char **argv)
 		dp_report(in, "partition", &err);
 		return 1;
 	}
-	for (int i = 0; i < fn->nop; i++)
-		if (!fn->op[i].rule) {
-			fprintf(stderr, "%s: partition: op %d (%s) was never placed (run place first)\n", in, i,
-			        dp_op_name[fn->op[i].kind]);
-			return 1;
-		}
-	if (fn->npart) {
-		fprintf(stderr, "%s: partition: the IR is already partitioned\n", in);
+	if (!placed(fn, in))
 		return 1;
-	}
-	P p = { .src = fn, .cur = -1 };
-	p.dst = dp_new(fn->name, "partition");
-	p.dst->weights = fn->weights;
-	p.dst->whash = fn->whash;
-	p.dst->wsize = fn->wsize;
-	for (int i = 0; i < fn->ndep; i++)
-		dp_adddep(p.dst, fn->dep[i].path, fn->dep[i].hash);
-	p.map = dp_alloc(p.dst->arena, fn->nval + 1, sizeof *p.map);
-	for (int d = 0; d < DEV_N; d++) {
-		p.copy[d] = dp_alloc(p.dst->arena, fn->nval + 1, sizeof *p.copy[d]);
-		for (int v = 0; v < fn->nval; v++)
-			p.copy[d][v] = -1;
-	}
+	P p;
+	start(&p, fn);
 	int rc = 0;
 	if (partition(&p, &err) || dp_write(out, p.dst, &err)) {
 		dp_report(in, "partition", &err);
