@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "help.h"
 
 /* The text form of fn, malloc'd. */
 static char *
@@ -17,6 +18,13 @@ text(const Fn *fn, size_t *len)
 	if (!f || dp_print(f, fn) || fclose(f))
 		dp_die("printing failed");
 	return t;
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fuzz_help(*argc, *argv, "the DPIR reader");
+	return 0;
 }
 
 int

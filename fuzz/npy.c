@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dprt.h"
+#include "help.h"
 
 static int fd = -1;
 static char path[64];
@@ -20,6 +21,7 @@ static char path[64];
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	fuzz_help(*argc, *argv, "the runtime's .npy reader");
 	fd = memfd_create("npy", 0);
 	if (fd < 0) {
 		perror("memfd_create");

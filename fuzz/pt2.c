@@ -14,6 +14,7 @@
 #include <zip.h>
 
 #include "import.h"
+#include "help.h"
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max);
 
@@ -23,6 +24,7 @@ static char dp[128];
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	fuzz_help(*argc, *argv, "the .pt2 reader");
 	fd = memfd_create("pt2", 0);
 	if (fd < 0) {
 		perror("memfd_create");

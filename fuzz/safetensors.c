@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dprtint.h"
+#include "help.h"
 
 static int fd = -1;
 static char path[64];
@@ -32,6 +33,7 @@ static const dprt_blob blob = {"weights.bin", 256, head, blobdata, 3, tensors};
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	fuzz_help(*argc, *argv, "the runtime's .safetensors reader");
 	fd = memfd_create("safetensors", 0);
 	if (fd < 0) {
 		perror("memfd_create");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "help.h"
 
 static char *
 text(const Fn *fn, size_t *len)
@@ -16,6 +17,13 @@ text(const Fn *fn, size_t *len)
 	if (!f || dp_print(f, fn) || fclose(f))
 		dp_die("printing failed");
 	return t;
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fuzz_help(*argc, *argv, "the text IR parser");
+	return 0;
 }
 
 int
