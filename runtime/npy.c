@@ -366,6 +366,30 @@ avail(FILE *f)
 	return (long long)st.st_size - pos;
 }
 
+/* The end of a load from f, whose header h is read (rc: the status so
+ * far): the data into a malloc'd buffer, f closed, the tensor handed out. */
+static int
+finish(FILE *f, const char *name, const Hdr *h, int rc, int *dtype, int *rank, int64_t *dim,
+       void **data, char *err, size_t errn)
+{
+	void *p = NULL;
+
+	if (rc == 0 && !(p = malloc(h->nbytes ? h->nbytes : 1)))
+		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", name, h->nbytes);
+	if (rc == 0)
+		rc = read_data(f, name, h, p, err, errn);
+	fclose(f);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	*dtype = h->dtype;
+	*rank = h->rank;
+	memcpy(dim, h->dim, sizeof *dim * (size_t)h->rank);
+	*data = p;
+	return 0;
+}
+
 /* Reads path whatever its dtype and shape; *data is malloc'd, and only
  * after the file is known to hold that many bytes. */
 int
@@ -374,7 +398,6 @@ dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim, void **data
 {
 	FILE *f;
 	Hdr h;
-	void *p;
 	long long left;
 	int rc;
 
@@ -383,24 +406,10 @@ dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim, void **data
 	if (!f)
 		return dprt_errf(err, errn, "%s: cannot open: %s", path, strerror(errno));
 	rc = read_header(f, path, &h, err, errn);
-	p = NULL;
 	if (rc == 0 && (left = avail(f)) >= 0 && (unsigned long long)left < h.nbytes)
 		rc = dprt_errf(err, errn, "%s: truncated: %lld of %zu data bytes", path,
 		               left, h.nbytes);
-	if (rc == 0 && !(p = malloc(h.nbytes ? h.nbytes : 1)))
-		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", path, h.nbytes);
-	if (rc == 0)
-		rc = read_data(f, path, &h, p, err, errn);
-	fclose(f);
-	if (rc < 0) {
-		free(p);
-		return rc;
-	}
-	*dtype = h.dtype;
-	*rank = h.rank;
-	memcpy(dim, h.dim, sizeof *dim * (size_t)h.rank);
-	*data = p;
-	return 0;
+	return finish(f, path, &h, rc, dtype, rank, dim, data, err, errn);
 }
 
 /* Reads an .npy file held in memory (an .npz member): name is what errors
@@ -411,7 +420,6 @@ dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype, int
 {
 	FILE *f;
 	Hdr h;
-	void *p;
 	long pos;
 	int rc;
 
@@ -422,24 +430,10 @@ dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype, int
 	if (!f)
 		return dprt_errf(err, errn, "%s: cannot read: %s", name, strerror(errno));
 	rc = read_header(f, name, &h, err, errn);
-	p = NULL;
 	if (rc == 0 && ((pos = ftell(f)) < 0 || len - (size_t)pos < h.nbytes))
 		rc = dprt_errf(err, errn, "%s: truncated: %zu of %zu data bytes", name,
 		               pos < 0 ? 0 : len - (size_t)pos, h.nbytes);
-	if (rc == 0 && !(p = malloc(h.nbytes ? h.nbytes : 1)))
-		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", name, h.nbytes);
-	if (rc == 0)
-		rc = read_data(f, name, &h, p, err, errn);
-	fclose(f);
-	if (rc < 0) {
-		free(p);
-		return rc;
-	}
-	*dtype = h.dtype;
-	*rank = h.rank;
-	memcpy(dim, h.dim, sizeof *dim * (size_t)h.rank);
-	*data = p;
-	return 0;
+	return finish(f, name, &h, rc, dtype, rank, dim, data, err, errn);
 }
 
 /* The 1.0 header for (dtype, shape): magic, version, length, the dict padded
