@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "import.h"
-#include "help.h"
+#include "fuzz.h"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -1,7 +1,9 @@
-/* help.h: --help for the libFuzzer harnesses, which would otherwise fuzz on
- * it (libFuzzer's flags start with one dash; its own help is -help=1). */
-#ifndef FUZZ_HELP_H
-#define FUZZ_HELP_H
+/* fuzz.h: what the libFuzzer harnesses share: --help, which libFuzzer alone
+ * would fuzz on (its flags start with one dash; its own help is -help=1),
+ * for those that define _GNU_SOURCE a file in memory that a reader opens by
+ * its path, and for those of the IR (dpir.h included first) its text form. */
+#ifndef FUZZ_H
+#define FUZZ_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,5 +26,49 @@ fuzz_help(int argc, char **argv, const char *what)
 			exit(0);
 		}
 }
+
+#ifdef _GNU_SOURCE
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* A new file in memory called name; its path, /proc/self/fd/N, into
+ * path[n] (when path is not NULL).  Returns its descriptor; aborts when
+ * none can be made. */
+static inline int
+fuzz_memfile(const char *name, char *path, size_t n)
+{
+	int fd = memfd_create(name, 0);
+
+	if (fd < 0) {
+		perror("memfd_create");
+		abort();
+	}
+	if (path)
+		snprintf(path, n, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+/* Makes the file in memory fd hold exactly data[size]. */
+static inline void
+fuzz_fill(int fd, const uint8_t *data, size_t size)
+{
+	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		abort();
+}
+#endif
+
+#ifdef DPIR_H
+/* The text form of fn, malloc'd. */
+static inline char *
+fuzz_text(const Fn *fn, size_t *len)
+{
+	char *t;
+	FILE *f = open_memstream(&t, len);
+	if (!f || dp_print(f, fn) || fclose(f))
+		dp_die("printing failed");
+	return t;
+}
+#endif
 
 #endif

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "dpir.h"
-#include "help.h"
+#include "fuzz.h"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "dprt.h"
-#include "help.h"
+#include "fuzz.h"
 
 static dprt_tokenizer *tok[2];
 
