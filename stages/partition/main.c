@@ -14,7 +14,10 @@ static const char usage[] =
 	"made off the cpu are copied back to it.  A copy to the cpu is also the\n"
 	"synchronization point: the host waits there for the device's work before\n"
 	"it (its rule says so); a copy to a device is ordered on that device's\n"
-	"stream after the work before it.  The host runs the partitions in order.\n";
+	"stream after the work before it.  The host runs the partitions in order.\n"
+	"IN must be placed (dp-place) and not partitioned yet.  OUT is written only\n"
+	"when its bytes change.  Errors: `IN: partition: message`, exit status 1,\n"
+	"no output.\n";
 
 typedef struct P {
 	const Fn *src;

@@ -12,8 +12,10 @@ static const char usage[] =
 	"the last matching 'op' rule, else the last matching 'class' rule, else\n"
 	"'default'; an op with no kernel on that device stays on the cpu.  Graph\n"
 	"inputs are on the cpu; a const goes where its first user runs (a state\n"
-	"const, on the cpu).  Each op\n"
-	"records the rule that placed it (devproc dump shows it).\n";
+	"const, on the cpu).  Each op records the rule that placed it (devproc\n"
+	"dump shows it).  IN must not be partitioned yet.  OUT is written only\n"
+	"when its bytes change.  Errors: `IN: place: message` (for the mapping\n"
+	"`MAPPING[:line:col]: place: message`), exit status 1, no output.\n";
 
 /* Places fn's ops; consts follow their first user. */
 static void
