@@ -588,7 +588,14 @@ modelcall(P *p, Tok *opt, Arg *arg, int narg, Tok **res, int nres)
 	Pos *inat = dp_alloc(p->a, (size_t)narg, sizeof *inat);
 	const char **inname = dp_alloc(p->a, (size_t)narg, sizeof *inname);
 	int nin = 0;
+	p->imp->seed = 0;
 	for (int i = 1; i < narg; i++) {
+		if (arg[i].key && strcmp(arg[i].key, "seed") == 0) {   /* its random ops' seed */
+			if (arg[i].v.kind != VINT)
+				errat(p->src, arg[i].v.at, "model: seed must be an integer");
+			p->imp->seed = arg[i].v.i;
+			continue;
+		}
 		if (arg[i].key)
 			errat(p->src, arg[i].keyat, "model has no argument '%s'", arg[i].key);
 		inname[nin] = arg[i].v.s;

@@ -462,8 +462,26 @@ g_type(Graph *g, const char *name, Type *t)
 	json_t *tm = json_object_get(g->tv, name);
 	if (!tm)
 		return 0;
+	if (g_complex(g, name)) {   /* complex64: f32 [..., 2] (formats/ops.md) */
+		/* read as f32 in place (no copy to leak when meta fails) */
+		json_object_set_new(tm, "dtype", json_integer(PT2_FLOAT));
+		meta(g->m, tm, "value", name, t);
+		json_object_set_new(tm, "dtype", json_integer(PT2_COMPLEX64));
+		if (t->rank == DP_MAXRANK)
+			merr(g->m, "value '%s' is complex of rank 8 (at most 7)", name);
+		t->dim[t->rank++] = 2;
+		return 1;
+	}
 	meta(g->m, tm, "value", name, t);
 	return 1;
+}
+
+/* Whether the archive gives graph value name a complex64 dtype. */
+int
+g_complex(Graph *g, const char *name)
+{
+	json_t *tm = name ? json_object_get(g->tv, name) : NULL;
+	return tm && json_integer_value(json_object_get(tm, "dtype")) == PT2_COMPLEX64;
 }
 
 /* ---- constants ---- */
@@ -863,7 +881,7 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 					merr(m, "node '%s' (%s): its result is not a list of tensors", name, t);
 			} else if (at->kind >= 0 && at->hook != H_SYM &&
 			           (no < 1 || (no > (size_t)dp_op_nout[at->kind] && !(at->flags & F_MULTI)) ||
-			            !tensorname(json_array_get(outs, 0))))
+			            (!tensorname(json_array_get(outs, 0)) && at->hook != H_ITEM)))
 				merr(m, "node '%s' (%s): only ops with one tensor result are supported", name, t);
 			continue;
 		}
@@ -917,6 +935,11 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 			fprintf(msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
+	for (k = 0; k < nbad; k++)   /* what to use instead, where there is something */
+		if (strcmp(tgt[k], "aten.nonzero.default") == 0)
+			fputs("\n  aten.nonzero's result has a size that depends on the data, which static "
+			      "shapes cannot hold; torch.nonzero_static(x, size=B) gives a result padded to "
+			      "a bound B (formats/ops.md, \"Open points\")", msg);
 	fclose(msg);
 	char *all = dp_strdup(a, text ? text : "out of memory");   /* errat does not return */
 	free(text);

@@ -423,6 +423,21 @@ k_source(Ctx *c, const Op *op, int i)
 		str_printf(c->body, ", %lld);\n", (long long)n);
 		return 0;
 	}
+	if (op->kind == Arand || op->kind == Arandn) {   /* runtime/dpscalar.h */
+		int f64 = to->dtype == DP_F64;
+		c->scalar = 1;
+		str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = ", (long long)n,
+		           V(c, y));
+		if (to->dtype == DP_I64)
+			str_put(c->body, "(int64_t)dps_rbits(");
+		else
+			str_printf(c->body, "dps_rand%s_%s(", op->kind == Arandn ? "n" : "",
+			           f64 ? "f64" : "f32");
+		str_printf(c->body, "(int64_t)%lluULL, (int64_t)%lluULL, j);\n",
+		           (unsigned long long)dp_geti(op, "seed", 0),
+		           (unsigned long long)dp_geti(op, "stream", 0));
+		return 0;
+	}
 	str_printf(c->body, "\tdprt_fill(v%d, %s, ", V(c, y), dprt_enum(to->dtype));
 	dbl(c, dp_getf(op, "value", 0));
 	str_printf(c->body, ", %lld);\n", (long long)n);
@@ -876,7 +891,7 @@ nn_emitter(int kind)
 		return k_cumsum;
 	case Asort:
 		return k_sort;
-	case Aarange: case Afull: case Afulllike: case Ascalar:
+	case Aarange: case Afull: case Afulllike: case Ascalar: case Arand: case Arandn:
 		return k_source;
 	case Amean: case Asum: case Aany:
 		return k_reduce;

@@ -520,6 +520,20 @@ source(Kern *k, int v, const Op *op, int i, const char *idx)
 
 	if (needdt(k, i, t->dtype, MNUM, "u8, i8, i16, i32, i64, f32, f64, bool") != 0)
 		return -1;
+	if (op->kind == Arand || op->kind == Arandn) {   /* runtime/dpscalar.h, as the cpu */
+		k->g->scalar = 1;
+		b = line(k);
+		str_printf(b, "%s t%d = ", ctypes[t->dtype], v);
+		if (t->dtype == DP_I64)
+			str_put(b, "(int64_t)dps_rbits(");
+		else
+			str_printf(b, "dps_rand%s_%s(", op->kind == Arandn ? "n" : "",
+			           t->dtype == DP_F64 ? "f64" : "f32");
+		str_printf(b, "(int64_t)%lluULL, (int64_t)%lluULL, (int64_t)(%s));\n",
+		           (unsigned long long)dp_geti(op, "seed", 0),
+		           (unsigned long long)dp_geti(op, "stream", 0), idx);
+		return 0;
+	}
 	if (op->kind != Aarange) {
 		b = line(k);
 		str_printf(b, "%s t%d = ", ctypes[t->dtype], v);
@@ -805,7 +819,7 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		if (gatherdim(k, v, op, i, idx) != 0)
 			goto done;
 		break;
-	case Aarange: case Afull: case Afulllike: case Ascalar:
+	case Aarange: case Afull: case Afulllike: case Ascalar: case Arand: case Arandn:
 		if (source(k, v, op, i, idx) != 0)
 			goto done;
 		break;
