@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "args.h"
 
 static const char usage[] =
 	"usage: dp-place IN.dpir -t MAPPING -o OUT.dpir\n"
@@ -11,8 +12,10 @@ static const char usage[] =
 	"the last matching 'op' rule, else the last matching 'class' rule, else\n"
 	"'default'; an op with no kernel on that device stays on the cpu.  Graph\n"
 	"inputs are on the cpu; a const goes where its first user runs (a state\n"
-	"const, on the cpu).  Each op\n"
-	"records the rule that placed it (devproc dump shows it).\n";
+	"const, on the cpu).  Each op records the rule that placed it (devproc\n"
+	"dump shows it).  IN must not be partitioned yet.  OUT is written only\n"
+	"when its bytes change.  Errors: `IN: place: message` (for the mapping\n"
+	"`MAPPING[:line:col]: place: message`), exit status 1, no output.\n";
 
 /* Places fn's ops; consts follow their first user. */
 static void
@@ -59,26 +62,8 @@ place(Fn *fn, const Target *t, const char *tname)
 int
 main(int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL, *map = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
-			map = argv[++i];
-		else if (!in && argv[i][0] != '-')
-			in = argv[i];
-		else {
-			fputs(usage, stderr);
-			return 1;
-		}
-	}
-	if (!in || !out || !map) {
-		fputs(usage, stderr);
-		return 1;
-	}
+	const char *in, *out, *map;
+	stage_args(argc, argv, usage, &in, &out, 1, &map);
 	Err err;
 	Target t;
 	Fn *fn;
