@@ -9,7 +9,9 @@
 # model.generate(do_sample=False)'s tokens in examples/llama/refs.txt (made
 # on the GPU machine).  Then the positions input's refusals: --generate
 # with pos= and no --prompt, --prompt without --generate, a pos= naming no
-# input or an input of the wrong type (executable and import).
+# input or an input of the wrong type (executable and import); and
+# llama.pt2's no_grad region rewritten (python3's zipfile) as a disabled
+# autocast region, inlined to the same tokens, or an enabled one, refused.
 cd "$(dirname "$0")/.." || exit 1
 . tests/tap.sh
 b=$tmp/b
@@ -95,5 +97,56 @@ check "import: pos= naming no input refused" badpos 'i64[1]' 'generate tok, logi
 	"pos=q names no other input"
 check "import: pos= with a number refused" badpos 'i64[1]' 'generate tok, logits, pos=3' \
 	"pos names the positions input"
+# llama.pt2's no_grad region (wrap_with_set_grad_enabled) rewritten as an
+# autocast region: disabled, import inlines it and the tokens are the same;
+# enabled, import refuses it, saying why
+autocast() { # ENABLED OUT.pt2: the rewritten archive
+	python3 - examples/llama/llama.pt2 "$2" "$1" <<'PY'
+import json, sys, zipfile
+src, dst, enabled = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+zi = zipfile.ZipFile(src)
+zo = zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED)
+for e in zi.infolist():
+    b = zi.read(e)
+    if e.filename.endswith("models/model.json"):
+        j = json.loads(b)
+        for nd in j["graph_module"]["graph"]["nodes"]:
+            if nd["target"] == "torch.ops.higher_order.wrap_with_set_grad_enabled":
+                nd["target"] = "torch.ops.higher_order.wrap_with_autocast"
+                arg = lambda a: {"name": "", "arg": a, "kind": 1}
+                nd["inputs"] = [arg({"as_string": "cpu"}), arg({"as_none": True}),
+                                arg({"as_bool": enabled}), arg({"as_none": True})] + nd["inputs"][1:]
+        b = json.dumps(j).encode()
+    zo.writestr(e.filename, b)
+zo.close()
+PY
+}
+if command -v python3 >/dev/null 2>&1; then
+	mkdir -p "$tmp/ac"
+	sed 's/llama\.pt2/off.pt2/' examples/llama/llama.dp >"$tmp/ac/off.dp"
+	sed 's/llama\.pt2/on.pt2/' examples/llama/llama.dp >"$tmp/ac/on.dp"
+	off() {
+		autocast 0 "$tmp/ac/off.pt2" && bin/devproc build "$tmp/ac/off.dp" -C "$tmp/ac/b" >/dev/null &&
+			"$tmp/ac/b/off/off" --in ids="$tmp/ac/ids.npy" --generate ids=logits,prompt=$np,max_tokens=16 \
+				>"$tmp/ac/g" && [ "$(sed -n 's/^tokens: //p' "$tmp/ac/g")" = "$want" ]
+	}
+	set -- $(sed -n 's/^ids: //p' examples/llama/refs.txt)
+	np=$#
+	perl -e '($f, @v) = @ARGV; push @v, 0 while @v < 32;
+		$d = "{\x27descr\x27: \x27<i8\x27, \x27fortran_order\x27: False, \x27shape\x27: (1, 32), }";
+		$d .= " " x (117 - length $d) . "\n"; open my $o, ">:raw", $f or die;
+		print $o "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("q<*", @v)' "$tmp/ac/ids.npy" "$@"
+	check "a disabled autocast region: inlined, PyTorch's tokens" off
+	on() {
+		autocast 1 "$tmp/ac/on.pt2" && ! bin/devproc build "$tmp/ac/on.dp" -C "$tmp/ac/b" >"$tmp/ac/err" 2>&1 &&
+			grep -qF "higher_order.wrap_with_autocast x1" "$tmp/ac/err" &&
+			grep -qF "an enabled autocast region changes dtypes" "$tmp/ac/err"
+	}
+	check "an enabled autocast region: refused, saying why" on
+else
+	skip "no python3 to rewrite an archive"
+	skip "no python3 to rewrite an archive"
+fi
+
 echo "1..$n"
 [ $fails -eq 0 ]
