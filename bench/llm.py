@@ -38,8 +38,9 @@ the same).  Against, in the same process and run:
   - on the host CPU, PyTorch eager (dynamic cache) at --threads threads
     against DevProc's cpu target at the same count.
 Each torch figure is the median of 20 timed runs after 3 warm-ups
-(decode: 64 steps after the prompt, each timed alone); logits of DevProc's
-decode run are compared with PyTorch's for the same cache contents.
+(decode: 64 steps after the prompt, each timed alone).  Each DevProc cuda
+decode program's logits for one token at position 0 (an empty cache) are
+compared with the same module's in PyTorch, fp32 (max|err|/max|ref|).
 """
 import argparse
 import os
