@@ -70,7 +70,7 @@
  * (operand 0) once every other reader of it has run; its result is
  * operand 1. */
 #define STATE_OPS(X) \
-	X(Oassign,    "assign",       2, 1, Kimage, Fcopy,   "",        D_CPU,        "")
+	X(Oassign,    "assign",       2, 1, Kimage, Fcopy,   "",        D_CPU|D_CUDA, "")
 
 /* The neural-network ops (shape rules in formats/rules.c).  "key:kind?" is
  * an optional attribute with no default: absent means "none". */

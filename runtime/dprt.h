@@ -542,7 +542,10 @@ int64_t dprt_sample(const float *logits, int64_t n, const dprt_sampling *s, uint
                     void *work);
 /* A generation loop: ids[0..n-1] the prompt in the program's token input
  * (room for len), logits its output: rows of vocab floats, one per position
- * (rows > 1) or the last position's only. */
+ * (rows > 1) or the last position's only.  With a positions input (pos not
+ * NULL: a program keeping a KV cache as state), ids and pos hold len tokens
+ * and their positions per run, the prompt is prompt[0..n-1] (fed len at a
+ * time), then each new token alone at the next position. */
 typedef struct dprt_generation {
 	dprt_sampling s;
 	int64_t max_tokens;	/* at most this many new tokens */
@@ -551,6 +554,9 @@ typedef struct dprt_generation {
 	int64_t len, n;
 	const float *logits;
 	int64_t vocab, rows;
+	int64_t *pos;		/* the positions input, or NULL */
+	const int64_t *prompt;	/* with pos: the prompt's tokens */
+	int posin;		/* dprt_genspec: the index of pos=NAME's input, or -1 */
 } dprt_generation;
 /* Runs run(ctx), chooses a token from the last position's logits, gives it
  * to token(ctx, tok) and appends it to ids, until max_tokens, the end token
