@@ -453,6 +453,11 @@ void dprt_pool_destroy(dprt_pool *p);
  * DPRT_MAXTHREADS, or a thread that does not start).  0, or -1 with err. */
 int dprt_pool_resize(dprt_pool **p, int n, char *err, size_t errn);
 int dprt_pool_threads(const dprt_pool *p);
+/* Runs prep(arena, w), a program's once-per-instance preparation of its
+ * weights, with p entered: layers that oneDNN runs (DPRT_DNNL, below) make
+ * their primitives there, and p owns them (freed by dprt_pool_destroy). */
+void dprt_pool_prep(dprt_pool *p, void (*prep)(void *, const unsigned char *), void *arena,
+                    const unsigned char *w);
 /* -1 when p is already entered (an instance run from two threads at once). */
 int dprt_pool_enter(dprt_pool *p);
 void dprt_pool_leave(dprt_pool *p);
@@ -475,6 +480,18 @@ int dprt_cpu_init(char *err, size_t errn);
 int dprt_isa(void);
 const char *dprt_isa_name(void);
 
+/* ---- oneDNN (dnnl.c) ----
+ * Where configure found oneDNN's header and the process can load
+ * libdnnl.so.2, the convolutions and linear layers whose weights an instance
+ * prepares once run on oneDNN (its packed weights, our fused epilogue as
+ * post-ops); every other layer, and every layer where oneDNN is absent, on
+ * our kernels.  DPRT_DNNL picks: unset, "auto" or "1": the mapping measured
+ * fastest (bench/RESULTS.md); "0" or "none": our kernels only; or a comma
+ * list of "conv" (not depthwise), "dw" (depthwise), "linear" (more than 32
+ * rows), "gemm" (other matrix products of 2^24 multiply-adds or more, through
+ * oneDNN's sgemm).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
+ * within rounding (1e-6 relative on the test models), not bitwise. */
+
 /* ---- Convolution with prepared weights (conv.c) ----
  * x [N, C, H, W] to y [N, O, OH, OW]; the epilogue after the bias: + res
  * (same shape as y, or NULL), then act. */
@@ -487,6 +504,7 @@ typedef struct dprt_conv {
 	int64_t k[2], s[2], p[2], d[2];
 	int act;
 	float lo, hi;           /* DPRT_ACT_CLAMP's bounds */
+	int res;                /* 1: dprt_conv_run is given res (a fused residual add) */
 } dprt_conv;
 /* Floats of the prepared weights / the scratch of one convolution. */
 int64_t dprt_conv_prep_floats(const dprt_conv *cv);

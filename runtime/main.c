@@ -816,7 +816,7 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	if (rc == 0)
 		rc = dprt_pool_create(&c.pool, c.threads, c.err, sizeof c.err);
 	if (rc == 0 && p->prep)
-		p->prep(c.arena, dprt_weights_base(c.weights));
+		dprt_pool_prep(c.pool, p->prep, c.arena, dprt_weights_base(c.weights));
 	if (rc == 0 && p->reset)   /* the state's initial value; kept over --steps */
 		p->reset(c.arena, dprt_weights_base(c.weights));
 	if (rc == 0 && p->init) {

@@ -227,7 +227,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 	           nm, nm, nm, nm, (long long)pl->arena, nm);
 	if (prep)
 		str_printf(s, "\tif (m->ok && dprt_pool_create(&m->pool, 0, m->err, sizeof m->err) == 0)\n"
-		              "\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
+		              "\t\tdprt_pool_prep(m->pool, %s_prep, m->arena, dprt_weights_base(m->w));\n",
+		           nm);
 	else
 		str_put(s, "\tif (m->ok)\n\t\t(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);\n");
 	if (state)
@@ -242,7 +243,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		str_printf(s, "\tint had = m->pool != NULL;\n\n"
 		              "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		              "\t\treturn -1;\n"
-		              "\tif (!had && m->ok)\n\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
+		              "\tif (!had && m->ok)\n\t\tdprt_pool_prep(m->pool, %s_prep, m->arena, "
+		              "dprt_weights_base(m->w));\n", nm);
 	else
 		str_put(s, "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		           "\t\treturn -1;\n");

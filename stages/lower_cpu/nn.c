@@ -252,6 +252,26 @@ k_unary(Ctx *c, const Op *op, int i)
 	}
 	if (needf32(c, op, i) != 0)
 		return -1;
+	if (n >= 32768) {   /* large: dprt_unary_f32 (the same formulas) on the pool */
+		static const char *const fs[] = { "rsqrt", "sqrt", "exp", "log", "cos", "sin", "neg",
+			"abs", "reciprocal", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "hardswish",
+			"hardsigmoid", "clamp", "relu", NULL };
+		static const char *const es[] = { "RSQRT", "SQRT", "EXP", "LOG", "COS", "SIN", "NEG",
+			"ABS", "RECIP", "SIGMOID", "TANH", "SILU", "GELU", "GELU_TANH", "HARDSWISH",
+			"HARDSIGMOID", "CLAMP", "RELU" };
+		int k;
+		for (k = 0; fs[k] && strcmp(fs[k], f) != 0; k++)
+			;
+		if (fs[k]) {
+			str_printf(c->body, "\tdprt_unary_f32(DPRT_%s, v%d, v%d, %lld, ", es[k], V(c, y),
+			           V(c, x), (long long)n);
+			str_float(c->body, p[0]);
+			str_put(c->body, ", ");
+			str_float(c->body, p[1]);
+			str_put(c->body, ");\n");
+			return 0;
+		}
+	}
 	str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = dps_%s(v%d[j], ",
 	           (long long)n, V(c, y), f, V(c, x));
 	str_float(c->body, p[0]);
@@ -717,7 +737,7 @@ k_conv(Ctx *c, const Op *op, int i)
 	str_float(c->top, f->lo);
 	str_put(c->top, ", ");
 	str_float(c->top, f->hi);
-	str_put(c->top, "};\n");
+	str_put(c->top, f->res ? ", 1};\n" : "};\n");   /* .res */
 	/* the preparation: once per instance when every operand is a constant */
 	for (j = 1; j < f->nconv; j++)
 		inprep &= c->plan->h[op->in[j]].kind == H_CONST;
