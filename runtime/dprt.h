@@ -298,6 +298,10 @@ void dprt_where(void *y, int es, const uint8_t *c, const int64_t *sc, const void
  * strides sx, 0 to broadcast) to y (strides sy): slices, expand, cat. */
 void dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es,
                int rank, const int64_t *dim);
+/* memcpy(y, x, n) on the pool's threads where n is large (a program's
+ * outputs and inputs through the cuda staging: one core copies about 13
+ * GB/s, a 823 MB logits tensor 63 ms). */
+void dprt_memcpy(void *y, const void *x, int64_t n);
 /* y[i] = v (converted to dtype) for n elements. */
 void dprt_fill(void *y, int dtype, double v, int64_t n);
 /* y[i] = start + i·step, computed in f64 then converted to dtype. */

@@ -581,6 +581,38 @@ dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es, 
 	pwalk(&t, row_copy, &m);
 }
 
+/* dprt_memcpy's chunks: 1 MiB, enough to keep a core streaming. */
+enum { MEMCPY_CHUNK = 1 << 20 };
+
+typedef struct Memcpy {
+	unsigned char *y;
+	const unsigned char *x;
+	int64_t n;
+} Memcpy;
+
+static void
+memcpy_task(void *arg, int64_t t)
+{
+	const Memcpy *m = arg;
+	int64_t off = t * MEMCPY_CHUNK, k = m->n - off < MEMCPY_CHUNK ? m->n - off : MEMCPY_CHUNK;
+
+	memcpy(m->y + off, m->x + off, (size_t)k);
+}
+
+/* memcpy in 1 MiB chunks over the pool (see dprt.h). */
+void
+dprt_memcpy(void *y, const void *x, int64_t n)
+{
+	Memcpy m = { y, x, n };
+
+	if (n < 2 * MEMCPY_CHUNK) {
+		if (n > 0)
+			memcpy(y, x, (size_t)n);
+		return;
+	}
+	dprt_parallel((n + MEMCPY_CHUNK - 1) / MEMCPY_CHUNK, memcpy_task, &m);
+}
+
 /* ---- fills ---- */
 
 /* One value v converted to dtype into *y (through f32 for the narrow
