@@ -927,8 +927,13 @@ test_linear_act(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1) {
+		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		fputs("usage: test-nn\nRuns the CPU kernels' unit tests (tests/nn.t), printing TAP.\n", help ? stdout : stderr);
+		return !help;
+	}
 	test_unary();
 	test_binary();
 	test_movement();

@@ -1109,8 +1109,13 @@ cleanup(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1) {
+		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		fputs("usage: test-runtime\nRuns the runtime library's unit tests (tests/runtime.t), printing TAP.\n", help ? stdout : stderr);
+		return !help;
+	}
 	const char *t = getenv("TMPDIR");
 
 	snprintf(dir, sizeof dir, "%s/dprt-test-XXXXXX", t && *t ? t : "/tmp");
