@@ -173,6 +173,8 @@ int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
 int dp_isreshape(const Fn *fn, const Op *op);
 int dp_istranspose(const Fn *fn, const Op *op);
 int dp_matuse(const Fn *fn, const Op *op, int k);
+/* A legalized pool's kernel, stride, padding, dilation pairs; -1 if absent. */
+int dp_poolwin(const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2]);
 
 /* The letters of an einsum equation of n (1 or 2) operands: lab[0..n-1]
  * the operands', lab[2] the output's; 0, or -1 when DevProc cannot take it. */
