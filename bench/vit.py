@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """vit.py: Vision Transformers on the GPU, host to host at batch 1: DevProc
-(--target cuda, fp32 and tf32 mappings) against PyTorch eager and
-torch.compile(mode="reduce-overhead") in the same precision.
+(--target cuda, fp32, tf32 and bf16 mappings) against PyTorch eager and
+torch.compile(mode="reduce-overhead") in the same precision (bf16: the
+model converted with .to(torch.bfloat16), its input cast on the GPU, its
+output widened to f32 there).
 
 Run from the repository root on the GPU machine after make (python3 with
 torch, timm and numpy, an NVIDIA GPU):
     python3 bench/vit.py [--models deit_tiny vit_b16] [--runs N] [--rounds R]
-                         [--out DIR] [--profile]
+                         [--precisions fp32 tf32 bf16] [--out DIR] [--profile]
 
 For each model: timm's deit_tiny_patch16_224 or vit_base_patch16_224,
 random weights (torch.manual_seed(0); no download; resnet18: torchvision's), exported with
 torch.export in eval mode to DIR/M.pt2; the input torch.manual_seed(1)
 randn(1, 3, 224, 224).  References: PyTorch on the GPU in fp32 (TF32 off)
-and in TF32 (allow_tf32 on for matmul and cuDNN).  DevProc builds the
-one-line pipeline twice, with targets/cuda (fp32, the default) and with
-targets/cuda plus "tune cuda.precision tf32", checks each output with
-bin/npycmp (fp32: 1e-5 relative to the fp32 reference; tf32: 1e-2 to the
-TF32 one, the two differing by rounding on both sides; each also with
+and in TF32 (allow_tf32 on for matmul and cuDNN), and the bf16 model.
+DevProc builds the one-line pipeline once per precision, with targets/cuda
+(fp32, the default) and with targets/cuda plus "tune cuda.precision tf32"
+(or bf16), checks each output with bin/npycmp (fp32: 1e-5 relative to the
+fp32 reference; tf32: 1e-2 to the TF32 one, the two differing by rounding
+on both sides; bf16: 2e-2 to PyTorch's bf16 model; each also with
 DPRT_CUDA_ATTN_SPLIT=0, attention in one kernel), then times R
 interleaved rounds: the executable's --bench N median (also with
 DPRT_CUDA_ATTN_SPLIT=0), and PyTorch's
@@ -24,6 +27,7 @@ median of N calls from a pinned host tensor to a host tensor (.cuda(),
 the model, .cpu()), eager and compiled, each precision.  Prints one line
 per measurement and a table (median of the rounds' medians)."""
 import argparse
+import copy
 import os
 import statistics
 import subprocess
@@ -71,10 +75,10 @@ def build(name, out, prec):
     with open(f"{d}/{name}.dp", "w") as f:
         f.write(f'input x: f32[1,3,224,224]\ny = model("{out}/{name}.pt2", x)\noutput y\n')
     target = "cuda"
-    if prec == "tf32":
-        target = f"{d}/tf32.map"
+    if prec != "fp32":
+        target = f"{d}/{prec}.map"
         with open(f"{ROOT}/targets/cuda") as f, open(target, "w") as g:
-            g.write(f.read() + "tune cuda.precision tf32\n")
+            g.write(f.read() + f"tune cuda.precision {prec}\n")
     t0 = time.time()
     r = subprocess.run([f"{ROOT}/bin/devproc", "build", f"{d}/{name}.dp", "--target", target,
                         "-C", f"{d}/b"], capture_output=True, text=True)
@@ -109,13 +113,13 @@ def bench_torch(f, x, runs):
     return statistics.median(t) * 1e6
 
 
-def table(models, res):
+def table(models, res, precs=("fp32", "tf32", "bf16")):
     """The table so far: medians of the rounds' medians (us)."""
     log("\n| model | precision | DevProc | DevProc, DPRT_CUDA_ATTN_SPLIT=0 | PyTorch eager | "
         "torch.compile reduce-overhead | DevProc / best PyTorch |")
     log("|---|---|---|---|---|---|---|")
     for name in models:
-        for prec in ("fp32", "tf32"):
+        for prec in precs:
             v = {w: statistics.median(res[(name, w, prec)]) if (name, w, prec) in res else None
                  for w in ("devproc", "devproc-nosplit", "eager", "compile")}
             best = min([t for w, t in v.items() if not w.startswith("devproc") and t], default=None)
@@ -130,6 +134,7 @@ def main():
     ap.add_argument("--models", nargs="+", default=list(MODELS))
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--precisions", nargs="+", default=["fp32", "tf32", "bf16"])
     ap.add_argument("--out", default=f"{ROOT}/build/vit")
     ap.add_argument("--no-compile", nargs="*", default=None, metavar="MODEL",
                     help="no torch.compile for these models (all when none named)")
@@ -144,10 +149,14 @@ def main():
         mc = m.cuda()
         xh = x.pin_memory()
         fns = {}
-        for prec in ("fp32", "tf32"):
+        for prec in a.precisions:
             precision(prec)
+            model = mc
+            if prec == "bf16":
+                m16 = copy.deepcopy(mc).to(torch.bfloat16)
+                model = lambda t, m16=m16: m16(t.to(torch.bfloat16)).float()
             with torch.no_grad():
-                ref = mc(x.cuda()).cpu().numpy()
+                ref = model(x.cuda()).cpu().numpy()
             np.save(f"{a.out}/{name}.{prec}.ref.npy", ref)
             exe = build(name, a.out, prec)
             if exe:
@@ -155,7 +164,8 @@ def main():
                     got = f"{a.out}/{name}.{prec}.got.npy"
                     r = subprocess.run([exe, "--in", f"x={xp}", "--out", f"y={got}"],
                                        capture_output=True, text=True, env=env)
-                    c = subprocess.run([f"{ROOT}/bin/npycmp", "--tol", "1e-5" if prec == "fp32" else "1e-2",
+                    tol = {"fp32": "1e-5", "tf32": "1e-2", "bf16": "2e-2"}[prec]
+                    c = subprocess.run([f"{ROOT}/bin/npycmp", "--tol", tol,
                                         got, f"{a.out}/{name}.{prec}.ref.npy"], capture_output=True, text=True)
                     log(f"devproc {name} {prec}{how}: "
                         f"{'ok' if r.returncode == 0 and c.returncode == 0 else 'MISMATCH'} "
@@ -166,12 +176,14 @@ def main():
                         f.write(p.stdout + p.stderr)
                 fns[("devproc", prec)] = exe
                 fns[("devproc-nosplit", prec)] = exe
-            fns[("eager", prec)] = mc
+            fns[("eager", prec)] = model
             if a.no_compile is not None and (not a.no_compile or name in a.no_compile):
                 pass
             else:
                 try:
-                    c = torch.compile(mc, mode="reduce-overhead")
+                    c = torch.compile(mc if prec != "bf16" else m16, mode="reduce-overhead")
+                    if prec == "bf16":
+                        c = lambda t, c16=c: c16(t.to(torch.bfloat16)).float()
                     with torch.no_grad():
                         t0 = time.time()
                         for _ in range(5):
@@ -194,7 +206,7 @@ def main():
                 log(f"round {rd + 1} {name} {who} {prec}: {t} us")
                 if t is not None:
                     res.setdefault((name, who, prec), []).append(t)
-        table(a.models[:a.models.index(name) + 1], res)
+        table(a.models[:a.models.index(name) + 1], res, a.precisions)
 
 
 if __name__ == "__main__":

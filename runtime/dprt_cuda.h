@@ -64,6 +64,9 @@ struct dprt_cuda {
 	const char **markname;   /* per mark: its name */
 	long *runs;              /* per partition: runs so far */
 	cudaGraphExec_t *exec;   /* per partition: its captured schedule */
+	int prec16;              /* DPRT_BF16 or DPRT_F16 (tune cuda.precision), or 0 */
+	unsigned char *w16;      /* device: 16-bit copies of weights (dprt_cuda_half) */
+	unsigned char *s16;      /* device: 16-bit copies of products' operands */
 };
 
 /* Opens the first visible CUDA device and makes the state of one program
@@ -217,6 +220,30 @@ int dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alph
                        const float *A, int64_t rsa, int64_t csa,
                        const float *B, int64_t rsb, int64_t csb, const float *bias,
                        float *C, int64_t ldc, char *err, size_t errn);
+
+/* 16-bit precision (runtime/cuda/half.cu; `tune cuda.precision bf16|f16`). */
+enum { DPRT_BF16 = 1, DPRT_F16 = 2 };
+
+/* At init: sets g->prec16 and allocates wbytes of 16-bit weight copies
+ * (g->w16) and sbytes of operand scratch (g->s16).  0, or -1 with a
+ * message (dprt_cuda_close frees them). */
+int dprt_cuda_half(dprt_cuda *g, int prec16, size_t wbytes, size_t sbytes, char *err,
+                   size_t errn);
+/* Enqueues y[i] = x[i] in g->prec16's 16-bit format (rounded to nearest,
+ * ties to even), i < n: y holds n 16-bit numbers. */
+int dprt_cuda_to16(dprt_cuda *g, void *y, const float *x, int64_t n, char *err, size_t errn);
+/* Enqueues y[i] = x[i] rounded to the nearest 16-bit number, kept in fp32
+ * (y may be x). */
+int dprt_cuda_round16(dprt_cuda *g, float *y, const float *x, int64_t n, char *err,
+                      size_t errn);
+/* C = alpha·A·B (+ bias) through cuBLASLt on the tensor cores: A and B in
+ * g->prec16's 16-bit format with the strides of dprt_cublas_sgemm, fp32
+ * accumulation, C fp32 (M×N, row stride ldc); bias NULL or N floats added
+ * in the epilogue.  0, or -1 with "cuda: cublasLtMatmul...: <status>". */
+int dprt_cublaslt_16(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                     const void *A, int64_t rsa, int64_t csa,
+                     const void *B, int64_t rsb, int64_t csb, const float *bias,
+                     float *C, int64_t ldc, char *err, size_t errn);
 
 #ifdef __cplusplus
 }

@@ -112,7 +112,7 @@ badprec() {
 	rc=$?
 	cat "$tmp/err"
 	[ $rc -eq 1 ] && [ ! -e "$tmp/y.cu" ] &&
-		grep -q "^$tmp/a/resnet18_core/4.partition.dpir: lower_gpu: $m/bad.map: tune cuda.precision bf17: expected fp32 or tf32$" "$tmp/err"
+		grep -q "^$tmp/a/resnet18_core/4.partition.dpir: lower_gpu: $m/bad.map: tune cuda.precision bf17: expected fp32, tf32, bf16 or f16$" "$tmp/err"
 }
 check "an unknown precision: exit 1, named" badprec
 echo "1..$n"

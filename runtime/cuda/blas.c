@@ -173,7 +173,10 @@ ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 	cublasLtMatmulPreference_t pref = NULL;
 	cublasLtMatmulHeuristicResult_t res;
 	cublasOperation_t opa = (cublasOperation_t)key[3], opb = (cublasOperation_t)key[4];
-	cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+	/* key[8]: the inputs' precision (0 fp32, 1 tf32, 2 bf16, 3 f16), 16: no bias */
+	cublasLtEpilogue_t epi = key[8] & 16 ? CUBLASLT_EPILOGUE_DEFAULT : CUBLASLT_EPILOGUE_BIAS;
+	cudaDataType_t in = (key[8] & 15) == 2 ? CUDA_R_16BF : (key[8] & 15) == 3 ? CUDA_R_16F :
+	                    CUDA_R_32F;
 	size_t ws = WORKSPACE;
 	int i, nres = 0, rc;
 	int64_t M = key[0], N = key[1], K = key[2];
@@ -195,7 +198,7 @@ ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 	memset(p, 0, sizeof *p);
 	memcpy(p->key, key, sizeof p->key);
 	/* cuBLAS's A is our B^T (N×K), its B our A^T (K×M) */
-	rc = blasok(cublasLtMatmulDescCreate(&p->desc, key[8] ? CUBLAS_COMPUTE_32F_FAST_TF32 :
+	rc = blasok(cublasLtMatmulDescCreate(&p->desc, (key[8] & 15) == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32 :
 	                                     CUBLAS_COMPUTE_32F, CUDA_R_32F),
 	            "cublasLtMatmulDescCreate", err, errn);
 	if (rc == 0 && (blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -208,11 +211,11 @@ ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 	                                                      &epi, sizeof epi),
 	                       "cublasLtMatmulDescSetAttribute", err, errn) != 0))
 		rc = -1;
-	if (rc == 0 && (blasok(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F,
+	if (rc == 0 && (blasok(cublasLtMatrixLayoutCreate(&p->la, in,
 	                                                  opb == CUBLAS_OP_N ? N : K,
 	                                                  opb == CUBLAS_OP_N ? K : N, key[6]),
 	                       "cublasLtMatrixLayoutCreate", err, errn) != 0 ||
-	                blasok(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F,
+	                blasok(cublasLtMatrixLayoutCreate(&p->lb, in,
 	                                                  opa == CUBLAS_OP_N ? K : M,
 	                                                  opa == CUBLAS_OP_N ? M : K, key[5]),
 	                       "cublasLtMatrixLayoutCreate", err, errn) != 0 ||
@@ -257,11 +260,12 @@ ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 	return p;
 }
 
-/* C = alpha·A·B + bias, row-major, through cublasLtMatmul. */
-int
-dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
-                   const float *A, int64_t rsa, int64_t csa, const float *B, int64_t rsb,
-                   int64_t csb, const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+/* C = alpha·A·B (+ bias), row-major, through cublasLtMatmul, the inputs in
+ * precision mode (key[8]). */
+static int
+ltmatmul(dprt_cuda *g, int mode, int64_t M, int64_t N, int64_t K, float alpha, const void *A,
+         int64_t rsa, int64_t csa, const void *B, int64_t rsb, int64_t csb, const float *bias,
+         float *C, int64_t ldc, char *err, size_t errn)
 {
 	cublasOperation_t opa, opb;
 	int64_t lda, ldb, key[10];
@@ -274,18 +278,38 @@ dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
 		return -1;
 	}
 	key[0] = M, key[1] = N, key[2] = K, key[3] = opa, key[4] = opb;
-	key[5] = lda, key[6] = ldb, key[7] = ldc, key[8] = g->tf32;
+	key[5] = lda, key[6] = ldb, key[7] = ldc, key[8] = mode | (bias ? 0 : 16);
 	/* operands' alignments, one byte each (256 as 0): cuBLAS's A (our B),
 	 * its B (our A), C and the bias */
 	key[9] = (align(B) & 0xff) << 24 | (align(A) & 0xff) << 16 | (align(C) & 0xff) << 8 |
 	         (align(bias) & 0xff);
 	if ((p = ltplan(g, key, err, errn)) == NULL)
 		return -1;
-	if (blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-	                                          sizeof bias),
-	           "cublasLtMatmulDescSetAttribute", err, errn) != 0)
+	if (bias && blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+	                                                  &bias, sizeof bias),
+	                   "cublasLtMatmulDescSetAttribute", err, errn) != 0)
 		return -1;
 	return blasok(cublasLtMatmul(g->lt, p->desc, &alpha, B, p->la, A, p->lb, &beta, C, p->lc, C,
 	                             p->lc, &p->algo, g->blasws, WORKSPACE, g->stream),
 	              "cublasLtMatmul", err, errn);
+}
+
+/* C = alpha·A·B + bias, row-major, through cublasLtMatmul. */
+int
+dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t rsa, int64_t csa, const float *B, int64_t rsb,
+                   int64_t csb, const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	return ltmatmul(g, g->tf32, M, N, K, alpha, A, rsa, csa, B, rsb, csb, bias, C, ldc, err,
+	                errn);
+}
+
+/* The same with A and B in g->prec16's 16-bit format (bias may be NULL). */
+int
+dprt_cublaslt_16(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const void *A,
+                 int64_t rsa, int64_t csa, const void *B, int64_t rsb, int64_t csb,
+                 const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	return ltmatmul(g, g->prec16 == DPRT_F16 ? 3 : 2, M, N, K, alpha, A, rsa, csa, B, rsb, csb,
+	                bias, C, ldc, err, errn);
 }

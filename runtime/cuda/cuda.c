@@ -139,6 +139,8 @@ dprt_cuda_close(dprt_cuda *g)
 	cudaFreeHost((void *)g->seen);
 	cudaFree(g->arena);
 	cudaFree(g->weights);
+	cudaFree(g->w16);
+	cudaFree(g->s16);
 	cudaFreeHost(g->pinned);
 	if (g->stream)
 		cudaStreamDestroy(g->stream);

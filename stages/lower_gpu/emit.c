@@ -227,6 +227,8 @@ init(Gpu *g, Str *s)
 		           "\t\t    dprt_cuda_ok(cudaMemcpyToSymbol(dp_fault, &f, sizeof f), "
 		           "\"cudaMemcpyToSymbol\", err, errn) != 0) {\n"
 		           "\t\t\tdprt_cuda_close(g);\n\t\t\treturn -1;\n\t\t}\n\t}\n");
+	if (g->prec16)
+		mm16_init(g, s);
 	str_put(s, g->init.p ? g->init.p : "");
 	str_put(s, "\t*state = g;\n\treturn 0;\n}\n");
 }

@@ -65,7 +65,14 @@ typedef struct Gpu {
 	const char *arch;  /* the GPU generation (sm_90), with -t */
 	struct Tunedb *db; /* the tuning database, or NULL (tune.c) */
 	Str init;          /* statements NAME_gpu_init runs once the constants
-	                      are on the device (packing convolution weights) */
+	                      are on the device (packing convolution weights) */	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
+	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */
+	int64_t s16;       /* bytes of the 16-bit operand scratch (mm.c) */
+	int64_t *h16;      /* per value: 1 + the byte offset of its 16-bit copy
+	                      in the weight copies, or 0 */
+	int s16v;          /* 1 + the value whose 16-bit copy starts the scratch
+	                      in schedule s16rec (converted once for its products) */
+	Str *s16rec;
 } Gpu;
 
 /* The passes, in the order emit_file runs them (each reads what the ones
@@ -132,6 +139,10 @@ void launched(Gpu *g, const char *kname);
 /* mm.c: a matrix product (aten.linear, aten.addmm, aten.mm) with its bias
  * and folded relu: a generated GEMV kernel for few rows, cuBLAS else. */
 int emit_mm(Gpu *g, int i);
+
+/* mm.c, in 16-bit precision: the statements of NAME_gpu_init that allocate
+ * the 16-bit copies and round the fp32 constants, before g->init's. */
+void mm16_init(Gpu *g, Str *s);
 
 /* nn.c: convolution, pooling, batched products and attention: whether op
  * is one of them on the device, and its kernels or library calls (as

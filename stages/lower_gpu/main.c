@@ -19,6 +19,8 @@ static const char usage[] =
 	"  - matrix products with their bias and a following relu: a generated\n"
 	"    matrix-vector kernel for up to 8 rows, cuBLAS (fp32) beyond, a bias\n"
 	"    vector alone in cuBLASLt's epilogue; bmm and matmul a tiled kernel;\n"
+	"    with `tune cuda.precision bf16|f16` in the mapping, in 16 bits (16-bit\n"
+	"    weights, fp32 sums, results rounded; formats/target.md);\n"
 	"  - convolutions: an implicit GEMM on the tensor cores with the batch\n"
 	"    norm after it folded into its weights at init and a residual add and\n"
 	"    relu in its epilogue (DPRT_CUDA_CONV picks fp32/tf32/direct at run\n"

@@ -5,7 +5,8 @@
  * rows with a bias per output column and nothing else after the product (a
  * transformer's linear layers): cuBLASLt with the bias in its epilogue, one
  * kernel.  Other products of many rows: cuBLAS (fp32, or TF32 where the
- * mapping says so), then one epilogue kernel for bias and relu. */
+ * mapping says so), then one epilogue kernel for bias and relu.  In 16-bit
+ * precision (mm16 below) the same paths read 16-bit operands. */
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,7 @@ typedef struct MM {
 	double alpha, beta;
 	Mat a, b, c0;
 	int hasc0, relu;
+	int round16;       /* the result rounded to 16 bits (tune cuda.precision bf16|f16) */
 	char name[64];     /* kernel name */
 } MM;
 
@@ -95,6 +97,8 @@ epilogue(Str *s, const MM *p, const char *ind, const char *m, const char *n, con
 	str_put(s, ";\n");
 	if (p->relu)
 		str_printf(s, "%sr = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */\n", ind);
+	if (p->round16)
+		str_printf(s, "%sr = dp_r16(r);   /* rounded to 16 bits */\n", ind);
 	str_printf(s, "%s%s = r;\n", ind, dst);
 }
 
@@ -276,6 +280,239 @@ launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 	launched(g, p->name);
 }
 
+/* 16-bit precision (tune cuda.precision bf16|f16; formats/target.md,
+ * "Precision"): the weights are rounded to 16 bits at init (mm16_init) and
+ * each product reads 16-bit copies of its operands: a weight's made once at
+ * init, an activation's by the schedule just before the product, into the
+ * scratch.  Sums in fp32; the result rounded to 16 bits. */
+
+/* The device helpers of the 16-bit kernels, once in a program's .cu. */
+static void
+head16(Gpu *g)
+{
+	int bf = g->prec16 == 1;
+
+	str_printf(&g->kern, "\n#include <%s>\n\n"
+	                     "typedef %s dp_h16;   /* tune cuda.precision %s */\n\n"
+	                     "/* x rounded to the nearest %s (ties to even), kept in fp32 */\n"
+	                     "static __device__ __forceinline__ __attribute__((unused)) float\n"
+	                     "dp_r16(float x)\n{\n"
+	                     "\treturn %s(%s(x));\n}\n\n"
+	                     "/* the two 16-bit numbers of u (the low half first), widened */\n"
+	                     "static __device__ __forceinline__ __attribute__((unused)) float2\n"
+	                     "dp_w162(unsigned u)\n{\n"
+	                     "\t%s h;\n\n\tmemcpy(&h, &u, sizeof h);\n\treturn %s(h);\n}\n",
+	           bf ? "cuda_bf16.h" : "cuda_fp16.h", bf ? "__nv_bfloat16" : "__half",
+	           bf ? "bf16" : "f16", bf ? "bf16" : "f16",
+	           bf ? "__bfloat162float" : "__half2float",
+	           bf ? "__float2bfloat16_rn" : "__float2half_rn",
+	           bf ? "__nv_bfloat162" : "__half2", bf ? "__bfloat1622float2" : "__half22float2");
+}
+
+/* The 16-bit copy of base value v into buf (an expression of the
+ * schedule): a weight's, made at init (once per weight); else converted
+ * now into the scratch at *soff, which moves past it. */
+static void
+half16(Gpu *g, int v, int64_t *soff, char *buf, size_t bn)
+{
+	const GHome *h = &g->h[v];
+	int64_t n = h->bytes / 4, off;
+
+	if (h->kind == G_WEIGHT) {
+		if (g->h16[v] == 0) {
+			off = (g->w16 + 255) / 256 * 256;
+			g->w16 = off + 2 * n;
+			g->h16[v] = off + 1;
+			str_printf(&g->init, "\tif (dprt_cuda_to16(g, g->w16 + %lld, (const float *)(g->weights "
+			                     "+ %lld), %lld, err, errn) != 0) {\n"
+			                     "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n",
+			           (long long)off, (long long)h->off, (long long)n);
+		}
+		snprintf(buf, bn, "g->w16 + %lld", (long long)(g->h16[v] - 1));
+		return;
+	}
+	off = *soff;
+	*soff = off + (2 * n + 255) / 256 * 256;
+	if (*soff > g->s16)
+		g->s16 = *soff;
+	snprintf(buf, bn, "g->s16 + %lld", (long long)off);
+	if (off == 0 && g->s16rec == g->rec && g->s16v == v + 1)
+		return;   /* there since the product before */
+	if (off == 0) {
+		g->s16rec = g->rec;
+		g->s16v = v + 1;
+	}
+	str_printf(g->rec, "\tif (dprt_cuda_to16(g, g->s16 + %lld, v%d, %lld, err, errn) != 0)\n"
+	                   "\t\treturn -1;\n", (long long)off, gV(g, v), (long long)n);
+}
+
+/* The GEMV kernel of 16-bit weights: as gemv, the weights read 8 at a time
+ * (16 bytes), the inputs rounded to 16 bits as read. */
+static void
+gemv16(Gpu *g, const MM *p)
+{
+	Str *s = &g->kern;
+	int vec = p->K % 8 == 0 && p->b.cs % 8 == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
+	int64_t m;
+
+	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one warp per "
+	              "column n, b in 16 bits (%s), a rounded to 16 bits, fp32 sums, y rounded */\n",
+	           p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
+	           (long long)p->N, (long long)p->K, vec ? "16-byte loads" : "2-byte loads");
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
+	str_put(s, "const float *__restrict__ a, const dp_h16 *__restrict__ b, ");
+	if (p->hasc0)
+		str_put(s, "const float *__restrict__ c0, ");
+	str_printf(s, "float *__restrict__ y)\n{\n"
+	              "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
+	              "\tfloat r", WARPS);
+	for (m = 0; m < p->M; m++)
+		str_printf(s, ", acc%lld = 0.0f", (long long)m);
+	str_printf(s, ";\n\n\tif (n >= %lld)\n\t\treturn;\n", (long long)p->N);
+	if (vec) {
+		str_printf(s, "\tconst uint4 *bn = (const uint4 *)(b + (long long)n * %lld);\n"
+		              "#pragma unroll 4\n"
+		              "\tfor (int k = lane; k < %lld; k += 32) {\n"
+		              "\t\tuint4 u = __ldg(bn + k);\n"
+		              "\t\tfloat2 w0 = dp_w162(u.x), w1 = dp_w162(u.y), w2 = dp_w162(u.z), "
+		              "w3 = dp_w162(u.w);\n"
+		              "\t\tfloat4 x, z;\n", (long long)p->b.cs, (long long)(p->K / 8));
+		for (m = 0; m < p->M; m++)
+			str_printf(s, "\t\tx = __ldg((const float4 *)(a + %lld) + 2 * k);\n"
+			              "\t\tz = __ldg((const float4 *)(a + %lld) + 2 * k + 1);\n"
+			              "\t\tacc%lld = fmaf(w0.x, dp_r16(x.x), acc%lld);\n"
+			              "\t\tacc%lld = fmaf(w0.y, dp_r16(x.y), acc%lld);\n"
+			              "\t\tacc%lld = fmaf(w1.x, dp_r16(x.z), acc%lld);\n"
+			              "\t\tacc%lld = fmaf(w1.y, dp_r16(x.w), acc%lld);\n"
+			              "\t\tacc%lld = fmaf(w2.x, dp_r16(z.x), acc%lld);\n"
+			              "\t\tacc%lld = fmaf(w2.y, dp_r16(z.y), acc%lld);\n"
+			              "\t\tacc%lld = fmaf(w3.x, dp_r16(z.z), acc%lld);\n"
+			              "\t\tacc%lld = fmaf(w3.y, dp_r16(z.w), acc%lld);\n",
+			           (long long)(m * p->a.rs), (long long)(m * p->a.rs),
+			           (long long)m, (long long)m, (long long)m, (long long)m,
+			           (long long)m, (long long)m, (long long)m, (long long)m,
+			           (long long)m, (long long)m, (long long)m, (long long)m,
+			           (long long)m, (long long)m, (long long)m, (long long)m);
+	} else {
+		str_printf(s, "\tconst unsigned short *bn = (const unsigned short *)b + (long long)n * "
+		              "%lld;\n"
+		              "#pragma unroll 4\n"
+		              "\tfor (long long k = lane; k < %lldLL; k += 32) {\n"
+		              "\t\tfloat w = dp_w162(__ldg(bn + k)).x;\n", (long long)p->b.cs,
+		           (long long)p->K);
+		for (m = 0; m < p->M; m++)
+			str_printf(s, "\t\tacc%lld = fmaf(w, dp_r16(__ldg(a + %lld + k * %lld)), acc%lld);\n",
+			           (long long)m, (long long)(m * p->a.rs), (long long)p->a.cs,
+			           (long long)m);
+	}
+	str_put(s, "\t}\n\tfor (int s = 16; s > 0; s /= 2) {\n");
+	for (m = 0; m < p->M; m++)
+		str_printf(s, "\t\tacc%lld += __shfl_xor_sync(0xffffffffu, acc%lld, s);\n",
+		           (long long)m, (long long)m);
+	str_put(s, "\t}\n\tif (lane != 0)\n\t\treturn;\n");
+	for (m = 0; m < p->M; m++) {
+		char mm[32], acc[32], dst[64];
+		snprintf(mm, sizeof mm, "%lld", (long long)m);
+		snprintf(acc, sizeof acc, "acc%lld", (long long)m);
+		snprintf(dst, sizeof dst, "y[%lld + n]", (long long)(m * p->N));
+		epilogue(s, p, "\t", mm, "n", acc, dst);
+	}
+	str_put(s, "}\n");
+}
+
+/* Product p in 16 bits: few rows, the GEMV kernel of 16-bit weights; else
+ * cuBLASLt on the tensor cores (the bias vector in its epilogue), then the
+ * result rounded, by the epilogue kernel where there is one.  1, or 0 where
+ * cuBLAS cannot take the strides (the product stays fp32). */
+static int
+mm16(Gpu *g, MM *p)
+{
+	char a[64], b[64];
+	int64_t soff = 0;
+	int bias;
+
+	if (p->M > GEMV_ROWS && (!blasok(&p->a, p->M, p->K) || !blasok(&p->b, p->K, p->N)))
+		return 0;
+	if (p->M <= GEMV_ROWS && (p->b.rs != 1 || p->a.cs != 1) &&
+	    (!blasok(&p->a, p->M, p->K) || !blasok(&p->b, p->K, p->N)))
+		return 0;
+	if (g->h16 == NULL) {
+		g->h16 = dp_alloc(g->fn->arena, (size_t)g->fn->nval, sizeof *g->h16);
+		head16(g);
+	}
+	p->round16 = 1;
+	if (p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1) {
+		half16(g, p->b.v, &soff, b, sizeof b);
+		str_put(&g->kern, "\n");
+		gemv16(g, p);
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d, (const dp_h16 *)(%s), ",
+		           p->name, (long long)((p->N + WARPS - 1) / WARPS), WARPS * 32,
+		           gV(g, p->a.v), b);
+		if (p->hasc0)
+			str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
+		str_printf(g->rec, "v%d);\n", gV(g, p->y));
+		launched(g, p->name);
+		return 1;
+	}
+	g->blas = 1;
+	half16(g, p->a.v, &soff, a, sizeof a);
+	half16(g, p->b.v, &soff, b, sizeof b);
+	bias = p->hasc0 && !p->relu && p->beta == 1 && p->c0.rs == 0 && p->c0.cs == 1;
+	str_printf(g->rec, "\tif (dprt_cublaslt_16(g, %lld, %lld, %lld, ", (long long)p->M,
+	           (long long)p->N, (long long)p->K);
+	str_float(g->rec, p->alpha);
+	str_printf(g->rec, ", %s, %lld, %lld, %s, %lld, %lld, ", a, (long long)p->a.rs,
+	           (long long)p->a.cs, b, (long long)p->b.rs, (long long)p->b.cs);
+	if (bias)
+		str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
+	else
+		str_put(g->rec, "NULL, ");
+	str_printf(g->rec, "v%d, %lld, err, errn) != 0)\n\t\treturn -1;\n", gV(g, p->y),
+	           (long long)p->N);
+	str_put(&g->kern, "\n");
+	if (!bias && (p->hasc0 || p->relu)) {
+		strcat(p->name, "_epilogue");
+		after(g, p);
+		launch(g, p, grid(p->M * p->N, BLOCK), BLOCK, 0);
+	} else {
+		str_printf(&g->kern, "/* cublasLtMatmul in 16 bits%s, then the result rounded "
+		                     "(runtime/cuda/blas.c, half.cu) */\n",
+		           bias ? " with the bias in its epilogue" : "");
+		str_printf(g->rec, "\tif (dprt_cuda_round16(g, v%d, v%d, %lld, err, errn) != 0)\n"
+		                   "\t\treturn -1;\n", gV(g, p->y), gV(g, p->y),
+		           (long long)(p->M * p->N));
+	}
+	return 1;
+}
+
+void
+mm16_init(Gpu *g, Str *s)
+{
+	const Fn *fn = g->fn;
+	int i;
+
+	str_printf(s, "\t/* 16 bits (tune cuda.precision %s): the 16-bit copies of the products' "
+	              "weights\n\t * and operands; each fp32 parameter of the model (a constant with "
+	              "a state-dict\n\t * name) rounded to %s, as by PyTorch's model.to() */\n"
+	              "\tif (dprt_cuda_half(g, %s, %lld, %lld, err, errn) != 0",
+	           g->prec16 == 1 ? "bf16" : "f16", g->prec16 == 1 ? "bf16" : "f16",
+	           g->prec16 == 1 ? "DPRT_BF16" : "DPRT_F16", (long long)g->w16, (long long)g->s16);
+	for (i = 0; i < fn->nop; i++) {   /* as init (emit.c) finds the constants */
+		const Op *op = &fn->op[i], *c;
+		const GHome *h = op->nout == 1 ? &g->h[op->out[0]] : NULL;
+		if (h == NULL || h->kind != G_WEIGHT || h->bytes == 0 ||
+		    fn->val[op->out[0]].t.dtype != DP_F32)
+			continue;
+		c = op->kind == Oconst ? op : &fn->op[g->x[i].src];
+		if (dp_gets(c, "param") == NULL)
+			continue;
+		str_printf(s, " ||\n\t    dprt_cuda_round16(g, (float *)(g->weights + %lld), "
+		              "(const float *)(g->weights + %lld), %lld, err, errn) != 0",
+		           (long long)h->off, (long long)h->off, (long long)(h->bytes / 4));
+	}
+	str_put(s, ") {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+}
+
 /* A matrix product and what is folded into it. */
 int
 emit_mm(Gpu *g, int i)
@@ -338,7 +575,9 @@ emit_mm(Gpu *g, int i)
 		str_put(&g->kern, "/* an empty product: nothing to compute */\n");
 		return 0;
 	}
-	if (p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1) {
+	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
+		/* 16 bits (tune cuda.precision bf16|f16) */
+	} else if (p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1) {
 		gemv(g, &p);
 		launch(g, &p, (p.N + WARPS - 1) / WARPS, WARPS * 32, 1);
 	} else if (p.M <= GEMV_ROWS) {

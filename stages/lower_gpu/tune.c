@@ -3,7 +3,7 @@
  * takes over its heuristics.  A target mapping names it with
  * `tune cuda.db FILE` (relative to the mapping's folder); lower_gpu reads
  * the mapping with -t and lists both in its depfile, so that an edit of
- * either relowers.  The mapping's `tune cuda.precision fp32|tf32` (fp32 the
+ * either relowers.  The mapping's `tune cuda.precision fp32|tf32|bf16|f16` (fp32 the
  * default) sets the program's precision at init (dprt_cuda_precision).  Today it holds the split of K of convolutions:
  *
  *   conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 split=4
@@ -60,8 +60,16 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		str_put(&g->init, "\t/* the mapping's precision (tune cuda.precision tf32) */\n"
 		                  "\tif (dprt_cuda_precision(g, DPRT_CONV_TF32, err, errn) != 0) {\n"
 		                  "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
+	} else if (strcmp(prec, "bf16") == 0 || strcmp(prec, "f16") == 0) {
+		/* matrix products in 16 bits (mm.c), the rest as in tf32 */
+		g->prec16 = prec[0] == 'b' ? 1 : 2;
+		str_printf(&g->init, "\t/* the mapping's precision (tune cuda.precision %s): "
+		                     "convolutions and cuBLAS's fp32 products in TF32 */\n"
+		                     "\tif (dprt_cuda_precision(g, DPRT_CONV_TF32, err, errn) != 0) {\n"
+		                     "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n", prec);
 	} else if (strcmp(prec, "fp32") != 0) {
-		dp_seterr(g->err, "%s: tune cuda.precision %s: expected fp32 or tf32", map, prec);
+		dp_seterr(g->err, "%s: tune cuda.precision %s: expected fp32, tf32, bf16 or f16", map,
+		          prec);
 		return -1;
 	}
 	db = dp_target_tune(&t, "cuda.db", NULL);
