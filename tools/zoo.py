@@ -165,9 +165,13 @@ def build_run(d, stem, target, args, r, root, timeout):
     return secs, ("ok" if err <= TOL else "DIFFERS") + f" {err:.1e}", "", "yes"
 
 
-def one(name, forms, work, root, cuda):
+def one(name, forms, work, root, cuda, keep):
     """Exports, builds and runs one model in every form; its rows go to
-    WORK/NAME/rows.json as each form finishes (what a timeout leaves)."""
+    WORK/NAME/rows.json as each form finishes (what a timeout leaves).  A
+    form's builds are removed once compared, and its archive too unless it
+    is small (2 MB) or keep is set: the weights would otherwise be on disk
+    seven times (archive, blob, program and library per target) for every
+    model at once."""
     import numpy as np
     import torch
     torch.set_num_threads(2)
@@ -222,13 +226,18 @@ def one(name, forms, work, root, cuda):
             res = dict(zip(targets, ex.map(lambda t: build_run(d, stem, t, args, r, root, 400),
                                            targets)))
         for t in targets:
+            shutil.rmtree(os.path.join(d, "build_" + t), ignore_errors=True)
+        pt2 = os.path.join(d, stem + ".pt2")
+        if not keep and os.path.getsize(pt2) > 2 << 20:
+            os.remove(pt2)
+        for t in targets:
             secs, result, err, imported = res[t]
             row["t" + t], row[t] = secs, result
             if err and not row["error"]:
                 row["error"] = err
             if imported == "yes" or (imported == "no" and not row["imported"]):
                 row["imported"] = imported
-        if not row["imported"]:
+        if not row["imported"] and os.path.exists(pt2):
             p = subprocess.run([os.path.join(root, "bin/devproc"), "dump", stem + ".pt2"], cwd=d,
                                capture_output=True, text=True)
             row["ops"] = " ".join(l.split()[1] for l in p.stdout.splitlines()
@@ -240,7 +249,8 @@ def launch(name, a, root):
     """Runs one model in its own process group for at most a.timeout s (or
     until the deadline); returns its rows, with the unfinished ones marked."""
     cmd = [sys.executable, os.path.abspath(__file__), "--one", name, "--work", a.work,
-           "--forms", *a.forms] + (["--no-cuda"] if a.no_cuda else [])
+           "--forms", *a.forms] + (["--no-cuda"] if a.no_cuda else []) + \
+          (["--keep"] if name == a.time_import else [])
     log = open(os.path.join(a.work, name + ".log"), "w")
     t0 = time.time()
     p = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT,
@@ -354,12 +364,13 @@ def main():
     ap.add_argument("--out", default="tools/zoo/RESULTS.md")
     ap.add_argument("--no-cuda", action="store_true")
     ap.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)
+    ap.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     root = os.getcwd()
     a.work = os.path.abspath(a.work)
     if a.one:
         try:
-            one(a.one, a.forms, a.work, root, not a.no_cuda)
+            one(a.one, a.forms, a.work, root, not a.no_cuda, a.keep)
         except Exception:   # noqa: BLE001: the parent reads the traceback's last line
             traceback.print_exc()
             return 1
@@ -369,7 +380,14 @@ def main():
     models = a.models or all_models()
     skipped = [m for m in models if m in a.skip]
     models = [m for m in models if m not in a.skip]
-    order = sorted(models, key=lambda m: SLOW.index(m) if m in SLOW else len(SLOW))
+    # the slow ones first, but one in every four places at most, so that
+    # the largest weights are not all on disk at once
+    slow = [m for m in SLOW if m in models]
+    rest = [m for m in models if m not in SLOW]
+    order = []
+    while slow or rest:
+        order += slow[:1] + rest[:3]
+        slow, rest = slow[1:], rest[3:]
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     rows, lock = {}, threading.Lock()
