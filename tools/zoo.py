@@ -228,8 +228,6 @@ def one(name, forms, work, root, cuda, keep):
         for t in targets:
             shutil.rmtree(os.path.join(d, "build_" + t), ignore_errors=True)
         pt2 = os.path.join(d, stem + ".pt2")
-        if not keep and os.path.getsize(pt2) > 2 << 20:
-            os.remove(pt2)
         for t in targets:
             secs, result, err, imported = res[t]
             row["t" + t], row[t] = secs, result
@@ -237,11 +235,13 @@ def one(name, forms, work, root, cuda, keep):
                 row["error"] = err
             if imported == "yes" or (imported == "no" and not row["imported"]):
                 row["imported"] = imported
-        if not row["imported"] and os.path.exists(pt2):
+        if not row["imported"]:
             p = subprocess.run([os.path.join(root, "bin/devproc"), "dump", stem + ".pt2"], cwd=d,
                                capture_output=True, text=True)
             row["ops"] = " ".join(l.split()[1] for l in p.stdout.splitlines()
                                   if "UNSUPPORTED" in l and len(l.split()) > 1)
+        if not keep and os.path.getsize(pt2) > 2 << 20:
+            os.remove(pt2)
         save_rows(rpath, rows)
 
 
