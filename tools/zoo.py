@@ -322,6 +322,23 @@ def time_import(name, a, root):
     return lines
 
 
+def versions():
+    """The libraries' versions and the GPU, for the table's note."""
+    out = []
+    for mod in ["torch", "torchvision", "transformers"]:
+        try:
+            out.append(f"{mod} {__import__(mod).__version__}")
+        except Exception:   # noqa: BLE001
+            out.append(f"no {mod}")
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        gpu = ""
+    return ", ".join(out) + (f"; {os.cpu_count()} cores, {gpu}." if gpu else
+                             f"; {os.cpu_count()} cores, no GPU.")
+
+
 def table(rows, path, note):
     cols = ["model", "form", "imported", "tcpu", "cpu", "tcuda", "cuda", "error"]
     head = ["model", "form", "import", "build cpu (s)", "cpu", "build cuda (s)", "cuda",
@@ -419,6 +436,7 @@ def main():
             f"Tolerance max|err|/max|ref| <= {TOL:g}; train = torch.export training IR, "
             "core = run_decompositions().  Build times are `devproc build` from the archive "
             "(import to link), the cpu and cuda builds of a form running side by side.")
+    note += "  " + versions()
     if skipped:
         note += "\n\nLeft out: " + "; ".join(f"{m} ({SKIP.get(m, '--skip')})" for m in skipped) + "."
     if a.time_import:
