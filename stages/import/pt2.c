@@ -226,11 +226,14 @@ dataoffsets(Model *m)
 	m->data = xrealloc(NULL, (size_t)m->ndata + 1, sizeof *m->data);
 	for (zip_int64_t i = 0; i < m->ndata; i++)
 		m->data[i] = -1;
-	/* the end of central directory record, and its zip64 twin */
-	size_t e = size >= 22 ? size - 22 : 0, stop = e > 65535 ? e - 65535 : 0;
+	/* the end of central directory record, and its zip64 twin (an archive
+	 * too small to hold both and an entry is read through libzip) */
+	if (size < 128)
+		return;
+	size_t e = size - 22, stop = e > 65535 ? e - 65535 : 0;
 	while (e > stop && rd(z + e, 4) != 0x06054b50)
 		e--;
-	if (size < 22 || rd(z + e, 4) != 0x06054b50)
+	if (rd(z + e, 4) != 0x06054b50)
 		return;
 	uint64_t count = rd(z + e + 10, 2), cd = rd(z + e + 16, 4);
 	if ((count == 0xffff || cd == 0xffffffff) && e >= 20 && rd(z + e - 20, 4) == 0x07064b50) {
