@@ -14,6 +14,10 @@ typedef struct Gen {
 } Gen;
 
 int gen_ninja(Gen *g);                 /* writes the ninja file; 0 or 1 */
+/* The pipeline NAME of a .dp file (gen.c); 0, or 1 with the error printed. */
+int gen_pipename(const char *file, char *name, size_t n);
+/* devproc tune (tune.c): a tuning database measured on this GPU. */
+int cmd_tune(int argc, char **argv, const char *root);
 int cmd_dump(int argc, char **argv);   /* devproc dump */
 int cmd_parse(int argc, char **argv);  /* devproc parse */
 int cmd_stages(int argc, char **argv); /* devproc stages */

@@ -119,8 +119,8 @@ dpstatement(const char *file, char *name, size_t n)
 
 /* Pipeline name from its file: basename without ".dp", or where that is no
  * C identifier, the .dp's own "pipeline NAME" line. */
-static int
-pipename(const char *file, char *name, size_t n)
+int
+gen_pipename(const char *file, char *name, size_t n)
 {
 	const char *b = strrchr(file, '/');
 	b = b ? b + 1 : file;
@@ -280,7 +280,7 @@ gen_ninja(Gen *g)
 	if (!names || !dps || !oname || !odp)
 		return fail("out of memory");
 	for (int i = 0; i < g->npipe; i++) {
-		if (pipename(g->pipe[i], names[i], sizeof names[i]))
+		if (gen_pipename(g->pipe[i], names[i], sizeof names[i]))
 			return 1;
 		if (!realpath(g->pipe[i], dps[i]))
 			return fail("%s: %s", g->pipe[i], strerror(errno));

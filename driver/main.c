@@ -1,5 +1,5 @@
 /* main.c: the devproc driver: build, gen, dump, parse, stages, trace, ops,
- * tensor. */
+ * tensor, tune. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -57,6 +57,11 @@ static const char usage[] =
 	"                      make an .npy input without numpy: from a PNG or\n"
 	"                      JPEG, raw bytes or a list of numbers (devproc\n"
 	"                      tensor --help)\n"
+	"  tune PIPELINE.dp [--target cuda] [-o FILE] [--in NAME=F.npy ...]\n"
+	"                      on a GPU: measure each convolution's, product's and\n"
+	"                      attention's variants and write the fastest per shape\n"
+	"                      as a tuning database (formats/tune.md; devproc tune\n"
+	"                      --help)\n"
 	"  help                this text\n"
 	"\n"
 	"options:\n"
@@ -204,5 +209,7 @@ main(int argc, char **argv)
 		return cmd_tensor(argc - 2, argv + 2);
 	if (!strcmp(cmd, "ops"))
 		return cmd_ops(argc - 2, argv + 2, findroot(argv[0]));
+	if (!strcmp(cmd, "tune"))
+		return cmd_tune(argc - 2, argv + 2, findroot(argv[0]));
 	die("unknown command '%s' (see devproc --help)", cmd);
 }

@@ -132,7 +132,7 @@ parse_targets(char *text, int *n)
 			*tab = 0;
 			e->note = tab + 1;
 		}
-		if (e->op[0] == '(')               /* (alias), (dropped): no op at all */
+		if (e->op[0] == '(')               /* (alias), (dropped), (folded): no op */
 			e->devs = (1 << DEV_N) - 1;
 		else {
 			int k = dp_op_lookup(e->op);

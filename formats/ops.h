@@ -156,6 +156,7 @@
 	X(Aminimum,   "aten.minimum", 2, 1, Kelem, Fbinaryn, "minimum", D_CPU|D_CUDA, "") \
 	X(Aatan2,     "aten.atan2", 2, 1, Kelem, Fbinary, "atan2", D_CPU|D_CUDA, "") \
 	X(Acumsum,    "aten.cumsum",       1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
+	X(Asort,      "aten.sort",         1, 2, Kindex, Fsort,  "",        D_CPU|D_CUDA, "descending:i=0 dim:i=-1") \
 	X(Agather,    "aten.gather",       2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "dim:i") \
 	COMPOSITE_OPS(X)
 
@@ -206,6 +207,15 @@
 	X(Aadaptavg3, "aten.adaptive_avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
 	X(Aindexput,  "aten.index_put", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "accumulate:i=0 dim:i=0") \
 	X(Aindexcopy, "aten.index_copy", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i") \
+	X(Atopk,      "aten.topk", 1, 2, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i=-1 k:i largest:i=1") \
+	X(Aprod,      "aten.prod", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
+	X(Abnstats,   "aten.batch_norm_no_stats", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05") \
+	X(Acdist,     "aten.cdist", 2, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "p:f=2") \
+	X(Apdist,     "aten.pdist", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "p:f=2") \
+	X(Amaskscat,  "aten.masked_scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Aembbag,    "aten.embedding_bag", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "include_last_offset:i=0 mode:i=0") \
+	X(Acol2im,    "aten.col2im", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dilation:is kernel_size:is output_size:is padding:is stride:is") \
+	X(Agridsamp,  "aten.grid_sampler_2d", 2, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 interpolation_mode:i=0 padding_mode:i=0") \
 	X(Ascatter,   "aten.scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i include_self:i=1 reduce:s?")
 
 /* Forms of computation: X(enum, name) */

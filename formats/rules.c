@@ -640,6 +640,142 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		*out = *t[0];
 		return 0;
 	}
+	case Asort: case Atopk: {
+		int64_t k = op->kind == Atopk ? dp_geti(op, "k", 0) : 0;
+		if ((d = dp_axis(dp_geti(op, "dim", -1), t[0]->rank)) < 0 && t[0]->rank > 0)
+			return fail(err, op, "dim is out of range");
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype))
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		out[0] = *t[0];
+		if (op->kind == Atopk) {
+			int64_t n = t[0]->rank ? t[0]->dim[d] : 1;
+			if (k < 0 || k > n)
+				return fail(err, op, "k is not from 0 to the size of dim");
+			if (t[0]->rank)
+				out[0].dim[d] = k;
+		}
+		out[1] = out[0];
+		out[1].dtype = DP_I64;
+		return 0;
+	}
+	case Aprod:
+		if (axes(err, op, "dim", t[0]->rank, &m))
+			return -1;
+		if (!dp_isfloat(t[0]->dtype) && !isint(t[0]->dtype) && t[0]->dtype != DP_BOOL)
+			return dp_failt(err, op, "needs a number", t[0], NULL);
+		reduced(t[0], m, (int)dp_geti(op, "keepdim", 0), out);
+		if (!dp_isfloat(t[0]->dtype))   /* integers and bool multiply in i64 */
+			out->dtype = DP_I64;
+		return 0;
+	case Abnstats:
+		if (op->nin != 3)
+			return fail(err, op, "takes the input, a weight and a bias");
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		if (t[0]->rank < 2)
+			return dp_failt(err, op, "input must be [N,C,...]", t[0], NULL);
+		for (int k = 1; k < 3; k++)
+			if (dp_samedt(err, op, t[0], t[k]) || t[k]->rank != 1 || t[k]->dim[0] != t[0]->dim[1])
+				return dp_failt(err, op, "weight and bias must be [C]", t[k], t[0]);
+		*out = *t[0];
+		return 0;
+	case Acdist:
+		if (dp_needfloat(err, op, t[0]) || dp_samedt(err, op, t[0], t[1]))
+			return -1;
+		if (t[0]->rank < 2 || t[0]->rank != t[1]->rank ||
+		    t[0]->dim[t[0]->rank - 1] != t[1]->dim[t[1]->rank - 1])
+			return dp_failt(err, op, "needs [...,P,M] and [...,R,M]", t[0], t[1]);
+		for (int i = 0; i < t[0]->rank - 2; i++)
+			if (t[0]->dim[i] != t[1]->dim[i])
+				return dp_failt(err, op, "the batch dims must be equal (broadcasting is not "
+				                "supported)", t[0], t[1]);
+		if (dp_getf(op, "p", 2) < 0)
+			return fail(err, op, "p must be non-negative");
+		*out = *t[0];
+		out->dim[out->rank - 1] = t[1]->dim[t[1]->rank - 2];
+		return 0;
+	case Apdist:
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		if (t[0]->rank != 2)
+			return dp_failt(err, op, "needs [N,M]", t[0], NULL);
+		if (dp_getf(op, "p", 2) < 0)
+			return fail(err, op, "p must be non-negative");
+		*out = *t[0];
+		out->rank = 1;
+		out->dim[0] = t[0]->dim[0] * (t[0]->dim[0] - 1) / 2;
+		return 0;
+	case Amaskscat: {
+		Type b;
+		if (t[1]->dtype != DP_BOOL)
+			return dp_failt(err, op, "mask must be bool", t[1], NULL);
+		if (dp_samedt(err, op, t[0], t[2]) || dp_bcast(err, op, t[0], t[1], &b))
+			return -1;
+		if (b.rank != t[0]->rank || memcmp(b.dim, t[0]->dim, sizeof b.dim[0] * b.rank))
+			return dp_failt(err, op, "mask must broadcast to the input's shape", t[0], t[1]);
+		*out = *t[0];
+		return 0;
+	}
+	case Aembbag: {
+		int64_t mode = dp_geti(op, "mode", 0), last = dp_geti(op, "include_last_offset", 0);
+		if (dp_needfloat(err, op, t[0]) || t[0]->rank != 2)
+			return dp_failt(err, op, "weight must be a float [V,D]", t[0], NULL);
+		for (int k = 1; k < 3; k++)
+			if ((t[k]->dtype != DP_I64 && t[k]->dtype != DP_I32) || t[k]->rank != 1)
+				return dp_failt(err, op, "indices and offsets must be i64 or i32 vectors", t[k],
+				                NULL);
+		if (mode < 0 || mode > 2)
+			return fail(err, op, "mode must be 0 (sum), 1 (mean) or 2 (max)");
+		if (t[2]->dim[0] - (last != 0) < 0)
+			return fail(err, op, "include_last_offset needs an offset");
+		*out = *t[0];
+		out->dim[0] = t[2]->dim[0] - (last != 0);
+		return 0;
+	}
+	case Acol2im: {
+		const Attr *o = dp_attr(op, "output_size");
+		int64_t k[2], dl[2], pd[2], st[2], n[2], L = 1;
+		int b = t[0]->rank == 3;
+		if (pair(err, op, "kernel_size", 1, k) || pair(err, op, "dilation", 1, dl) ||
+		    pair(err, op, "padding", 0, pd) || pair(err, op, "stride", 1, st))
+			return -1;
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		if (!o || o->n != 2 || (t[0]->rank != 2 && t[0]->rank != 3))
+			return dp_failt(err, op, "needs [N,]C*kh*kw,L and 2 output sizes", t[0], NULL);
+		for (int i = 0; i < 2; i++) {
+			if (k[i] < 1 || dl[i] < 1 || st[i] < 1 || pd[i] < 0)
+				return fail(err, op, "bad kernel_size, dilation, padding or stride");
+			n[i] = window(o->ints[i], k[i], st[i], pd[i], dl[i], 0);
+			L *= n[i];
+		}
+		if (t[0]->dim[b] % (k[0] * k[1]) || t[0]->dim[b + 1] != L)
+			return dp_failt(err, op, "the input's dims do not fit the kernel and the blocks",
+			                t[0], NULL);
+		*out = *t[0];
+		out->rank = (uint8_t)(3 + b);
+		if (b)
+			out->dim[0] = t[0]->dim[0];
+		out->dim[b] = t[0]->dim[b] / (k[0] * k[1]);
+		out->dim[b + 1] = o->ints[0];
+		out->dim[b + 2] = o->ints[1];
+		return 0;
+	}
+	case Agridsamp:
+		if (dp_needfloat(err, op, t[0]) || dp_samedt(err, op, t[0], t[1]))
+			return -1;
+		if (t[0]->rank != 4 || t[1]->rank != 4 || t[1]->dim[0] != t[0]->dim[0] ||
+		    t[1]->dim[3] != 2)
+			return dp_failt(err, op, "needs x[N,C,H,W] and grid[N,H',W',2]", t[0], t[1]);
+		if (dp_geti(op, "interpolation_mode", 0) < 0 || dp_geti(op, "interpolation_mode", 0) > 1)
+			return fail(err, op, "interpolation_mode must be 0 (bilinear) or 1 (nearest); "
+			            "bicubic is not supported");
+		if (dp_geti(op, "padding_mode", 0) < 0 || dp_geti(op, "padding_mode", 0) > 2)
+			return fail(err, op, "padding_mode must be 0 (zeros), 1 (border) or 2 (reflection)");
+		*out = *t[0];
+		out->dim[2] = t[1]->dim[1];
+		out->dim[3] = t[1]->dim[2];
+		return 0;
 	case Aindexcopy:
 		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
 			return fail(err, op, "dim is out of range");

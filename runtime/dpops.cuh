@@ -27,4 +27,41 @@ dps_cumsum(const T *__restrict__ x, T *__restrict__ y, long long rows, long long
 	}
 }
 
+/* Whether a at index i comes before b at index j in a stable sort:
+ * ascending or descending, NaN above every number, equal keys in index
+ * order. */
+template <typename T>
+static __device__ __forceinline__ int
+dps_before(T a, long long i, T b, long long j, int desc)
+{
+	bool an = a != a, bn = b != b;
+	if (an || bn)
+		return an && bn ? i < j : desc ? an : bn;
+	if (a == b)
+		return i < j;
+	return desc ? a > b : a < b;
+}
+
+/* A stable sort along the middle axis of x viewed as [outer, n, inner]
+ * (runtime/elem.c's dprt_sort): one thread per element, which counts the
+ * elements of its row that come before it (n² comparisons per row) and
+ * writes itself and its index at that rank. */
+template <typename T>
+static __global__ void __launch_bounds__(256)
+dps_sort(const T *__restrict__ x, T *__restrict__ y, int64_t *__restrict__ idx, long long rows,
+         long long n, long long inner, int desc)
+{
+	long long t = blockIdx.x * 256LL + threadIdx.x;
+
+	if (t >= rows * n)
+		return;
+	long long r = t / n, i = t % n, rank = 0;
+	long long base = r / inner * n * inner + r % inner;
+	T v = x[base + i * inner];
+	for (long long j = 0; j < n; j++)
+		rank += dps_before(x[base + j * inner], j, v, i, desc);
+	y[base + rank * inner] = v;
+	idx[base + rank * inner] = i;
+}
+
 #endif

@@ -314,6 +314,12 @@ int dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_
  * inner]; dtype DPRT_F32 (summed in f64, as PyTorch's cpu kernel) or
  * DPRT_I64 (wrapping). */
 void dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t inner);
+/* A stable sort along the middle axis of x viewed as [outer, n, inner]
+ * (dtype DPRT_F32, DPRT_I64 or DPRT_I32): ascending, or descending, NaN
+ * above every number, equal keys in index order; the values into y, their
+ * indices into idx (i64).  -1 with a message in err when out of memory. */
+int dprt_sort(int dtype, void *y, int64_t *idx, const void *x, int64_t outer, int64_t n,
+              int64_t inner, int descending, char *err, size_t errn);
 /* torch.gather: y[c] = x[c with c[d] = idx[c]] over the shape idim[0..rank-1]
  * of idx (i64 or i32, negative from the end), x dense of shape xdim,
  * es-byte elements.  0, or -1 with a message in err when an index is out

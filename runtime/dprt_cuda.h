@@ -47,6 +47,9 @@ struct dprt_cuda {
 	struct dprt_ltplan *ltplan; /* cuBLASLt products seen: descriptors and algorithms */
 	int nltplan, capltplan;
 	int tf32;                /* products in TF32 (tune cuda.precision tf32) */
+	int ltalgo;              /* the next cuBLASLt product takes its heuristic's
+	                            algorithm this (a tuning database's algo=N), 0
+	                            the first; reset by the call */
 	int nparts;
 	int graphs;              /* 0 when DPRT_CUDA_GRAPHS=0: always eager */
 	int conv;                /* DPRT_CONV_*: DPRT_CUDA_CONV's convolution kernels */
@@ -182,6 +185,8 @@ typedef struct dprt_sdpa {
 	int nb;            /* batch axes */
 	long long bdim[DPRT_SDPA_MAXB], bstr[DPRT_SDPA_MAXB];
 	float scale;
+	int split;         /* chunks of keys: 0 as many as fill the GPU, else at
+	                      most this many (a tuning database's split=N) */
 } dprt_sdpa;
 
 int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,

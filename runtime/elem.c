@@ -2,6 +2,7 @@
  * broadcasting arithmetic, comparisons, logic, where) and data movement
  * (strided copies, fills, arange, gathers). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "dprtint.h"
 #include "dpscalar.h"
@@ -577,6 +578,100 @@ dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t
 					ys[b + j * inner] = (int64_t)(s += (uint64_t)xs[b + j * inner]);
 			}
 		}
+}
+
+/* The key of element i of x in dprt_sort's order as an unsigned integer:
+ * f32 bits made monotonic (−0 as +0, every NaN above +inf), integers with
+ * the sign bit flipped; complemented for descending. */
+static uint64_t
+sortkey(int dtype, const void *x, int64_t i, int desc)
+{
+	uint64_t k;
+
+	if (dtype == DPRT_F32) {
+		float v = ((const float *)x)[i];
+		uint32_t u;
+		if (v == 0)
+			v = 0;
+		memcpy(&u, &v, 4);
+		k = isnan(v) ? 0xffffffffu : (u >> 31) ? ~u : u | 0x80000000u;
+	} else {
+		int64_t v = dtype == DPRT_I64 ? ((const int64_t *)x)[i] : ((const int32_t *)x)[i];
+		k = (uint64_t)v ^ 0x8000000000000000u;
+	}
+	return desc ? ~k : k;
+}
+
+struct sortjob {
+	int dtype, desc, failed;
+	void *y;
+	int64_t *idx;
+	const void *x;
+	int64_t n, inner, rows, ntask;
+};
+
+/* Rows [t·rows/ntask, (t+1)·rows/ntask) of a dprt_sort: a bottom-up merge
+ * sort of each row's (key, index) pairs, which keeps equal keys in index
+ * order. */
+static void
+sorttask(void *arg, int64_t t)
+{
+	struct sortjob *j = arg;
+	int64_t n = j->n, inner = j->inner, r, w, lo, k;
+	size_t es = j->dtype == DPRT_I32 || j->dtype == DPRT_F32 ? 4 : 8;
+	struct kv { uint64_t k; int64_t i; } *buf = malloc((size_t)(2 * n + 1) * sizeof *buf), *a, *b;
+
+	if (!buf) {
+		__atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (r = t * j->rows / j->ntask; r < (t + 1) * j->rows / j->ntask; r++) {
+		int64_t base = r / inner * n * inner + r % inner;
+		const char *row = (const char *)j->x + (size_t)base * es;
+		a = buf;
+		b = buf + n;
+		for (k = 0; k < n; k++) {
+			a[k].k = sortkey(j->dtype, row, k * inner, j->desc);
+			a[k].i = k;
+		}
+		for (w = 1; w < n; w *= 2) {   /* runs of w merged into runs of 2w */
+			for (lo = 0; lo < n; lo += 2 * w) {
+				int64_t m = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+				int64_t p = lo, q = m, o = lo;
+				while (p < m && q < hi)   /* the right run first only when smaller */
+					b[o++] = a[q].k < a[p].k ? a[q++] : a[p++];
+				while (p < m)
+					b[o++] = a[p++];
+				while (q < hi)
+					b[o++] = a[q++];
+			}
+			struct kv *sw = a;
+			a = b;
+			b = sw;
+		}
+		for (k = 0; k < n; k++) {
+			j->idx[base + k * inner] = a[k].i;
+			memcpy((char *)j->y + (size_t)(base + k * inner) * es,
+			       row + (size_t)(a[k].i * inner) * es, es);
+		}
+	}
+	free(buf);
+}
+
+/* dprt_sort (see dprt.h): the rows split among the pool's threads. */
+int
+dprt_sort(int dtype, void *y, int64_t *idx, const void *x, int64_t outer, int64_t n,
+          int64_t inner, int descending, char *err, size_t errn)
+{
+	struct sortjob j = { dtype, descending, 0, y, idx, x, n, inner, outer * inner, 1 };
+
+	j.ntask = dprt_threads() < j.rows ? dprt_threads() : j.rows;
+	if (j.ntask < 1)
+		return 0;
+	dprt_parallel(j.ntask, sorttask, &j);
+	if (j.failed)
+		return dprt_errf(err, errn, "sort: out of memory (rows of %lld)", (long long)n);
+	return 0;
 }
 
 /* torch.gather along axis d (see dprt.h). */

@@ -171,8 +171,10 @@ placed() {
 	"$bin/devproc" dump "$b/$1/3.place.dpir" >"$tmp/dump" 2>&1 || return 1
 	awk -v list="$tmp/cudaops" '
 		BEGIN { while ((getline o < list) > 0) can[o] = 1 }
-		/^%[0-9]+ = / {
-			op = $3
+		/^%[0-9]+(, %[0-9]+)* = / {
+			op = $0   # the op after "%N = " or "%N, %M = " (a tuple)
+			sub(/^[^=]*= /, "", op)
+			sub(/ .*/, "", op)
 			if (op == "input" || op == "const" || op == "copy")
 				next
 			if ($0 ~ / @cuda /) { nc++; next }

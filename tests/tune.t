@@ -1,23 +1,37 @@
 #!/bin/sh
-# tune.t: the tuning database (formats/target.md) in the cuda lowering, a
-# golden test that runs no nvcc and needs no GPU (but a build with the cuda
-# target, i.e. configured with nvcc): the narrow ResNet-18
-# lowered for cuda (up to 5.gpu.cu) with a mapping that names a database
-# whose entries set the split of K of its three 3x3 128-channel 7x7
-# convolutions (the heuristic splits them 15 ways) and of its 7x7 stem (1
-# way by the heuristic); the chosen splits and the database line of each
-# show in the convolutions' constants, the others keep the heuristic's;
-# the .cu is byte-identical from another build folder; editing the database
-# relowers (the depfile) and changes exactly those; an entry for another GPU
-# generation applies only to builds for it; a bad line is an error naming it.
+# tune.t: the tuning database (formats/tune.md) in the cuda lowering and
+# devproc tune.  Golden tests that run no nvcc and need no GPU (but a build
+# with the cuda target, i.e. configured with nvcc):
+# - the narrow ResNet-18 lowered for cuda (up to 5.gpu.cu) with a mapping
+#   that names a database whose entries set the split of K of its two
+#   128-channel 7x7 convolutions with a residual add (the heuristic splits
+#   them 15 ways) and of its 7x7 stem (1 way by the heuristic), and the
+#   cuBLASLt algorithm of its classifier (the GEMV kernel by the heuristic);
+#   the chosen splits and the database line of each show in the
+#   convolutions' constants, the others keep the heuristic's; the .cu is
+#   byte-identical from another build folder; editing the database
+#   relowers (the depfile) and changes exactly those; an entry for another
+#   GPU generation or precision applies only to builds for it; a bad line
+#   or candidate set is an error naming it;
+# - tests/golden/tune/xfmr.ir (a transformer's products and attention)
+#   lowered without and with xfmr.db: the tunable sites dp-lower_gpu lists
+#   (xfmr.sites), and the variants chosen as the .cu shows them
+#   (xfmr.untuned, xfmr.chosen);
+# - devproc tune's --help and its errors where it cannot run, its medians
+#   and choices on hand-made times (tests/unit/tune.c); on a GPU, a
+#   database written for the narrow ResNet-18 and used.
 # And the mapping's precision (tune cuda.precision tf32): set at init.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 bin=$root/bin
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
+# devproc tune's medians and choice on hand-made times (tests/unit/tune.c)
+check "devproc tune's arithmetic: medians from a trace, the entry chosen per key (bin/test-tune)" "$bin/test-tune"
 if [ -z "$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)" ]; then
 	# devproc gen refuses cuda mappings where configure found no nvcc
-	for i in 1 2 3 4 5 6 7 8 9; do skip "no nvcc (the cuda target is not built)"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
+		skip "no nvcc (the cuda target is not built)"
+	done
 	echo "1..$n"
 	exit 0
 fi
@@ -27,10 +41,12 @@ mkdir -p "$m"
 { cat targets/cuda; echo "tune cuda.db tune.db"; } >"$m/cuda.map"
 cat >"$m/tune.db" <<'DB'
 # measured elsewhere; the last entry for a key wins
-conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 split=8
-conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 split=4
-conv sm_90 1x3x224x224 16x7x7 s2x2 p3x3 d1x1 g1 split=2
-conv sm_80 1x64x14x14 64x3x3 s1x1 p1x1 d1x1 g1 split=3
+conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 bias+add+relu split=8
+conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 bias+add+relu split=4
+conv sm_90 1x3x224x224 16x7x7 s2x2 p3x3 d1x1 g1 f32 fp32 bias+relu split=2   # the stem
+conv sm_80 1x64x14x14 64x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 bias+add+relu split=3
+mm sm_90 1x1000x128 nt f32 fp32 bias algo=1
+conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 tf32 bias+relu split=1
 DB
 dp=tests/data/resnet18_core.dp
 low() { # DIR: lowers dp for cuda with the mapping into DIR (no nvcc, no link)
@@ -44,13 +60,17 @@ splits() { grep -o '^	[0-9]*, [0-9]*,   /\* split K.*' "$1" | sed 's/, [0-9]*,  
 chosen() {
 	s=$(splits "$cu")
 	echo "splits: $s"
-	[ "$(grep -c 'tuning database line 3 \*/' "$cu")" -eq 3 ] &&
+	[ "$(grep -c 'tuning database line 3 \*/' "$cu")" -eq 2 ] &&
 		[ "$(grep -c 'tuning database line 4 \*/' "$cu")" -eq 1 ] &&
 		[ "$(grep -c 'tuning database line' "$cu")" -eq 4 ] &&
 		grep -q '^	4, 288,   /\* split K: blocks, K each (of 1152); tuning database line 3 \*/' "$cu" &&
-		grep -q '^	2, 80,   /\* split K: blocks, K each (of 147); tuning database line 4 \*/' "$cu"
+		grep -q '^	2, 80,   /\* split K: blocks, K each (of 147); tuning database line 4 \*/' "$cu" &&
+		# the classifier: cuBLASLt's second algorithm, not the GEMV kernel
+		grep -q '^/\* algo=1: tuning database line 6 \*/$' "$cu" &&
+		[ "$(grep -c '^	g->ltalgo = 1;$' "$cu")" -eq 1 ] &&
+		[ "$(grep -c 'one warp per column' "$cu")" -eq 0 ]
 }
-check "the database's splits for the four convolutions it names (the last entry of a key wins), the heuristic's for the rest" chosen
+check "the database's splits for the three convolutions it names (the last entry of a key wins), cuBLASLt's algorithm 1 for the classifier, the heuristic's for the rest" chosen
 same() {
 	low "$tmp/b" && cmp "$cu" "$tmp/b/resnet18_core/5.gpu.cu"
 }
@@ -63,7 +83,9 @@ untuned() { # the splits of the convolutions the database does not name are the 
 	paste "$tmp/s.a" "$tmp/s.h" | tr '\n' ' '
 	[ "$(wc -l <"$tmp/s.a")" -eq 20 ] && [ "$(wc -l <"$tmp/s.h")" -eq 20 ] &&
 		[ "$(paste "$tmp/s.a" "$tmp/s.h" | awk '$1 !~ /@/ && $1 != $2' | wc -l)" -eq 0 ] &&
-		! grep -q 'tuning database' "$tmp/h/resnet18_core/5.gpu.cu"
+		! grep -q 'tuning database' "$tmp/h/resnet18_core/5.gpu.cu" &&
+		! grep -q 'ltalgo' "$tmp/h/resnet18_core/5.gpu.cu" &&
+		[ "$(grep -c 'one warp per column' "$tmp/h/resnet18_core/5.gpu.cu")" -eq 1 ]
 }
 check "without a database: the heuristic everywhere, no database line" untuned
 edit() {
@@ -71,41 +93,48 @@ edit() {
 	ninja -C "$tmp/a" resnet18_core/5.gpu.cu >"$tmp/edit.log" 2>&1 || return 1
 	cat "$tmp/edit.log"
 	grep -q 'lower_gpu' "$tmp/edit.log" &&
-		[ "$(grep -c '^	2, 576,   /\* split K: blocks, K each (of 1152); tuning database line 3 \*/' "$cu")" -eq 3 ]
+		[ "$(grep -c '^	2, 576,   /\* split K: blocks, K each (of 1152); tuning database line 3 \*/' "$cu")" -eq 2 ]
 }
 check "editing the database relowers (the depfile names it); the new split is taken" edit
 arch() {
 	"$bin/devproc" gen "$root/$dp" --target "$m/cuda.map" --cuda-arch sm_80 -C "$tmp/c" >/dev/null &&
 		ninja -C "$tmp/c" resnet18_core/5.gpu.cu >/dev/null 2>&1 || return 1
 	c=$tmp/c/resnet18_core/5.gpu.cu
-	# sm_80: only the sm_80 entry (line 5: the 64-channel 14x14 convolutions, split 3)
+	# sm_80: only the sm_80 entry (line 5: the 64-channel 14x14 convolutions
+	# with a residual add, split 3)
 	grep 'tuning database' "$c"
-	[ "$(grep -c 'tuning database line 5 \*/' "$c")" -eq 3 ] &&
-		[ "$(grep -c 'tuning database' "$c")" -eq 3 ] &&
+	[ "$(grep -c 'tuning database line 5 \*/' "$c")" -eq 2 ] &&
+		[ "$(grep -c 'tuning database' "$c")" -eq 2 ] &&
 		! grep -q 'tuning database line 5' "$cu"
 }
 check "for another GPU generation (--cuda-arch sm_80) its entries apply, the sm_90 ones do not" arch
 bad() {
-	echo "conv sm_90 1x3x224x224 16x7x7 split=2" >>"$m/tune.db"
+	echo "conv sm_90 1x3x224x224 16x7x7 split=2x" >>"$m/tune.db"
 	"$bin/dp-lower_gpu" "$tmp/a/resnet18_core/4.partition.dpir" -t "$m/cuda.map" -o "$tmp/x.cu" 2>"$tmp/err"
 	rc=$?
 	cat "$tmp/err"
 	[ $rc -eq 1 ] && [ ! -e "$tmp/x.cu" ] &&
-		grep -q "^$tmp/a/resnet18_core/4.partition.dpir: lower_gpu: $m/tune.db:6: expected 'conv ARCH" "$tmp/err"
+		grep -q "^$tmp/a/resnet18_core/4.partition.dpir: lower_gpu: $m/tune.db:8: expected 'OP ARCH KEY... CHOICE': conv ... split=1..16, mm ... algo=0..15|gemv, attn ... split=0..64 (formats/tune.md)$" "$tmp/err"
 }
 check "a malformed database line: exit 1, file:line named, nothing written" bad
-# precision as a mapping choice: tune cuda.precision tf32 sets it at init
-{ cat targets/cuda; echo "tune cuda.precision tf32"; } >"$m/tf32.map"
+sed -i '$d' "$m/tune.db"
+# precision as a mapping choice: tune cuda.precision tf32 sets it at init;
+# the database's keys hold the precision
+{ cat "$m/cuda.map"; echo "tune cuda.precision tf32"; } >"$m/tf32.map"
 precision() {
 	"$bin/devproc" gen "$root/$dp" --target "$m/tf32.map" -C "$tmp/p" >/dev/null &&
 		ninja -C "$tmp/p" resnet18_core/5.gpu.cu >/dev/null 2>&1 || return 1
 	c=$tmp/p/resnet18_core/5.gpu.cu
+	grep 'tuning database' "$c"
 	[ "$(grep -c '^	if (dprt_cuda_precision(g, DPRT_CONV_TF32, err, errn) != 0) {$' "$c")" -eq 1 ] &&
 		! grep -q 'dprt_cuda_precision' "$tmp/h/resnet18_core/5.gpu.cu" &&
 		# before the first packing of the weights, in NAME_gpu_init
-		[ "$(grep -n 'dprt_cuda_precision\|dprt_cuda_convpack' "$c" | head -1 | grep -c precision)" -eq 1 ]
+		[ "$(grep -n 'dprt_cuda_precision\|dprt_cuda_convpack' "$c" | head -1 | grep -c precision)" -eq 1 ] &&
+		# the tf32 entry (line 7: the 7x7 convolution without an add, split 1) alone
+		[ "$(grep -c 'tuning database' "$c")" -eq 1 ] &&
+		grep -q '^	1, 1152,   /\* split K: blocks, K each (of 1152); tuning database line 7 \*/' "$c"
 }
-check "tune cuda.precision tf32: the program sets TF32 at init (fp32, the default, sets nothing)" precision
+check "tune cuda.precision tf32: the program sets TF32 at init (fp32, the default, sets nothing); the tf32 entries apply" precision
 badprec() {
 	{ cat targets/cuda; echo "tune cuda.precision bf17"; } >"$m/bad.map"
 	"$bin/dp-lower_gpu" "$tmp/a/resnet18_core/4.partition.dpir" -t "$m/bad.map" -o "$tmp/y.cu" 2>"$tmp/err"
@@ -115,5 +144,84 @@ badprec() {
 		grep -q "^$tmp/a/resnet18_core/4.partition.dpir: lower_gpu: $m/bad.map: tune cuda.precision bf17: expected fp32, tf32, bf16 or f16$" "$tmp/err"
 }
 check "an unknown precision: exit 1, named" badprec
+cands() { # the mapping's candidates in the sites listed; a bad set is an error
+	{ cat targets/cuda; echo "tune cuda.conv.split {1,4}"; echo "tune cuda.mm.algo {0,7}"; } >"$m/c.map"
+	"$bin/dp-lower_gpu" "$tmp/a/resnet18_core/4.partition.dpir" -t "$m/c.map" -o "$tmp/z.cu" \
+		--tunables "$tmp/sites" || return 1
+	cat "$tmp/sites"
+	[ "$(grep -c '	split	[0-9]*	1,4$' "$tmp/sites")" -eq 20 ] &&
+		[ "$(grep -c '	algo	gemv	gemv,0,7$' "$tmp/sites")" -eq 1 ] &&
+		[ "$(wc -l <"$tmp/sites")" -eq 21 ] &&
+		grep -q '^3	conv sm_90 1x3x224x224 16x7x7 s2x2 p3x3 d1x1 g1 f32 fp32 bias+relu	split	2	1,4$' "$tmp/sites" &&
+		{ cat targets/cuda; echo "tune cuda.conv.split {1,3,99}"; } >"$m/c.map" &&
+		! "$bin/dp-lower_gpu" "$tmp/a/resnet18_core/4.partition.dpir" -t "$m/c.map" -o "$tmp/z2.cu" 2>"$tmp/err" &&
+		cat "$tmp/err" && [ ! -e "$tmp/z2.cu" ] &&
+		grep -q ": lower_gpu: $m/c.map: tune cuda.conv.split {1,3,99}: expected a set of choices such as {1,2,4,8,16} (values 1..16)$" "$tmp/err"
+}
+check "the mapping's candidates (tune cuda.conv.split {1,4}): in the sites --tunables lists; a value out of range is an error" cands
+
+# the golden transformer block
+g=tests/golden/tune
+xf() { # MAPPING SITES CU
+	mkdir -p "$tmp/x" &&
+		"$bin/devproc" parse "$g/xfmr.ir" -o "$tmp/x/1.dpir" &&
+		"$bin/dp-place" "$tmp/x/1.dpir" -t targets/cuda -o "$tmp/x/3.dpir" &&
+		"$bin/dp-partition" "$tmp/x/3.dpir" -o "$tmp/x/4.dpir" &&
+		"$bin/dp-lower_gpu" "$tmp/x/4.dpir" -t "$1" --tunables "$2" -o "$3"
+}
+variants() { grep -E 'tuning database|ltalgo|cublasLtMatmul|one warp per column|chunks of keys' "$1"; }
+{ cat targets/cuda; echo "tune cuda.db $root/$g/xfmr.db"; } >"$m/x.map"
+xsites() {
+	xf targets/cuda "$tmp/x.sites" "$tmp/x0.cu" && diff -u "$g/xfmr.sites" "$tmp/x.sites"
+}
+check "golden: xfmr.ir's tunable sites (two biased products, two attentions) as --tunables lists them" xsites
+xuntuned() { variants "$tmp/x0.cu" >"$tmp/x0.v"; diff -u "$g/xfmr.untuned" "$tmp/x0.v"; }
+check "golden: xfmr.ir untuned: cuBLASLt's first algorithm, the GEMV kernel, keys chunked at run time" xuntuned
+xchosen() {
+	xf "$m/x.map" "$tmp/x1.sites" "$tmp/x1.cu" && variants "$tmp/x1.cu" >"$tmp/x1.v" &&
+		diff -u "$g/xfmr.chosen" "$tmp/x1.v" && cmp "$g/xfmr.sites" "$tmp/x1.sites" &&
+		mkdir -p "$tmp/again" && xf "$m/x.map" "$tmp/x2.sites" "$tmp/again/x1.cu" &&
+		cmp "$tmp/x1.cu" "$tmp/again/x1.cu"
+}
+check "golden: xfmr.ir with xfmr.db: the chosen algorithms and chunks with their lines (not the tf32 or sm_80 entries); the same bytes twice" xchosen
+
+# devproc tune
+check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"
+notcuda() {
+	"$bin/devproc" tune "$dp" --target cpu -C "$tmp/t0" -o "$tmp/t0.tune" 2>"$tmp/err"
+	rc=$?
+	cat "$tmp/err"
+	[ $rc -eq 1 ] && [ ! -e "$tmp/t0.tune" ] &&
+		grep -q "^devproc: tune: target 'cpu' has no cuda device: tuning is for the cuda target$" "$tmp/err"
+}
+check "devproc tune with a cpu mapping: a clear error" notcuda
+if [ -e /dev/nvidiactl ] || [ -e /dev/dxg ]; then
+	skip "this machine has an NVIDIA driver (the no-GPU error is for machines without)"
+else
+	nogpu() {
+		"$bin/devproc" tune "$dp" -C "$tmp/t1" -o "$tmp/t1.tune" 2>"$tmp/err"
+		rc=$?
+		cat "$tmp/err"
+		[ $rc -eq 1 ] && [ ! -e "$tmp/t1.tune" ] && [ ! -e "$tmp/t1" ] &&
+			grep -q "^devproc: tune: no NVIDIA GPU here (no /dev/nvidiactl): run devproc tune on a machine with the GPU the program is for$" "$tmp/err"
+	}
+	check "devproc tune without a GPU: a clear error, before building anything" nogpu
+fi
+if [ -n "$gpu" ]; then
+	ontgpu() {
+		"$bin/devproc" tune "$dp" -C "$tmp/t2" -o "$tmp/r.tune" || return 1
+		cat "$tmp/r.tune"
+		# one entry per key of the sites (16 convolution keys, the classifier)
+		[ "$(grep -c '^conv sm_[0-9]* .* split=[0-9]*$' "$tmp/r.tune")" -eq 16 ] &&
+			[ "$(grep -c '^mm sm_[0-9]* 1x1000x128 nt f32 fp32 bias algo=' "$tmp/r.tune")" -eq 1 ] &&
+			{ cat targets/cuda; echo "tune cuda.db $tmp/r.tune"; } >"$m/r.map" &&
+			"$bin/devproc" build "$root/$dp" --target "$m/r.map" -C "$tmp/t3" >/dev/null &&
+			[ "$(grep -c 'tuning database line' "$tmp/t3/resnet18_core/5.gpu.cu")" -eq 21 ] &&
+			"$tmp/t3/resnet18_core/resnet18_core" --in "x=$tmp/t2/tune/in.x.npy" >/dev/null
+	}
+	check "devproc tune on the GPU: a database with an entry per key, a build with it takes them all and runs" ontgpu
+else
+	skip "no CUDA device"
+fi
 echo "1..$n"
 [ $fails -eq 0 ]

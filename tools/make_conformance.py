@@ -71,10 +71,12 @@ def mask(*shape):
 CASES = []
 
 
-def case(name, f, *inputs, mods=(), tol=1e-5):
+def case(name, f, *inputs, mods=(), tol=1e-5, dyn=None):
     """One conformance case: the module Fn(f, *mods) on inputs (callables
-    returning tensors, called under the case's seed)."""
-    CASES.append((name, f, inputs, mods, tol))
+    returning tensors, called under the case's seed); dyn: {input: [dims]}
+    exported as dynamic sizes (the archive then holds symbolic sizes and
+    the ops on them)."""
+    CASES.append((name, f, inputs, mods, tol, dyn))
 
 
 def cases():
@@ -196,6 +198,72 @@ def cases():
     case("any_dim", lambda s, x: (x > 1).any(-1), lambda: r(3, 4))
     case("softmax_last", lambda s, x: F.softmax(x, -1), lambda: r(2, 3, 5))
     case("softmax_mid", lambda s, x: torch.softmax(x, 1), lambda: r(2, 3, 5))
+
+    # -- sorts and products (two-result ops: one case per result)
+    case("sort", lambda s, x: torch.sort(x, dim=1)[0], lambda: r(3, 7))
+    case("sort_indices", lambda s, x: torch.sort(x, dim=0, descending=True)[1], lambda: r(6, 4))
+    case("sort_stable", lambda s, x: torch.sort(x, stable=True)[1], lambda: halves(4, 9))
+    case("sort_stable_desc", lambda s, x: torch.sort(x, dim=0, descending=True, stable=True)[1],
+         lambda: halves(7, 3))
+    case("sort_int", lambda s, x: torch.sort(x, descending=True, stable=True)[0], lambda: ints(-5, 5, 3, 8))
+    case("sort_nan", lambda s, x: torch.sort(x.log())[0], lambda: r(2, 9))
+    case("topk", lambda s, x: torch.topk(x, 3)[0], lambda: r(4, 9))
+    case("topk_indices", lambda s, x: torch.topk(x, 2, dim=0, largest=False)[1], lambda: r(5, 3))
+    case("topk_both", lambda s, x: (lambda v, i: v * i.float())(*torch.topk(x, 4, 1)), lambda: r(3, 6))
+    case("prod_all", lambda s, x: torch.prod(x), lambda: pos(3, 4) * 0.3 + 0.6)
+    case("prod_dim", lambda s, x: torch.prod(x, 1, keepdim=True), lambda: r(2, 5, 3))
+    case("prod_int", lambda s, x: torch.prod(x, 0), lambda: ints(-3, 4, 3, 5))
+
+    # -- symbolic sizes (a dynamic export, imported at its example shapes)
+    case("sym_size", lambda s, x: x.view(x.size(0), -1) * 2, lambda: r(4, 3, 2), dyn={0: [0]})
+    case("sym_numel", lambda s, x: x.reshape(x.numel()) + 1, lambda: r(4, 3), dyn={0: [0]})
+    case("sym_stride", lambda s, x: x.view(x.stride(0), -1) + 1, lambda: r(2, 5, 3), dyn={0: [1]})
+    case("sym_storage_offset",
+         lambda s, x: torch.ops.aten.sym_storage_offset(x[x.size(0) // 2:]) + x,
+         lambda: r(6, 3), dyn={0: [0]})
+    case("sym_is_contiguous",
+         lambda s, x: x + torch.ops.aten.sym_is_contiguous(x.t()), lambda: r(4, 4), dyn={0: [0, 1]})
+
+    # -- out= and in-place resizing
+    case("atan2_out", lambda s, x, y: torch.atan2(x, y, out=torch.empty_like(x)) + 0,
+         lambda: r(3, 4), lambda: r(3, 4))
+    case("resize_same", lambda s, x: (x * 2).resize_(3, 4) + 1, lambda: r(3, 4))
+    case("resize_flat", lambda s, x: (x * 2).resize_(12) - 1, lambda: r(3, 4))
+
+    # -- batch statistics
+    case("batch_norm_stats", lambda s, x: F.batch_norm(x, None, None, training=True), lambda: r(3, 4, 5))
+    case("batch_norm_stats_affine",
+         lambda s, x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-3),
+         lambda: r(2, 3, 4, 5), lambda: pos(3), lambda: r(3))
+
+    # -- distances, bags, folds and sampling
+    case("cdist", lambda s, a, b: torch.cdist(a, b), lambda: r(2, 5, 3), lambda: r(2, 4, 3))
+    case("cdist_p1", lambda s, a, b: torch.cdist(a, b, p=1), lambda: r(5, 3), lambda: r(4, 3))
+    case("cdist_p3", lambda s, a, b: torch.cdist(a, b, p=3), lambda: r(5, 3), lambda: r(4, 3))
+    case("pdist", lambda s, x: F.pdist(x), lambda: r(5, 3))
+    case("pdist_p1", lambda s, x: F.pdist(x, p=1), lambda: r(6, 2))
+    case("masked_scatter", lambda s, x, m, y: x.masked_scatter(m, y), lambda: r(3, 4), lambda: mask(3, 4),
+         lambda: r(4, 4))
+    case("masked_scatter_bcast", lambda s, x, m, y: x.masked_scatter(m, y), lambda: r(3, 4),
+         lambda: mask(1, 4), lambda: r(14))
+    for n, kw in (("sum", dict(mode="sum")), ("mean", dict(mode="mean")), ("max", dict(mode="max")),
+                  ("last", dict(mode="sum", include_last_offset=True))):
+        case("embedding_bag_" + n, (lambda kw: lambda s, i, o, w: F.embedding_bag(i, w, o, **kw))(kw),
+             lambda: ints(0, 7, 9), lambda: torch.tensor([0, 2, 2, 6]), lambda: r(7, 3))
+    case("embedding_bag_2d", lambda s, i, w: F.embedding_bag(i, w, mode="mean"), lambda: ints(0, 7, 3, 4),
+         lambda: r(7, 5))
+    case("embedding_bag_module", lambda s, i, o: s.m[0](i, o), lambda: ints(0, 7, 9),
+         lambda: torch.tensor([0, 2, 5]), mods=(lambda: nn.EmbeddingBag(7, 3, mode="max"),))
+    case("col2im", lambda s, x: F.fold(x, (5, 6), (2, 3)), lambda: r(2, 12, 16))
+    case("col2im_stride", lambda s, x: F.fold(x, (7, 6), 3, dilation=(1, 2), padding=1, stride=2),
+         lambda: r(1, 18, 8))
+    for mode in ("bilinear", "nearest"):
+        for pad in ("zeros", "border", "reflection"):
+            for ac in (False, True):
+                case(f"grid_sample_{mode}_{pad}_{int(ac)}",
+                     (lambda kw: lambda s, x, g: F.grid_sample(x, g, **kw))(
+                         dict(mode=mode, padding_mode=pad, align_corners=ac)),
+                     lambda: r(2, 3, 5, 6), lambda: torch.rand(2, 4, 7, 2) * 2.6 - 1.3)
 
     # -- norms
     case("batch_norm", lambda s, x: s.m[0](x), lambda: r(2, 3, 4, 4),
@@ -514,14 +582,18 @@ def main():
             os.remove(p)
 
     manifest, failed = [], []
-    for name, f, inputs, mods, tol in todo:
+    for name, f, inputs, mods, tol, dyn in todo:
         try:
             torch.manual_seed(zlib.crc32(name.encode()))
             mod = Fn(f, *(m() for m in mods)).eval()
             xs = tuple(g() for g in inputs)
             with torch.no_grad():
                 ref = mod(*xs)
-                train = torch.export.export(mod, xs)
+                ds = None
+                if dyn:
+                    ds = tuple({d: torch.export.Dim.DYNAMIC for d in dyn[i]} if i in dyn else None
+                               for i in range(len(xs)))
+                train = torch.export.export(mod, xs, dynamic_shapes=ds and (ds,))
                 core = train.run_decompositions()
             if ref.dtype not in DT or any(x.dtype not in DT for x in xs):
                 raise ValueError(f"unsupported dtype in {[x.dtype for x in xs]} -> {ref.dtype}")

@@ -17,8 +17,9 @@
  * turn), the keys are split into chunks of whole slices, a block per chunk
  * (blockIdx.z), each writing its row's running maximum, sum and unscaled
  * outputs to the cuBLAS workspace; a second kernel merges the chunks of
- * each row (the same rescaling as between slices).  DPRT_CUDA_ATTN_SPLIT=0
- * keeps one block per row group. */
+ * each row (the same rescaling as between slices).  A tuning database's
+ * split=N (dprt_sdpa.split) sets the number of chunks (1: none) over that
+ * guess; DPRT_CUDA_ATTN_SPLIT=0 keeps one block per row group. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,10 +227,12 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	const char *env = getenv("DPRT_CUDA_ATTN_SPLIT");
 	long long blocks = (long long)(a->L + 3) / 4 * a->B;
 	int sms = 0, nchunk = 1, chunk = a->S;
-	if (g->blasws && (env == NULL || strcmp(env, "0") != 0) &&
-	    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess &&
-	    blocks < 2LL * sms && a->S > 32) {
-		long long want = (4LL * sms + blocks - 1) / blocks;
+	if (g->blasws && (env == NULL || strcmp(env, "0") != 0) && a->S > 32 &&
+	    (a->split > 0 ||
+	     (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess &&
+	      blocks < 2LL * sms))) {
+		/* the tuning database's count, else about 4 blocks per SM */
+		long long want = a->split > 0 ? a->split : (4LL * sms + blocks - 1) / blocks;
 		chunk = (a->S + want - 1) / want;
 		chunk = (chunk + 31) / 32 * 32;
 		nchunk = (a->S + chunk - 1) / chunk;

@@ -17,7 +17,7 @@ enum { WORKSPACE = DPRT_BLAS_WORKSPACE };
 /* One cuBLASLt product, as first called: its shape, operands' layout and
  * precision (the key), and what cuBLASLt made for it. */
 struct dprt_ltplan {
-	int64_t key[10];
+	int64_t key[11];
 	cublasLtMatmulDesc_t desc;
 	cublasLtMatrixLayout_t la, lb, lc;
 	cublasLtMatmulAlgo_t algo;
@@ -171,7 +171,7 @@ ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 {
 	struct dprt_ltplan *p;
 	cublasLtMatmulPreference_t pref = NULL;
-	cublasLtMatmulHeuristicResult_t res;
+	cublasLtMatmulHeuristicResult_t res[16];   /* up to the one asked for (key[10]) */
 	cublasOperation_t opa = (cublasOperation_t)key[3], opb = (cublasOperation_t)key[4];
 	/* key[8]: the inputs' precision (0 fp32, 1 tf32, 2 bf16, 3 f16), 16: no bias */
 	cublasLtEpilogue_t epi = key[8] & 16 ? CUBLASLT_EPILOGUE_DEFAULT : CUBLASLT_EPILOGUE_BIAS;
@@ -234,7 +234,7 @@ ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key[9] >> 8, err, errn) ||
 	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key[9] >> 8, err, errn) ||
 	     blasok(cublasLtMatmulAlgoGetHeuristic(g->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref,
-	                                           1, &res, &nres),
+	                                           (int)key[10] + 1, res, &nres),
 	            "cublasLtMatmulAlgoGetHeuristic", err, errn) != 0))
 		rc = -1;
 	if (rc == 0 && nres < 1) {
@@ -255,7 +255,7 @@ ltplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 			cublasLtMatmulDescDestroy(p->desc);
 		return NULL;
 	}
-	p->algo = res.algo;
+	p->algo = res[key[10] < nres ? key[10] : nres - 1].algo;   /* the last, where fewer */
 	g->nltplan++;
 	return p;
 }
@@ -268,10 +268,11 @@ ltmatmul(dprt_cuda *g, int mode, int64_t M, int64_t N, int64_t K, float alpha, c
          float *C, int64_t ldc, char *err, size_t errn)
 {
 	cublasOperation_t opa, opb;
-	int64_t lda, ldb, key[10];
+	int64_t lda, ldb, key[11], algo = g->ltalgo;
 	struct dprt_ltplan *p;
 	const float beta = 0;
 
+	g->ltalgo = 0;   /* for this call only */
 	if (colmajor(K, N, rsb, csb, &opb, &ldb) != 0 || colmajor(M, K, rsa, csa, &opa, &lda) != 0) {
 		if (errn > 0)
 			snprintf(err, errn, "cuda: cublasLtMatmul: strides not supported");
@@ -279,6 +280,7 @@ ltmatmul(dprt_cuda *g, int mode, int64_t M, int64_t N, int64_t K, float alpha, c
 	}
 	key[0] = M, key[1] = N, key[2] = K, key[3] = opa, key[4] = opb;
 	key[5] = lda, key[6] = ldb, key[7] = ldc, key[8] = mode | (bias ? 0 : 16);
+	key[10] = algo >= 0 && algo < 16 ? algo : 0;   /* the heuristic's result to take */
 	/* operands' alignments, one byte each (256 as 0): cuBLAS's A (our B),
 	 * its B (our A), C and the bias */
 	key[9] = (align(B) & 0xff) << 24 | (align(A) & 0xff) << 16 | (align(C) & 0xff) << 8 |

@@ -46,6 +46,8 @@
 	{ "aten.logical_" n ".default", k, "self:T other:T", 0, 0 }
 #define BN "input:T weight:W=1 bias:W=0 running_mean:T running_var:T"
 #define POOL "self:T kernel_size:is stride:is= padding:is=0"
+#define EBAG "weight:T indices:T offsets:T scale_grad_by_freq:0 mode:i=0 sparse:0 " \
+	"per_sample_weights:T? include_last_offset:i=0 padding_idx:i=-1"
 
 static const Aten aten[] = {
 	/* matrices */
@@ -71,6 +73,7 @@ static const Aten aten[] = {
 	{ "aten.minimum.default", Aminimum, "self:S other:S", 0, 0 },
 	{ "aten.atan2.default", Aatan2, "self:S other:S", 0, 0 },
 	{ "aten.atan2_.default", Aatan2, "self:S other:S", F_INPLACE, 0 },
+	{ "aten.atan2.out", Aatan2, "self:S other:S out:-", F_OUT, 0 },
 	{ "aten.addcmul.default", Aaddcmul, "self:T tensor1:T tensor2:T value:f=1", 0, 0 },
 	{ "aten.addcmul_.default", Aaddcmul, "self:T tensor1:T tensor2:T value:f=1", F_INPLACE, 0 },
 	{ "aten.addcdiv.default", Aaddcdiv, "self:T tensor1:T tensor2:T value:f=1", 0, 0 },
@@ -264,7 +267,10 @@ static const Aten aten[] = {
 
 	/* norms (inference form) */
 	{ "aten.batch_norm.default", Abatchnorm,
-	  BN " training:0 momentum:- eps:f=1e-05 cudnn_enabled:-", 0, 0 },
+	  "input:T weight:W=1 bias:W=0 running_mean:T? running_var:T? training:i=0 momentum:- "
+	  "eps:f=1e-05 cudnn_enabled:-", 0, H_BATCHNORM },
+	{ "aten._native_batch_norm_legit.no_stats", Abnstats,
+	  "input:T weight:W=1 bias:W=0 training:i momentum:- eps:f", F_MULTI, H_BATCHNORM },
 	{ "aten._native_batch_norm_legit_no_training.default", Abatchnorm,
 	  BN " momentum:- eps:f", F_MULTI, 0 },
 	{ "aten.native_batch_norm.default", Abatchnorm, BN " training:0 momentum:- eps:f", F_MULTI, 0 },
@@ -306,6 +312,28 @@ static const Aten aten[] = {
 	{ "aten.adaptive_avg_pool3d.default", Aadaptavg3, "self:T output_size:is", 0, 0 },
 	{ "aten._adaptive_avg_pool3d.default", Aadaptavg3, "self:T output_size:is", 0, 0 },
 
+	/* sorting, distances, bags, folds and sampling */
+	{ "aten.sort.default", Asort, "self:T dim:i=-1 descending:i=0", 0, 0 },
+	{ "aten.sort.stable", Asort, "self:T stable:- dim:i=-1 descending:i=0", 0, 0 },
+	{ "aten.topk.default", Atopk, "self:T k:i dim:i=-1 largest:i=1 sorted:-", 0, 0 },
+	{ "aten.prod.default", Aprod, "self:T dtype:0", 0, 0 },
+	{ "aten.prod.dim_int", Aprod, "self:T dim:is keepdim:i=0 dtype:0", 0, 0 },
+	{ "aten.cdist.default", Acdist, "x1:T x2:T p:f=2 compute_mode:-", 0, 0 },
+	{ "aten._cdist_forward.default", Acdist, "x1:T x2:T p:f compute_mode:-", 0, 0 },
+	{ "aten.pdist.default", Apdist, "self:T p:f=2", 0, 0 },
+	{ "aten._pdist_forward.default", Apdist, "self:T p:f=2", 0, 0 },
+	{ "aten.masked_scatter.default", Amaskscat, "self:T mask:T source:T", 0, 0 },
+	{ "aten.masked_scatter_.default", Amaskscat, "self:T mask:T source:T", F_INPLACE, 0 },
+	{ "aten.embedding_bag.padding_idx", Aembbag, EBAG, F_MULTI, H_EMBBAG },
+	{ "aten._embedding_bag.default", Aembbag, EBAG, F_MULTI, H_EMBBAG },
+	{ "aten._embedding_bag_forward_only.default", Aembbag, EBAG, F_MULTI, H_EMBBAG },
+	{ "aten.col2im.default", Acol2im,
+	  "self:T output_size:is kernel_size:is dilation:is padding:is stride:is", 0, 0 },
+	{ "aten.grid_sampler.default", Agridsamp,
+	  "input:T grid:T interpolation_mode:i padding_mode:i align_corners:i", 0, 0 },
+	{ "aten.grid_sampler_2d.default", Agridsamp,
+	  "input:T grid:T interpolation_mode:i padding_mode:i align_corners:i", 0, 0 },
+
 	/* attention */
 	{ "aten.scaled_dot_product_attention.default", Asdpa,
 	  "query:T key:T value:T attn_mask:T? dropout_p:0 is_causal:i=0 scale:f? enable_gqa:0", 0, 0 },
@@ -326,6 +354,7 @@ static const Aten aten[] = {
 	  "self:T fill_value:f>value" FACT " memory_format:-", 0, 0 },
 	{ "aten.zeros_like.default", Afulllike, "self:T @value:f=0>value" FACT " memory_format:-", 0, 0 },
 	{ "aten.ones_like.default", Afulllike, "self:T @value:f=1>value" FACT " memory_format:-", 0, 0 },
+	{ "aten.empty_like.default", Afulllike, "self:T @value:f=0>value" FACT " memory_format:-", 0, 0 },
 	{ "aten.new_full.default", Afull, "self:T size:is fill_value:f>value" FACT, 0, H_NEW },
 	{ "aten.new_zeros.default", Afull, "self:T size:is @value:f=0>value" FACT, 0, H_NEW },
 	{ "aten.new_ones.default", Afull, "self:T size:is @value:f=1>value" FACT, 0, H_NEW },
@@ -338,6 +367,14 @@ static const Aten aten[] = {
 	{ "aten.to.device", Ocast,
 	  "self:T device:dev dtype:dt non_blocking:0 copy:- memory_format:-", 0, H_TOCOPY },
 	{ "aten.type_as.default", Ocast, "self:T other:T", 0, H_TYPEAS },
+
+	/* sizes of tensors with static shapes: import folds them into ints */
+	{ "aten.sym_size.int", Aclone, "self:T dim:i", 0, H_SYM },
+	{ "aten.sym_numel.default", Aclone, "self:T", 0, H_SYM },
+	{ "aten.sym_stride.int", Aclone, "self:T dim:i", 0, H_SYM },
+	{ "aten.sym_storage_offset.default", Aclone, "self:T", 0, H_SYM },
+	{ "aten.sym_is_contiguous.default", Aclone, "self:T memory_format:-", 0, H_SYM },
+	{ "aten.resize_.default", Aview, "self:T size:is memory_format:-", F_INPLACE, H_RESIZE },
 
 	/* checks of static metadata or of symbolic values: nothing to run */
 	{ "aten._assert_tensor_metadata.default", -1, "", 0, 0 },

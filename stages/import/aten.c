@@ -340,6 +340,42 @@ addin(Node *c, int v)
 	return c->nin++;
 }
 
+/* One SymInt or SymBool of an argument ({"as_name": N} or {"as_int": V}):
+ * its integer (folded by import, or the export example's value). */
+static int64_t
+symof(Node *c, json_t *e)
+{
+	const char *n = json_string_value(json_object_get(e, "as_name"));
+	json_t *x = json_object_get(e, "as_int");
+	int64_t v;
+	if (json_is_integer(x))
+		return json_integer_value(x);
+	if ((x = json_object_get(e, "as_bool")) && json_is_boolean(x))
+		return json_is_true(x);
+	if (!n || !g_symget(c->g, n, &v))
+		bad(c, "a symbolic argument '%s' has no value import knows", n ? n : "?");
+	return v;
+}
+
+/* Rewrites a symbolic argument (as_sym_int, as_sym_ints, as_sym_bool; the
+ * sizes of a dynamic-shape export, taken at its example) into the plain
+ * int, int list or bool it stands for. */
+static void
+symargs(Node *c, json_t *v)
+{
+	json_t *x;
+	if ((x = json_object_get(v, "as_sym_int"))) {
+		json_object_set_new(v, "as_int", json_integer(symof(c, x)));
+	} else if ((x = json_object_get(v, "as_sym_bool"))) {
+		json_object_set_new(v, "as_bool", json_boolean(symof(c, x)));
+	} else if ((x = json_object_get(v, "as_sym_ints")) && json_is_array(x)) {
+		json_t *l = json_array();
+		for (size_t k = 0; k < json_array_size(x); k++)
+			json_array_append_new(l, json_integer(symof(c, json_array_get(x, k))));
+		json_object_set_new(v, "as_ints", l);
+	}
+}
+
 /* Reads every argument of the node by the schema: operands (scalars made
  * consts), attributes (defaults filled in). */
 static void
@@ -356,6 +392,8 @@ readargs(Node *c)
 	for (int i = 0; i < nf; i++) {
 		Field *f = &fs[i];
 		json_t *v = f->name[0] == '@' ? NULL : argument(c, f->name, used);
+		if (v)
+			symargs(c, v);
 		int none = !v || json_object_get(v, "as_none");
 		const char *tn = v ? tensorname(v) : NULL;
 		arg[i] = v;
@@ -543,6 +581,65 @@ identity(Node *c, int k)
 	g_define(c->g, on, c->in[k], what);
 }
 
+/* aten.sym_size, sym_numel, sym_stride, sym_storage_offset,
+ * sym_is_contiguous of a tensor of static type: the int they stand for
+ * (strides and offset from the archive's metadata of the tensor), bound to
+ * the result's name for the nodes that take it as an argument. */
+static void
+sym(Node *c)
+{
+	json_t *out = json_array_get(json_object_get(c->json, "outputs"), 0), *o;
+	const char *on = NULL;
+	const Type *x = &c->fn->val[c->in[0]].t;
+	const char *xn = tensorname(json_object_get(json_array_get(json_object_get(c->json,
+	                                                                           "inputs"), 0), "arg"));
+	json_t *meta = xn ? g_meta(c->g, xn) : NULL, *st = json_object_get(meta, "strides");
+	Av *dv = findav(c, "dim");
+	int64_t v = 0, s[DP_MAXRANK], e = 1;
+	int d = dv ? normdim(c, dv->i, x->rank) : 0;
+
+	if (!out || json_object_get(out, "as_none"))
+		return;   /* its value unused (folded by the export) */
+	if ((o = json_object_get(out, "as_sym_int")) || (o = json_object_get(out, "as_sym_bool")))
+		on = json_string_value(json_object_get(o, "as_name"));
+	if (!on)
+		bad(c, "its result is not a named SymInt or SymBool");
+	for (int i = x->rank - 1; i >= 0; i--) {   /* the strides, dense unless the archive says */
+		s[i] = e;
+		e *= x->dim[i];
+	}
+	for (int i = 0; i < x->rank && json_array_size(st) == x->rank; i++) {
+		if (!g_hint(json_array_get(st, (size_t)i), &s[i]))
+			bad(c, "a stride of '%s' is symbolic with no example value", xn);
+	}
+	switch (c->kind == Aclone ? c->a->target[9] : 0) {
+	case 's':   /* sym_size, sym_stride, sym_storage_offset */
+		if (strcmp(c->a->target, "aten.sym_size.int") == 0)
+			v = x->rank ? x->dim[d] : 1;
+		else if (strcmp(c->a->target, "aten.sym_stride.int") == 0)
+			v = x->rank ? s[d] : 1;
+		else {
+			json_t *so = json_object_get(meta, "storage_offset");
+			if (so && !g_hint(so, &v))
+				bad(c, "the storage offset of '%s' is symbolic with no example value", xn);
+		}
+		break;
+	case 'n':
+		v = dp_numel(x);
+		break;
+	case 'i':   /* sym_is_contiguous: the strides are the dense ones */
+		v = 1;
+		e = 1;
+		for (int i = x->rank - 1; i >= 0; i--) {
+			if (x->dim[i] != 1 && s[i] != e)
+				v = 0;
+			e *= x->dim[i];
+		}
+		break;
+	}
+	g_symset(c->g, on, v);
+}
+
 /* Applies the entry's hook; returns 0 when the node needs no op. */
 static int
 hook(Node *c)
@@ -641,6 +738,39 @@ hook(Node *c)
 		c->in[1] = t;
 		break;
 	}
+	case H_BATCHNORM:
+		/* training: the batch's statistics (running ones, if any, unused:
+		 * their update is not part of an inference program) */
+		v = findav(c, "training");
+		if (v && v->i) {
+			c->kind = Abnstats;
+			c->nin = 3;
+		} else if (c->kind == Abnstats || c->nin != 5) {
+			bad(c, "inference batch norm needs running_mean and running_var");
+		}
+		dropav(c, "training");
+		break;
+	case H_RESIZE: {
+		const Type *x = &c->fn->val[c->in[0]].t;
+		int64_t n = 1;
+		v = findav(c, "size");
+		for (int i = 0; i < v->n; i++)
+			n *= v->ints[i];
+		if (n != dp_numel(x))
+			bad(c, "resize_ of %s to %lld elements: only a resize that keeps the element "
+			    "count (a reshape) is supported", typestr(x), (long long)n);
+		break;
+	}
+	case H_EMBBAG:
+		if (c->nin != 3)
+			bad(c, "per_sample_weights are not supported");
+		if ((v = findav(c, "padding_idx")) && v->i != -1)
+			bad(c, "padding_idx %lld is not supported (only -1 or None)", (long long)v->i);
+		dropav(c, "padding_idx");
+		break;
+	case H_SYM:
+		sym(c);
+		return 0;
 	case H_BOOL:
 		for (int i = 0; i < c->nin; i++)
 			if (c->fn->val[c->in[i]].t.dtype != DP_BOOL)
@@ -736,6 +866,8 @@ aten_node(Graph *g, json_t *node)
 	const char *t = json_string_value(json_object_get(node, "target"));
 	c.target = strncmp(t, "torch.ops.", 10) == 0 ? t + 10 : t;
 	c.a = aten_lookup(c.target);
+	if (!c.a && symnode(node))
+		return;   /* sizes arithmetic: read at its example values */
 	if (!c.a)
 		dp_die("unsupported op %s got past the check", c.target);
 	if (c.a->kind < 0)
@@ -747,7 +879,8 @@ aten_node(Graph *g, json_t *node)
 
 	readargs(&c);
 	json_t *outs = json_object_get(node, "outputs");
-	for (size_t k = 1; k < json_array_size(outs); k++) {
+	int nres = dp_op_nout[c.kind];   /* the results the IR op computes */
+	for (size_t k = (size_t)nres; k < json_array_size(outs); k++) {
 		const char *n = tensorname(json_array_get(outs, k));
 		if (n)
 			g_unused(g, n, what);
@@ -760,6 +893,27 @@ aten_node(Graph *g, json_t *node)
 		return;
 
 	int res = emit(&c, c.kind, c.in, c.nin, tensorname(json_array_get(outs, 0)), what);
+	for (int k = 1; k < nres; k++) {   /* a tuple's other results (getitem k) */
+		const Op *op = &c.fn->op[c.fn->nop - 1];
+		const char *on = tensorname(json_array_get(outs, (size_t)k));
+		Type want;
+		if (!on)
+			continue;   /* as_none: a result the graph does not use */
+		if (!g_type(g, on, &want) || !dp_type_eq(&c.fn->val[op->out[k]].t, &want))
+			bad(&c, "import computes %s for its result %d, not the archive's",
+			    typestr(&c.fn->val[op->out[k]].t), k);
+		g_define(g, on, op->out[k], what);
+	}
+	if (c.a->flags & F_OUT) {   /* out=: that tensor is the result now */
+		json_t *args = json_object_get(node, "inputs");
+		for (size_t j = 0; j < json_array_size(args); j++) {
+			json_t *e = json_array_get(args, j);
+			const char *on = tensorname(json_object_get(e, "arg"));
+			const char *an = json_string_value(json_object_get(e, "name"));
+			if (on && an && strcmp(an, "out") == 0)
+				g_bind(g, on, res);
+		}
+	}
 	if (c.a->flags & F_INPLACE) {
 		/* later uses of the mutated tensor see the result */
 		json_t *self = json_object_get(json_array_get(json_object_get(node, "inputs"), 0), "arg");

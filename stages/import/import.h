@@ -123,6 +123,11 @@ int g_type(Graph *g, const char *name, Type *t);
 void g_bind(Graph *g, const char *name, int v);
 void g_writeback(Graph *g, const char *name, int old, int v);
 void g_define(Graph *g, const char *name, int v, const char *what);
+void g_symset(Graph *g, const char *name, int64_t v);
+int g_symget(Graph *g, const char *name, int64_t *v);
+struct json_t *g_meta(Graph *g, const char *name);
+int g_hint(struct json_t *s, int64_t *v);
+int symnode(struct json_t *nd);
 _Noreturn void g_err(Graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 Imp *g_imp(Graph *g);
 
@@ -131,6 +136,7 @@ enum {                      /* Aten.flags */
 	F_INPLACE = 1,      /* mutates its first argument */
 	F_MULTI = 2,        /* results after the first exist but must be unused */
 	F_LIST = 4,         /* one result, a list of tensors (H_SPLIT) */
+	F_OUT = 8,          /* an out= variant: its "out" argument names the result too */
 };
 enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_NONE, H_IDENTITY, H_UNSQUEEZE, H_SQUEEZE, H_INDEX, H_ARANGE, H_FULL,
@@ -139,6 +145,10 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_DIFF,             /* flags: which of prepend, append are given */
 	H_CLAMPT,           /* flags: which of the min, max tensors are given */
 	H_INDEXPUT,         /* the index tensors as operands after the values */
+	H_BATCHNORM,        /* training: batch statistics (aten.batch_norm_no_stats) */
+	H_SYM,              /* a size, stride... of a static tensor: an int, no op */
+	H_RESIZE,           /* resize_ to the same element count: aten.view */
+	H_EMBBAG,           /* no per-sample weights, padding_idx -1 or None */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

@@ -23,7 +23,8 @@ static const char usage[] =
 	"\n"
 	"--targets lists the ATen targets import converts (stages/import/atab.c),\n"
 	"one a line: TARGET, a tab, the IR op it becomes ('(alias)': the result is\n"
-	"its operand, no op; '(dropped)': nothing to run) and, after another tab\n"
+	"its operand, no op; '(dropped)': nothing to run; '(folded)': an int of the\n"
+	"operand's static shape, no op) and, after another tab\n"
 	"when there are any, its conditions ('needs X off': X must be omitted,\n"
 	"None, False or 0).\n";
 
@@ -42,7 +43,7 @@ targets(void)
 	for (int i = 0; i < aten_count(); i++) {
 		const Aten *a = aten_entry(i);
 		const char *op = a->kind < 0 ? "(dropped)" : a->hook == H_IDENTITY ? "(alias)"
-		               : dp_op_name[a->kind];
+		               : a->hook == H_SYM ? "(folded)" : dp_op_name[a->kind];
 		char note[512] = "", off[256] = "";
 		if (a->flags & F_INPLACE)
 			addnote(note, sizeof note, "; ", "in-place", -1);

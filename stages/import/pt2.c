@@ -53,6 +53,10 @@ struct Graph {
 	json_t *nodes;     /* graph.nodes */
 	Slot *slot;
 	size_t nslot, used;
+	json_t *gr;        /* the graph: its sym_int_values, sym_bool_values */
+	const char **symname; /* the ints import folded (sym_size...): names */
+	int64_t *symval;
+	int nsym, maxsym;
 };
 
 /* ---- name map ---- */
@@ -101,6 +105,63 @@ g_define(Graph *g, const char *name, int v, const char *what)
 	if (g->nslot && slotof(g, name)->key)
 		g_err(g, "malformed archive: %s defines '%s', which is already defined", what, name);
 	g_bind(g, name, v);
+}
+
+/* Binds name, a SymInt or SymBool result, to the integer v. */
+void
+g_symset(Graph *g, const char *name, int64_t v)
+{
+	if (g->nsym == g->maxsym) {
+		int n = g->maxsym ? 2 * g->maxsym : 16;
+		const char **nn = dp_alloc(g->imp->fn->arena, (size_t)n, sizeof *nn);
+		int64_t *nv = dp_alloc(g->imp->fn->arena, (size_t)n, sizeof *nv);
+		if (g->nsym) {
+			memcpy(nn, g->symname, (size_t)g->nsym * sizeof *nn);
+			memcpy(nv, g->symval, (size_t)g->nsym * sizeof *nv);
+		}
+		g->symname = nn;
+		g->symval = nv;
+		g->maxsym = n;
+	}
+	g->symname[g->nsym] = name;
+	g->symval[g->nsym++] = v;
+}
+
+static int hint(json_t *s, int64_t *v);
+
+/* The value of SymInt s (an int, or its example value); 0 when none. */
+int
+g_hint(json_t *s, int64_t *v)
+{
+	return hint(s, v);
+}
+
+/* The integer a SymInt or SymBool named name stands for: one import folded
+ * (g_symset), else the export's example value that the graph's
+ * sym_int_values / sym_bool_values record.  0 when there is none. */
+int
+g_symget(Graph *g, const char *name, int64_t *v)
+{
+	for (int i = g->nsym - 1; i >= 0; i--)
+		if (strcmp(g->symname[i], name) == 0) {
+			*v = g->symval[i];
+			return 1;
+		}
+	json_t *s = json_object_get(json_object_get(g->gr, "sym_int_values"), name);
+	json_t *b = json_object_get(json_object_get(g->gr, "sym_bool_values"), name);
+	if (b && json_is_boolean(json_object_get(b, "as_bool"))) {
+		*v = json_is_true(json_object_get(b, "as_bool"));
+		return 1;
+	}
+	return s && hint(s, v);
+}
+
+/* The archive's TensorMeta of value name (its strides, storage offset), or
+ * NULL. */
+json_t *
+g_meta(Graph *g, const char *name)
+{
+	return json_object_get(g->tv, name);
 }
 
 /* Binds a result of node what that import does not compute (an extra
@@ -460,16 +521,38 @@ sameshape(const Type *a, const Type *b)
 	return 1;
 }
 
+/* The value of SymInt s: its int, or the export example's value (hint)
+ * of its expression; 0 when it has neither. */
+static int
+hint(json_t *s, int64_t *v)
+{
+	json_t *x = json_object_get(s, "as_int"), *h;
+	if (json_is_integer(x)) {
+		*v = json_integer_value(x);
+		return 1;
+	}
+	h = json_object_get(json_object_get(s, "as_expr"), "hint");
+	if (json_is_object(h))
+		h = json_object_get(h, "as_int");
+	if (!json_is_integer(h))
+		return 0;
+	*v = json_integer_value(h);
+	return 1;
+}
+
+/* A size of the archive: an int, or a symbolic size of a dynamic-shape
+ * export, which import takes at the export example's value (the hint the
+ * archive records with the expression); one with no hint is an error. */
 static int64_t
 symint(Model *m, json_t *s, const char *what, const char *name, int i)
 {
-	json_t *v = json_object_get(s, "as_int");
-	if (json_is_integer(v))
-		return json_integer_value(v);
+	int64_t h;
+	if (hint(s, &h))
+		return h;
 	const char *key = json_is_object(s) ? json_object_iter_key(json_object_iter(s)) : NULL;
 	const char *sym = json_string_value(json_object_get(json_object_get(s, "as_expr"), "expr_str"));
-	merr(m, "%s '%s' has a symbolic size at dimension %d (%s); DevProc needs static "
-	        "shapes (export without dynamic_shapes)", what, name, i, sym ? sym : key ? key : "not an integer");
+	merr(m, "%s '%s' has a symbolic size at dimension %d (%s) with no example value; DevProc "
+	        "needs static shapes", what, name, i, sym ? sym : key ? key : "not an integer");
 }
 
 /* Reads a TensorMeta (tensor_values entry or a config's tensor_meta). */
@@ -866,6 +949,24 @@ origin(json_t *nd, char *buf, size_t n)
 		snprintf(buf, n, "(%s%s)", *mod ? "module " : "no source line", mod);
 }
 
+/* Whether node nd is arithmetic on sizes (_operator.floordiv...) whose
+ * results are all SymInts or SymBools: import reads those at their
+ * example values (g_symget), so the node computes nothing. */
+int
+symnode(json_t *nd)
+{
+	const char *t = json_string_value(json_object_get(nd, "target"));
+	json_t *outs = json_object_get(nd, "outputs");
+	if (!t || strncmp(t, "_operator.", 10) != 0 || json_array_size(outs) == 0)
+		return 0;
+	for (size_t k = 0; k < json_array_size(outs); k++) {
+		json_t *o = json_array_get(outs, k);
+		if (!json_object_get(o, "as_sym_int") && !json_object_get(o, "as_sym_bool"))
+			return 0;
+	}
+	return 1;
+}
+
 /* Fails on the unsupported targets of the graph, all of them in one
  * message: each with its count, and each distinct place in the user's
  * Python it comes from (up to 4 per target) from the nodes' metadata. */
@@ -887,14 +988,17 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 		if (strncmp(t, "torch.ops.", 10) == 0)
 			t += 10;
 		const Aten *at = aten_lookup(t);
+		if (!at && symnode(nd))
+			continue;
 		if (at) {
 			json_t *outs = json_object_get(nd, "outputs");
 			size_t no = json_array_size(outs);
 			if (at->flags & F_LIST) {
 				if (no != 1 || !json_is_array(json_object_get(json_array_get(outs, 0), "as_tensors")))
 					merr(m, "node '%s' (%s): its result is not a list of tensors", name, t);
-			} else if (at->kind >= 0 && (no < 1 || (no > 1 && !(at->flags & F_MULTI)) ||
-			                             !tensorname(json_array_get(outs, 0))))
+			} else if (at->kind >= 0 && at->hook != H_SYM &&
+			           (no < 1 || (no > (size_t)dp_op_nout[at->kind] && !(at->flags & F_MULTI)) ||
+			            !tensorname(json_array_get(outs, 0))))
 				merr(m, "node '%s' (%s): only ops with one tensor result are supported", name, t);
 			continue;
 		}
@@ -1032,6 +1136,7 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	json_t *nodes = getobj(m, gr, "nodes", "graph");
 	Graph g = { .imp = imp, .m = m };
 	g.tv = getobj(m, gr, "tensor_values", "graph");
+	g.gr = gr;
 	g.specs = getobj(m, sig, "input_specs", "signature");
 	g.nodes = nodes;
 	json_t *outs = g.outs = getobj(m, sig, "output_specs", "signature");

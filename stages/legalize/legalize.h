@@ -50,4 +50,15 @@ int rewrite(Lz *z, const Op *op);
 /* Prints the rewrite table (dp-legalize --rules). */
 void print_rules(FILE *f);
 
+/* more.c: rewrites of the table in rules.c */
+int r_topk(Lz *z, const Op *op);
+int r_prod(Lz *z, const Op *op);
+int r_bnstats(Lz *z, const Op *op);
+int r_cdist(Lz *z, const Op *op);
+int r_pdist(Lz *z, const Op *op);
+int r_maskscat(Lz *z, const Op *op);
+int r_embbag(Lz *z, const Op *op);
+int r_col2im(Lz *z, const Op *op);
+int r_gridsamp(Lz *z, const Op *op);
+
 #endif

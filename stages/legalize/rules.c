@@ -1490,6 +1490,21 @@ static const struct {
 	{ Ascatter, r_scatter, "aten.eq of the index and an aten.arange, aten.any, then aten.gather at "
 	  "argmax (set), or aten.sum / aten.where + amax of the marked sources, aten.where" },
 	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
+	{ Atopk, r_topk, "aten.sort along dim (descending when largest), both results sliced to k" },
+	{ Aprod, r_prod, "integers cast to i64; per dim ⌈log2 n⌉ rounds of aten.mul of two halves "
+	  "(aten.slice), an odd element carried by aten.cat" },
+	{ Abnstats, r_bnstats, "(x − mean)·rsqrt(biased var + eps)·weight + bias, aten.mean over all "
+	  "dims but 1" },
+	{ Acdist, r_cdist, "the row differences [.., P, R, M] (aten.sub of views), then √Σd², Σ|d|, "
+	  "(Σ|d|^p)^(1/p), count of nonzero, or max |d|" },
+	{ Apdist, r_pdist, "as aten.cdist of x with itself, viewed flat, aten.index at i·N + j, i < j" },
+	{ Amaskscat, r_maskscat, "aten.where(mask, src at aten.cumsum(mask) − 1, x), viewed flat" },
+	{ Acol2im, r_col2im, "per kernel offset: aten.select of x viewed [N, C, kh, kw, nh, nw], spread by "
+	  "the stride (aten.cat with zeros), shifted and cut (aten.slice, aten.cat), summed" },
+	{ Agridsamp, r_gridsamp, "source coordinates (unnormalized, clipped or reflected), then per "
+	  "nearest or bilinear corner an aten.gather of x viewed [N, C, H·W], weighted, summed" },
+	{ Aembbag, r_embbag, "[B, L] membership by comparison with aten.arange(L), then aten.mm with the "
+	  "rows (sum; ÷ count: mean) or aten.argmax/aten.gather of the members (max)" },
 };
 
 int

@@ -125,6 +125,7 @@ Emitter *nn_emitter(int kind);
 /* scan.c: aten.cumsum, aten.gather. */
 int k_cumsum(Ctx *c, const Op *op, int i);
 int k_gatherdim(Ctx *c, const Op *op, int i);
+int k_sort(Ctx *c, const Op *op, int i);
 /* Whether the cpu target has a kernel for op kind (kernels.c). */
 int cpu_supports(int kind);
 int64_t nn_scratch(const Fn *fn, const Op *op);

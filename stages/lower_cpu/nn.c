@@ -834,6 +834,8 @@ nn_emitter(int kind)
 		return k_gatherdim;
 	case Acumsum:
 		return k_cumsum;
+	case Asort:
+		return k_sort;
 	case Aarange: case Afull: case Afulllike: case Ascalar:
 		return k_source;
 	case Amean: case Asum: case Aany:

@@ -53,3 +53,26 @@ k_gatherdim(Ctx *c, const Op *op, int i)
 	           dprt_enum(ti->dtype), i, dp_op_name[op->kind]);
 	return 0;
 }
+
+/* aten.sort: f32, i64 or i32, stable; values and i64 indices. */
+int
+k_sort(Ctx *c, const Op *op, int i)
+{
+	int x = op->in[0];
+	const Type *tx = ty(c, x);
+	int d = tx->rank ? normdim(dp_geti(op, "dim", -1), tx->rank) : 0;
+
+	if (tx->dtype != DP_F32 && tx->dtype != DP_I64 && tx->dtype != DP_I32) {
+		dp_seterr(c->err, "op %d (%s): the cpu target has no kernel for %s (f32, i64 or i32)",
+		          i, dp_op_name[op->kind], dp_dtype_name[tx->dtype]);
+		return -1;
+	}
+	if (dp_numel(tx) == 0)
+		return 0;
+	str_printf(c->body, "\tif (dprt_sort(%s, v%d, v%d, v%d, %lld, %lld, %lld, %d, err, errn) != 0)\n"
+	           "\t\treturn -1;\n", dprt_enum(tx->dtype), V(c, op->out[0]), V(c, op->out[1]),
+	           V(c, x), (long long)prod(tx, 0, d), (long long)(tx->rank ? tx->dim[d] : 1),
+	           (long long)prod(tx, tx->rank ? d + 1 : 0, tx->rank),
+	           dp_geti(op, "descending", 0) != 0);
+	return 0;
+}

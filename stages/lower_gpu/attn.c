@@ -5,6 +5,7 @@
  * dprt_sdpa of the op's shapes, scale and mask strides. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn.h"
@@ -22,7 +23,8 @@ emit_sdpa(Gpu *g, int i)
 	const Type *tq = &fn->val[op->in[0]].t, *tk = &fn->val[op->in[1]].t;
 	const Type *tv = &fn->val[op->in[2]].t, *tm = op->nin == 4 ? &fn->val[op->in[3]].t : NULL;
 	const Attr *sc = dp_attr(op, "scale");
-	int r = tq->rank, y = op->out[0], mask = 0, k;
+	int r = tq->rank, y = op->out[0], mask = 0, k, split, line, causal;
+	char key[160];
 	long long L, S, E, EV, B = 1;
 	int64_t ms[DP_MAXRANK] = {0};
 	Str *s = &g->kern;
@@ -60,6 +62,11 @@ emit_sdpa(Gpu *g, int i)
 		          dp_op_name[op->kind], MAXB);
 		return -1;
 	}
+	causal = (int)dp_geti(op, "is_causal", 0);
+	snprintf(key, sizeof key, "%lldx%lldx%lldx%lldx%lld f32 %s", B, L, S, E, EV,
+	         causal && mask == 1 ? "causal+bool" : causal && mask == 2 ? "causal+add" :
+	         causal ? "causal" : mask == 1 ? "bool" : mask == 2 ? "add" : "none");
+	split = atoi(tune_get(g, TUNE_ATTN, i, key, "0", 0, &line));
 	str_put(s, "\n");
 	opcomment(s, fn, i, "");
 	str_printf(s, "static const dprt_sdpa attn%d = {\n"
@@ -77,7 +84,13 @@ emit_sdpa(Gpu *g, int i)
 		str_printf(s, "%s%lld", k ? ", " : "", (long long)(mask ? ms[k] : 0));
 	str_put(s, "},\n\t");
 	str_float(s, sc ? sc->f : 1.0 / sqrt((double)E));
-	str_put(s, ",   /* scale */\n};\n");
+	str_put(s, ",   /* scale */\n");
+	if (split > 0)
+		g->blas = 1;   /* its workspace holds the chunks' partial rows */
+	str_printf(s, "\t%d,   /* chunks of keys (0: as many as fill the GPU)", split);
+	if (line)
+		str_printf(s, "; tuning database line %d", line);
+	str_put(s, " */\n};\n");
 	str_printf(g->rec, "\tif (dprt_cuda_sdpa(g, &attn%d, v%d, v%d, v%d, ", i,
 	           gV(g, gbase(g, op->in[0])), gV(g, gbase(g, op->in[1])),
 	           gV(g, gbase(g, op->in[2])));

@@ -16,6 +16,7 @@
  * DPRT_CUDA_SPLITK=cluster on sm_90 and later, the blocks of a thread-block
  * cluster through distributed shared memory, the same bits). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn.h"
@@ -67,14 +68,20 @@ cfg(const Gpu *g, int i, Cfg *c)
 	c->split = 1;
 	while (c->split < MAXSPLIT && tiles * c->split < CTAS && nkt / (2 * c->split) >= MINKT)
 		c->split *= 2;
-	if (g->db) {   /* a measured choice over the heuristic */
-		char key[256];
-		int split;
-		snprintf(key, sizeof key, "conv %s %lldx%lldx%lldx%lld %lldx%lldx%lld s%lldx%lld "
-		         "p%lldx%lld d%lldx%lld g%lld", g->arch, c->N, c->C, c->H, c->W, c->O,
-		         c->k[0], c->k[1], c->s[0], c->s[1], c->p[0], c->p[1], c->d[0], c->d[1], c->G);
-		if ((split = tune_conv(g, key, &c->tuned)) > 0)
-			c->split = split;
+	if (!c->direct) {   /* a measured choice over the heuristic */
+		const Chain *ch = g->fold && g->fold[i] >= 0 ? &g->nn->chain[g->fold[i]] : NULL;
+		int bias = op->nin == 3 || (ch && ch->bn >= 0), add = ch && ch->add >= 0;
+		int relu = ch && ch->relu >= 0;
+		char key[256], heur[24];
+		snprintf(heur, sizeof heur, "%lld", c->split);
+		snprintf(key, sizeof key, "%lldx%lldx%lldx%lld %lldx%lldx%lld s%lldx%lld p%lldx%lld "
+		         "d%lldx%lld g%lld f32 %s %s", c->N, c->C, c->H, c->W, c->O, c->k[0], c->k[1],
+		         c->s[0], c->s[1], c->p[0], c->p[1], c->d[0], c->d[1], c->G,
+		         g->prec ? g->prec : "fp32",
+		         !bias && !add && !relu ? "none" : bias && add && relu ? "bias+add+relu" :
+		         bias && add ? "bias+add" : bias && relu ? "bias+relu" : add && relu ?
+		         "add+relu" : bias ? "bias" : add ? "add" : "relu");
+		c->split = atoi(tune_get(g, TUNE_CONV, i, key, heur, 0, &c->tuned));
 	}
 	c->kchunk = (nkt + c->split - 1) / c->split * BK;
 	c->split = c->kchunk > 0 ? (c->K + c->kchunk - 1) / c->kchunk : 1;   /* none empty */

@@ -63,7 +63,9 @@ typedef struct Gpu {
 	                      kernel runs; -1 elsewhere (nnplan) */
 	struct Nn *nn;     /* nn.c's state (nn.h) */
 	const char *arch;  /* the GPU generation (sm_90), with -t */
-	struct Tunedb *db; /* the tuning database, or NULL (tune.c) */
+	struct Tunedb *db; /* the tuning database and the sites met, or NULL:
+	                      no mapping (tune.c) */
+	const char *prec;  /* the mapping's precision (fp32, tf32), in keys */
 	Str init;          /* statements NAME_gpu_init runs once the constants
 	                      are on the device (packing convolution weights) */	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
 	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */
@@ -156,14 +158,22 @@ int nnplan(Gpu *g);
  * its relu, say, but is the convolution's kernel). */
 int nnhead(const Gpu *g, int i);
 
-/* tune.c: reads the mapping map (-t) and the tuning database it names
- * (`tune cuda.db FILE`) into g->db, for GPU generation arch (NULL: the
- * mapping's); appends the files read to dep.  0, or -1 with g->err set. */
+/* tune.c: reads the mapping map (-t), the candidates it declares and the
+ * tuning database it names (`tune cuda.db FILE`) into g->db, for GPU
+ * generation arch (NULL: the mapping's); appends the files read to dep.
+ * 0, or -1 with g->err set. */
 int tune_read(Gpu *g, const char *map, const char *arch, Str *dep);
-/* The choice of the last entry whose key (everything before the choice,
- * e.g. "conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1") is key, its line
- * in *line; 0 where none is. */
-int tune_conv(const Gpu *g, const char *key, int *line);
+/* The tunables (formats/tune.md). */
+enum { TUNE_CONV, TUNE_MM, TUNE_ATTN };
+/* The choice for op's tunable kind whose key, after the op and the arch,
+ * is key ("1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 relu"): the value of
+ * the database's last entry for it (its line in *line), else heur (*line
+ * 0).  gemv: whether a product may take the generated kernel (a database's
+ * algo=gemv counts only there).  Records the site for --tunables. */
+const char *tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int gemv,
+                     int *line);
+/* The sites met, one a line: "OP\tKEY\tCHOICE\tHEURISTIC\tCANDIDATES". */
+const char *tune_sites(const Gpu *g);
 
 /* emit.c: the whole .cu file into *out. */
 int gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out);

@@ -9,7 +9,8 @@
 #define STAGE "lower_gpu"
 
 static const char usage[] =
-	"usage: dp-lower_gpu IN.dpir [-t MAPPING [--arch sm_XX] [-d DEPFILE]] -o OUT.cu\n"
+	"usage: dp-lower_gpu IN.dpir [-t MAPPING [--arch sm_XX] [-d DEPFILE] [--tunables FILE]]\n"
+	"                   -o OUT.cu\n"
 	"\n"
 	"Lowers the cuda partitions of a partitioned DPIR file to CUDA C, for nvcc:\n"
 	"  - chains of elementwise, normalize, shape, source (arange, full) and\n"
@@ -50,6 +51,10 @@ static const char usage[] =
 	"  --arch A   the GPU generation of the database's keys (default: the\n"
 	"             mapping's `device cuda sm_XX`)\n"
 	"  -d FILE    a Ninja depfile naming the mapping and the database\n"
+	"  --tunables FILE\n"
+	"             write the tunable sites met (with -t): per convolution, product\n"
+	"             and attention, \"OP<TAB>KEY<TAB>CHOICE<TAB>HEURISTIC<TAB>CANDIDATES\"\n"
+	"             (formats/tune.md), what devproc tune measures\n"
 	"  --supports list the ops the cuda target has kernels for, one a line\n"
 	"  --help     this text\n";
 
@@ -65,6 +70,7 @@ int
 main(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *map = NULL, *arch = NULL, *depfile = NULL;
+	const char *sites = NULL;
 	Str dep = {0};
 	Fn *fn;
 	Err err = {0};
@@ -89,6 +95,8 @@ main(int argc, char **argv)
 			arch = argv[++i];
 		} else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) {
 			depfile = argv[++i];
+		} else if (strcmp(argv[i], "--tunables") == 0 && i + 1 < argc) {
+			sites = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "dp-lower_gpu: unknown option %s (see --help)\n", argv[i]);
 			return 1;
@@ -121,6 +129,13 @@ main(int argc, char **argv)
 		dp_report(out, STAGE, &err);
 	else
 		rc = 0;
+	if (rc == 0 && sites) {
+		const char *t = tune_sites(&g);
+		if (dp_write_file(sites, t, strlen(t), &err) != 0) {
+			dp_report(sites, STAGE, &err);
+			rc = 1;
+		}
+	}
 	if (rc == 0 && depfile) {   /* OUT: the mapping and the database */
 		Str d = {0};
 		str_printf(&d, "%s:%s\n", out, dep.p ? dep.p : "");

@@ -8,6 +8,7 @@
  * mapping says so), then one epilogue kernel for bias and relu.  In 16-bit
  * precision (mm16 below) the same paths read 16-bit operands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
@@ -520,7 +521,8 @@ emit_mm(Gpu *g, int i)
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
 	MM p = {.i = i, .alpha = 1, .beta = 1};
-	int k;
+	int k, gv, lt, line = 0;
+	const char *algo = "";   /* the tunable's choice, where it is one */
 
 	for (k = 0; k < op->nin + op->nout; k++) {
 		int v = k < op->nin ? op->in[k] : op->out[k - op->nin];
@@ -575,17 +577,30 @@ emit_mm(Gpu *g, int i)
 		str_put(&g->kern, "/* an empty product: nothing to compute */\n");
 		return 0;
 	}
+	gv = p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1;
+	lt = blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0 && p.hasc0 && !p.relu &&
+	     p.beta == 1 && p.c0.rs == 0 && p.c0.cs == 1;
+	if (!g->prec16 && lt && (gv || p.M > GEMV_ROWS)) {   /* a tunable: cuBLASLt's algorithms, our GEMV */
+		char key[160];
+		snprintf(key, sizeof key, "%lldx%lldx%lld %c%c f32 %s bias", (long long)p.M,
+		         (long long)p.N, (long long)p.K, p.a.cs == 1 ? 'n' : 't',
+		         p.b.cs == 1 ? 'n' : 't', g->prec ? g->prec : "fp32");
+		algo = tune_get(g, TUNE_MM, i, key, gv ? "gemv" : "0", gv, &line);
+	}
+	if (line)
+		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
 	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
 		/* 16 bits (tune cuda.precision bf16|f16) */
-	} else if (p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1) {
+	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0)) {
 		gemv(g, &p);
 		launch(g, &p, (p.N + WARPS - 1) / WARPS, WARPS * 32, 1);
-	} else if (p.M <= GEMV_ROWS) {
+	} else if (p.M <= GEMV_ROWS && !*algo) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);
-	} else if (blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0 && p.hasc0 &&
-	           !p.relu && p.beta == 1 && p.c0.rs == 0 && p.c0.cs == 1) {
+	} else if (lt) {
 		g->blas = 1;
+		if (atoi(algo) > 0)   /* the heuristic's result algo, for the next call */
+			str_printf(g->rec, "\tg->ltalgo = %d;\n", atoi(algo));
 		str_printf(g->rec, "\tif (dprt_cublaslt_bias(g, %lld, %lld, %lld, ", (long long)p.M,
 		           (long long)p.N, (long long)p.K);
 		str_float(g->rec, p.alpha);
@@ -593,7 +608,13 @@ emit_mm(Gpu *g, int i)
 		                   "\t\treturn -1;\n", gV(g, p.a.v), (long long)p.a.rs,
 		           (long long)p.a.cs, gV(g, p.b.v), (long long)p.b.rs, (long long)p.b.cs,
 		           gV(g, p.c0.v), gV(g, p.y), (long long)p.N);
-		str_put(&g->kern, "/* cublasLtMatmul with the bias in its epilogue (runtime/cuda/blas.c) */\n");
+		if (atoi(algo) > 0)
+			str_printf(&g->kern, "/* cublasLtMatmul with the bias in its epilogue, the "
+			                     "heuristic's algorithm %d (runtime/cuda/blas.c) */\n",
+			           atoi(algo));
+		else
+			str_put(&g->kern, "/* cublasLtMatmul with the bias in its epilogue "
+			                  "(runtime/cuda/blas.c) */\n");
 	} else if (blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0) {
 		g->blas = 1;
 		str_printf(g->rec, "\tif (dprt_cublas_sgemm(g, %lld, %lld, %lld, ", (long long)p.M,

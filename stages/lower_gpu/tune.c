@@ -1,26 +1,44 @@
-/* tune.c: the tuning database (formats/target.md, "Tuning database"): the
- * choices measured for an op's shapes on a GPU generation, which lower_gpu
- * takes over its heuristics.  A target mapping names it with
- * `tune cuda.db FILE` (relative to the mapping's folder); lower_gpu reads
- * the mapping with -t and lists both in its depfile, so that an edit of
- * either relowers.  The mapping's `tune cuda.precision fp32|tf32|bf16|f16` (fp32 the
- * default) sets the program's precision at init (dprt_cuda_precision).  Today it holds the split of K of convolutions:
+/* tune.c: the tuning database (formats/tune.md): the choices measured for
+ * an op's shapes on a GPU generation, which lower_gpu takes over its
+ * heuristics, and the tunable sites a lowering met (--tunables, for
+ * devproc tune).  A target mapping names the database with
+ * `tune cuda.db FILE` (relative to the mapping's folder) and may declare
+ * the candidates tried for a tunable (`tune cuda.conv.split {1,2,4,8}`);
+ * lower_gpu reads the mapping with -t and lists both files in its depfile,
+ * so that an edit of either relowers.  The mapping's
+ * `tune cuda.precision fp32|tf32|bf16|f16` (fp32 the default) sets the
+ * program's precision at init (dprt_cuda_precision).  An entry:
  *
- *   conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 split=4
+ *   conv sm_90 1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 bias+relu split=4
  *
- * (the op, the GPU generation, the input N x C x H x W, the weights O x KH
- * x KW, stride, padding, dilation, groups, then the choice). */
+ * (the op, the GPU generation, what the op's lowering puts in its key, then
+ * the choice). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
 
+/* The tunables: op, choice, the mapping's key of its candidates, the
+ * candidates tried when the mapping declares none, the largest value. */
+static const struct {
+	const char *op, *name, *var, *def;
+	int max;
+} tunable[] = {
+	[TUNE_CONV] = {"conv", "split", "cuda.conv.split", "{1,2,4,8,16}", 16},
+	[TUNE_MM] = {"mm", "algo", "cuda.mm.algo", "{0,1,2,3}", 15},
+	[TUNE_ATTN] = {"attn", "split", "cuda.attn.split", "{1,2,4,8,16}", 64},
+};
+enum { NTUNABLE = sizeof tunable / sizeof *tunable };
+
 struct Tunedb {
 	char **line;       /* the entries: their keys, and after them the choice */
 	int *at;           /* per entry: its line in the file */
 	int n;
-	const char *path;
+	const char *path;  /* the database, or NULL: none named */
+	const char *cand[NTUNABLE];   /* per tunable: its candidates, "1,2,4" */
+	Str sites;         /* the tunable sites met, as --tunables writes them */
+	char *seen;        /* per op: its site recorded */
 };
 
 /* path relative to the folder of file (unless absolute) */
@@ -39,6 +57,91 @@ beside(Arena *a, const char *file, const char *path)
 	return p;
 }
 
+/* Whether v is a value of tunable k: a number 1..max (0..max for the
+ * algorithm of a product and the chunks of an attention, 0 being the
+ * run-time choice), or gemv for a product. */
+static int
+valid(int k, const char *v)
+{
+	char *e;
+	long x;
+
+	if (k == TUNE_MM && strcmp(v, "gemv") == 0)
+		return 1;
+	x = strtol(v, &e, 10);
+	return *v >= '0' && *v <= '9' && *e == '\0' && x >= (k == TUNE_CONV ? 1 : 0) &&
+	       x <= tunable[k].max;
+}
+
+/* The mapping's candidates of tunable k ("{1,2,4}" -> "1,2,4"), checked. */
+static int
+cands(Gpu *g, const char *map, const Target *t, int k, const char **out)
+{
+	const char *v = dp_target_tune(t, tunable[k].var, tunable[k].def);
+	size_t n = strlen(v);
+	char *c, *s;
+
+	if (n < 3 || v[0] != '{' || v[n - 1] != '}')
+		goto bad;
+	c = dp_strdup(g->fn->arena, v + 1);
+	c[n - 2] = '\0';
+	for (s = c; *s; s++)   /* each value, in place */
+		if (*s == ',')
+			*s = '\0';
+	for (s = c; s < c + n - 2; s += strlen(s) + 1)
+		if (!valid(k, s))
+			goto bad;
+	c = dp_strdup(g->fn->arena, v + 1);
+	c[n - 2] = '\0';
+	*out = c;
+	return 0;
+bad:
+	dp_seterr(g->err, "%s: tune %s %s: expected a set of choices such as %s (values %s)",
+	          map, tunable[k].var, v, tunable[k].def,
+	          k == TUNE_MM ? "0..15 or gemv" : k == TUNE_CONV ? "1..16" : "0..64");
+	return -1;
+}
+
+/* Parses database line buf (ln) into d; -1 with g->err set when malformed. */
+static int
+entry(Gpu *g, struct Tunedb *d, char *buf, int ln)
+{
+	Str key = {0};
+	char *tok[32], *s, *eq;
+	int n = 0, k;
+
+	for (s = strtok(buf, " \t\r"); s && n < 32; s = strtok(NULL, " \t\r"))
+		tok[n++] = s;
+	for (k = 0; k < NTUNABLE && n > 0; k++)
+		if (strcmp(tok[0], tunable[k].op) == 0)
+			break;
+	eq = n >= 3 && k < NTUNABLE ? strchr(tok[n - 1], '=') : NULL;
+	if (s != NULL || eq == NULL || (size_t)(eq - tok[n - 1]) != strlen(tunable[k].name) ||
+	    strncmp(tok[n - 1], tunable[k].name, (size_t)(eq - tok[n - 1])) != 0 ||
+	    !valid(k, eq + 1)) {
+		dp_seterr(g->err, "%s:%d: expected 'OP ARCH KEY... CHOICE': conv ... split=1..16, "
+		          "mm ... algo=0..15|gemv, attn ... split=0..64 (formats/tune.md)", d->path,
+		          ln);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		str_printf(&key, "%s%s", i ? " " : "", tok[i]);
+	if (d->n % 64 == 0) {
+		char **l = dp_alloc(g->fn->arena, (size_t)d->n + 64, sizeof *l);
+		int *at = dp_alloc(g->fn->arena, (size_t)d->n + 64, sizeof *at);
+		if (d->n) {
+			memcpy(l, d->line, (size_t)d->n * sizeof *l);
+			memcpy(at, d->at, (size_t)d->n * sizeof *at);
+		}
+		d->line = l;
+		d->at = at;
+	}
+	d->line[d->n] = dp_strdup(g->fn->arena, key.p);
+	d->at[d->n++] = ln;
+	str_free(&key);
+	return 0;
+}
+
 int
 tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 {
@@ -47,7 +150,7 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	const char *db, *prec;
 	struct Tunedb *d;
 	FILE *f;
-	char buf[512];
+	char buf[1024];
 	int ln = 0;
 
 	if (dp_target_read(map, &t, g->err) != 0)
@@ -72,10 +175,16 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		          prec);
 		return -1;
 	}
+	g->prec = dp_strdup(fn->arena, prec);
+	d = dp_alloc(fn->arena, 1, sizeof *d);
+	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
+	for (int k = 0; k < NTUNABLE; k++)
+		if (cands(g, map, &t, k, &d->cand[k]) != 0)
+			return -1;
+	g->db = d;
 	db = dp_target_tune(&t, "cuda.db", NULL);
 	if (db == NULL)
 		return 0;
-	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->path = beside(fn->arena, map, db);
 	f = fopen(d->path, "r");
 	if (f == NULL) {
@@ -86,50 +195,57 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	str_put(dep, " ");
 	str_put(dep, d->path);
 	while (fgets(buf, sizeof buf, f)) {
-		char op[16], ar[16], x[64], w[64], s[32], p[32], dl[32], gr[32], ch[64];
 		size_t n = strlen(buf);
+		char *h;
 		ln++;
 		if (n && buf[n - 1] == '\n')
 			buf[--n] = '\0';
-		if (buf[strspn(buf, " \t")] == '\0' || buf[strspn(buf, " \t")] == '#')
+		if ((h = strchr(buf, '#')) != NULL)   /* a comment, to the end of the line */
+			*h = '\0';
+		if (buf[strspn(buf, " \t\r")] == '\0')
 			continue;
-		if (sscanf(buf, "%15s %15s %63s %63s %31s %31s %31s %31s %63s", op, ar, x, w, s, p, dl,
-		           gr, ch) != 9 || strcmp(op, "conv") != 0 || strncmp(ch, "split=", 6) != 0 ||
-		    atoi(ch + 6) < 1 || atoi(ch + 6) > 16) {
+		if (entry(g, d, buf, ln) != 0) {
 			fclose(f);
-			dp_seterr(g->err, "%s:%d: expected 'conv ARCH NxCxHxW OxKHxKW sSHxSW pPHxPW "
-			          "dDHxDW gG split=1..16'", d->path, ln);
 			return -1;
 		}
-		if (d->n % 64 == 0) {
-			char **l = dp_alloc(fn->arena, (size_t)d->n + 64, sizeof *l);
-			int *at = dp_alloc(fn->arena, (size_t)d->n + 64, sizeof *at);
-			if (d->n) {
-				memcpy(l, d->line, (size_t)d->n * sizeof *l);
-				memcpy(at, d->at, (size_t)d->n * sizeof *at);
-			}
-			d->line = l;
-			d->at = at;
-		}
-		snprintf(buf, sizeof buf, "%s %s %s %s %s %s %s %s %s", op, ar, x, w, s, p, dl, gr, ch);
-		d->line[d->n] = dp_strdup(fn->arena, buf);
-		d->at[d->n++] = ln;
 	}
 	fclose(f);
-	g->db = d;
 	return 0;
 }
 
-int
-tune_conv(const Gpu *g, const char *key, int *line)
+const char *
+tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int gemv, int *line)
 {
-	const struct Tunedb *d = g->db;
-	size_t n = strlen(key);
+	struct Tunedb *d = g->db;
+	Str k = {0};
+	const char *v = heur;
+	size_t n;
 
-	for (int i = d ? d->n - 1 : -1; i >= 0; i--)   /* the last entry wins */
-		if (strncmp(d->line[i], key, n) == 0 && d->line[i][n] == ' ') {
+	*line = 0;
+	if (d == NULL)
+		return heur;
+	str_printf(&k, "%s %s %s", tunable[kind].op, g->arch, key);
+	n = k.n;
+	for (int i = d->n - 1; i >= 0; i--)   /* the last entry wins */
+		if (strncmp(d->line[i], k.p, n) == 0 && d->line[i][n] == ' ') {
+			const char *c = strchr(d->line[i] + n + 1, '=') + 1;
+			if (!gemv && strcmp(c, "gemv") == 0)
+				break;   /* not a choice here: the heuristic's */
 			*line = d->at[i];
-			return atoi(strrchr(d->line[i], '=') + 1);
+			v = c;
+			break;
 		}
-	return 0;
+	if (op >= 0 && op < g->fn->nop && !d->seen[op]) {   /* the site, once */
+		d->seen[op] = 1;
+		str_printf(&d->sites, "%d\t%s\t%s\t%s\t%s%s\n", op, k.p, tunable[kind].name, heur,
+		           gemv ? "gemv," : "", d->cand[kind]);
+	}
+	str_free(&k);
+	return v;
+}
+
+const char *
+tune_sites(const Gpu *g)
+{
+	return g->db && g->db->sites.p ? g->db->sites.p : "";
 }
