@@ -17,6 +17,11 @@ A model DevProc cannot import or lower yet is reported with the first line
 of the error, not left out.  The DevProc executable's output is compared
 with PyTorch's (max|err| / max|ref|).  Then, one mode after the other on the
 same input: DevProc (--bench, run() host to host) at N threads and at 1,
+each with the default mapping (oneDNN where present, see runtime/dprt.h)
+and with our own kernels only (DPRT_DNNL=0; for MobileNetV2 also with the
+depthwise layers on ours, DPRT_DNNL=conv,linear; for ViT-B/16 and GPT-2
+with the linear layers on ours, DPRT_DNNL=conv,dw), the outputs at N threads
+and at 1 compared with PyTorch's,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
 model exported with torch.onnx.export, all graph optimizations) at N and 1
 intra-op threads (the 1-thread modes only at --one-thread-batches, 1 by
@@ -144,15 +149,19 @@ def timeit(fn, budget=1.0, lo=3, hi=100):
     return statistics.median(t), len(t)
 
 
-def devproc_bench(exe, inarg, threads, budget=1.0):
-    """Median ms of --bench, its run count sized from one timed run."""
+def devproc_bench(exe, inarg, threads, budget=1.0, dnnl=None):
+    """Median ms of --bench, its run count sized from one timed run; dnnl:
+    DPRT_DNNL's value (None: the default mapping)."""
+    env = dict(os.environ)
+    if dnnl is not None:
+        env["DPRT_DNNL"] = dnnl
     t0 = time.perf_counter()
     subprocess.run([exe, "--in", inarg, "--threads", str(threads)], check=True,
-                   capture_output=True)
+                   capture_output=True, env=env)
     one = max(time.perf_counter() - t0, 1e-4)
     runs = int(max(3, min(100, budget / one)))
     out = subprocess.run([exe, "--in", inarg, "--threads", str(threads), "--bench", str(runs)],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=env).stdout
     m = re.search(r"bench: (\d+) runs, median ([0-9.]+) us", out)
     mem = re.search(r"peak resident memory ([0-9.]+) MiB", out)
     isa = re.search(r"threads, (\w+) kernels", out)
@@ -274,8 +283,20 @@ def main():
                 subprocess.run([j["exe"], "--in", inarg, *outs], check=True, capture_output=True)
                 row["err"] = relerr(np.load(os.path.join(d, "y.npy")), ref)
                 row["dp"], row["dp_runs"], row["mem"], row["isa"] = devproc_bench(j["exe"], inarg, N)
+                # our own kernels only, and (MobileNetV2) oneDNN without the
+                # depthwise layers: which of the two won where
+                row["dp_ours"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="0")
+                if j["name"] == "mobilenet_v2":
+                    row["dp_nodw"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,linear")
+                if j["name"] in ("vit_b_16", "gpt2"):
+                    row["dp_nolin"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,dw")
                 if one:
                     row["dp1"], _, _, _ = devproc_bench(j["exe"], inarg, 1)
+                    row["dp1_ours"], _, _, _ = devproc_bench(j["exe"], inarg, 1, dnnl="0")
+                    if j["name"] != "classify":   # the 1-thread outputs too
+                        subprocess.run([j["exe"], "--in", inarg, "--threads", "1", *outs],
+                                       check=True, capture_output=True)
+                        row["err1"] = relerr(np.load(os.path.join(d, "y.npy")), ref)
             with torch.inference_mode():
                 for t, key in ((N, "pt"), (1, "pt1"))[:2 if one else 1]:
                     torch.set_num_threads(t)
@@ -309,17 +330,24 @@ def main():
              "torch %s, onnxruntime %s." % (cpu, N, next((r["isa"] for r in rows if "isa" in r), "?"),
                                            torch.__version__, ort.__version__), "",
              "| model | batch | DevProc N | DevProc 1 | ORT N | ORT 1 | PyTorch N | PyTorch 1 "
-             "| DevProc N / ORT N | DevProc N / PyTorch 1 | DevProc peak RSS (MiB) "
-             "| max\\|err\\|/max\\|ref\\| | notes |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| DevProc N / ORT N | DevProc N / PyTorch 1 | DevProc N, own kernels (DPRT_DNNL=0) "
+             "| DevProc 1, own kernels | DevProc peak RSS (MiB) "
+             "| max\\|err\\|/max\\|ref\\| (N; 1 thread) | notes |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = lambda a, b: "%.2f" % (r[a] / r[b]) if a in r and b in r else "n/a"
-        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        nodw = "DevProc N, depthwise on own kernels (DPRT_DNNL=conv,linear): %.2f" % r["dp_nodw"] \
+            if "dp_nodw" in r else ""
+        nodw += "DevProc N, linear layers on own kernels (DPRT_DNNL=conv,dw): %.2f" % r["dp_nolin"] \
+            if "dp_nolin" in r else ""
+        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["name"], r["batch"], f(r.get("dp")), f(r.get("dp1")), f(r.get("ort")),
             f(r.get("ort1")), f(r.get("pt")), f(r.get("pt1")), ratio("dp", "ort"),
-            ratio("dp", "pt1"), "%.0f" % r["mem"] if "mem" in r else "n/a",
-            "%.1e" % r["err"] if "err" in r else "n/a",
-            "; ".join(x for x in (r["note"], r.get("onnx", "")) if x).replace("|", "/")))
+            ratio("dp", "pt1"), f(r.get("dp_ours")), f(r.get("dp1_ours")),
+            "%.0f" % r["mem"] if "mem" in r else "n/a",
+            ("%.1e" % r["err"] if "err" in r else "n/a") +
+            ("; %.1e" % r["err1"] if "err1" in r else ""),
+            "; ".join(x for x in (r["note"], r.get("onnx", ""), nodw) if x).replace("|", "/")))
     text = "\n".join(lines) + "\n"
     print(text)
     with open(args.out, "w") as fo:

@@ -514,7 +514,12 @@ cmd_parse(int argc, char **argv)
 	const char *in = NULL, *out = NULL;
 	int raw = 0;
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--no-verify"))
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: devproc parse [--no-verify] TEXT -o OUT.dpir\n"
+			       "Parses a text IR file (formats/text.md) into DPIR, verified unless\n"
+			       "--no-verify; OUT is written only when its bytes change.\n");
+			return 0;
+		} else if (!strcmp(argv[i], "--no-verify"))
 			raw = 1;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];

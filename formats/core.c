@@ -1,7 +1,5 @@
 /* core.c: IR tables, arenas, building functions, attributes, types, errors. */
-#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +7,7 @@
 #include <unistd.h>
 
 #include "dpir.h"
+#include "dpsweep.h"
 
 #define X(e, n, sz, pt) n,
 const char *const dp_dtype_name[DP_NDTYPE] = { DP_DTYPES(X) };
@@ -562,52 +561,18 @@ dp_slurp(const char *path, char **buf, size_t *len, Err *err)
 	return 0;
 }
 
-/* Removes the PATH.tmpPID files of writers that were killed between
- * creating their temporary file and renaming it (a SIGKILL cannot be
- * caught): those whose process is gone.  Best effort; errors are ignored. */
-static void
-sweep(const char *path)
+/* The writer's process id in a PATH.tmpPID name's suffix, 0 in another's. */
+static long
+tmppid(const char *s)
 {
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	size_t bl = strlen(base), dl = slash ? (size_t)(slash - path) : 0;
-	char *dir = malloc(dl + 2), *full;
-	DIR *d;
-	struct dirent *e;
+	char *end;
+	long pid;
 
-	if (!dir)
-		return;
-	if (!slash)
-		strcpy(dir, ".");
-	else if (dl == 0)
-		strcpy(dir, "/");
-	else {
-		memcpy(dir, path, dl);
-		dir[dl] = 0;
-	}
-	d = opendir(dir);
-	while (d && (e = readdir(d)) != NULL) {
-		const char *n = e->d_name, *q = n + bl + 4;
-		char *end;
-		long pid;
-
-		if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp", 4) != 0 || *q < '0' || *q > '9')
-			continue;
-		errno = 0;
-		pid = strtol(q, &end, 10);
-		if (*end || errno || pid <= 0 || pid == (long)getpid())
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;   /* running (or not ours to ask): its file */
-		full = malloc(strlen(dir) + strlen(n) + 2);
-		if (full) {
-			sprintf(full, "%s/%s", dir, n);
-			unlink(full);
-			free(full);
-		}
-	}
-	if (d)
-		closedir(d);
-	free(dir);
+	if (strncmp(s, ".tmp", 4) != 0 || s[4] < '0' || s[4] > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(s + 4, &end, 10);
+	return *end || errno ? 0 : pid;
 }
 
 int
@@ -653,7 +618,7 @@ dp_write_segs(const char *path, const DpSeg *segs, int nseg, Err *err)
 			int same = samesegs(f, segs, nseg);
 			fclose(f);
 			if (same) {
-				sweep(path);
+				dp_sweep(path, tmppid);
 				return 0;
 			}
 		}
@@ -698,7 +663,7 @@ dp_write_segs(const char *path, const DpSeg *segs, int nseg, Err *err)
 		return -1;
 	}
 	free(tmpname);
-	sweep(path);
+	dp_sweep(path, tmppid);
 	return 0;
 }
 

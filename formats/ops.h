@@ -70,7 +70,7 @@
  * (operand 0) once every other reader of it has run; its result is
  * operand 1. */
 #define STATE_OPS(X) \
-	X(Oassign,    "assign",       2, 1, Kimage, Fcopy,   "",        D_CPU,        "")
+	X(Oassign,    "assign",       2, 1, Kimage, Fcopy,   "",        D_CPU|D_CUDA, "")
 
 /* The neural-network ops (shape rules in formats/rules.c).  "key:kind?" is
  * an optional attribute with no default: absent means "none". */
@@ -158,6 +158,8 @@
 	X(Acumsum,    "aten.cumsum",       1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
 	X(Asort,      "aten.sort",         1, 2, Kindex, Fsort,  "",        D_CPU|D_CUDA, "descending:i=0 dim:i=-1") \
 	X(Agather,    "aten.gather",       2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "dim:i") \
+	X(Arand,      "aten.rand",         0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s seed:i=0 size:is stream:i=0") \
+	X(Arandn,     "aten.randn",        0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s seed:i=0 size:is stream:i=0") \
 	COMPOSITE_OPS(X)
 
 /* The composite ops: dp-legalize rewrites each into the primitives above
@@ -216,7 +218,14 @@
 	X(Aembbag,    "aten.embedding_bag", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "include_last_offset:i=0 mode:i=0") \
 	X(Acol2im,    "aten.col2im", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dilation:is kernel_size:is output_size:is padding:is stride:is") \
 	X(Agridsamp,  "aten.grid_sampler_2d", 2, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 interpolation_mode:i=0 padding_mode:i=0") \
-	X(Ascatter,   "aten.scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i include_self:i=1 reduce:s?")
+	X(Ascatter,   "aten.scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i include_self:i=1 reduce:s?") \
+	X(Arandperm,  "aten.randperm", 0, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "dtype:s n:i seed:i=0 stream:i=0") \
+	X(Afftr2c,    "aten.fft_r2c", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "dim:is normalization:i=0 onesided:i=1") \
+	X(Afftc2r,    "aten.fft_c2r", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "dim:is last_dim_size:i normalization:i=0") \
+	X(Acmul,      "aten.complex_mul", 2, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Acabs,      "aten.complex_abs", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Acangle,    "aten.complex_angle", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Anonzeros,  "aten.nonzero_static", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "fill_value:i=-1 size:i")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

@@ -816,6 +816,56 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		*out = *t[0];
 		return 0;
 	}
+	case Afftr2c: case Afftc2r: {   /* complex values: f32 [..., 2] (re, im) */
+		const Attr *a = dp_attr(op, "dim");
+		int c2r = op->kind == Afftc2r, r = t[0]->rank - c2r, last;
+		if (t[0]->dtype != DP_F32)
+			return dp_failt(err, op, "needs f32", t[0], NULL);
+		if (c2r && (r < 1 || t[0]->dim[r] != 2))
+			return dp_failt(err, op, "needs a complex value: f32 [..., 2]", t[0], NULL);
+		if (!a || a->n == 0 || axes(err, op, "dim", r, &m))
+			return a && a->n ? -1 : fail(err, op, "needs at least one dim");
+		if (!c2r && r + 1 > DP_MAXRANK)
+			return fail(err, op, "rank exceeds 8");
+		d = dp_geti(op, "normalization", 0);
+		if (d < 0 || d > 2)
+			return fail(err, op, "normalization must be 0 (none), 1 (1/√n) or 2 (1/n)");
+		last = dp_axis(a->ints[a->n - 1], r);
+		*out = *t[0];
+		if (c2r) {
+			int64_t n = dp_geti(op, "last_dim_size", 0);
+			if (n < 1)
+				return fail(err, op, "last_dim_size must be positive");
+			out->rank = (uint8_t)r;
+			out->dim[last] = n;
+		} else {
+			if (dp_geti(op, "onesided", 1))
+				out->dim[last] = out->dim[last] / 2 + 1;
+			out->dim[out->rank++] = 2;
+		}
+		return 0;
+	}
+	case Anonzeros:
+		if (t[0]->rank < 1 || dp_numel(t[0]) < 1)
+			return dp_failt(err, op, "needs a tensor of rank 1 or more, not empty", t[0], NULL);
+		if (dp_geti(op, "size", 0) < 0)
+			return fail(err, op, "size must be >= 0");
+		memset(out, 0, sizeof *out);
+		out->dtype = DP_I64;
+		out->rank = 2;
+		out->dim[0] = dp_geti(op, "size", 0);
+		out->dim[1] = t[0]->rank;
+		return 0;
+	case Acmul: case Acabs: case Acangle: {
+		for (int i = 0; i < op->nin; i++)
+			if (t[i]->dtype != DP_F32 || t[i]->rank < 1 || t[i]->dim[t[i]->rank - 1] != 2)
+				return dp_failt(err, op, "needs complex values: f32 [..., 2]", t[i], NULL);
+		if (op->kind == Acmul)
+			return dp_bcast(err, op, t[0], t[1], out);
+		*out = *t[0];
+		out->rank--;
+		return 0;
+	}
 	case Amaxdim: case Amindim:
 		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
 			return fail(err, op, "dim is out of range");
@@ -1183,13 +1233,19 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 		return 0;
 	}
 	case Afull:
+	case Arand:
+	case Arandn:
 	case Ascalar: {
 		int d = dtypeattr(err, op, "dtype", DP_F32);
 		if (d < 0)
 			return -1;
+		/* an integer aten.rand (dp-legalize's randperm keys): 64 random bits */
+		if ((op->kind == Arand || op->kind == Arandn) && d != DP_F32 && d != DP_F64 &&
+		    (op->kind == Arandn || d != DP_I64))
+			return fail(err, op, "dtype must be f32 or f64");
 		memset(out, 0, sizeof *out);
 		out->dtype = (uint8_t)d;
-		if (op->kind == Afull) {
+		if (op->kind != Ascalar) {
 			const Attr *s = dp_attr(op, "size");
 			if (s->n > DP_MAXRANK)
 				return fail(err, op, "rank exceeds 8");
@@ -1200,6 +1256,20 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 				out->dim[i] = s->ints[i];
 			}
 		}
+		return 0;
+	}
+	case Arandperm: {
+		int d = dtypeattr(err, op, "dtype", DP_I64);
+		if (d < 0)
+			return -1;
+		if (d != DP_I64 && d != DP_I32 && d != DP_F32 && d != DP_F64)
+			return fail(err, op, "dtype must be i64, i32, f32 or f64");
+		if (dp_geti(op, "n", 0) < 0)
+			return fail(err, op, "n must be >= 0");
+		memset(out, 0, sizeof *out);
+		out->dtype = (uint8_t)d;
+		out->rank = 1;
+		out->dim[0] = dp_geti(op, "n", 0);
 		return 0;
 	}
 	case Afulllike: {

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "import.h"
+#include "fuzz.h"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	fuzz_help(*argc, *argv, "the .dp pipeline parser");
 	/* the stage reports each error on stderr: keep it out of the log (the
 	 * sanitizers write to file descriptor 2 directly) */
 	stderr = fopen("/dev/null", "w");

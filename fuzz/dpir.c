@@ -7,16 +7,13 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "fuzz.h"
 
-/* The text form of fn, malloc'd. */
-static char *
-text(const Fn *fn, size_t *len)
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char *t;
-	FILE *f = open_memstream(&t, len);
-	if (!f || dp_print(f, fn) || fclose(f))
-		dp_die("printing failed");
-	return t;
+	fuzz_help(*argc, *argv, "the DPIR reader");
+	return 0;
 }
 
 int
@@ -35,10 +32,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			dp_die("re-reading encoded IR failed: %s", err.msg);
 		if (dp_encode(g, &b2, &n2, &err) || n1 != n2 || memcmp(b1, b2, n1))
 			dp_die("encode(decode(encode(x))) != encode(x)");
-		t1 = text(fn, &l1);
+		t1 = fuzz_text(fn, &l1);
 		if (dp_parse(t1, l1, &h, &err))
 			dp_die("printed IR does not parse back: %d:%d: %s\n%s", err.line, err.col, err.msg, t1);
-		t2 = text(h, &l2);
+		t2 = fuzz_text(h, &l2);
 		if (l1 != l2 || memcmp(t1, t2, l1))
 			dp_die("print(parse(print(x))) != print(x):\n%s\n----\n%s", t1, t2);
 		free(b1);

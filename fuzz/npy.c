@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dprt.h"
+#include "fuzz.h"
 
 static int fd = -1;
 static char path[64];
@@ -20,12 +21,8 @@ static char path[64];
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	fd = memfd_create("npy", 0);
-	if (fd < 0) {
-		perror("memfd_create");
-		abort();
-	}
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	fuzz_help(*argc, *argv, "the runtime's .npy reader");
+	fd = fuzz_memfile("npy", path, sizeof path);
 	return 0;
 }
 
@@ -39,8 +36,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const int64_t want[2] = { 2, 3 };
 	float dst[6];
 
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-		abort();
+	fuzz_fill(fd, data, size);
 	dprt_npy_read(path, DPRT_F32, 2, want, dst, err, sizeof err);
 	int mdtype, mrank, mrc;
 	int64_t mdim[DPRT_MAXRANK];

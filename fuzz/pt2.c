@@ -14,6 +14,7 @@
 #include <zip.h>
 
 #include "import.h"
+#include "fuzz.h"
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max);
 
@@ -23,11 +24,8 @@ static char dp[128];
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	fd = memfd_create("pt2", 0);
-	if (fd < 0) {
-		perror("memfd_create");
-		abort();
-	}
+	fuzz_help(*argc, *argv, "the .pt2 reader");
+	fd = fuzz_memfile("pt2", NULL, 0);
 	/* the archive seeds take one f32[1,8] input and give one output */
 	snprintf(dp, sizeof dp, "input x: f32[1,8]\ny = model(\"/proc/self/fd/%d\", x)\noutput y\n", fd);
 	stderr = fopen("/dev/null", "w");  /* the stage's error reports */
@@ -40,8 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static jmp_buf jb;
 	static Src src;   /* static: they outlive a longjmp with their values */
 	static Imp imp;
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-		abort();
+	fuzz_fill(fd, data, size);
 	src = (Src){ .path = "fuzz.dp", .dir = "", .text = dp, .len = strlen(dp) };
 	imp = (Imp){ .src = &src };
 	imp_bail = &jb;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dprtint.h"
+#include "fuzz.h"
 
 static int fd = -1;
 static char path[64];
@@ -32,12 +33,8 @@ static const dprt_blob blob = {"weights.bin", 256, head, blobdata, 3, tensors};
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	fd = memfd_create("safetensors", 0);
-	if (fd < 0) {
-		perror("memfd_create");
-		abort();
-	}
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	fuzz_help(*argc, *argv, "the runtime's .safetensors reader");
+	fd = fuzz_memfile("safetensors", path, sizeof path);
 	return 0;
 }
 
@@ -65,8 +62,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (err[0] == '\0') {
 		abort();   /* a failure says why */
 	}
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-		abort();
+	fuzz_fill(fd, data, size);
 	if (dprt_weights_load(&blob, files, 1, &w, err, sizeof err) == 0) {
 		const unsigned char *b = dprt_weights_base(w);
 		volatile unsigned char sink = 0;

@@ -5,6 +5,14 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "fuzz.h"
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fuzz_help(*argc, *argv, "the target mapping reader");
+	return 0;
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -7,15 +7,13 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "fuzz.h"
 
-static char *
-text(const Fn *fn, size_t *len)
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char *t;
-	FILE *f = open_memstream(&t, len);
-	if (!f || dp_print(f, fn) || fclose(f))
-		dp_die("printing failed");
-	return t;
+	fuzz_help(*argc, *argv, "the text IR parser");
+	return 0;
 }
 
 int
@@ -31,10 +29,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char *t1, *t2, *b;
 		size_t l1, l2, n;
 		dp_canon(fn);
-		t1 = text(fn, &l1);
+		t1 = fuzz_text(fn, &l1);
 		if (dp_parse(t1, l1, &g, &err))
 			dp_die("printed IR does not parse back: %d:%d: %s\n%s", err.line, err.col, err.msg, t1);
-		t2 = text(g, &l2);
+		t2 = fuzz_text(g, &l2);
 		if (l1 != l2 || memcmp(t1, t2, l1))
 			dp_die("print(parse(print(x))) != print(x):\n%s\n----\n%s", t1, t2);
 		if (dp_encode(g, &b, &n, &err) || dp_decode(b, n, &h, &err) || dp_verify(h, &err))

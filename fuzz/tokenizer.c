@@ -12,12 +12,14 @@
 #include <string.h>
 
 #include "dprt.h"
+#include "fuzz.h"
 
 static dprt_tokenizer *tok[2];
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	fuzz_help(*argc, *argv, "the runtime's tokenizer");
 	static const char *const path[2] = {"tests/data/tokenizer/gpt2.json",
 	                                    "tests/data/tokenizer/llama3.json"};
 	char err[512];

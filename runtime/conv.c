@@ -75,6 +75,8 @@ dprt_conv_prep(const dprt_conv *cv, float *prep, const float *w, const float *bi
 	int64_t taps = isdepthwise(cv) ? cv->k[0] * cv->k[1] : K;
 	float *bf;
 
+	if (dprt_dnnl_conv_prep(cv, prep, w, bias, bnw, bnb, bnm, bnv, eps))
+		return;   /* oneDNN runs it (dnnl.c) */
 	/* the folded bias after the weights; depthwise weights stay [O, taps] */
 	bf = isdepthwise(cv) ? prep + O * taps : prep + cv->groups * apanels(cv);
 	for (o = 0; o < O; o++) {
@@ -255,6 +257,14 @@ dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
 	dprt_gemm gm;
 	Phase ph;
 
+	switch (dprt_dnnl_conv_run(cv, y, x, prep, res)) {
+	case 1:
+		return;
+	case -1:   /* oneDNN failed: no result (cannot happen short of memory) */
+		for (n = 0; n < cv->N * cv->O * P; n++)
+			y[n] = NAN;
+		return;
+	}
 	if (isdepthwise(cv)) {
 		Dw dw = { cv, y, x, prep, prep + cv->O * cv->k[0] * cv->k[1], res };
 		void (*fn)(void *, int64_t) = dw_generic;

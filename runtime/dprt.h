@@ -298,6 +298,10 @@ void dprt_where(void *y, int es, const uint8_t *c, const int64_t *sc, const void
  * strides sx, 0 to broadcast) to y (strides sy): slices, expand, cat. */
 void dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es,
                int rank, const int64_t *dim);
+/* memcpy(y, x, n) on the pool's threads where n is large (a program's
+ * outputs and inputs through the cuda staging: one core copies about 13
+ * GB/s, a 823 MB logits tensor 63 ms). */
+void dprt_memcpy(void *y, const void *x, int64_t n);
 /* y[i] = v (converted to dtype) for n elements. */
 void dprt_fill(void *y, int dtype, double v, int64_t n);
 /* y[i] = start + i·step, computed in f64 then converted to dtype. */
@@ -449,6 +453,11 @@ void dprt_pool_destroy(dprt_pool *p);
  * DPRT_MAXTHREADS, or a thread that does not start).  0, or -1 with err. */
 int dprt_pool_resize(dprt_pool **p, int n, char *err, size_t errn);
 int dprt_pool_threads(const dprt_pool *p);
+/* Runs prep(arena, w), a program's once-per-instance preparation of its
+ * weights, with p entered: layers that oneDNN runs (DPRT_DNNL, below) make
+ * their primitives there, and p owns them (freed by dprt_pool_destroy). */
+void dprt_pool_prep(dprt_pool *p, void (*prep)(void *, const unsigned char *), void *arena,
+                    const unsigned char *w);
 /* -1 when p is already entered (an instance run from two threads at once). */
 int dprt_pool_enter(dprt_pool *p);
 void dprt_pool_leave(dprt_pool *p);
@@ -471,6 +480,18 @@ int dprt_cpu_init(char *err, size_t errn);
 int dprt_isa(void);
 const char *dprt_isa_name(void);
 
+/* ---- oneDNN (dnnl.c) ----
+ * Where configure found oneDNN's header and the process can load
+ * libdnnl.so.2, the convolutions and linear layers whose weights an instance
+ * prepares once run on oneDNN (its packed weights, our fused epilogue as
+ * post-ops); every other layer, and every layer where oneDNN is absent, on
+ * our kernels.  DPRT_DNNL picks: unset, "auto" or "1": the mapping measured
+ * fastest (bench/RESULTS.md); "0" or "none": our kernels only; or a comma
+ * list of "conv" (not depthwise), "dw" (depthwise), "linear" (more than 32
+ * rows), "gemm" (other matrix products of 2^24 multiply-adds or more, through
+ * oneDNN's sgemm).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
+ * within rounding (1e-6 relative on the test models), not bitwise. */
+
 /* ---- Convolution with prepared weights (conv.c) ----
  * x [N, C, H, W] to y [N, O, OH, OW]; the epilogue after the bias: + res
  * (same shape as y, or NULL), then act. */
@@ -483,6 +504,7 @@ typedef struct dprt_conv {
 	int64_t k[2], s[2], p[2], d[2];
 	int act;
 	float lo, hi;           /* DPRT_ACT_CLAMP's bounds */
+	int res;                /* 1: dprt_conv_run is given res (a fused residual add) */
 } dprt_conv;
 /* Floats of the prepared weights / the scratch of one convolution. */
 int64_t dprt_conv_prep_floats(const dprt_conv *cv);
@@ -524,7 +546,10 @@ int64_t dprt_sample(const float *logits, int64_t n, const dprt_sampling *s, uint
                     void *work);
 /* A generation loop: ids[0..n-1] the prompt in the program's token input
  * (room for len), logits its output: rows of vocab floats, one per position
- * (rows > 1) or the last position's only. */
+ * (rows > 1) or the last position's only.  With a positions input (pos not
+ * NULL: a program keeping a KV cache as state), ids and pos hold len tokens
+ * and their positions per run, the prompt is prompt[0..n-1] (fed len at a
+ * time), then each new token alone at the next position. */
 typedef struct dprt_generation {
 	dprt_sampling s;
 	int64_t max_tokens;	/* at most this many new tokens */
@@ -533,6 +558,9 @@ typedef struct dprt_generation {
 	int64_t len, n;
 	const float *logits;
 	int64_t vocab, rows;
+	int64_t *pos;		/* the positions input, or NULL */
+	const int64_t *prompt;	/* with pos: the prompt's tokens */
+	int posin;		/* dprt_genspec: the index of pos=NAME's input, or -1 */
 } dprt_generation;
 /* Runs run(ctx), chooses a token from the last position's logits, gives it
  * to token(ctx, tok) and appends it to ids, until max_tokens, the end token

@@ -64,4 +64,35 @@ DPRT_HIDDEN void dprt_trace_stop(void);
 DPRT_HIDDEN int dprt_trace_write(const char *path, const char *prog, char *err, size_t errn);
 DPRT_HIDDEN void dprt_trace_profile(FILE *f, long runs);
 
+/* pool.c: the current pool's oneDNN state slot (NULL without a pool), and
+ * whether the current pool is inside dprt_pool_prep (an instance's weights
+ * being prepared once). */
+DPRT_HIDDEN void **dprt_pool_dnnl_slot(void);
+DPRT_HIDDEN int dprt_pool_prepping(void);
+/* Whether the calling thread is running a task (or is a pool worker). */
+DPRT_HIDDEN int dprt_pool_intask(void);
+/* dnnl.c: oneDNN's convolution and linear layers (see there).  The preps
+ * return 1 when oneDNN takes the layer (its prep area then holds oneDNN's
+ * state), else 0; the runs 1 when done, 0 when the layer is ours, -1 when
+ * it failed (a linear layer then runs unpacked). */
+DPRT_HIDDEN extern void (*dprt_gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
+DPRT_HIDDEN int dprt_dnnl_policy(void);
+DPRT_HIDDEN int dprt_dnnl_available(void);
+DPRT_HIDDEN int dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w,
+                                    const float *bias, const float *bnw, const float *bnb,
+                                    const float *bnm, const float *bnv, float eps);
+DPRT_HIDDEN int dprt_dnnl_conv_run(const dprt_conv *cv, float *y, const float *x,
+                                   const float *prep, const float *res);
+DPRT_HIDDEN int dprt_dnnl_linear_prep(float *prep, const float *w, int64_t N, int64_t K);
+DPRT_HIDDEN int dprt_dnnl_linear_run(float *y, const float *x, const float *w,
+                                     const float *prep, const float *bias, int64_t M,
+                                     int64_t N, int64_t K, int act);
+/* C [M, N] (rows ldc apart) = A·B + bias (per column, or NULL) through
+ * oneDNN's sgemm when it is loaded, DPRT_DNNL has "gemm" and the product is
+ * large (M·N·K >= 2^24): 1 done, 0 not taken, -1 failed. */
+DPRT_HIDDEN int dprt_dnnl_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                                int64_t csa, const float *B, int64_t rsb, int64_t csb,
+                                const float *bias, float *C, int64_t ldc);
+DPRT_HIDDEN void dprt_dnnl_free(void *ctx);
+
 #endif

@@ -111,6 +111,59 @@ DPS_BI(remainder, v == 0 || v == -1 ? 0 : (u % v != 0 && ((u % v < 0) != (v < 0)
 DPS_BI(maximum, u > v ? u : v)
 DPS_BI(minimum, u < v ? u : v)
 
+/* ---- random numbers (aten.rand, aten.randn; formats/ops.md, "Random
+ * numbers") ----
+ * Counter-based: element i of an op with attributes seed and stream is a
+ * function of (seed, stream, i) alone, the same on the cpu and on cuda.
+ * SplitMix64 (Steele, Lea and Flood, 2014; runtime/sample.c's generator):
+ * the op's key is SplitMix64's output number stream+1 from the state seed,
+ * element i's 64 bits its output number i+1 from the state key.  The
+ * finalizer is a bijection of 64-bit words and the states key + (i+1)·γ
+ * differ for distinct i (γ odd), so the bits of distinct elements differ. */
+#define DPS_GAMMA 0x9E3779B97F4A7C15ull
+static inline DP_HD uint64_t
+dps_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+static inline DP_HD uint64_t
+dps_rbits(int64_t seed, int64_t stream, int64_t i)
+{
+	uint64_t key = dps_mix64((uint64_t)seed + ((uint64_t)stream + 1) * DPS_GAMMA);
+	return dps_mix64(key + ((uint64_t)i + 1) * DPS_GAMMA);
+}
+/* uniform in [0, 1): the top 24 bits (f32) or 53 bits (f64), exactly */
+static inline DP_HD float
+dps_rand_f32(int64_t seed, int64_t stream, int64_t i)
+{
+	return (float)(dps_rbits(seed, stream, i) >> 40) * 0x1p-24f;
+}
+static inline DP_HD double
+dps_rand_f64(int64_t seed, int64_t stream, int64_t i)
+{
+	return (double)(dps_rbits(seed, stream, i) >> 11) * 0x1p-53;
+}
+/* standard normal, Box-Muller in f64 from one 64-bit draw: u1 in (0, 1]
+ * from the high 32 bits, u2 in [0, 1) from the low ones;
+ * sqrt(-2 log u1)·cos(2π u2), so |x| <= 6.67.  cuda's log and cos differ
+ * from the C library's by an ulp of f64 at most: the values agree but
+ * where the f64 result falls within an ulp of an f32 rounding boundary. */
+static inline DP_HD double
+dps_randn_f64(int64_t seed, int64_t stream, int64_t i)
+{
+	uint64_t b = dps_rbits(seed, stream, i);
+	double u1 = (double)((b >> 32) + 1) * 0x1p-32, u2 = (double)(b & 0xffffffffu) * 0x1p-32;
+
+	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+static inline DP_HD float
+dps_randn_f32(int64_t seed, int64_t stream, int64_t i)
+{
+	return (float)dps_randn_f64(seed, stream, i);
+}
+
 #undef DPS_U
 #undef DPS_UI
 #undef DPS_B

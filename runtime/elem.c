@@ -80,6 +80,74 @@ walk(const Nest *t, Rowfn *row, void *ctx)
 	}
 }
 
+/* walk on the thread pool: tasks of whole rows (or pieces of the one row)
+ * of at least CHUNK elements.  Elementwise work only: any split gives the
+ * same bits. */
+enum { CHUNK = 16384 };
+
+typedef struct Pwalk {
+	const Nest *t;
+	Rowfn *row;
+	void *ctx;
+	int64_t per;            /* rows per task, or (one row) elements per task */
+} Pwalk;
+
+static void
+pwalk_task(void *arg, int64_t task)
+{
+	const Pwalk *p = arg;
+	const Nest *t = p->t;
+	int64_t idx[DPRT_MAXRANK], off[MAXOPS], st[MAXOPS], q, row, end, nrow;
+	int k, a, r = t->r;
+
+	for (k = 0; k < t->nops; k++)
+		st[k] = t->s[k][r - 1];
+	if (r == 1) {   /* pieces of the one row */
+		int64_t lo = task * p->per, n = t->n[0] - lo < p->per ? t->n[0] - lo : p->per;
+		for (k = 0; k < t->nops; k++)
+			off[k] = lo * st[k];
+		p->row(p->ctx, off, n, st);
+		return;
+	}
+	nrow = t->total / t->n[r - 1];
+	row = task * p->per;
+	end = row + p->per < nrow ? row + p->per : nrow;
+	for (q = row, a = r - 2; a >= 0; a--) {   /* the row's index */
+		idx[a] = q % t->n[a];
+		q /= t->n[a];
+	}
+	for (; row < end; row++) {
+		for (k = 0; k < t->nops; k++) {
+			off[k] = 0;
+			for (a = 0; a < r - 1; a++)
+				off[k] += idx[a] * t->s[k][a];
+		}
+		p->row(p->ctx, off, t->n[r - 1], st);
+		for (a = r - 2; a >= 0 && ++idx[a] == t->n[a]; a--)
+			idx[a] = 0;
+	}
+}
+
+static void
+pwalk(const Nest *t, Rowfn *row, void *ctx)
+{
+	Pwalk p = { t, row, ctx, 0 };
+	int64_t len = t->n[t->r - 1], nrow;
+
+	if (t->total < 2 * CHUNK || dprt_threads() == 1) {
+		walk(t, row, ctx);
+		return;
+	}
+	if (t->r == 1) {
+		p.per = CHUNK;
+		dprt_parallel((len + CHUNK - 1) / CHUNK, pwalk_task, &p);
+		return;
+	}
+	nrow = t->total / len;
+	p.per = (CHUNK + len - 1) / len;
+	dprt_parallel((nrow + p.per - 1) / p.per, pwalk_task, &p);
+}
+
 /* Dense strides of the shape dim. */
 static void
 dense(int rank, const int64_t *dim, int64_t *st)
@@ -95,9 +163,40 @@ dense(int rank, const int64_t *dim, int64_t *st)
 
 /* ---- unary ---- */
 
-/* Unary f32 op (see dprt.h): the formulas of dpscalar.h. */
+typedef struct Un {
+	int op;
+	float *y;
+	const float *x;
+	int64_t n;
+	float lo, hi;
+} Un;
+
+static void unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi);
+
+static void
+unary_task(void *arg, int64_t t)
+{
+	const Un *u = arg;
+	int64_t lo = t * CHUNK, n = u->n - lo < CHUNK ? u->n - lo : CHUNK;
+
+	unary_f32(u->op, u->y + lo, u->x + lo, n, u->lo, u->hi);
+}
+
+/* Unary f32 op (see dprt.h): the formulas of dpscalar.h; pieces of CHUNK
+ * elements on the pool. */
 void
 dprt_unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
+{
+	Un u = { op, y, x, n, lo, hi };
+
+	if (n < 2 * CHUNK || dprt_threads() == 1)
+		unary_f32(op, y, x, n, lo, hi);
+	else
+		dprt_parallel((n + CHUNK - 1) / CHUNK, unary_task, &u);
+}
+
+static void
+unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
 {
 	int64_t i;
 
@@ -260,10 +359,10 @@ dprt_binary(int op, int dtype, void *y, const void *a, const int64_t *sa,
 	dense(rank, dim, sy);
 	nest(&t, rank, dim, 3, st);
 	switch (dtype) {
-	case DPRT_F32: walk(&t, row_f32, &c); break;
-	case DPRT_I64: walk(&t, row_i64, &c); break;
-	case DPRT_I32: walk(&t, row_i32, &c); break;
-	case DPRT_BOOL: case DPRT_U8: walk(&t, row_u8, &c); break;
+	case DPRT_F32: pwalk(&t, row_f32, &c); break;
+	case DPRT_I64: pwalk(&t, row_i64, &c); break;
+	case DPRT_I32: pwalk(&t, row_i32, &c); break;
+	case DPRT_BOOL: case DPRT_U8: pwalk(&t, row_u8, &c); break;
 	default: break;
 	}
 }
@@ -300,7 +399,7 @@ dprt_map2_f32(float (*f)(float, float, float), float *y, const float *a,
 
 	dense(rank, dim, sy);
 	nest(&t, rank, dim, 3, st);
-	walk(&t, row_map2, &c);
+	pwalk(&t, row_map2, &c);
 }
 
 typedef struct Map2i {
@@ -333,7 +432,7 @@ dprt_map2_i64(int64_t (*f)(int64_t, int64_t, int64_t), int64_t *y, const int64_t
 
 	dense(rank, dim, sy);
 	nest(&t, rank, dim, 3, st);
-	walk(&t, row_map2i, &c);
+	pwalk(&t, row_map2i, &c);
 }
 
 /* Whether element i of x (dtype dt) is nonzero. */
@@ -383,7 +482,7 @@ dprt_logical(int op, uint8_t *y, const void *a, int dtype_a, const int64_t *sa,
 
 	dense(rank, dim, sy);
 	nest(&t, rank, dim, 3, st);
-	walk(&t, row_logic, &c);
+	pwalk(&t, row_logic, &c);
 }
 
 /* Logical not of any dtype, as bool. */
@@ -439,7 +538,7 @@ dprt_where(void *y, int es, const uint8_t *c, const int64_t *sc, const void *a,
 
 	dense(rank, dim, sy);
 	nest(&t, rank, dim, 4, st);
-	walk(&t, row_where, &m);
+	pwalk(&t, row_where, &m);
 }
 
 static void
@@ -479,7 +578,39 @@ dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es, 
 	Nest t;
 
 	nest(&t, rank, dim, 2, st);
-	walk(&t, row_copy, &m);
+	pwalk(&t, row_copy, &m);
+}
+
+/* dprt_memcpy's chunks: 1 MiB, enough to keep a core streaming. */
+enum { MEMCPY_CHUNK = 1 << 20 };
+
+typedef struct Memcpy {
+	unsigned char *y;
+	const unsigned char *x;
+	int64_t n;
+} Memcpy;
+
+static void
+memcpy_task(void *arg, int64_t t)
+{
+	const Memcpy *m = arg;
+	int64_t off = t * MEMCPY_CHUNK, k = m->n - off < MEMCPY_CHUNK ? m->n - off : MEMCPY_CHUNK;
+
+	memcpy(m->y + off, m->x + off, (size_t)k);
+}
+
+/* memcpy in 1 MiB chunks over the pool (see dprt.h). */
+void
+dprt_memcpy(void *y, const void *x, int64_t n)
+{
+	Memcpy m = { y, x, n };
+
+	if (n < 2 * MEMCPY_CHUNK) {
+		if (n > 0)
+			memcpy(y, x, (size_t)n);
+		return;
+	}
+	dprt_parallel((n + MEMCPY_CHUNK - 1) / MEMCPY_CHUNK, memcpy_task, &m);
 }
 
 /* ---- fills ---- */

@@ -528,6 +528,11 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 
 	if (M <= 0 || N <= 0)
 		return;
+	/* a large product, alpha 1 and C0 none or a bias row: oneDNN's where it is */
+	if (alpha == 1.0f && K > 0 && ldc >= N &&
+	    (beta == 0.0f || (beta == 1.0f && C0 && rs0 == 0 && cs0 == 1)) &&
+	    dprt_dnnl_sgemm(M, N, K, A, rsa, csa, B, rsb, csb, beta != 0.0f ? C0 : NULL, C, ldc) > 0)
+		return;
 	o.alpha = alpha;
 	o.beta = beta;
 	o.c0 = beta != 0.0f ? C0 : NULL;
@@ -625,6 +630,8 @@ dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K)
 	const dprt_kern *kr = dprt_kern_get();
 	int64_t q;
 
+	if (dprt_dnnl_linear_prep(prep, w, N, K))
+		return;   /* oneDNN packs it at the first run (dnnl.c) */
 	for (q = 0; q * kr->nr < N; q++)
 		pack_b1(kr->nr, K, N - q * kr->nr < kr->nr ? N - q * kr->nr : kr->nr,
 		        w + q * kr->nr * K, 1, K, prep + q * kr->nr * K);
@@ -635,8 +642,11 @@ dprt_linear_packed_f32(float *y, const float *x, const float *w, const float *pr
                        const float *bias, int64_t M, int64_t N, int64_t K, int act)
 {
 	dprt_gemm g;
+	int r = M > DOTM && K > 0 ? dprt_dnnl_linear_run(y, x, w, prep, bias, M, N, K, act) : 0;
 
-	if (M <= DOTM || K <= 0) {
+	if (r > 0)
+		return;
+	if (M <= DOTM || K <= 0 || r < 0) {   /* r < 0: oneDNN's layer, run unpacked */
 		dprt_linear_f32(y, x, w, bias, M, N, K, act);
 		return;
 	}

@@ -85,14 +85,40 @@ tile(char *y, int64_t sya, const char *x, int64_t sxb, int64_t na, int64_t nb,
  * axis is elsewhere, the two are transposed tile by tile; else a strided
  * gather.  perm is assumed to be a permutation of 0..rank-1.
  */
+enum { PCHUNK = 16384 };   /* elements per task at least */
+
+static void perm_run(char *yc, const char *xc, int es, int r, const int64_t *n,
+                     const int64_t *s);
+
+typedef struct Perm {
+	char *y;
+	const char *x;
+	int es, r;
+	int64_t n[DPRT_MAXRANK], s[DPRT_MAXRANK];
+	int64_t per;   /* indices of output axis 0 per task */
+} Perm;
+
+static void
+perm_task(void *arg, int64_t t)
+{
+	const Perm *p = arg;
+	int64_t n[DPRT_MAXRANK], i0 = t * p->per, inner = 1;
+	int k;
+
+	memcpy(n, p->n, sizeof n);
+	n[0] = p->n[0] - i0 < p->per ? p->n[0] - i0 : p->per;
+	for (k = 1; k < p->r; k++)
+		inner *= n[k];
+	perm_run(p->y + i0 * inner * p->es, p->x + i0 * p->s[0] * p->es, p->es, p->r, n, p->s);
+}
+
 void
 dprt_permute(void *y, const void *x, int es, int rank, const int64_t *dim,
              const int64_t *perm)
 {
 	int64_t xs[DPRT_MAXRANK], n[DPRT_MAXRANK], s[DPRT_MAXRANK];
-	int64_t ys[DPRT_MAXRANK], idx[DPRT_MAXRANK];
-	int64_t total, run, xo, yo, a0, b0, na, nb;
-	int r, i, j, k;
+	int64_t total;
+	int r, i;
 	char *yc;
 	const char *xc;
 
@@ -124,6 +150,27 @@ dprt_permute(void *y, const void *x, int es, int rank, const int64_t *dim,
 		memcpy(y, x, (size_t)total * (size_t)es);
 		return;
 	}
+	if (total >= 2 * PCHUNK && n[0] > 1 && dprt_threads() > 1) {   /* split output axis 0 */
+		Perm pm = { yc, xc, es, r, {0}, {0}, 0 };
+		int64_t inner = total / n[0];
+		memcpy(pm.n, n, sizeof n);
+		memcpy(pm.s, s, sizeof s);
+		pm.per = (PCHUNK + inner - 1) / inner;
+		dprt_parallel((n[0] + pm.per - 1) / pm.per, perm_task, &pm);
+		return;
+	}
+	perm_run(yc, xc, es, r, n, s);
+}
+
+static void
+perm_run(char *yc, const char *xc, int es, int r, const int64_t *n, const int64_t *s)
+{
+	int64_t ys[DPRT_MAXRANK], idx[DPRT_MAXRANK];
+	int64_t total, run, xo, yo, a0, b0, na, nb;
+	int i, j, k;
+
+	for (total = 1, k = 0; k < r; k++)
+		total *= n[k];
 	ys[r - 1] = 1;
 	for (i = r - 2; i >= 0; i--)
 		ys[i] = ys[i + 1] * n[i + 1];
@@ -225,8 +272,8 @@ dprt_argmax_f32(int64_t *y, const float *x, int64_t outer, int64_t n, int64_t in
 
 /* Numerically stable softmax: exp(x - max) / sum; the sum is kept in f32
  * lanes per inner index (the inner == 1 path sums in f64). */
-void
-dprt_softmax_f32(float *y, const float *x, int64_t outer, int64_t n, int64_t inner)
+static void
+softmax_rows(float *y, const float *x, int64_t o0, int64_t o1, int64_t n, int64_t inner)
 {
 	enum { W = 256 };	/* inner columns per pass (stack tile) */
 	float m[W], sum[W];
@@ -235,7 +282,7 @@ dprt_softmax_f32(float *y, const float *x, int64_t outer, int64_t n, int64_t inn
 	float *yo, mx, r;
 	double s;
 
-	for (o = 0; o < outer; o++) {
+	for (o = o0; o < o1; o++) {
 		xo = x + o * n * inner;
 		yo = y + o * n * inner;
 		if (inner == 1) {
@@ -283,6 +330,35 @@ dprt_softmax_f32(float *y, const float *x, int64_t outer, int64_t n, int64_t inn
 	}
 }
 
+typedef struct Smax {
+	float *y;
+	const float *x;
+	int64_t outer, n, inner, per;
+} Smax;
+
+static void
+softmax_task(void *arg, int64_t t)
+{
+	const Smax *c = arg;
+	int64_t o1 = (t + 1) * c->per < c->outer ? (t + 1) * c->per : c->outer;
+
+	softmax_rows(c->y, c->x, t * c->per, o1, c->n, c->inner);
+}
+
+/* The rows (outer) in tasks of at least 16384 elements on the pool: each
+ * row's arithmetic is the same at any split. */
+void
+dprt_softmax_f32(float *y, const float *x, int64_t outer, int64_t n, int64_t inner)
+{
+	int64_t row = n * inner > 0 ? n * inner : 1;
+	Smax c = { y, x, outer, n, inner, (16384 + row - 1) / row };
+
+	if (outer < 2 || dprt_threads() == 1)
+		softmax_rows(y, x, 0, outer, n, inner);
+	else
+		dprt_parallel((outer + c.per - 1) / c.per, softmax_task, &c);
+}
+
 /* ---- elementwise ---- */
 
 /* One row of n outputs: y[i] = a[i·sa] op b[i·sb]. */
@@ -325,6 +401,49 @@ binrow(int op, float *y, const float *a, int64_t sa, const float *b, int64_t sb,
  * size 1 are dropped and neighbours merged where both a's and b's strides
  * allow, so the all-contiguous case is one loop over every element.
  */
+typedef struct Bin {
+	int op, r;
+	float *y;
+	const float *a, *b;
+	float alpha;
+	int64_t n[DPRT_MAXRANK], as[DPRT_MAXRANK], bs[DPRT_MAXRANK];
+	int64_t per;   /* rows per task, or (one row) elements per task */
+} Bin;
+
+static void
+bin_task(void *arg, int64_t t)
+{
+	const Bin *c = arg;
+	int64_t idx[DPRT_MAXRANK], row, end, q, ao, bo, len = c->n[c->r - 1], nrow = 1;
+	int k, r = c->r;
+
+	if (r == 1) {
+		int64_t lo = t * c->per, m = len - lo < c->per ? len - lo : c->per;
+		binrow(c->op, c->y + lo, c->a + lo * c->as[0], c->as[0], c->b + lo * c->bs[0],
+		       c->bs[0], m, c->alpha);
+		return;
+	}
+	for (k = 0; k < r - 1; k++)
+		nrow *= c->n[k];
+	row = t * c->per;
+	end = row + c->per < nrow ? row + c->per : nrow;
+	for (q = row, k = r - 2; k >= 0; k--) {
+		idx[k] = q % c->n[k];
+		q /= c->n[k];
+	}
+	for (; row < end; row++) {
+		ao = bo = 0;
+		for (k = 0; k < r - 1; k++) {
+			ao += idx[k] * c->as[k];
+			bo += idx[k] * c->bs[k];
+		}
+		binrow(c->op, c->y + row * len, c->a + ao, c->as[r - 1], c->b + bo, c->bs[r - 1], len,
+		       c->alpha);
+		for (k = r - 2; k >= 0 && ++idx[k] == c->n[k]; k--)
+			idx[k] = 0;
+	}
+}
+
 void
 dprt_binary_f32(int op, float *y, const float *a, const int64_t *sa,
                 const float *b, const int64_t *sb, int rank,
@@ -355,6 +474,16 @@ dprt_binary_f32(int op, float *y, const float *a, const int64_t *sa,
 		return;
 	if (r == 0) {
 		binrow(op, y, a, 0, b, 0, 1, alpha);
+		return;
+	}
+	if (total >= 2 * PCHUNK && dprt_threads() > 1) {   /* rows, or pieces of one, in tasks */
+		Bin c = { op, r, y, a, b, alpha, {0}, {0}, {0}, 0 };
+		int64_t len = n[r - 1];
+		memcpy(c.n, n, sizeof n);
+		memcpy(c.as, as, sizeof as);
+		memcpy(c.bs, bs, sizeof bs);
+		c.per = r == 1 ? PCHUNK : (PCHUNK + len - 1) / len;
+		dprt_parallel(((r == 1 ? len : total / len) + c.per - 1) / c.per, bin_task, &c);
 		return;
 	}
 	memset(idx, 0, sizeof idx);

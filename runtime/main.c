@@ -26,6 +26,8 @@ typedef struct Cli {
 	long steps;			/* --steps: runs in this process (default 1) */
 	const char *genspec;		/* --generate SPEC, or NULL */
 	dprt_generation gen;
+	const char *promptfile;		/* --prompt FILE, or NULL */
+	int64_t *prompt;		/* its tokens */
 	const char **stepin;		/* --in files past each input's first, in order */
 	int *stepio, nstepin;		/* their inputs */
 	const char **outfmt;		/* per output, --out's file (a %d pattern for steps) */
@@ -154,6 +156,11 @@ usage(const dprt_prog *p, FILE *f)
 	        "default; else sampled, SplitMix64 from seed), appended to IN, until\n"
 	        "max_tokens (default 16), the end token or L; the tokens are printed as they "
 	        "come.\n");
+	fprintf(f, "--prompt FILE (with --generate) takes the prompt from an i64 .npy file "
+	        "(prompt=P: its first P);\ninputs not given by --in are zeros.  With pos=POS "
+	        "(an i64 [L] input: the positions of\nIN's tokens, for a program keeping a KV "
+	        "cache as state), the prompt is run L tokens at a\ntime, then each new token "
+	        "alone at the next position.\n");
 	if (p->blob)
 		fprintf(f, "--weights FILE takes the weights from FILE instead of %s: the "
 		        "program's weight blob\n(mapped, read as used; %s), or .safetensors "
@@ -287,6 +294,12 @@ parse(Cli *c, int argc, char **argv)
 			c->profile = 1;
 			continue;
 		}
+		if (strcmp(a, "--prompt") == 0 || strncmp(a, "--prompt=", 9) == 0) {
+			c->promptfile = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : "";
+			if (!*c->promptfile)
+				return dprt_errf(c->err, sizeof c->err, "--prompt needs a FILE");
+			continue;
+		}
 		if (strcmp(a, "--trace") == 0 || strncmp(a, "--trace=", 8) == 0) {
 			c->trace = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
 			if (!*c->trace)
@@ -344,7 +357,9 @@ parse(Cli *c, int argc, char **argv)
 		if (bind(c, out, out ? "--out" : "--in", v) < 0)
 			return -1;
 	}
-	for (i = 0; i < c->p->nin; i++)
+	if (c->promptfile && !c->genspec)
+		return dprt_errf(c->err, sizeof c->err, "--prompt goes with --generate");
+	for (i = 0; i < c->p->nin && !c->promptfile; i++)   /* with --prompt: zeros */
 		if (!c->infile[i]) {
 			char t[256];
 			return dprt_errf(c->err, sizeof c->err, "missing --in %s (%s)",
@@ -436,7 +451,9 @@ setup(Cli *c)
 			c->out[i - p->nin] = b;
 	}
 	for (i = 0; i < p->nin; i++)
-		if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
+		if (!c->infile[i] && !isimage(&p->in[i]) && !istext(&p->in[i]))
+			memset(c->in[i], 0, dprt_io_bytes(&p->in[i]));   /* --prompt's generation fills it */
+		else if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
 		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
 		                  p->in[i].dim, c->in[i], c->err, sizeof c->err) < 0)
 			return -1;
@@ -510,11 +527,39 @@ genparse(Cli *c)
 
 	if (dprt_genspec(c->p, c->genspec, &c->gen, &i, &o, c->err, sizeof c->err) != 0)
 		return -1;
+	c->gen.ids = c->in[i];
+	c->gen.logits = c->out[o];
+	if (c->promptfile) {   /* the prompt's tokens from a file: any i64 .npy */
+		int dt, rank;
+		int64_t dim[DPRT_MAXRANK], ne;
+		void *data;
+
+		if (dprt_npy_load(c->promptfile, &dt, &rank, dim, &data, c->err, sizeof c->err) != 0)
+			return -1;
+		c->prompt = data;
+		if (dt != DPRT_I64 || dprt_numel(rank, dim, &ne) < 0 || ne < 1)
+			return dprt_errf(c->err, sizeof c->err, "--prompt %s: not a non-empty i64 .npy "
+			                 "file", c->promptfile);
+		if (c->gen.n == 0 || c->gen.n > ne)
+			c->gen.n = ne;
+		if (c->gen.posin < 0) {
+			if (c->gen.n > c->gen.len)
+				return dprt_errf(c->err, sizeof c->err, "--prompt %s has %lld tokens; %s "
+				                 "takes 1 to %lld", c->promptfile, (long long)c->gen.n,
+				                 c->p->in[i].name, (long long)c->gen.len);
+			memcpy(c->gen.ids, c->prompt, (size_t)c->gen.n * sizeof *c->prompt);
+		}
+	}
+	if (c->gen.posin >= 0) {
+		if (!c->promptfile)
+			return dprt_errf(c->err, sizeof c->err, "--generate with pos=%s takes the "
+			                 "prompt from --prompt FILE", c->p->in[c->gen.posin].name);
+		c->gen.pos = c->in[c->gen.posin];
+		c->gen.prompt = c->prompt;
+	}
 	if (c->gen.n == 0)
 		return dprt_errf(c->err, sizeof c->err, "--generate needs prompt=P (the prompt's "
 		                 "token count in %s, 1 to %lld)", c->p->in[i].name, (long long)c->gen.len);
-	c->gen.ids = c->in[i];
-	c->gen.logits = c->out[o];
 	return 0;
 }
 
@@ -753,6 +798,7 @@ cleanup(Cli *c)
 	free(c->stepin);
 	free(c->stepio);
 	free(c->outfmt);
+	free(c->prompt);
 	dprt_weights_free(c->weights);
 	dprt_pool_destroy(c->pool);
 }
@@ -816,7 +862,7 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	if (rc == 0)
 		rc = dprt_pool_create(&c.pool, c.threads, c.err, sizeof c.err);
 	if (rc == 0 && p->prep)
-		p->prep(c.arena, dprt_weights_base(c.weights));
+		dprt_pool_prep(c.pool, p->prep, c.arena, dprt_weights_base(c.weights));
 	if (rc == 0 && p->reset)   /* the state's initial value; kept over --steps */
 		p->reset(c.arena, dprt_weights_base(c.weights));
 	if (rc == 0 && p->init) {

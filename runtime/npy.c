@@ -1,14 +1,13 @@
 /* npy.c: .npy reading (format 1.0/2.0/3.0) and writing (1.0), checked and atomic. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "dprtint.h"
+#include "dpsweep.h"
 
 enum {
 	MAXHDR = 1 << 20	/* header bytes we accept (numpy caps at 10000) */
@@ -367,6 +366,30 @@ avail(FILE *f)
 	return (long long)st.st_size - pos;
 }
 
+/* The end of a load from f, whose header h is read (rc: the status so
+ * far): the data into a malloc'd buffer, f closed, the tensor handed out. */
+static int
+finish(FILE *f, const char *name, const Hdr *h, int rc, int *dtype, int *rank, int64_t *dim,
+       void **data, char *err, size_t errn)
+{
+	void *p = NULL;
+
+	if (rc == 0 && !(p = malloc(h->nbytes ? h->nbytes : 1)))
+		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", name, h->nbytes);
+	if (rc == 0)
+		rc = read_data(f, name, h, p, err, errn);
+	fclose(f);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	*dtype = h->dtype;
+	*rank = h->rank;
+	memcpy(dim, h->dim, sizeof *dim * (size_t)h->rank);
+	*data = p;
+	return 0;
+}
+
 /* Reads path whatever its dtype and shape; *data is malloc'd, and only
  * after the file is known to hold that many bytes. */
 int
@@ -375,7 +398,6 @@ dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim, void **data
 {
 	FILE *f;
 	Hdr h;
-	void *p;
 	long long left;
 	int rc;
 
@@ -384,24 +406,10 @@ dprt_npy_load(const char *path, int *dtype, int *rank, int64_t *dim, void **data
 	if (!f)
 		return dprt_errf(err, errn, "%s: cannot open: %s", path, strerror(errno));
 	rc = read_header(f, path, &h, err, errn);
-	p = NULL;
 	if (rc == 0 && (left = avail(f)) >= 0 && (unsigned long long)left < h.nbytes)
 		rc = dprt_errf(err, errn, "%s: truncated: %lld of %zu data bytes", path,
 		               left, h.nbytes);
-	if (rc == 0 && !(p = malloc(h.nbytes ? h.nbytes : 1)))
-		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", path, h.nbytes);
-	if (rc == 0)
-		rc = read_data(f, path, &h, p, err, errn);
-	fclose(f);
-	if (rc < 0) {
-		free(p);
-		return rc;
-	}
-	*dtype = h.dtype;
-	*rank = h.rank;
-	memcpy(dim, h.dim, sizeof *dim * (size_t)h.rank);
-	*data = p;
-	return 0;
+	return finish(f, path, &h, rc, dtype, rank, dim, data, err, errn);
 }
 
 /* Reads an .npy file held in memory (an .npz member): name is what errors
@@ -412,7 +420,6 @@ dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype, int
 {
 	FILE *f;
 	Hdr h;
-	void *p;
 	long pos;
 	int rc;
 
@@ -423,24 +430,10 @@ dprt_npy_load_mem(const void *buf, size_t len, const char *name, int *dtype, int
 	if (!f)
 		return dprt_errf(err, errn, "%s: cannot read: %s", name, strerror(errno));
 	rc = read_header(f, name, &h, err, errn);
-	p = NULL;
 	if (rc == 0 && ((pos = ftell(f)) < 0 || len - (size_t)pos < h.nbytes))
 		rc = dprt_errf(err, errn, "%s: truncated: %zu of %zu data bytes", name,
 		               pos < 0 ? 0 : len - (size_t)pos, h.nbytes);
-	if (rc == 0 && !(p = malloc(h.nbytes ? h.nbytes : 1)))
-		rc = dprt_errf(err, errn, "%s: out of memory (%zu bytes)", name, h.nbytes);
-	if (rc == 0)
-		rc = read_data(f, name, &h, p, err, errn);
-	fclose(f);
-	if (rc < 0) {
-		free(p);
-		return rc;
-	}
-	*dtype = h.dtype;
-	*rank = h.rank;
-	memcpy(dim, h.dim, sizeof *dim * (size_t)h.rank);
-	*data = p;
-	return 0;
+	return finish(f, name, &h, rc, dtype, rank, dim, data, err, errn);
 }
 
 /* The 1.0 header for (dtype, shape): magic, version, length, the dict padded
@@ -491,58 +484,22 @@ writeall(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* Removes the "PATH.PID.N.tmp" files of writers killed between creating
- * their temporary file and renaming it (a SIGKILL cannot be caught): those
- * whose process is gone.  Best effort; errors are ignored. */
-static void
-sweep(const char *path)
+/* The writer's process id in a PATH.PID.N.tmp name's suffix, 0 in
+ * another's. */
+static long
+tmppid(const char *s)
 {
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	size_t bl = strlen(base), dl = slash ? (size_t)(slash - path) : 0;
-	char *dir, *full, *end;
-	struct dirent *e;
+	char *end;
 	long pid;
-	DIR *d;
 
-	dir = malloc(dl + 2);
-	if (!dir)
-		return;
-	if (!slash)
-		strcpy(dir, ".");
-	else if (dl == 0)
-		strcpy(dir, "/");
-	else {
-		memcpy(dir, path, dl);
-		dir[dl] = 0;
-	}
-	d = opendir(dir);
-	while (d && (e = readdir(d)) != NULL) {
-		const char *n = e->d_name, *q = n + bl + 1;
-
-		if (strncmp(n, base, bl) != 0 || n[bl] != '.' || *q < '0' || *q > '9')
-			continue;
-		errno = 0;
-		pid = strtol(q, &end, 10);
-		if (errno || pid <= 0 || pid == (long)getpid() || *end != '.')
-			continue;
-		q = end + 1;	/* N.tmp */
-		if (*q < '0' || *q > '9')
-			continue;
-		strtol(q, &end, 10);
-		if (strcmp(end, ".tmp") != 0)
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;	/* running (or not ours to ask): its file */
-		full = malloc(strlen(dir) + strlen(n) + 2);
-		if (full) {
-			sprintf(full, "%s/%s", dir, n);
-			unlink(full);
-			free(full);
-		}
-	}
-	if (d)
-		closedir(d);
-	free(dir);
+	if (s[0] != '.' || s[1] < '0' || s[1] > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(s + 1, &end, 10);
+	if (errno || *end != '.' || end[1] < '0' || end[1] > '9')
+		return 0;
+	strtol(end + 1, &end, 10);	/* N */
+	return strcmp(end, ".tmp") == 0 ? pid : 0;
 }
 
 /* Writes the file to a fresh "PATH.PID.N.tmp" (O_EXCL), removed again on
@@ -584,7 +541,7 @@ dprt_npy_write_tmp(const char *path, char *tmp, size_t tmpn, int dtype, int rank
 		close(fd);
 		return 0;
 	}
-	sweep(path);
+	dp_sweep(path, tmppid);
 	for (i = 0; i < 100 && fd < 0; i++) {
 		if ((size_t)snprintf(tmp, tmpn, "%s.%ld.%d.tmp", path, (long)getpid(), i) >= tmpn)
 			return dprt_errf(err, errn, "%s: path too long", path);

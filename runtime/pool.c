@@ -41,6 +41,8 @@ struct dprt_pool {
 	atomic_uintptr_t fn;
 	atomic_llong ntask;
 	atomic_flag busy;               /* an instance's run in progress */
+	void *dnnl;                     /* the instance's oneDNN state (dnnl.c), or NULL */
+	int prepping;                   /* inside dprt_pool_prep */
 };
 
 static _Thread_local dprt_pool *cur;    /* the pool kernels of this thread use */
@@ -210,6 +212,7 @@ dprt_pool_destroy(dprt_pool *p)
 	pthread_cond_destroy(&p->go);
 	if (cur == p)
 		cur = NULL;
+	dprt_dnnl_free(p->dnnl);
 	free(p->th);
 	free(p);
 }
@@ -224,6 +227,10 @@ dprt_pool_resize(dprt_pool **pp, int n, char *err, size_t errn)
 		                 DPRT_MAXTHREADS);
 	if (dprt_pool_create(&p, n, err, errn) != 0)
 		return -1;
+	if (*pp) {   /* the oneDNN state moves (remade for n threads at the next run) */
+		p->dnnl = (*pp)->dnnl;
+		(*pp)->dnnl = NULL;
+	}
 	dprt_pool_destroy(*pp);
 	*pp = p;
 	return 0;
@@ -252,10 +259,66 @@ dprt_pool_leave(dprt_pool *p)
 		atomic_flag_clear(&p->busy);
 }
 
+void
+dprt_pool_prep(dprt_pool *p, void (*prep)(void *, const unsigned char *), void *arena,
+               const unsigned char *w)
+{
+	if (dprt_pool_enter(p) != 0) {   /* in use: prepared without the pool */
+		prep(arena, w);
+		return;
+	}
+	if (p)
+		p->prepping = 1;
+	prep(arena, w);
+	if (p)
+		p->prepping = 0;
+	dprt_pool_leave(p);
+}
+
+void **
+dprt_pool_dnnl_slot(void)
+{
+	return cur ? &cur->dnnl : NULL;
+}
+
+int
+dprt_pool_prepping(void)
+{
+	return cur && cur->prepping;
+}
+
+int
+dprt_pool_intask(void)
+{
+	return inworker;
+}
+
 int
 dprt_threads(void)
 {
 	return cur && !inworker ? cur->n : 1;
+}
+
+/* A job on libgomp's team (dprt_gomp_parallel): each thread of the team
+ * claims tasks from one counter. */
+typedef struct Team {
+	void (*fn)(void *, int64_t);
+	void *arg;
+	int64_t ntask;
+	atomic_llong next;
+} Team;
+
+static void
+team_run(void *arg)
+{
+	Team *tm = arg;
+	int was = inworker;
+	int64_t t;
+
+	inworker = 1;
+	while ((t = atomic_fetch_add_explicit(&tm->next, 1, memory_order_relaxed)) < tm->ntask)
+		tm->fn(tm->arg, t);
+	inworker = was;
 }
 
 void
@@ -269,6 +332,13 @@ dprt_parallel(int64_t ntask, void (*fn)(void *, int64_t), void *arg)
 	if (!p || p->n == 1 || ntask <= 1 || inworker || ntask >= IDLE) {
 		for (t = 0; t < ntask; t++)
 			fn(arg, t);
+		return;
+	}
+	if (dprt_gomp_parallel) {   /* oneDNN's threads are ours too (dnnl.c) */
+		Team tm = { fn, arg, ntask, 0 };
+		/* always the pool's count, as oneDNN's primitives: libgomp ends the
+		 * threads a smaller team leaves out and starts them again later */
+		dprt_gomp_parallel(team_run, &tm, (unsigned)p->n, 0);
 		return;
 	}
 	/* the last job is over: close it, describe the next one, open it */

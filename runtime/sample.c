@@ -84,6 +84,45 @@ dprt_sample(const float *logits, int64_t n, const dprt_sampling *s, uint64_t *rn
 	return c[i].i;
 }
 
+/* dprt_generate with a positions input: the prompt len tokens a run (the
+ * last run's tail padded with token 0 at the positions that follow, which
+ * the decoding overwrites before it reads them), then one token a run. */
+static int
+cached(const dprt_generation *g, int (*run)(void *ctx), int (*token)(void *ctx, int64_t tok),
+       void *ctx, int64_t *ngen, uint64_t *rng, void *work)
+{
+	int64_t at = 0, m = 0, j, tok;
+	const float *row;
+	int rc;
+
+	while (at < g->n) {
+		m = g->n - at < g->len ? g->n - at : g->len;
+		for (j = 0; j < g->len; j++) {
+			g->ids[j] = j < m ? g->prompt[at + j] : 0;
+			g->pos[j] = at + j;
+		}
+		if ((rc = run(ctx)) != 0)
+			return rc;
+		at += m;
+	}
+	row = g->logits + (g->rows > 1 ? (m - 1) * g->vocab : 0);
+	while (*ngen < g->max_tokens) {
+		tok = dprt_sample(row, g->vocab, &g->s, rng, work);
+		++*ngen;
+		if ((rc = token(ctx, tok)) != 0 || tok == g->end || *ngen == g->max_tokens)
+			return rc;
+		for (j = 0; j < g->len; j++) {
+			g->ids[j] = j ? 0 : tok;
+			g->pos[j] = at + j;
+		}
+		if ((rc = run(ctx)) != 0)
+			return rc;
+		at++;
+		row = g->logits;
+	}
+	return 0;
+}
+
 int
 dprt_generate(const dprt_generation *g, int (*run)(void *ctx), int (*token)(void *ctx, int64_t tok),
               void *ctx, int64_t *ngen, char *err, size_t errn)
@@ -94,12 +133,17 @@ dprt_generate(const dprt_generation *g, int (*run)(void *ctx), int (*token)(void
 	int rc = 0;
 
 	*ngen = 0;
-	if (n < 1 || n > g->len)
+	if (n < 1 || (n > g->len && !g->pos))
 		return dprt_errf(err, errn, "the prompt has %lld tokens; the program takes 1 to %lld",
 		                 (long long)n, (long long)g->len);
 	work = malloc(dprt_sample_work_bytes(g->vocab));
 	if (work == NULL)
 		return dprt_errf(err, errn, "out of memory");
+	if (g->pos) {
+		rc = cached(g, run, token, ctx, ngen, &rng, work);
+		free(work);
+		return rc;
+	}
 	while (*ngen < g->max_tokens) {
 		const float *row;
 
@@ -146,6 +190,7 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 	char t[256], d1[200];
 
 	memset(g, 0, sizeof *g);
+	g->posin = -1;
 	g->max_tokens = 16;
 	g->end = -1;
 	g->s.top_p = 1;
@@ -181,13 +226,26 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 		if (!eq || eq > e)
 			return dprt_errf(err, errn, "generate: '%.*s' is no key=value",
 			                 (int)(e - k), k);
+		if (eq - k == 3 && memcmp(k, "pos", 3) == 0) {   /* pos=NAME: the positions input */
+			const dprt_io *q;
+			if ((g->posin = findio(p->in, p->nin, eq + 1, (size_t)(e - eq - 1))) < 0 ||
+			    g->posin == i)
+				return dprt_errf(err, errn, "generate: pos=%.*s names no other input of "
+				                 "the program", (int)(e - eq - 1), eq + 1);
+			q = &p->in[g->posin];
+			if (q->dtype != DPRT_I64 || q->rank != 1 || q->dim[0] != g->len)
+				return dprt_errf(err, errn, "generate: the positions input %s is %s, "
+				                 "not i64 [%lld]", q->name, iotype(t, sizeof t, q, d1),
+				                 (long long)g->len);
+			continue;
+		}
 		d = strtod(eq + 1, &end);
 		if (end != e || eq + 1 == e)
 			return dprt_errf(err, errn, "generate: %.*s needs a number",
 			                 (int)(e - k), k);
 #define KEY(w) ((size_t)(eq - k) == strlen(w) && memcmp(k, w, strlen(w)) == 0)
 #define INT(lo) (d == floor(d) && d >= (lo) && d <= 1e15)
-		if (KEY("prompt") && INT(1) && d <= (double)g->len)
+		if (KEY("prompt") && INT(1))
 			g->n = (int64_t)d;
 		else if (KEY("max_tokens") && INT(0))
 			g->max_tokens = (int64_t)d;
@@ -209,6 +267,9 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 	}
 	if (*s)
 		return dprt_errf(err, errn, "generate: trailing '%s'", s);
+	if (g->posin < 0 && g->n > g->len)
+		return dprt_errf(err, errn, "generate: prompt=%lld: the program takes 1 to %lld "
+		                 "tokens", (long long)g->n, (long long)g->len);
 	return 0;
 }
 

@@ -6,7 +6,7 @@
 #    many ops run on cuda and how many stay on the cpu (naming those); an
 #    op that has a cuda kernel (the devices column of `devproc ops`) but
 #    lands on the cpu through the mapping's default, not through a rule
-#    that sends it there on purpose (class index, op ...), fails;
+#    that sends it there on purpose (class image, op ...), fails;
 #  - "runs" (where a CUDA device is, detected as gpu.t does): its outputs
 #    against PyTorch's, with the tolerances per dtype below; elsewhere
 #    "# SKIP no CUDA device";

@@ -3,25 +3,11 @@
 # whose outputs equal PyTorch's (fp32: max|err|/max|ref| <= 1e-5; labels
 # equal), plus the build's properties: no-op rebuilds, determinism across
 # build folders, dump/parse identity, and clean failures on bad input.
+cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 bin=$root/bin
 data=$root/tests/data
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
-check() { # description command...
-	desc=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$tmp/log" 2>&1; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		fails=$((fails + 1))
-		sed 's/^/# /' "$tmp/log" | head -20
-	fi
-}
+. tests/tap.sh
 
 b1=$tmp/b1
 b2=$tmp/b2/deeper/path

@@ -20,7 +20,7 @@ if ! clang -fsanitize=fuzzer,address,undefined "$tmp/t.c" -o "$tmp/t" >/dev/null
 	echo "ok 1 - fuzz harnesses # SKIP no clang with libFuzzer"
 	exit 0
 fi
-echo "1..$(($(echo $fuzzers | wc -w) * 3))"
+echo "1..$(($(echo $fuzzers | wc -w) * 4))"
 n=0
 fails=0
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -36,6 +36,12 @@ make -s fuzz-build >"$tmp/build.log" 2>&1
 for f in $fuzzers; do
 	h=bin/fuzz-$f
 	if [ -x "$h" ]; then pass "$f: the harness builds"; else fail "$f: the harness builds" "$tmp/build.log"; continue; fi
+	# --help: the usage, exit 0 (libFuzzer alone would start fuzzing)
+	if "$h" --help >"$tmp/$f.help" 2>&1 && grep -q "^usage: fuzz-$f " "$tmp/$f.help"; then
+		pass "$f: --help prints its usage"
+	else
+		fail "$f: --help prints its usage" "$tmp/$f.help"
+	fi
 	set --
 	[ -d "fuzz/regress/$f" ] && set -- fuzz/regress/"$f"/*
 	if [ $# -eq 0 ] || "$h" "$@" >"$tmp/$f.regress" 2>&1; then

@@ -180,6 +180,6 @@ steps() { ! "$exe" --in ids="$tmp/p.npy" --steps 2 --generate ids=logits,prompt=
 check "--generate with --steps: refused" steps
 check "an unknown output: refused" refused ids=x,prompt=2 "'x' is no output"
 check "a bad key: refused" refused ids=logits,prompt=2,topk=3 "topk=3: unknown key"
-check "a prompt longer than the input: refused" refused ids=logits,prompt=33 "prompt=33: unknown key or value out of range"
+check "a prompt longer than the input: refused" refused ids=logits,prompt=33 "prompt=33: the program takes 1 to 32 tokens"
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -71,17 +71,18 @@ placed() {
 	cat "$tmp/dump"
 	grep -q '= normalize .*@cuda .*rule="cuda:[0-9]*: class normalize -> cuda"' "$tmp/dump" &&
 		grep -q '= aten.linear .*@cuda .*class matmul -> cuda' "$tmp/dump" &&
-		grep -q '= argmax .*@cpu .*rule="cuda:[0-9]*: class index -> cpu"' "$tmp/dump" &&
-		[ "$(grep -c ' = copy ' "$tmp/dump")" -eq 2 ]
+		grep -q '= argmax .*@cuda .*rule="cuda:[0-9]*: class index -> cuda"' "$tmp/dump" &&
+		[ "$(grep -c ' = copy ' "$tmp/dump")" -eq 3 ]
 }
-check "classify on cuda: dump shows each op's device and rule; one copy in, one out" placed
+check "classify on cuda: dump shows each op's device and rule; one copy in, one per output" placed
 fused() {
-	# normalize, permute and flatten: one kernel; linear+relu: one; linear: one
-	[ "$(grep -c '^k[0-9]*_[a-z]*(' "$bc/classify/5.gpu.cu")" -eq 3 ] &&
+	# normalize, permute and flatten: one kernel; linear+relu: one; linear: one;
+	# argmax: one
+	[ "$(grep -c '^k[0-9]*_[a-z]*(' "$bc/classify/5.gpu.cu")" -eq 4 ] &&
 		grep -q '^/\* 3 ops fused into one kernel' "$bc/classify/5.gpu.cu" &&
 		grep -q 'relu, NaN stays' "$bc/classify/5.gpu.cu"
 }
-check "classify's cuda code: 3 kernels (a fused preprocessing chain, GEMV+bias+relu, GEMV+bias)" fused
+check "classify's cuda code: 4 kernels (a fused preprocessing chain, GEMV+bias+relu, GEMV+bias, argmax)" fused
 check "cpu builds of the same pipelines (for comparison)" "$bin/devproc" build $pipes -C "$bp"
 mkdir -p "$tmp/ir/cpu" "$tmp/ir/cuda"
 cp "$bp/classify/weights.bin" "$tmp/ir/cpu/" && cp "$bp/classify/weights.bin" "$tmp/ir/cuda/"

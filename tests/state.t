@@ -8,7 +8,9 @@
 # new [3,4,5]; after a reset run 1 again.  Through the executable's --steps
 # and the C API's NAME_reset; and the errors of a state read after its
 # update and of an assign to a plain constant.  Then a .pt2 whose model
-# updates its buffers (torch.export's buffer mutations) through import.
+# updates its buffers (torch.export's buffer mutations) through import, and
+# the KV-cache blocks on the cpu and, with a GPU, on cuda with the state
+# kept on the device.
 cd "$(dirname "$0")/.." || exit 1
 . tests/tap.sh
 root=$(pwd)
@@ -194,6 +196,46 @@ C
 		-o "$tmp/kvapp" && [ "$("$tmp/kvapp" "$r/x1.npy" "$r/pos1.npy" "$r/x2.npy" "$r/pos2.npy")" = equal ]
 }
 check "kv_put_core through the C API: a reset, then the first run again, bitwise" kvreset
+
+# the same blocks for --target cuda: each state const lives on the device
+# (placed on cuda, written by an assign on cuda: a device-to-device copy on
+# the stream; the host code neither uploads nor downloads it), two runs
+# equal PyTorch's two calls, and the C API's reset re-uploads the initial
+# value: the first run again, bitwise
+if [ "$gpu" = yes ]; then
+	check "the KV-cache blocks build for --target cuda" bin/devproc build "$kvdir/kv_put.dp" \
+		"$kvdir/kv_copy.dp" "$kvdir/kv_put_core.dp" "$kvdir/kv_copy_core.dp" --target cuda -C "$kvdir/c"
+	ondev() {
+		for m in kv_put kv_copy kv_put_core kv_copy_core; do
+			bin/devproc dump "$kvdir/c/$m/4.partition.dpir" >"$tmp/dump" || return 1
+			[ "$(grep -c 'state=1} : f32\[1,2,8,16\] @cuda' "$tmp/dump")" -eq 2 ] &&
+				[ "$(grep -c '= assign .* @cuda' "$tmp/dump")" -eq 2 ] &&
+				! grep -q 'state=1} : .* @cpu' "$tmp/dump" &&
+				grep -q 'cudaMemcpyDeviceToDevice' "$kvdir/c/$m/5.gpu.cu" || { echo "$m"; cat "$tmp/dump"; return 1; }
+		done
+	}
+	check "cuda: the caches are state on the device, assigned there" ondev
+	cudakv() { # NAME
+		r=tests/data/kvcache/${1%_core}
+		"$kvdir/c/$1/$1" --steps 2 --in x="$r/x1.npy" --in x="$r/x2.npy" --in pos="$r/pos1.npy" \
+			--in pos="$r/pos2.npy" --out y="$tmp/$1.c%d.npy" >/dev/null &&
+			bin/npycmp "$tmp/$1.c1.npy" "$r/y1.npy" && bin/npycmp "$tmp/$1.c2.npy" "$r/y2.npy"
+	}
+	for m in kv_put kv_copy kv_put_core kv_copy_core; do
+		check "cuda: $m: two runs equal PyTorch's two calls" cudakv $m
+	done
+	cudareset() {
+		$cc -std=c11 -I"$kvdir/c/kv_put_core" "$tmp/kv.c" "$kvdir/c/kv_put_core/libkv_put_core.a" \
+			$(sed -n 's/^ \* Link with [^ ]* \(.*\)\.$/\1/p' "$kvdir/c/kv_put_core/kv_put_core.h") \
+			-o "$tmp/kvcuda" && r=tests/data/kvcache/kv_put &&
+			[ "$("$tmp/kvcuda" "$r/x1.npy" "$r/pos1.npy" "$r/x2.npy" "$r/pos2.npy")" = equal ]
+	}
+	check "cuda: kv_put_core through the C API: a reset, then the first run again, bitwise" cudareset
+else
+	for k in 1 2 3 4 5 6 7; do
+		skip "no CUDA device"
+	done
+fi
 
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -47,6 +47,22 @@ profile() {
 		grep -q '  aten.linear$' "$tmp/prof"
 }
 check "--profile prints one row per op with its mean time" profile
+# a 3 MiB output copied from an input: dprt_memcpy in 1 MiB chunks on the
+# pool's threads (the last chunk short), its own row in --profile
+head -c 3147776 /dev/urandom >"$tmp/raw"
+printf 'input x: u8[2048,1537]\noutput x\n' >"$tmp/big.dp"
+bigcopy() {
+	"$bin/devproc" tensor -o "$tmp/big.npy" --raw "$tmp/raw" --dtype u8 --shape 2048,1537 &&
+		"$bin/devproc" build "$tmp/big.dp" -C "$tmp/b" >/dev/null || return 1
+	grep -q 'dprt_memcpy(out\[0\], v0, 3147776);' "$tmp/b/big/5.cpu.c" || return 1
+	for t in 1 4; do
+		"$tmp/b/big/big" --in x="$tmp/big.npy" --out x="$tmp/o$t.npy" --threads $t >/dev/null &&
+			cmp "$tmp/big.npy" "$tmp/o$t.npy" || return 1
+	done
+	"$tmp/b/big/big" --in x="$tmp/big.npy" --profile --threads 4 >"$tmp/prof" &&
+		grep -q '^ *0  cpu  .*  copy to output$' "$tmp/prof"
+}
+check "a 3 MiB output copied on 1 and 4 threads: the input's bytes; a profile row" bigcopy
 unwritable() {
 	"$exe" --in image=$img --trace "$tmp/no/such/dir/t.json" >/dev/null 2>"$tmp/err"
 	[ $? -eq 1 ] && grep -q "^classify: $tmp/no/such/dir/t.json: cannot write the trace" "$tmp/err"

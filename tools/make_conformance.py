@@ -492,6 +492,81 @@ def cases():
     case("setitem_kv", lambda s, c, k: setitem2(c, k), lambda: r(2, 7, 4), lambda: r(2, 2, 4))
     case("div_scalar_mode", lambda s, x: torch.div(x, 4.0, rounding_mode=None), lambda: r(2, 3))
 
+    # -- random numbers: DevProc's generator is not PyTorch's (formats/ops.md,
+    # "Random numbers"), so these cases check properties, each one a bool the
+    # module computes from its samples (PyTorch's own pass too): the input,
+    # all true, is and-ed in
+    case("rand", lambda s, t: rand_props(torch.rand(256, 256), torch.rand(4096)) & t, trues)
+    case("randn", lambda s, t: randn_props(torch.randn(256, 256)) & t, trues)
+    case("randperm", lambda s, t: perm_props(torch.randperm(100), 100) & t, trues)
+    case("randperm_int32", lambda s, t: perm_props(torch.randperm(37, dtype=torch.int32), 37) & t,
+         trues)
+
+    # -- the discrete Fourier transform and complex values (f32 [..., 2] in DevProc)
+    case("rfft", lambda s, x: torch.view_as_real(torch.fft.rfft(x)), lambda: r(3, 16))
+    case("rfft_ortho_dim0", lambda s, x: torch.view_as_real(torch.fft.rfft(x, dim=0, norm="ortho")),
+         lambda: r(7, 5))
+    case("rfft_forward_abs", lambda s, x: torch.fft.rfft(x, norm="forward").abs(), lambda: r(2, 10))
+    case("rfft2", lambda s, x: torch.view_as_real(torch.fft.rfft2(x)), lambda: r(2, 6, 8))
+    case("fft_real", lambda s, x: torch.view_as_real(torch.fft.fft(x)), lambda: r(3, 6))
+    case("irfft", lambda s, y: torch.fft.irfft(torch.view_as_complex(y)), lambda: r(4, 9, 2))
+    case("irfft_odd_n", lambda s, y: torch.fft.irfft(torch.view_as_complex(y), n=15, norm="forward"),
+         lambda: r(4, 9, 2))
+    case("global_filter", lambda s, x, w: torch.fft.irfft2(
+        torch.fft.rfft2(x, dim=(1, 2), norm="ortho") * torch.view_as_complex(w), s=(6, 8), dim=(1, 2),
+        norm="ortho"), lambda: r(2, 6, 8, 3), lambda: r(6, 5, 3, 2))
+    case("rfft_mix", lambda s, x, g: torch.view_as_real(torch.fft.rfft(x) * g + torch.fft.rfft(x * 2) * 0.5),
+         lambda: r(3, 12), lambda: r(7))
+    case("rfft_angle", lambda s, x, w: torch.angle(torch.fft.rfft(x) * torch.view_as_complex(w)),
+         lambda: r(3, 12), lambda: r(7, 2), tol=1e-4)
+
+    # -- a tensor's value as a Python scalar (aten._local_scalar_dense), used in arithmetic
+    case("item_scale", lambda s, x, t: x * t.item(), lambda: r(2, 3), lambda: r(()))
+    case("item_int_add", lambda s, x, t: x + t.item(), lambda: ints(0, 9, 4), lambda: ints(0, 9))
+    case("item_of_sum", lambda s, x: x / x.abs().sum().item(), lambda: r(3, 4))
+
+    # -- nonzero with a static bound (torch.nonzero_static: padded with fill_value)
+    case("nonzero_static", lambda s, x: torch.nonzero_static(x > 0.3, size=10), lambda: r(3, 4))
+    case("nonzero_static_fill", lambda s, x: torch.nonzero_static(x, size=4, fill_value=7),
+         lambda: ints(0, 2, 2, 3, 2))
+
+
+def trues():
+    return torch.ones(8, dtype=torch.bool)
+
+
+def rand_props(u, w):
+    """Uniform on [0, 1): 65536 samples u (their mean's sd 0.0011, variance's
+    0.0003, a quartile's share's 0.0017, a lag-1 product's mean's 0.0003)
+    and w from another call."""
+    f = u.flatten()
+    c = (f[:-1] - 0.5) * (f[1:] - 0.5)
+    return torch.stack([torch.amin(u) >= 0, torch.amax(u) < 1, (u.mean() - 0.5).abs() < 0.01,
+                        (u.var() - 1 / 12).abs() < 0.003,
+                        ((u < 0.25).float().mean() - 0.25).abs() < 0.01,
+                        c.mean().abs() < 0.003, (w != f[:4096]).all(),
+                        ((w - 0.5) * (f[:4096] - 0.5)).mean().abs() < 0.01])
+
+
+def randn_props(z):
+    """Standard normal: 65536 samples (the mean's sd 0.004, the variance's
+    0.0055, the share within 1's 0.0018, the third moment's 0.015, the
+    fourth's 0.038, a lag-1 product's mean's 0.004)."""
+    f = z.flatten()
+    return torch.stack([z.mean().abs() < 0.02, (z.var() - 1).abs() < 0.03,
+                        ((z.abs() < 1).float().mean() - 0.6827).abs() < 0.01,
+                        (z ** 3).mean().abs() < 0.08, ((z ** 4).mean() - 3).abs() < 0.2,
+                        torch.amax(z.abs()) < 7, (f[:-1] * f[1:]).mean().abs() < 0.02,
+                        (z > 0).any()])
+
+
+def perm_props(p, n):
+    """A permutation of 0..n-1: each value once, not the identity."""
+    a = torch.arange(n, dtype=p.dtype)
+    once = ((p.view(n, 1) == a.view(1, n)).long().sum(0) == 1).all()
+    return torch.stack([once, (p != a).any(), (p >= 0).all(), (p < n).all(), once, once, once,
+                        once])
+
 
 def unit(*shape):
     """f32 in (-0.9, 0.9)."""

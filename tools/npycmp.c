@@ -8,9 +8,9 @@
 #include "../driver/npz.h"
 
 static void
-usage(void)
+usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 	        "usage: npycmp [--tol T] [--exact] [--diff D] GOT REF\n"
 	        "  GOT and REF: an .npy file, an .npz member as FILE.npz:NAME, or an\n"
 	        "  .npz of one member.\n"
@@ -224,21 +224,21 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--exact") == 0) {
 			exact = 1;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage();
+			usage(stdout);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "npycmp: unknown option '%s'\n", argv[i]);
-			usage();
+			usage(stderr);
 			return 2;
 		} else if (nf < 2) {
 			files[nf++] = argv[i];
 		} else {
-			usage();
+			usage(stderr);
 			return 2;
 		}
 	}
 	if (nf != 2) {
-		usage();
+		usage(stderr);
 		return 2;
 	}
 	memset(&g, 0, sizeof g);

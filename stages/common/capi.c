@@ -172,7 +172,27 @@ capi_generate(const Fn *fn)
 			if (dp_gets(&fn->op[i], "generate"))
 				g = i;
 		}
-	return nin == 1 ? g : -1;
+	return nin == 1 || (nin == 2 && g >= 0 && capi_genpos(fn) >= 0) ? g : -1;
+}
+
+int
+capi_genpos(const Fn *fn)
+{
+	const char *spec = NULL, *p;
+	int i;
+
+	for (i = 0; i < fn->nop && !spec; i++)
+		if (fn->op[i].kind == Oinput)
+			spec = dp_gets(&fn->op[i], "generate");
+	if (!spec || (p = strstr(spec, ",pos=")) == NULL)
+		return -1;
+	p += 5;
+	for (i = 0; i < fn->nop; i++) {
+		const char *n = fn->op[i].kind == Oinput ? dp_gets(&fn->op[i], "name") : NULL;
+		if (n && strncmp(n, p, strlen(n)) == 0 && (p[strlen(n)] == ',' || !p[strlen(n)]))
+			return i;
+	}
+	return -1;
 }
 
 /* Appends the declarations of the typed API, parameters commented with
@@ -256,12 +276,20 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	if ((i = capi_generate(fn)) >= 0) {
 		str_printf(s, "/* Generates tokens as the pipeline's generate statement declares (");
 		str_comment(s, dp_gets(&fn->op[i], "generate"));
-		str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 to %lld tokens); token(u, id) gets each new\n"
-		              " * token as it comes (nonzero stops the loop); keys: NULL, or\n"
+		if (capi_genpos(fn) >= 0)
+			str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 token or more, run %lld at a time\n"
+			              " * through the KV cache the program keeps as state, at positions 0 on;\n"
+			              " * the caller keeps n plus the new tokens within the cache); token(u, id)\n"
+			              " * gets each new",
+			           (long long)fn->val[fn->op[i].out[0]].t.dim[1]);
+		else
+			str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 to %lld tokens); token(u, id) gets "
+			              "each new", (long long)fn->val[fn->op[i].out[0]].t.dim[1]);
+		str_printf(s, "\n * token as it comes (nonzero stops the loop); keys: NULL, or\n"
 		              " * \"key=value,...\" replacing the declared ones (max_tokens, end,\n"
 		              " * temperature, top_k, top_p, seed; formats/dp.md, \"Generation\").\n"
 		              " * The count of tokens given out, or -1 with the message in %s_error(m). */\n",
-		           (long long)fn->val[fn->op[i].out[0]].t.dim[1], nm);
+		           nm);
 		str_printf(s, "typedef int %s_token_fn(void *u, int64_t token);\n", nm);
 		str_printf(s, "int64_t %s_generate(%s *m, const int64_t *prompt, int64_t n, const char *keys,\n"
 		              "\t%*s%s_token_fn *token, void *u);\n", nm, nm, (int)strlen(nm) + 8, "", nm);

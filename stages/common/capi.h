@@ -60,5 +60,7 @@ void capi_decls(Str *s, const Fn *fn, const Param *p, int np);
 /* The input op of the pipeline's generate statement when NAME_generate is
  * part of the API (the token input is the program's only input), else -1. */
 int capi_generate(const Fn *fn);
+/* The input op of its generate statement's pos=NAME, or -1. */
+int capi_genpos(const Fn *fn);
 
 #endif

@@ -358,6 +358,28 @@ static const Aten aten[] = {
 	{ "aten.new_full.default", Afull, "self:T size:is fill_value:f>value" FACT, 0, H_NEW },
 	{ "aten.new_zeros.default", Afull, "self:T size:is @value:f=0>value" FACT, 0, H_NEW },
 	{ "aten.new_ones.default", Afull, "self:T size:is @value:f=1>value" FACT, 0, H_NEW },
+	{ "aten.rand.default", Arand, "size:is" FACT, 0, H_RANDOM },
+	{ "aten.randn.default", Arandn, "size:is" FACT, 0, H_RANDOM },
+	{ "aten.randperm.default", Arandperm, "n:i" FACT, 0, H_RANDOM },
+
+	/* complex values, as f32 [..., 2] (formats/ops.md, "Complex values") */
+	{ "aten._fft_r2c.default", Afftr2c, "self:T dim:is normalization:i onesided:i", 0, 0 },
+	{ "aten._fft_c2r.default", Afftc2r, "self:T dim:is normalization:i last_dim_size:i", 0, 0 },
+	{ "aten.view_as_real.default", Aview, "self:T", 0, H_CVIEW },
+	{ "aten.view_as_complex.default", Aview, "self:T", 0, H_CVIEW },
+	{ "aten.angle.default", Acangle, "self:T", 0, 0 },
+	{ "aten.fft_rfft.default", Afftr2c, "self:T n:i? dim:is=-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_fft.default", Afftr2c, "self:T n:i? dim:is=-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_irfft.default", Afftc2r, "self:T n:i? dim:is=-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_rfft2.default", Afftr2c, "self:T s:is? dim:is=-2,-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_irfft2.default", Afftc2r, "self:T s:is? dim:is=-2,-1 norm:s?", 0, H_FFT },
+	{ "aten.fft_rfftn.default", Afftr2c, "self:T s:is? dim:is? norm:s?", 0, H_FFT },
+	{ "aten.fft_irfftn.default", Afftc2r, "self:T s:is? dim:is? norm:s?", 0, H_FFT },
+
+	/* a one-element tensor's value as a scalar (.item()), for arithmetic */
+	{ "aten._local_scalar_dense.default", Aview, "self:T", 0, H_ITEM },
+	{ "aten.item.default", Aview, "self:T", 0, H_ITEM },
+	{ "aten.nonzero_static.default", Anonzeros, "self:T size:i fill_value:i=-1", 0, 0 },
 
 	/* dtype conversions (device and layout must say cpu/cuda and strided) */
 	{ "aten._to_copy.default", Ocast, "self:T" FACT " non_blocking:0 memory_format:-", 0, H_TOCOPY },

@@ -176,6 +176,20 @@ tensorname(json_t *arg)
 	return json_string_value(json_object_get(json_object_get(arg, "as_tensor"), "name"));
 }
 
+/* The name of a symbolic scalar argument (as_sym_int, as_sym_float or
+ * as_sym_bool naming a value), or NULL. */
+static const char *
+symname(json_t *arg)
+{
+	static const char *const keys[] = { "as_sym_int", "as_sym_float", "as_sym_bool" };
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const char *n = json_string_value(json_object_get(json_object_get(arg, keys[i]), "as_name"));
+		if (n)
+			return n;
+	}
+	return NULL;
+}
+
 static Av *
 newav(Node *c, const char *key, int kind)
 {
@@ -385,6 +399,7 @@ readargs(Node *c)
 	char *used = dp_alloc(c->fn->arena, json_array_size(args) + 1, 1);
 	Field fs[MAXF];
 	int nf, like = -1, tlike = -1;
+	char sym[MAXF] = { 0 };   /* an S field given a symbolic scalar */
 
 	for (nf = 0; field(c->a->args, nf, &fs[nf]); nf++)
 		if (nf + 1 >= MAXF)
@@ -392,7 +407,11 @@ readargs(Node *c)
 	for (int i = 0; i < nf; i++) {
 		Field *f = &fs[i];
 		json_t *v = f->name[0] == '@' ? NULL : argument(c, f->name, used);
-		if (v)
+		int64_t known;
+		/* a value's .item() stays a rank-0 tensor; other symbols are folded */
+		const char *item = v && f->kind[0] == 'S' && symname(v) &&
+		                   !g_symget(c->g, symname(v), &known) ? symname(v) : NULL;
+		if (v && !item)
 			symargs(c, v);
 		int none = !v || json_object_get(v, "as_none");
 		const char *tn = v ? tensorname(v) : NULL;
@@ -414,6 +433,10 @@ readargs(Node *c)
 					like = dt;
 				if (f->kind[0] != 'S' && tlike < 0)
 					tlike = dt;
+			} else if (item) {
+				/* a value's .item() (aten._local_scalar_dense): its rank-0 tensor */
+				c->slot[i] = addin(c, g_value(c->g, item, c->node));
+				sym[i] = 1;
 			} else if (f->kind[0] == 'S')
 				c->slot[i] = addin(c, -2);   /* a scalar, made below */
 			else
@@ -460,6 +483,19 @@ readargs(Node *c)
 			continue;
 		if (c->in[k] == -2)
 			c->in[k] = scalar(c, fs[i].name, arg[i], like);
+		else if (sym[i] && like >= 0 && c->fn->val[c->in[k]].t.dtype != like) {
+			/* as a Python scalar: the tensor's dtype, a float not into integers */
+			int from = c->fn->val[c->in[k]].t.dtype;
+			if (isfloat(from) && !isfloat(like))
+				bad(c, "a float .item() with a %s tensor needs type promotion, which import "
+				    "does not do", dp_dtype_name[like]);
+			int op = dp_addop(c->fn, Ocast, &c->in[k], 1);
+			dp_sets(c->fn, op, "dtype", dp_dtype_name[like]);
+			Err err = { 0 };
+			if (dp_infer(c->fn, op, &err))
+				bad(c, "%s", err.msg);
+			c->in[k] = c->fn->op[op].out[0];
+		}
 		else if (c->in[k] == -1) {   /* W: a per-channel const */
 			const Type *x = &c->fn->val[c->in[0]].t;
 			Type t = { .dtype = x->dtype, .dev = DEV_CPU, .rank = 1 };
@@ -696,6 +732,90 @@ hook(Node *c)
 	case H_FLOATDEF:
 		dtypedef(c, "f32");
 		break;
+	case H_CVIEW: {   /* the archive's result type: complex as f32 [..., 2] */
+		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
+		Type t;
+		if (!on || !g_type(c->g, on, &t))
+			bad(c, "the archive gives no type for its result");
+		v = newav(c, "size", A_INTS);
+		v->ints = dp_alloc(c->fn->arena, t.rank ? (size_t)t.rank : 1, sizeof *v->ints);
+		for (int i = 0; i < t.rank; i++)
+			v->ints[v->n++] = t.dim[i];
+		break;
+	}
+	case H_FFT: {   /* the _fft ops' attributes from torch.fft's arguments */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		int c2r = c->kind == Afftc2r, r = x->rank - c2r;
+		Av *d = findav(c, "dim"), *n = findav(c, "n"), *sz = findav(c, "s"), *nm = findav(c, "norm");
+		int64_t *dims = dp_alloc(c->fn->arena, DP_MAXRANK + 1, sizeof *dims), last;
+		int nd = 0;
+		const char *norm = nm ? nm->s : "backward";
+		if (!d)   /* rfftn, irfftn without dim: the last len(s) dims, or all */
+			for (int i = sz ? r - sz->n : 0; i < r; i++)
+				dims[nd++] = i;
+		else
+			for (int i = 0; i < d->n && nd < DP_MAXRANK; i++)
+				dims[nd++] = normdim(c, d->ints[i], r);
+		if (nd == 0 || (sz && sz->n != nd))
+			bad(c, "s and dim differ in length");
+		if (n && nd != 1)
+			bad(c, "n with several dims");
+		last = dims[nd - 1];
+		for (int i = 0; i < nd - (c2r ? 1 : 0); i++) {
+			int64_t want = n ? n->i : sz ? sz->ints[i] : x->dim[dims[i]];
+			if (want != x->dim[dims[i]])
+				bad(c, "a signal size (%lld) other than the input's (%lld) along dim %lld: "
+				    "padding or trimming is not supported", (long long)want,
+				    (long long)x->dim[dims[i]], (long long)dims[i]);
+		}
+		if (c2r)   /* missing bins read as zeros, extra ones are not read (dp-legalize) */
+			newav(c, "last_dim_size", A_INT)->i = n ? n->i : sz ? sz->ints[nd - 1]
+			                                       : 2 * (x->dim[last] - 1);
+		else
+			newav(c, "onesided", A_INT)->i = strstr(c->target, "fft_fft") == NULL;
+		if (strcmp(norm, "backward") && strcmp(norm, "ortho") && strcmp(norm, "forward"))
+			bad(c, "norm must be backward, ortho or forward, not '%s'", norm);
+		newav(c, "normalization", A_INT)->i = strcmp(norm, "ortho") == 0 ? 1 :
+		                                      (strcmp(norm, "forward") == 0) == !c2r ? 2 : 0;
+		dropav(c, "n");
+		dropav(c, "s");
+		dropav(c, "norm");
+		if (d)
+			d->ints = dims, d->n = nd;
+		else {
+			d = newav(c, "dim", A_INTS);
+			d->ints = dims;
+			d->n = nd;
+		}
+		break;
+	}
+	case H_ITEM: {   /* .item(): the symbolic scalar names the value, viewed rank 0 */
+		const char *on = symname(json_array_get(json_object_get(c->json, "outputs"), 0));
+		int x = c->in[0];
+		Type t = c->fn->val[x].t;
+		if (!on)
+			bad(c, "its result is not a symbolic scalar");
+		if (dp_numel(&t) != 1)
+			bad(c, "needs a tensor of one element, not %s", typestr(&t));
+		if (t.rank) {
+			int64_t none[1] = { 0 };
+			int op = dp_addop(c->fn, Aview, &x, 1);
+			dp_setints(c->fn, op, "size", none, 0);
+			Err err = { 0 };
+			if (dp_infer(c->fn, op, &err))
+				bad(c, "%s", err.msg);
+			x = c->fn->op[op].out[0];
+		}
+		char what[160];
+		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+		g_define(c->g, on, x, what);
+		return 0;
+	}
+	case H_RANDOM:   /* formats/ops.md, "Random numbers" */
+		dtypedef(c, c->a->kind == Arandperm ? "i64" : "f32");
+		newav(c, "seed", A_INT)->i = g_imp(c->g)->seed;
+		newav(c, "stream", A_INT)->i = g_imp(c->g)->nrandom++;
+		break;
 	case H_NEW:
 		dtypedef(c, dp_dtype_name[c->fn->val[c->in[0]].t.dtype]);
 		c->nin = 0;
@@ -855,6 +975,82 @@ split(Node *c, const char *what)
 	}
 }
 
+/* Complex operands (formats/ops.md, "Complex values"): f32 [..., 2] in the
+ * IR.  The ops that take them: view_as_real, clone and its aliases, abs
+ * and angle (aten.complex_abs, aten.complex_angle), mul (by a complex:
+ * aten.complex_mul; by a real, which gets a trailing axis of 1, and div by
+ * a real: the real op), add and sub of two complex values, _fft_c2r;
+ * any other op with a complex operand is an error, as are angle and
+ * _fft_c2r of a real one and _fft_r2c of a complex one. */
+static void
+complexargs(Node *c)
+{
+	json_t *ins = json_object_get(c->json, "inputs");
+	int cx[2] = { 0, 0 }, any = 0;
+
+	for (size_t i = 0; i < json_array_size(ins); i++) {
+		json_t *arg = json_object_get(json_array_get(ins, i), "arg");
+		json_t *l = json_object_get(arg, "as_tensors");
+		int is = g_complex(c->g, tensorname(arg));
+		for (size_t j = 0; j < json_array_size(l); j++)
+			is |= g_complex(c->g, json_string_value(json_object_get(json_array_get(l, j), "name")));
+		any |= is;
+		if (i < 2)
+			cx[i] = is;
+	}
+	if (c->kind == Afftc2r || c->kind == Acangle) {
+		if (!cx[0])
+			bad(c, "needs a complex operand");
+		return;
+	}
+	if (!any)
+		return;
+	if (c->a->hook == H_IDENTITY || (c->a->hook == H_CVIEW && strstr(c->target, "_real")))
+		return;
+	switch (c->kind) {
+	case Aabs:
+		c->kind = Acabs;
+		return;
+	case Aslice: case Aselect:
+		if (cx[0]) {   /* a dim from the end counts the complex dims */
+			Av *d = findav(c, "dim");
+			if (d && d->i < 0)
+				d->i += c->fn->val[c->in[0]].t.rank - 1;
+			return;
+		}
+		break;
+	case Aadd: case Asub:
+		if (cx[0] && cx[1] && c->nin == 2)
+			return;
+		break;
+	case Amul: case Adiv:
+		if (c->nin != 2 || (c->kind == Adiv && cx[1]))
+			break;
+		if (cx[0] && cx[1]) {
+			c->kind = Acmul;
+			return;
+		}
+		for (int i = 0; i < 2; i++)
+			if (!cx[i]) {   /* the real operand gets a trailing axis of 1 */
+				Type t = c->fn->val[c->in[i]].t;
+				int64_t size[DP_MAXRANK];
+				for (int j = 0; j < t.rank; j++)
+					size[j] = t.dim[j];
+				size[t.rank] = 1;
+				int op = dp_addop(c->fn, Aview, &c->in[i], 1);
+				dp_setints(c->fn, op, "size", size, t.rank + 1);
+				Err err = { 0 };
+				if (t.rank == DP_MAXRANK || dp_infer(c->fn, op, &err))
+					bad(c, "cannot broadcast a real operand of %s over complex values",
+					    typestr(&t));
+				c->in[i] = c->fn->op[op].out[0];
+			}
+		return;
+	}
+	bad(c, "complex operands are supported by view_as_real, abs, angle, mul, div by a real, "
+	    "add, sub and _fft_c2r only");
+}
+
 /* Converts node (one entry of graph.nodes) into an IR op and binds its
  * result to the node's output name (its other results, which must be
  * unused, to an error). */
@@ -885,6 +1081,7 @@ aten_node(Graph *g, json_t *node)
 		if (n)
 			g_unused(g, n, what);
 	}
+	complexargs(&c);
 	if (c.a->hook == H_SPLIT) {
 		split(&c, what);
 		return;

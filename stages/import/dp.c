@@ -62,6 +62,8 @@ typedef struct P {
 	const char *name;  /* from a pipeline statement */
 	Pos nameat;
 	Tok *genin, *genout; /* from a generate statement: its IN and OUT */
+	const char *genpos;  /* and its pos=NAME, or NULL */
+	Pos genposat;
 	Pos genat;
 	Str genspec;       /* its keys, ",key=value..." */
 } P;
@@ -588,7 +590,14 @@ modelcall(P *p, Tok *opt, Arg *arg, int narg, Tok **res, int nres)
 	Pos *inat = dp_alloc(p->a, (size_t)narg, sizeof *inat);
 	const char **inname = dp_alloc(p->a, (size_t)narg, sizeof *inname);
 	int nin = 0;
+	p->imp->seed = 0;
 	for (int i = 1; i < narg; i++) {
+		if (arg[i].key && strcmp(arg[i].key, "seed") == 0) {   /* its random ops' seed */
+			if (arg[i].v.kind != VINT)
+				errat(p->src, arg[i].v.at, "model: seed must be an integer");
+			p->imp->seed = arg[i].v.i;
+			continue;
+		}
 		if (arg[i].key)
 			errat(p->src, arg[i].keyat, "model has no argument '%s'", arg[i].key);
 		inname[nin] = arg[i].v.s;
@@ -667,7 +676,8 @@ assign(P *p)
 static void
 generate(P *p, Tok *t)
 {
-	static const char *const keys[] = { "max_tokens", "end", "temperature", "top_k", "top_p", "seed" };
+	static const char *const keys[] = { "max_tokens", "end", "temperature", "top_k", "top_p", "seed",
+	                                    "pos" };
 	if (p->genin)
 		errat(p->src, t->at, "second generate statement (the first is at %d:%d)",
 		      p->genat.line, p->genat.col);
@@ -677,13 +687,13 @@ generate(P *p, Tok *t)
 	p->genout = ident(p, "the logits output's name");
 	while (punct(peek(p), ',')) {
 		next(p);
-		Tok *k = ident(p, "a key (max_tokens, end, temperature, top_k, top_p, seed)");
+		Tok *k = ident(p, "a key (max_tokens, end, temperature, top_k, top_p, seed, pos)");
 		size_t j;
 		for (j = 0; j < sizeof keys / sizeof *keys && strcmp(keys[j], k->s) != 0; j++)
 			;
 		if (j == sizeof keys / sizeof *keys)
 			errat(p->src, k->at, "generate has no key '%s' (max_tokens, end, temperature, "
-			      "top_k, top_p, seed)", k->s);
+			      "top_k, top_p, seed, pos)", k->s);
 		Str kk = { 0 };
 		str_printf(&kk, ",%s=", k->s);
 		int twice = p->genspec.p && strstr(p->genspec.p, kk.p);
@@ -693,6 +703,14 @@ generate(P *p, Tok *t)
 		expect(p, '=', "'=' after the key");
 		Value v;
 		value(p, &v);
+		if (j == 6) {   /* pos=NAME: the positions input of a program with a KV cache */
+			if (v.kind != VNAME)
+				errat(p->src, v.at, "generate: pos names the positions input");
+			p->genpos = v.s;
+			p->genposat = v.at;
+			str_printf(&p->genspec, ",pos=%s", v.s);
+			continue;
+		}
 		double d = v.kind == VINT ? (double)v.i : v.f;
 		int isint = v.kind == VINT, ok;
 		if (v.kind != VINT && v.kind != VFLOAT)
@@ -740,6 +758,17 @@ genfinish(P *p)
 		errat(p->src, p->genout->at, "generate: output '%s' is %s; the logits are f32[1,%lld,V] "
 		      "(every position) or f32[1,V] (the last)", p->genout->s, typestr(to),
 		      (long long)ti->dim[1]);
+	if (p->genpos) {
+		Sym *ps = lookup(p, p->genpos);
+		if (!ps || fn->op[fn->val[ps->val].def].kind != Oinput || ps == in)
+			errat(p->src, p->genposat, "generate: pos=%s names no other input of the pipeline",
+			      p->genpos);
+		const Type *tp = &fn->val[ps->val].t;
+		if (tp->dtype != DP_I64 || tp->rank != 1 || tp->dim[0] != ti->dim[1])
+			errat(p->src, p->genposat, "generate: the positions input '%s' is %s, not i64[%lld] "
+			      "(one per token of '%s')", p->genpos, typestr(tp), (long long)ti->dim[1],
+			      p->genin->s);
+	}
 	Str s = { 0 };
 	str_printf(&s, "%s%s", p->genout->s, p->genspec.p ? p->genspec.p : "");
 	op = fn->val[in->val].def;

@@ -57,6 +57,8 @@ typedef struct Imp {
 	int nkonst, capkonst;
 	struct Textfile *text;   /* tokenizer files read so far (text.c) */
 	int ntext;
+	int64_t seed;      /* the model call being inlined's seed= (0) */
+	int64_t nrandom;   /* random ops made so far: the next one's stream */
 } Imp;
 
 /* A file a text op read (tokenize's file=): a dependency like an archive. */
@@ -120,6 +122,8 @@ int g_scalar(Graph *g, double v, int dtype);
 int g_filled(Graph *g, const Type *t, double v);
 void g_unused(Graph *g, const char *name, const char *what);
 int g_type(Graph *g, const char *name, Type *t);
+int g_complex(Graph *g, const char *name);
+enum { PT2_FLOAT = 7, PT2_COMPLEX64 = 10 };   /* torch.export's ScalarType */
 void g_bind(Graph *g, const char *name, int v);
 void g_writeback(Graph *g, const char *name, int old, int v);
 void g_define(Graph *g, const char *name, int v, const char *what);
@@ -149,6 +153,10 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_SYM,              /* a size, stride... of a static tensor: an int, no op */
 	H_RESIZE,           /* resize_ to the same element count: aten.view */
 	H_EMBBAG,           /* no per-sample weights, padding_idx -1 or None */
+	H_RANDOM,           /* seed and stream: the model call's seed, the op's number */
+	H_CVIEW,            /* view_as_real/complex: an aten.view to the result's size */
+	H_ITEM,             /* _local_scalar_dense: its symbolic result names the value */
+	H_FFT,              /* torch.fft's rfft, irfft...: dims, norm and sizes as the _fft ops' */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

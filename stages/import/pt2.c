@@ -590,8 +590,26 @@ g_type(Graph *g, const char *name, Type *t)
 	json_t *tm = json_object_get(g->tv, name);
 	if (!tm)
 		return 0;
+	if (g_complex(g, name)) {   /* complex64: f32 [..., 2] (formats/ops.md) */
+		/* read as f32 in place (no copy to leak when meta fails) */
+		json_object_set_new(tm, "dtype", json_integer(PT2_FLOAT));
+		meta(g->m, tm, "value", name, t);
+		json_object_set_new(tm, "dtype", json_integer(PT2_COMPLEX64));
+		if (t->rank == DP_MAXRANK)
+			merr(g->m, "value '%s' is complex of rank 8 (at most 7)", name);
+		t->dim[t->rank++] = 2;
+		return 1;
+	}
 	meta(g->m, tm, "value", name, t);
 	return 1;
+}
+
+/* Whether the archive gives graph value name a complex64 dtype. */
+int
+g_complex(Graph *g, const char *name)
+{
+	json_t *tm = name ? json_object_get(g->tv, name) : NULL;
+	return tm && json_integer_value(json_object_get(tm, "dtype")) == PT2_COMPLEX64;
 }
 
 /* ---- constants ---- */
@@ -949,6 +967,135 @@ origin(json_t *nd, char *buf, size_t n)
 		snprintf(buf, n, "(%s%s)", *mod ? "module " : "no source line", mod);
 }
 
+/* ---- higher-order ops ---- */
+
+/* The body of higher-order node nd when inlining it computes what the
+ * node does at inference: a torch.no_grad / enable_grad region
+ * (wrap_with_set_grad_enabled) or an autocast region that is disabled
+ * (wrap_with_autocast with enabled False, as transformers' rotary
+ * embedding writes); else NULL.  *first: the index of the body's first
+ * operand among nd's inputs. */
+static json_t *
+hopbody(json_t *nd, size_t *first)
+{
+	const char *t = json_string_value(json_object_get(nd, "target"));
+	json_t *in = json_object_get(nd, "inputs");
+	size_t at;
+	if (!t || !json_is_array(in))
+		return NULL;
+	if (strcmp(t, "torch.ops.higher_order.wrap_with_set_grad_enabled") == 0)
+		at = 1;     /* (enabled, body, *args) */
+	else if (strcmp(t, "torch.ops.higher_order.wrap_with_autocast") == 0) {
+		at = 4;     /* (device_type, dtype, enabled, cache_enabled, body, *args) */
+		json_t *en = json_object_get(json_object_get(json_array_get(in, 2), "arg"), "as_bool");
+		if (!json_is_false(en))
+			return NULL;
+	} else
+		return NULL;
+	json_t *body = json_object_get(json_object_get(json_object_get(
+		json_array_get(in, at), "arg"), "as_graph"), "graph");
+	if (!json_is_object(body) || !json_is_array(json_object_get(body, "nodes")) ||
+	    !json_is_array(json_object_get(body, "inputs")) ||
+	    !json_is_array(json_object_get(body, "outputs")))
+		return NULL;
+	*first = at + 1;
+	return body;
+}
+
+/* Why higher-order node nd is not inlined, for the unsupported-op message. */
+static const char *
+hopwhy(json_t *nd)
+{
+	const char *t = json_string_value(json_object_get(nd, "target"));
+	if (t && strcmp(t, "torch.ops.higher_order.wrap_with_autocast") == 0)
+		return " (an enabled autocast region changes dtypes; DevProc inlines disabled ones)";
+	if (t && strcmp(t, "torch.ops.higher_order.wrap_with_set_grad_enabled") == 0)
+		return " (its body is malformed)";
+	return "";
+}
+
+/* Appends nodes[0..] and, in place of each inlinable higher-order node,
+ * its body's nodes (recursively) to the arena list *all of *n (room for
+ * *cap): the nodes the op check looks at. */
+static void
+flatten(Arena *a, json_t *nodes, json_t ***all, size_t *n, size_t *cap)
+{
+	for (size_t i = 0; i < json_array_size(nodes); i++) {
+		json_t *nd = json_array_get(nodes, i), *body;
+		size_t first;
+		if ((body = hopbody(nd, &first)) != NULL) {
+			flatten(a, json_object_get(body, "nodes"), all, n, cap);
+			continue;
+		}
+		if (*n == *cap) {
+			json_t **old = *all;
+			*cap = *cap ? 2 * *cap : 256;
+			*all = dp_alloc(a, *cap, sizeof **all);
+			if (*n)
+				memcpy(*all, old, *n * sizeof **all);
+		}
+		(*all)[(*n)++] = nd;
+	}
+}
+
+static void node(Graph *g, json_t *nd);
+
+/* Inlines higher-order node nd (hopbody's kind): its body's inputs bound
+ * to nd's operands, its nodes converted in a name scope of their own,
+ * nd's results bound to the body's outputs. */
+static void
+hop(Graph *g, json_t *nd, json_t *body, size_t first)
+{
+	const char *name = json_string_value(json_object_get(nd, "name"));
+	json_t *in = json_object_get(nd, "inputs"), *bin = json_object_get(body, "inputs");
+	json_t *bout = json_object_get(body, "outputs"), *outs = json_object_get(nd, "outputs");
+	if (!name)
+		name = "?";
+	if (json_array_size(in) != first + json_array_size(bin))
+		g_err(g, "malformed archive: node '%s' passes %zu operands to a body of %zu inputs",
+		      name, json_array_size(in) - (first < json_array_size(in) ? first : 0),
+		      json_array_size(bin));
+	if (json_array_size(outs) != json_array_size(bout))
+		g_err(g, "malformed archive: node '%s' has %zu results for a body of %zu outputs",
+		      name, json_array_size(outs), json_array_size(bout));
+	Graph sub = { .imp = g->imp, .m = g->m, .specs = g->specs };
+	sub.tv = json_object_get(body, "tensor_values");
+	sub.nodes = json_object_get(body, "nodes");
+	sub.gr = body;
+	for (size_t i = 0; i < json_array_size(bin); i++) {
+		const char *on = tensorname(json_object_get(json_array_get(in, first + i), "arg"));
+		const char *bn = tensorname(json_array_get(bin, i));
+		if (!on || !bn)
+			g_err(g, "node '%s': operand %zu of its body is not a tensor; DevProc inlines "
+			         "bodies of tensors only", name, i + 1);
+		g_define(&sub, bn, g_value(g, on, name), "a body input");
+	}
+	for (size_t i = 0; i < json_array_size(sub.nodes); i++)
+		node(&sub, json_array_get(sub.nodes, i));
+	for (size_t i = 0; i < json_array_size(bout); i++) {
+		const char *bn = tensorname(json_array_get(bout, i));
+		const char *on = tensorname(json_array_get(outs, i));
+		if (!bn || !on)
+			g_err(g, "node '%s': result %zu is not a tensor", name, i + 1);
+		if (!slotof(&sub, bn)->key)
+			g_err(g, "malformed archive: node '%s''s body returns '%s', which it never "
+			         "defines", name, bn);
+		g_define(g, on, g_value(&sub, bn, name), name);
+	}
+}
+
+/* Converts one node of g: an aten op, or an inlined higher-order op. */
+static void
+node(Graph *g, json_t *nd)
+{
+	size_t first;
+	json_t *body = hopbody(nd, &first);
+	if (body)
+		hop(g, nd, body, first);
+	else
+		aten_node(g, nd);
+}
+
 /* Whether node nd is arithmetic on sizes (_operator.floordiv...) whose
  * results are all SymInts or SymBools: import reads those at their
  * example values (g_symget), so the node computes nothing. */
@@ -971,15 +1118,15 @@ symnode(json_t *nd)
  * message: each with its count, and each distinct place in the user's
  * Python it comes from (up to 4 per target) from the nodes' metadata. */
 static void
-unsupported(Model *m, Arena *a, json_t *nodes)
+unsupported(Model *m, Arena *a, json_t **nodes, size_t n)
 {
-	size_t n = json_array_size(nodes), nbad = 0, nnode = 0, k;
+	size_t nbad = 0, nnode = 0, k;
 	const char **tgt = dp_alloc(a, n + 1, sizeof *tgt);
 	char **where = dp_alloc(a, n + 1, sizeof *where);   /* per node: its origin */
 	size_t *of = dp_alloc(a, n + 1, sizeof *of);         /* per node: its target, or n */
 	int *cnt = dp_alloc(a, n + 1, sizeof *cnt);
 	for (size_t i = 0; i < n; i++) {
-		json_t *nd = json_array_get(nodes, i);
+		json_t *nd = nodes[i];
 		const char *t = json_string_value(json_object_get(nd, "target"));
 		const char *name = json_string_value(json_object_get(nd, "name"));
 		of[i] = n;
@@ -998,7 +1145,7 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 					merr(m, "node '%s' (%s): its result is not a list of tensors", name, t);
 			} else if (at->kind >= 0 && at->hook != H_SYM &&
 			           (no < 1 || (no > (size_t)dp_op_nout[at->kind] && !(at->flags & F_MULTI)) ||
-			            !tensorname(json_array_get(outs, 0))))
+			            (!tensorname(json_array_get(outs, 0)) && at->hook != H_ITEM)))
 				merr(m, "node '%s' (%s): only ops with one tensor result are supported", name, t);
 			continue;
 		}
@@ -1010,8 +1157,10 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 		}
 		cnt[k]++;
 		of[i] = k;
-		where[i] = dp_alloc(a, 400, 1);
+		where[i] = dp_alloc(a, 500, 1);
 		origin(nd, where[i], 400);
+		if (strncmp(t, "higher_order.", 13) == 0)
+			strcat(where[i], hopwhy(nd));   /* at most 80 more */
 		nnode++;
 	}
 	if (!nbad)
@@ -1052,6 +1201,11 @@ unsupported(Model *m, Arena *a, json_t *nodes)
 			fprintf(msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
+	for (k = 0; k < nbad; k++)   /* what to use instead, where there is something */
+		if (strcmp(tgt[k], "aten.nonzero.default") == 0)
+			fputs("\n  aten.nonzero's result has a size that depends on the data, which static "
+			      "shapes cannot hold; torch.nonzero_static(x, size=B) gives a result padded to "
+			      "a bound B (formats/ops.md, \"Open points\")", msg);
 	fclose(msg);
 	char *all = dp_strdup(a, text ? text : "out of memory");   /* errat does not return */
 	free(text);
@@ -1141,7 +1295,10 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 	g.nodes = nodes;
 	json_t *outs = g.outs = getobj(m, sig, "output_specs", "signature");
 
-	unsupported(m, imp->fn->arena, nodes);
+	json_t **flat = NULL;
+	size_t nflat = 0, capflat = 0;
+	flatten(imp->fn->arena, nodes, &flat, &nflat, &capflat);
+	unsupported(m, imp->fn->arena, flat, nflat);
 	inputs(&g, c);
 	size_t nres = 0;
 	for (size_t i = 0; i < json_array_size(outs); i++)
@@ -1161,7 +1318,7 @@ pt2_call(Imp *imp, const Call *c, int *res, int maxres)
 		             g_value(&g, ph, "buffer") : -1;
 	}
 	for (size_t i = 0; i < json_array_size(nodes); i++)
-		aten_node(&g, json_array_get(nodes, i));
+		node(&g, json_array_get(nodes, i));
 	for (size_t i = 0; i < nspec; i++) {
 		if (inplace[i] < 0)
 			continue;

@@ -1425,6 +1425,323 @@ r_clampt(Lz *z, const Op *op)
 }
 
 /* The table. */
+/* aten.randperm: the ranks of n random 64-bit keys (an i64 aten.rand of
+ * the op's seed and stream): rank[i] = Σ_j [key_j < key_i], an aten.lt of
+ * the keys viewed [1, n] and [n, 1] (memory n² bools), cast and summed.
+ * The keys are distinct (runtime/dpscalar.h), so the ranks are a
+ * permutation of 0..n−1, uniform as the keys are. */
+static int
+r_randperm(Lz *z, const Op *op)
+{
+	int64_t n = dp_geti(op, "n", 0), row[2] = { 1, n }, col[2] = { n, 1 };
+	int k = lz_begin(z, Arand, NULL, 0), key, lt;
+
+	dp_setints(z->out, k, "size", &n, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	dp_seti(z->out, k, "seed", dp_geti(op, "seed", 0));
+	dp_seti(z->out, k, "stream", dp_geti(op, "stream", 0));
+	key = lz_end(z, k);
+	lt = lz_op2(z, Alt, lz_view(z, key, row, 2), lz_view(z, key, col, 2));
+	if (lt < 0)
+		return -1;
+	k = lz_begin(z, Ocast, &lt, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	lt = lz_end(z, k);
+	if (lt < 0)
+		return -1;
+	k = lz_begin(z, Asum, &lt, 1);
+	dp_setints(z->out, k, "dim", (int64_t[]){ 1 }, 1);
+	lt = lz_end(z, k);
+	if (lt < 0 || OT->dtype == DP_I64)
+		return bind(z, op, lt);
+	k = lz_begin(z, Ocast, &lt, 1);
+	dp_sets(z->out, k, "dtype", dp_dtype_name[OT->dtype]);
+	return bind(z, op, lz_end(z, k));
+}
+
+/* ---- complex values and the discrete Fourier transform ----
+ * A complex tensor is f32 with a trailing axis of 2 (re, im), as
+ * view_as_real gives it: import converts complex ATen values so, and no
+ * lowering sees complex numbers. */
+
+/* aten.stack of a and b along dim. */
+static int
+stack2(Lz *z, int a, int b, int dim)
+{
+	int in[2] = { a, b }, k;
+
+	if (a < 0 || b < 0)
+		return -1;
+	k = lz_begin(z, Astack, in, 2);
+	dp_seti(z->out, k, "dim", dim);
+	return lz_end(z, k);
+}
+
+/* x's real (part 0) or imaginary (1) part. */
+static int
+part(Lz *z, int x, int p)
+{
+	int k;
+
+	if (x < 0)
+		return -1;
+	k = lz_begin(z, Aselect, &x, 1);
+	dp_seti(z->out, k, "dim", lz_type(z, x)->rank - 1);
+	dp_seti(z->out, k, "index", p);
+	return lz_end(z, k);
+}
+
+/* An i64 aten.arange of n viewed [n, 1] (col 0) or [1, n] (col 1). */
+static int
+iota(Lz *z, int64_t n, int col)
+{
+	int k = lz_begin(z, Aarange, NULL, 0);
+	int64_t v[2] = { col ? 1 : n, col ? n : 1 };
+
+	dp_setf(z->out, k, "end", (double)n);
+	dp_sets(z->out, k, "dtype", "i64");
+	return lz_view(z, lz_end(z, k), v, 2);
+}
+
+/* cos (s 0) or sin (s 1) of the angles 2π·((r·c) mod n)/n of a rows × cols
+ * table, times scale: computed by the program from aten.arange (the
+ * product reduced mod n exactly in i64, so each angle is in [0, 2π)). */
+static int
+trig(Lz *z, int64_t rows, int64_t cols, int64_t n, int s, double scale)
+{
+	int a = lz_op2(z, Aremainder, lz_op2(z, Amul, iota(z, rows, 0), iota(z, cols, 1)),
+	               lz_scalar(z, (double)n, DP_I64)), k;
+
+	if (a < 0)
+		return -1;
+	k = lz_begin(z, Ocast, &a, 1);
+	dp_sets(z->out, k, "dtype", "f32");
+	a = lz_op2(z, Amul, lz_end(z, k), lz_scalar(z, 2 * M_PI / (double)n, DP_F32));
+	a = lz_op1(z, s ? Asin : Acos, a);
+	return scale == 1 ? a : lz_op2(z, Amul, a, lz_scalar(z, scale, DP_F32));
+}
+
+/* The factor of a transform of n points under ATen's normalization code
+ * (0: none, 1: 1/√n, 2: 1/n); each transformed dim contributes its own. */
+static double
+normscale(int64_t code, int64_t n)
+{
+	return code == 1 ? 1 / sqrt((double)n) : code == 2 ? 1 / (double)n : 1;
+}
+
+/* The matrix m [nin·(pin+1), nout·(pout+1)] applied along axis d (of r
+ * data axes; a trailing (re, im) axis where pin) of x: x permuted to
+ * [other axes, d, (re, im)], viewed [P, ·], aten.mm, viewed back and
+ * permuted so that d has its place and (re, im) is last where pout. */
+static int
+along(Lz *z, int x, int d, int r, int pin, int m, int64_t nout, int pout)
+{
+	const Type *t;
+	int64_t p[DP_MAXRANK], q[DP_MAXRANK], v[DP_MAXRANK], rows = 1, two[2];
+	int i, j = 0, id = 1, nv = 0;
+
+	if (x < 0 || m < 0)
+		return -1;
+	t = lz_type(z, x);
+	for (i = 0; i < r; i++)
+		if (i != d) {
+			p[j++] = i;
+			rows *= t->dim[i];
+			v[nv++] = t->dim[i];
+		}
+	p[j++] = d;
+	if (pin)
+		p[j++] = r;
+	for (i = 0; i < j; i++)
+		id &= p[i] == i;
+	if (!id)
+		x = lz_permute(z, x, p, j);
+	two[0] = rows;
+	two[1] = t->dim[d] * (pin ? 2 : 1);
+	x = lz_op2(z, Amm, lz_view(z, x, two, 2), m);
+	v[nv++] = nout;
+	if (pout)
+		v[nv++] = 2;
+	x = lz_view(z, x, v, nv);
+	for (i = 0; i < r; i++)   /* result axis i is axis q[i] of [others, d, (re, im)] */
+		q[i] = i < d ? i : i > d ? i - 1 : r - 1;
+	if (pout)
+		q[r] = r;
+	return d == r - 1 ? x : lz_permute(z, x, q, r + pout);
+}
+
+/* The complex DFT of n points as a real matrix [2n, 2n] on interleaved
+ * (re, im) pairs: sign 1 forward (e^−iθ), −1 inverse (e^iθ). */
+static int
+c2cmatrix(Lz *z, int64_t n, int sign, double scale)
+{
+	int c = trig(z, n, n, n, 0, scale), s = trig(z, n, n, n, 1, scale);
+	int ns = lz_op1(z, Aneg, s);
+	int64_t v[2] = { 2 * n, 2 * n };
+	int rowre = stack2(z, c, sign > 0 ? ns : s, 2), rowim = stack2(z, sign > 0 ? s : ns, c, 2);
+
+	return lz_view(z, stack2(z, rowre, rowim, 1), v, 2);
+}
+
+/* aten.fft_r2c: the real DFT along the last dim of dim (the one-sided n/2
+ * + 1 bins, or all n) as x·[cos | −sin] interleaved, then the forward
+ * complex DFT along each other dim of dim. */
+static int
+r_fftr2c(Lz *z, const Op *op)
+{
+	const Attr *dims = dp_attr(op, "dim");
+	const Type *t = IT(0);
+	int r = t->rank, last = axis(dims->ints[dims->n - 1], r), x, i;
+	int64_t code = dp_geti(op, "normalization", 0), n = t->dim[last], m = OT->dim[last];
+	int64_t v[2] = { n, 2 * m };
+	double sc = normscale(code, n);
+
+	x = along(z, X(0), last, r, 0,
+	          lz_view(z, stack2(z, trig(z, n, m, n, 0, sc), lz_op1(z, Aneg, trig(z, n, m, n, 1, sc)),
+	                            2), v, 2), m, 1);
+	for (i = 0; i < dims->n - 1; i++) {
+		int d = axis(dims->ints[i], r);
+		n = t->dim[d];
+		x = along(z, x, d, r, 1, c2cmatrix(z, n, 1, normscale(code, n)), n, 1);
+	}
+	return bind(z, op, x);
+}
+
+/* aten.fft_c2r: the inverse complex DFT along each dim of dim but the
+ * last, then along the last the real inverse of its first n/2 + 1 bins
+ * (n = last_dim_size; fewer where x has fewer): Σ_k w_k·(re_k cos θ −
+ * im_k sin θ), w_k 1 for bin 0 and, n even, bin n/2 (their imaginary
+ * parts unread), else 2 (the conjugate bins the one-sided form omits). */
+static int
+r_fftc2r(Lz *z, const Op *op)
+{
+	const Attr *dims = dp_attr(op, "dim");
+	const Type *t = IT(0);
+	int r = t->rank - 1, last = axis(dims->ints[dims->n - 1], r), x = X(0), i, w, k;
+	int64_t code = dp_geti(op, "normalization", 0), n = dp_geti(op, "last_dim_size", 1), m;
+	int64_t v[2];
+	double sc;
+
+	for (i = 0; i < dims->n - 1; i++) {
+		int d = axis(dims->ints[i], r);
+		int64_t nd = t->dim[d];
+		x = along(z, x, d, r, 1, c2cmatrix(z, nd, -1, normscale(code, nd)), nd, 1);
+	}
+	m = n / 2 + 1 < t->dim[last] ? n / 2 + 1 : t->dim[last];
+	if (m < t->dim[last])
+		x = lz_slice(z, x, last, 0, m, 1);
+	/* the weights w_k as a column [m, 1]: 2, with 1 at k = 0 and k = n/2 */
+	k = lz_begin(z, Afull, NULL, 0);
+	dp_setints(z->out, k, "size", (int64_t[]){ m, 1 }, 2);
+	dp_setf(z->out, k, "value", 2);
+	dp_sets(z->out, k, "dtype", "f32");
+	w = lz_end(z, k);
+	{
+		int kk = iota(z, m, 0), one0 = lz_op2(z, Aeq, kk, lz_scalar(z, 0, DP_I64));
+		if (n % 2 == 0)
+			one0 = lz_op2(z, Aor, one0, lz_op2(z, Aeq, kk, lz_scalar(z, (double)(n / 2), DP_I64)));
+		int in[3] = { one0, lz_scalar(z, 1, DP_F32), w };
+		if (one0 < 0 || in[1] < 0 || w < 0)
+			return -1;
+		w = lz_end(z, lz_begin(z, Awhere, in, 3));
+	}
+	sc = normscale(code, n);
+	v[0] = 2 * m;
+	v[1] = n;
+	x = along(z, x, last, r, 1,
+	          lz_view(z, stack2(z, lz_op2(z, Amul, trig(z, m, n, n, 0, sc), w),
+	                            lz_op1(z, Aneg, lz_op2(z, Amul, trig(z, m, n, n, 1, sc), w)), 1),
+	                  v, 2), n, 0);
+	return bind(z, op, x);
+}
+
+/* aten.complex_mul: (ar·br − ai·bi, ar·bi + ai·br), broadcasting;
+ * aten.complex_abs: √(re² + im²); aten.complex_angle: atan2(im, re). */
+static int
+r_complex(Lz *z, const Op *op)
+{
+	int a = X(0), re = part(z, a, 0), im = part(z, a, 1);
+
+	if (op->kind == Acabs)
+		return bind(z, op, lz_op1(z, Asqrt, lz_op2(z, Aadd, lz_op2(z, Amul, re, re),
+		                                           lz_op2(z, Amul, im, im))));
+	if (op->kind == Acangle)
+		return bind(z, op, lz_op2(z, Aatan2, im, re));
+	int bre = part(z, X(1), 0), bim = part(z, X(1), 1);
+	return bind(z, op, stack2(z, lz_op2(z, Asub, lz_op2(z, Amul, re, bre), lz_op2(z, Amul, im, bim)),
+	                          lz_op2(z, Aadd, lz_op2(z, Amul, re, bim), lz_op2(z, Amul, im, bre)),
+	                          OT->rank - 1));
+}
+
+/* aten.nonzero_static: row k is the coordinates of the (k+1)-th nonzero of
+ * x in row-major order, or fill_value past the last.  The running count c
+ * of nonzeros (aten.cumsum of x != 0 viewed flat [N]) marks element j as
+ * the (k+1)-th where c[j] = k + 1 and x[j] != 0: an [size, N] aten.eq
+ * (memory size·N bools), aten.any per row, argmax the first mark; each
+ * coordinate an aten.index into that dim's aten.arange expanded to x's
+ * shape and viewed flat; aten.stack, aten.where. */
+static int
+r_nonzeros(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int64_t n = dp_numel(t), size = dp_geti(op, "size", 0), row[2] = { 1, n }, col[2] = { size, 1 };
+	int64_t v[DP_MAXRANK], one = 1;
+	int x = X(0), nz, c, eq, has, pos, k, d, co[DP_MAXRANK];
+
+	nz = t->dtype == DP_BOOL ? x : lz_op2(z, Ane, x, lz_scalar(z, 0, t->dtype));
+	nz = lz_view(z, nz, &n, 1);
+	if (nz < 0)
+		return -1;
+	k = lz_begin(z, Ocast, &nz, 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	c = lz_end(z, k);
+	if (c < 0)
+		return -1;
+	k = lz_begin(z, Acumsum, &c, 1);
+	dp_seti(z->out, k, "dim", 0);
+	c = lz_end(z, k);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 1);
+	dp_setf(z->out, k, "end", (double)size + 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	eq = lz_op2(z, Aand, lz_op2(z, Aeq, lz_view(z, c, row, 2), lz_view(z, lz_end(z, k), col, 2)),
+	            lz_view(z, nz, row, 2));
+	if (eq < 0)
+		return -1;
+	k = lz_begin(z, Aany, &eq, 1);
+	dp_setints(z->out, k, "dim", &one, 1);
+	has = lz_end(z, k);
+	k = lz_begin(z, Ocast, &eq, 1);
+	dp_sets(z->out, k, "dtype", "f32");
+	pos = lz_end(z, k);
+	if (pos < 0 || has < 0)
+		return -1;
+	k = lz_begin(z, Oargmax, &pos, 1);
+	dp_seti(z->out, k, "dim", 1);
+	pos = lz_end(z, k);
+	for (d = 0; d < t->rank; d++) {
+		int a;
+		for (int j = 0; j < t->rank; j++)
+			v[j] = j == d ? t->dim[d] : 1;
+		k = lz_begin(z, Aarange, NULL, 0);
+		dp_setf(z->out, k, "end", (double)t->dim[d]);
+		dp_sets(z->out, k, "dtype", "i64");
+		a = lz_expand(z, lz_view(z, lz_end(z, k), v, t->rank), t->dim, t->rank);
+		co[d] = lz_op2(z, Aindex, lz_view(z, a, &n, 1), pos);
+		if (co[d] < 0)
+			return -1;
+	}
+	k = lz_begin(z, Astack, co, t->rank);
+	dp_seti(z->out, k, "dim", 1);
+	c = lz_end(z, k);
+	{
+		int in[3] = { lz_view(z, has, col, 2), c, lz_scalar(z, (double)dp_geti(op, "fill_value", -1), DP_I64) };
+		if (in[0] < 0 || c < 0 || in[2] < 0)
+			return -1;
+		return bind(z, op, lz_end(z, lz_begin(z, Awhere, in, 3)));
+	}
+}
+
 static const struct {
 	int kind;
 	Rewrite *fn;
@@ -1505,6 +1822,17 @@ static const struct {
 	  "nearest or bilinear corner an aten.gather of x viewed [N, C, H·W], weighted, summed" },
 	{ Aembbag, r_embbag, "[B, L] membership by comparison with aten.arange(L), then aten.mm with the "
 	  "rows (sum; ÷ count: mean) or aten.argmax/aten.gather of the members (max)" },
+	{ Arandperm, r_randperm, "the ranks of an i64 aten.rand's keys: aten.sum of aten.lt of the keys "
+	  "viewed [1, n] and [n, 1]" },
+	{ Afftr2c, r_fftr2c, "aten.mm by [cos | −sin] tables (from aten.arange, cos, sin) along the last dim, "
+	  "then by the complex DFT's [2n, 2n] table along the others, between permutes and views" },
+	{ Afftc2r, r_fftc2r, "the inverse complex DFT's aten.mm along the other dims, then by the weighted "
+	  "[cos; −sin] table of the first n/2 + 1 bins along the last" },
+	{ Acmul, r_complex, "(ar·br − ai·bi, ar·bi + ai·br): aten.select, aten.mul, aten.stack" },
+	{ Acabs, r_complex, "sqrt(re² + im²)" },
+	{ Acangle, r_complex, "atan2(im, re)" },
+	{ Anonzeros, r_nonzeros, "aten.cumsum of x != 0, aten.eq with aten.arange(1, size + 1), aten.any, "
+	  "argmax, an aten.index per dim into its coordinates, aten.stack, aten.where" },
 };
 
 int

@@ -31,6 +31,16 @@ typedef struct Link {
 	Fn *fn;
 } Link;
 
+/* build.c */
+/* Splits -o into folder and file name; finds the weight blob (its size
+ * into *wsize) and the runtime; checks every input file. */
+int link_check(Link *l, long long *wsize, Err *err);
+/* Makes the outputs in the temporary folder l->tmp (the header's text is
+ * hdr, its name hname; the library's name libname), then puts each in
+ * place, renamed only when its bytes changed. */
+int link_build(Link *l, long long wsize, const Str *hdr, const char *hname,
+               const char *libname, Err *err);
+
 /* files.c */
 /* Path parts joined as "a/b", allocated in arena m. */
 char *join(Arena *m, const char *a, const char *b);

@@ -1,27 +1,22 @@
 /* main.c: dp-link: links the lowered objects, the weight blob and the
  * runtime into the executable NAME, the static library libNAME.a and the
- * header NAME.h. */
+ * header NAME.h: read the command line and the IR, check the inputs
+ * (build.c), write the header's text, make the outputs in a temporary
+ * folder and put them in place (build.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "config.h"
 #include "link.h"
 
 #define STAGE "link"
 
-/* The image decoder's libraries (libpng, libjpeg), with the folders
- * configure found them in: linked into programs with image inputs. */
-static const char *const imagelibs[] = { DP_IMAGE_LIBS, NULL };
-
-
 static const char usage[] =
 	"usage: dp-link IN.dpir OBJ.o... [--weights BLOB] [--apart] --runtime LIBDIR\n"
-	"               [--include DIR] [--cc CC] [--ar AR] [--ldflag ARG ...] -o OUT\n"
+	"               [--include DIR] [--cc CC] [--ar AR] [--ldflag ARG ...] [--cuda DIR]\n"
+	"               -o OUT\n"
 	"\n"
 	"Links a DevProc program.  Writes three files: the executable OUT, the\n"
 	"static library DIR/libBASE.a and the header DIR/BASE.h, where DIR and BASE\n"
@@ -54,12 +49,12 @@ static const char usage[] =
 	"                  partitions (default: the one of the nvcc configure found);\n"
 	"                  such a program links its libraries: the CUDA runtime\n"
 	"                  statically, cuBLAS where it calls it\n"
+	"  -o OUT          the executable to write\n"
+	"  --help          this text\n"
 	"\n"
 	"A program with image inputs (u8[?,?,C]) gets the PNG/JPEG decoder in its\n"
 	"executable, which links libpng and libjpeg too (libBASE.a does not need\n"
 	"them).\n"
-	"  -o OUT          the executable to write\n"
-	"  --help          this text\n"
 	"\n"
 	"Tools run directly (no shell); temporaries live in DIR/.BASE.link-XXXXXX,\n"
 	"removed on success and failure.  Errors: `IN: link: message` then the\n"
@@ -122,327 +117,6 @@ args(Link *l, int argc, char **argv)
 	return 0;
 }
 
-/* The folder part of path ("." when none, "/" for "/x"). */
-static char *
-dirof(Arena *a, const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	if (s == NULL)
-		return dp_strdup(a, ".");
-	return dp_strndup(a, path, (size_t)(s - path) + (s == path));
-}
-
-/* The CUDA library folder of a cuda program: DIR/lib64 (or the toolkit's
- * targets/ARCH/lib) of --cuda DIR, or of the toolkit whose nvcc configure
- * found; and libdprt_cuda.a beside libdprt.a. */
-static int
-cudadir(Link *l, Err *err)
-{
-	static const char *const sub[] = {"lib64", "lib", "targets/x86_64-linux/lib",
-	                                  "targets/sbsa-linux/lib", NULL};
-	const char *root = l->cuda;
-	int i;
-
-	if (root == NULL) {
-		if (!DP_HAVE_NVCC || *DP_CUDA_HOME == '\0') {
-			dp_seterr(err, "the program has cuda partitions but configure found no CUDA "
-			          "toolkit; pass --cuda DIR (or build with --target cpu)");
-			return -1;
-		}
-		root = DP_CUDA_HOME;
-	}
-	for (i = 0; sub[i]; i++) {
-		char *d = join(l->a, root, sub[i]);
-		if (regfile(join(l->a, d, "libcudart_static.a"), NULL)) {
-			l->cudalib = d;
-			break;
-		}
-	}
-	if (l->cudalib == NULL) {
-		dp_seterr(err, "no libcudart_static.a under the CUDA toolkit %s (check --cuda)", root);
-		return -1;
-	}
-	if (!regfile(join(l->a, l->libdir, "libdprt_cuda.a"), NULL)) {
-		dp_seterr(err, "cannot read the runtime library %s (the CUDA side; make builds it "
-		          "where configure found nvcc)", join(l->a, l->libdir, "libdprt_cuda.a"));
-		return -1;
-	}
-	return 0;
-}
-
-/* Reads the 64-byte header of the weight blob at path (zeros past its end),
- * which the program checks a blob file against at run time. */
-static int
-readhead(const char *path, unsigned char *head, Err *err)
-{
-	FILE *f = fopen(path, "rb");
-
-	memset(head, 0, 64);
-	if (f == NULL) {
-		dp_seterr(err, "cannot read the weight blob %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fread(head, 1, 64, f) == 0 && ferror(f)) {
-		fclose(f);
-		dp_seterr(err, "cannot read the weight blob %s", path);
-		return -1;
-	}
-	fclose(f);
-	return 0;
-}
-
-/* Splits -o into folder and file name; finds the weight blob and the
- * runtime; checks every input file. */
-static int
-check(Link *l, long long *wsize, Err *err)
-{
-	const Fn *fn = l->fn;
-	const char *slash = strrchr(l->out, '/');
-	char *p;
-	int i, nconst = 0;
-
-	l->base = dp_strdup(l->a, slash ? slash + 1 : l->out);
-	l->dir = dirof(l->a, l->out);
-	if (!*l->base || strcmp(l->base, ".") == 0 || strcmp(l->base, "..") == 0) {
-		dp_seterr(err, "-o %s does not name a file", l->out);
-		return -1;
-	}
-	for (i = 0; i < l->nobj; i++) {
-		if (!regfile(l->obj[i], NULL)) {
-			dp_seterr(err, "cannot read object %s: %s", l->obj[i],
-			          errno ? strerror(errno) : "not a regular file");
-			return -1;
-		}
-	}
-	for (i = 0; i < fn->nop; i++)
-		nconst += fn->op[i].kind == Oconst;
-	if (!l->weights && fn->weights)   /* beside the IR, where import wrote it */
-		l->weights = strchr(l->in, '/') ? join(l->a, dirof(l->a, l->in), fn->weights)
-		                                : fn->weights;
-	if (nconst && !l->weights) {
-		dp_seterr(err, "the program has %d constants but no weight blob: pass "
-		          "--weights FILE", nconst);
-		return -1;
-	}
-	if (l->weights) {
-		if (strpbrk(l->weights, "\n\r")) {
-			dp_seterr(err, "the weights path has a line break in it");
-			return -1;
-		}
-		if (!regfile(l->weights, wsize)) {
-			dp_seterr(err, "cannot read the weight blob %s: %s", l->weights,
-			          errno ? strerror(errno) : "not a regular file");
-			return -1;
-		}
-		if (fn->weights && *wsize != fn->wsize) {
-			dp_seterr(err, "the weight blob %s holds %lld bytes, but the IR's %s holds "
-			          "%lld (a stale blob?)", l->weights, *wsize, fn->weights,
-			          (long long)fn->wsize);
-			return -1;
-		}
-		if (readhead(l->weights, l->head, err) != 0)
-			return -1;
-	}
-	p = join(l->a, l->libdir, "libdprt.a");
-	if (!regfile(p, NULL)) {
-		dp_seterr(err, "cannot read the runtime library %s (check --runtime)", p);
-		return -1;
-	}
-	for (i = 0; i < fn->npart; i++)
-		l->gpu |= fn->part[i].dev == DEV_CUDA;
-	for (i = 0; i < fn->nop; i++)
-		l->image |= fn->op[i].kind == Oinput && dp_isdyn(&fn->val[fn->op[i].out[0]].t) &&
-		            !dp_istext(&fn->val[fn->op[i].out[0]].t);
-	if (l->gpu && cudadir(l, err) != 0)
-		return -1;
-	if (!l->incdir)
-		l->incdir = join(l->a, l->libdir, "../runtime");
-	p = join(l->a, l->incdir, "dprt.h");
-	if (!regfile(p, NULL)) {
-		dp_seterr(err, "cannot read the runtime header %s (check --include)", p);
-		return -1;
-	}
-	return 0;
-}
-
-/* A path in the temporary folder: tmp/PREFIX + name + SUFFIX. */
-static char *
-tmppath(Link *l, const char *pre, const char *name, const char *suf)
-{
-	size_t n = strlen(pre) + strlen(name) + strlen(suf) + 1;
-	char *s = dp_alloc(l->a, n, 1);
-
-	snprintf(s, n, "%s%s%s", pre, name, suf);
-	return join(l->a, l->tmp, s);
-}
-
-/* Lists the members of runtime library name (in the runtime folder, or an
- * absolute path: jansson's) and extracts them into
- * tmp/sub; their paths go to mem[] in archive order. */
-static int
-runtime(Link *l, const char *name, const char *sub, const char *log, char ***mem, int *nmem,
-        Err *err)
-{
-	char *lib = *name == '/' ? (char *)name : join(l->a, l->libdir, name);
-	char abs[PATH_MAX], line[PATH_MAX];
-	char *list = join(l->a, l->tmp, "members"), *rt = join(l->a, l->tmp, sub);
-	char *argv[4], **m;
-	FILE *f;
-	int n = 0;
-
-	if (realpath(lib, abs) == NULL || mkdir(rt, 0777) != 0) {
-		dp_seterr(err, "cannot prepare the runtime library %s: %s", lib, strerror(errno));
-		return -1;
-	}
-	argv[0] = (char *)l->ar, argv[1] = "t", argv[2] = abs, argv[3] = NULL;
-	if (spawn(argv, NULL, list, log, "listing the runtime library", err) != 0)
-		return -1;
-	argv[1] = "x";
-	if (spawn(argv, rt, NULL, log, "extracting the runtime library", err) != 0)
-		return -1;
-	if ((f = fopen(list, "r")) == NULL) {
-		dp_seterr(err, "cannot read %s: %s", list, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof line, f))
-		n++;
-	m = dp_alloc(l->a, (size_t)n + 1, sizeof *m);
-	rewind(f);
-	for (n = 0; fgets(line, sizeof line, f);) {
-		line[strcspn(line, "\n")] = '\0';
-		if (*line)
-			m[n++] = join(l->a, rt, line);
-	}
-	fclose(f);
-	*mem = m;
-	*nmem = n;
-	return 0;
-}
-
-/* The file name of path (after its last '/'). */
-static char *
-base(char *path)
-{
-	char *b = strrchr(path, '/');
-
-	return b ? b + 1 : path;
-}
-
-/* Makes the outputs in the temporary folder, then puts them in place. */
-static int
-build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *libname,
-      Err *err)
-{
-	const char *nm = l->fn->name;
-	char *log = join(l->a, l->tmp, "log");
-	char *msrc = tmppath(l, "", nm, "_main.c"), *mobj = tmppath(l, "", nm, "_main.o");
-	char *wsrc = tmppath(l, "", nm, "_weights.s"), *wobj = tmppath(l, "", nm, "_weights.o");
-	char *bsrc = tmppath(l, "", nm, "_blob.c"), *bobj = tmppath(l, "", nm, "_blob.o");
-	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
-	char **mem, **cmem = NULL, **jmem, **cmd, inc[PATH_MAX];
-	Str text = {0};
-	int nmem, ncmem = 0, njmem, n, i, rc;
-
-	/* main(): no debug information, so that no path leaks into it */
-	gen_main(l->fn, l->image, &text);
-	rc = dp_write_file(msrc, text.p, text.n, err);
-	str_free(&text);
-	if (rc != 0)
-		return -1;
-	/* compiled in the temporary folder by file name: the sanitizers name a
-	 * module by its source path, which must not carry the folder's random
-	 * name into the objects */
-	if (realpath(l->incdir, inc) == NULL) {
-		dp_seterr(err, "cannot find the runtime headers %s: %s", l->incdir, strerror(errno));
-		return -1;
-	}
-	cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
-	                 "-c", base(msrc), "-o", base(mobj), NULL};
-	if (spawn(cmd, l->tmp, NULL, log, "compiling main()", err) != 0)
-		goto toolfail;
-
-	/* the blob's descriptor (NAME_blob) and, unless apart, the blob by .incbin */
-	if (l->weights) {
-		gen_blob(l->fn, l->head, wsize, !l->apart, &text);
-		rc = dp_write_file(bsrc, text.p, text.n, err);
-		str_free(&text);
-		if (rc != 0)
-			return -1;
-		cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
-		                 "-c", base(bsrc), "-o", base(bobj), NULL};
-		if (spawn(cmd, l->tmp, NULL, log, "compiling the blob's descriptor", err) != 0)
-			goto toolfail;
-	}
-	if (l->weights && !l->apart) {
-		gen_weights(l->fn, l->weights, wsize, &text);
-		rc = dp_write_file(wsrc, text.p, text.n, err);
-		str_free(&text);
-		if (rc != 0)
-			return -1;
-		cmd = (char *[]){(char *)l->cc, "-c", wsrc, "-o", wobj, NULL};
-		if (spawn(cmd, NULL, NULL, log, "assembling the weight blob", err) != 0)
-			goto toolfail;
-	}
-
-	/* libNAME.a: the objects, the weights, the runtime; deterministic (D) */
-	if (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
-	    runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
-	    (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))
-		goto toolfail;
-	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem + l->nldflag) + 32 +
-	               sizeof imagelibs / sizeof *imagelibs, sizeof *cmd);
-	n = 0;
-	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
-	for (i = 0; i < l->nobj; i++)
-		cmd[n++] = (char *)l->obj[i];
-	if (l->weights)
-		cmd[n++] = bobj;
-	if (l->weights && !l->apart)
-		cmd[n++] = wobj;
-	for (i = 0; i < nmem; i++)
-		cmd[n++] = mem[i];
-	for (i = 0; i < ncmem; i++)
-		cmd[n++] = cmem[i];
-	for (i = 0; i < njmem; i++)
-		cmd[n++] = jmem[i];
-	cmd[n] = NULL;
-	if (spawn(cmd, NULL, NULL, log, "archiving the library", err) != 0)
-		goto toolfail;
-
-	/* the executable: main() and the library */
-	n = 0;
-	cmd[n++] = (char *)l->cc, cmd[n++] = "-o", cmd[n++] = exe, cmd[n++] = mobj;
-	cmd[n++] = lib;
-	for (i = 0; i < l->nldflag; i++)
-		cmd[n++] = (char *)l->ldflag[i];
-	for (i = 0; l->image && imagelibs[i]; i++)
-		cmd[n++] = (char *)imagelibs[i];
-
-	if (l->gpu) {   /* the CUDA libraries, found at run time where linked */
-		const char *const *c;
-		size_t rn = strlen(l->cudalib) + 16;
-		char *rpath = dp_alloc(l->a, rn, 1);
-		snprintf(rpath, rn, "-Wl,-rpath,%s", l->cudalib);
-		cmd[n++] = "-L", cmd[n++] = (char *)l->cudalib, cmd[n++] = rpath;
-		for (c = cudalibs; *c; c++)
-			cmd[n++] = (char *)*c;
-	}
-	cmd[n++] = "-lm", cmd[n++] = "-lpthread", cmd[n] = NULL;
-	if (spawn(cmd, NULL, NULL, log, "linking the executable", err) != 0)
-		goto toolfail;
-
-	/* each output renamed into place only when its bytes changed */
-	if (install(lib, join(l->a, l->dir, libname), err) != 0 ||
-	    dp_write_file(join(l->a, l->dir, hname), hdr->p, hdr->n, err) != 0 ||
-	    install(exe, l->out, err) != 0)
-		return -1;
-	return 0;
-toolfail:
-	l->toollog = log;   /* shown after the error line */
-	return -1;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -457,7 +131,7 @@ main(int argc, char **argv)
 	l.a = dp_arena_new();
 	if (args(&l, argc, argv) != 0)
 		goto done;
-	if (dp_read(l.in, &l.fn, &err) != 0 || check(&l, &wsize, &err) != 0)
+	if (dp_read(l.in, &l.fn, &err) != 0 || link_check(&l, &wsize, &err) != 0)
 		goto fail;
 	hname = dp_alloc(l.a, strlen(l.base) + 8, 1);
 	libname = dp_alloc(l.a, strlen(l.base) + 8, 1);
@@ -474,7 +148,7 @@ main(int argc, char **argv)
 		goto fail;
 	}
 	l.tmp = tmpl;
-	if (build(&l, wsize, &hdr, hname, libname, &err) != 0)
+	if (link_build(&l, wsize, &hdr, hname, libname, &err) != 0)
 		goto fail;
 	rc = 0;
 	goto done;

@@ -6,6 +6,15 @@
 
 #include "lower.h"
 
+/* The host's copy of n bytes (an output, a tensor to the cuda staging):
+ * memcpy, or from 2 MiB on dprt_memcpy, on the pool's threads (GPT-2's
+ * batch-32 logits, 823 MB, took 63 ms on one core). */
+static const char *
+copyfn(int64_t n)
+{
+	return n >= 2 << 20 ? "dprt_memcpy" : "memcpy";
+}
+
 /* Copies outputs that cannot be computed in place (inputs, constants, a
  * value named by two outputs) right after their value is made. */
 static void
@@ -19,10 +28,12 @@ portcopies(Ctx *c, int i)
 		if (!c->plan->copy[j] || fn->val[v].def != i)
 			continue;
 		c->used[v] = 1;
-		str_printf(c->body, "\tmemcpy(out[%d], v%d, %lld);   /* output \"", j, v,
-		           (long long)c->plan->h[v].bytes);
+		str_printf(c->body, "\t%s(out[%d], v%d, %lld);   /* output \"",
+		           copyfn(c->plan->h[v].bytes), j, v, (long long)c->plan->h[v].bytes);
 		str_comment(c->body, fn->out[j].name);
 		str_put(c->body, "\" */\n");
+		if (c->plan->h[v].bytes >= 2 << 20)   /* its own line in --profile */
+			str_printf(c->body, "\tDPRT_TRACE_OP(%d, \"copy to output\");\n", i);
 	}
 }
 
@@ -42,8 +53,8 @@ gpucall(Ctx *c, int i)
 		const Op *op = &fn->op[j];
 		if (c->plan->x[j].kind != X_H2D || c->plan->h[op->out[0]].bytes == 0)
 			continue;
-		str_printf(c->body, "\tmemcpy(%s_gpu_host(state, %lld), v%d, %lld);   /* ", fn->name,
-		           (long long)c->plan->x[j].pin, op->in[0], (long long)c->plan->h[op->out[0]].bytes);
+		str_printf(c->body, "\t%s(%s_gpu_host(state, %lld), v%d, %lld);   /* ",
+		           copyfn(c->plan->h[op->out[0]].bytes), fn->name, (long long)c->plan->x[j].pin, op->in[0], (long long)c->plan->h[op->out[0]].bytes);
 		c->used[op->in[0]] = 1;
 		op_text(c->body, fn, op);
 		str_put(c->body, " */\n");
@@ -185,7 +196,8 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 /* The typed API: an instance owns an aligned arena; run passes the typed
  * pointers to the schedule. */
 static void
-api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int state)
+api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int state,
+    int gpustate)
 {
 	const char *nm = fn->name;
 	int i, nin = 0, nout = 0;
@@ -216,7 +228,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 	           nm, nm, nm, nm, (long long)pl->arena, nm);
 	if (prep)
 		str_printf(s, "\tif (m->ok && dprt_pool_create(&m->pool, 0, m->err, sizeof m->err) == 0)\n"
-		              "\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
+		              "\t\tdprt_pool_prep(m->pool, %s_prep, m->arena, dprt_weights_base(m->w));\n",
+		           nm);
 	else
 		str_put(s, "\tif (m->ok)\n\t\t(void)dprt_pool_create(&m->pool, 0, m->err, sizeof m->err);\n");
 	if (state)
@@ -231,7 +244,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		str_printf(s, "\tint had = m->pool != NULL;\n\n"
 		              "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		              "\t\treturn -1;\n"
-		              "\tif (!had && m->ok)\n\t\t%s_prep(m->arena, dprt_weights_base(m->w));\n", nm);
+		              "\tif (!had && m->ok)\n\t\tdprt_pool_prep(m->pool, %s_prep, m->arena, "
+		              "dprt_weights_base(m->w));\n", nm);
 	else
 		str_put(s, "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		           "\t\treturn -1;\n");
@@ -283,13 +297,22 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 	              "\tdprt_pool_leave(m->pool);\n"
 	              "\treturn rc;\n}\n\n", nm, nm, pl->ncuda ? "m->gpu" : "NULL");
 	if (capi_generate(fn) >= 0) {   /* NAME_generate: dprt_generate over NAME_run */
-		int64_t len = p[0].t.dim[1];
+		int gi = capi_generate(fn), pos = capi_genpos(fn);
+		int tin = pos >= 0 && fn->op[pos].out[0] == p[0].val;   /* the token input's place */
+		int64_t len = p[tin].t.dim[1];
 
+		if (pos >= 0)   /* with a positions input: their buffer too */
+			str_printf(s, "typedef struct %s_gen {\n\t%s *m;\n\tint64_t ids[%lld], pos[%lld];\n"
+			              "\tvoid *out[%d];\n\t%s_token_fn *token;\n\tvoid *u;\n} %s_gen;\n\n",
+			           nm, nm, (long long)len, (long long)len, nout, nm, nm);
+		else
 		str_printf(s, "typedef struct %s_gen {\n\t%s *m;\n\tint64_t ids[%lld];\n"
 		              "\tvoid *out[%d];\n\t%s_token_fn *token;\n\tvoid *u;\n} %s_gen;\n\n",
 		           nm, nm, (long long)len, nout, nm, nm);
+		(void)gi;
 		str_printf(s, "static int\n%s_genrun(void *ctx)\n{\n\t%s_gen *g = ctx;\n\n"
-		              "\treturn %s_run(g->m, g->ids", nm, nm, nm);
+		              "\treturn %s_run(g->m, %s", nm, nm, nm,
+		           pos < 0 ? "g->ids" : tin ? "g->pos, g->ids" : "g->ids, g->pos");
 		for (i = 0; i < nout; i++)
 			str_printf(s, ", g->out[%d]", i);
 		str_put(s, ");\n}\n\n");
@@ -303,8 +326,8 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		              "\tif (prompt == NULL || token == NULL) {\n"
 		              "\t\tstrcpy(m->err, \"%s_generate: a NULL prompt or token function\");\n"
 		              "\t\treturn -1;\n\t}\n"
-		              "\tif (n < 1 || n > %lld) {\n"
-		              "\t\tstrcpy(m->err, \"%s_generate: the prompt must have 1 to %lld "
+		              "\tif (n < 1%s%.0lld) {\n"
+		              "\t\tstrcpy(m->err, \"%s_generate: the prompt must have %s%.0lld "
 		              "tokens\");\n\t\treturn -1;\n\t}\n"
 		              "\tspec = malloc(strlen(%s_prog.generate) + (keys ? strlen(keys) : 0) + 2);\n"
 		              "\tg = calloc(1, sizeof *g);\n"
@@ -314,13 +337,20 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		              "\tif (keys && *keys)\n\t\tstrcat(strcat(spec, \",\"), keys);\n"
 		              "\trc = dprt_genspec(&%s_prog, spec, &gen, &in, &out, m->err, sizeof m->err);\n"
 		              "\tfree(spec);\n",
-		           nm, nm, (int)strlen(nm) + 10, "", nm, nm, nm, (long long)len, nm, (long long)len,
-		           nm, nm, nm);
+		           nm, nm, (int)strlen(nm) + 10, "", nm, nm, nm, pos < 0 ? " || n > " : "",
+		           pos < 0 ? (long long)len : 0LL, nm, pos < 0 ? "1 to " : "1 or more",
+		           pos < 0 ? (long long)len : 0LL, nm, nm, nm);
 		for (i = 0; i < np; i++)
 			if (p[i].isout)
 				str_printf(s, "\tif (rc == 0 && (g->out[%d] = malloc(%lld)) == NULL)\n"
 				              "\t\trc = -1, strcpy(m->err, \"out of memory\");\n",
 				           i - nin, (long long)dp_nbytes(&p[i].t));
+		if (pos >= 0)
+			str_put(s, "\tif (rc == 0) {\n"
+			           "\t\tg->m = m;\n\t\tg->token = token;\n\t\tg->u = u;\n"
+			           "\t\tgen.ids = g->ids;\n\t\tgen.pos = g->pos;\n\t\tgen.prompt = prompt;\n"
+			           "\t\tgen.n = n;\n\t\tgen.logits = g->out[out];\n");
+		else
 		str_put(s, "\tif (rc == 0) {\n"
 		           "\t\tg->m = m;\n\t\tg->token = token;\n\t\tg->u = u;\n"
 		           "\t\tmemcpy(g->ids, prompt, (size_t)n * sizeof *prompt);\n"
@@ -333,8 +363,12 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 	str_printf(s, "void\n%s_reset(%s *m)\n{\n", nm, nm);
 	if (state)
 		str_printf(s, "\tif (m != NULL && m->ok)\n\t\t%s_state(m->arena, "
-		              "dprt_weights_base(m->w));\n}\n\n", nm);
-	else
+		              "dprt_weights_base(m->w));\n%s", nm, gpustate ? "" : "}\n\n");
+	if (gpustate)   /* the state on the device: uploaded again */
+		str_printf(s, "\tif (m != NULL && m->ok)   /* a failing device fails the next run too */\n"
+		              "\t\t(void)%s_gpu_reset(m->gpu, dprt_weights_base(m->w), m->err, "
+		              "sizeof m->err);\n}\n\n", nm);
+	else if (!state)
 		str_put(s, "\t(void)m;   /* no state */\n}\n\n");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
 	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
@@ -354,7 +388,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	Param *par;
 	Plan pl;
 	Ctx c;
-	int np, i, rc = -1, nin = 0, nout = 0, hasblob;
+	int np, i, rc = -1, nin = 0, nout = 0, hasblob, gpustate = 0;
 	Fuse *fu = nn_fuse(fn);
 	int64_t *prepoff, nb, prep0, prep1;
 
@@ -375,6 +409,10 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		Home *h = &pl.h[fn->op[i].out[0]];
 		if (fn->op[i].kind != Oconst || !dp_geti(&fn->op[i], "state", 0))
 			continue;
+		if (fn->op[i].dev == DEV_CUDA) {   /* kept on the device (5.gpu.cu) */
+			gpustate = 1;
+			continue;
+		}
 		if (fn->op[i].dev != DEV_CPU || h->kind != H_CONST) {
 			dp_seterr(err, "op %d (const, state): a program's state lives on the cpu", i);
 			return -1;
@@ -440,6 +478,9 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		                "void %s_gpu_fini(void *state);\n"
 		                "void *%s_gpu_host(void *state, size_t off);\n", fn->name, fn->name,
 		           fn->name);
+		if (gpustate)
+			str_printf(out, "int %s_gpu_reset(void *state, const unsigned char *weights,\n"
+			                "\tchar *err, size_t errn);\n", fn->name);
 		for (i = 0; i < fn->npart; i++)
 			if (fn->part[i].dev == DEV_CUDA)
 				str_printf(out, "int %s_gpu_part%d(void *state, char *err, size_t errn);\n",
@@ -508,7 +549,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			str_free(&g);
 		}
 	str_put(out, "};\n\n");
-	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0);
+	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0, gpustate);
 	rc = 0;
 done:
 	str_free(&top);

@@ -252,6 +252,26 @@ k_unary(Ctx *c, const Op *op, int i)
 	}
 	if (needf32(c, op, i) != 0)
 		return -1;
+	if (n >= 32768) {   /* large: dprt_unary_f32 (the same formulas) on the pool */
+		static const char *const fs[] = { "rsqrt", "sqrt", "exp", "log", "cos", "sin", "neg",
+			"abs", "reciprocal", "sigmoid", "tanh", "silu", "gelu", "gelu_tanh", "hardswish",
+			"hardsigmoid", "clamp", "relu", NULL };
+		static const char *const es[] = { "RSQRT", "SQRT", "EXP", "LOG", "COS", "SIN", "NEG",
+			"ABS", "RECIP", "SIGMOID", "TANH", "SILU", "GELU", "GELU_TANH", "HARDSWISH",
+			"HARDSIGMOID", "CLAMP", "RELU" };
+		int k;
+		for (k = 0; fs[k] && strcmp(fs[k], f) != 0; k++)
+			;
+		if (fs[k]) {
+			str_printf(c->body, "\tdprt_unary_f32(DPRT_%s, v%d, v%d, %lld, ", es[k], V(c, y),
+			           V(c, x), (long long)n);
+			str_float(c->body, p[0]);
+			str_put(c->body, ", ");
+			str_float(c->body, p[1]);
+			str_put(c->body, ");\n");
+			return 0;
+		}
+	}
 	str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = dps_%s(v%d[j], ",
 	           (long long)n, V(c, y), f, V(c, x));
 	str_float(c->body, p[0]);
@@ -385,6 +405,21 @@ k_source(Ctx *c, const Op *op, int i)
 		str_put(c->body, ", ");
 		dbl(c, dp_getf(op, "step", 1));
 		str_printf(c->body, ", %lld);\n", (long long)n);
+		return 0;
+	}
+	if (op->kind == Arand || op->kind == Arandn) {   /* runtime/dpscalar.h */
+		int f64 = to->dtype == DP_F64;
+		c->scalar = 1;
+		str_printf(c->body, "\tfor (int64_t j = 0; j < %lld; j++)\n\t\tv%d[j] = ", (long long)n,
+		           V(c, y));
+		if (to->dtype == DP_I64)
+			str_put(c->body, "(int64_t)dps_rbits(");
+		else
+			str_printf(c->body, "dps_rand%s_%s(", op->kind == Arandn ? "n" : "",
+			           f64 ? "f64" : "f32");
+		str_printf(c->body, "(int64_t)%lluULL, (int64_t)%lluULL, j);\n",
+		           (unsigned long long)dp_geti(op, "seed", 0),
+		           (unsigned long long)dp_geti(op, "stream", 0));
 		return 0;
 	}
 	str_printf(c->body, "\tdprt_fill(v%d, %s, ", V(c, y), dprt_enum(to->dtype));
@@ -698,7 +733,7 @@ k_conv(Ctx *c, const Op *op, int i)
 	str_float(c->top, f->lo);
 	str_put(c->top, ", ");
 	str_float(c->top, f->hi);
-	str_put(c->top, "};\n");
+	str_put(c->top, f->res ? ", 1};\n" : "};\n");   /* .res */
 	/* the preparation: once per instance when every operand is a constant */
 	for (j = 1; j < f->nconv; j++)
 		inprep &= c->plan->h[op->in[j]].kind == H_CONST;
@@ -836,7 +871,7 @@ nn_emitter(int kind)
 		return k_cumsum;
 	case Asort:
 		return k_sort;
-	case Aarange: case Afull: case Afulllike: case Ascalar:
+	case Aarange: case Afull: case Afulllike: case Ascalar: case Arand: case Arandn:
 		return k_source;
 	case Amean: case Asum: case Aany:
 		return k_reduce;

@@ -24,7 +24,38 @@ gpu_supports(int kind)
 	if (dp_op_form[kind] == Fcomposite)
 		return 0;   /* dp-legalize rewrites it */
 	return kind == Oconst || kind == Ocopy || ismm(kind) || isnn(NULL, &o) || elemkind(kind) ||
-	       isreduce(NULL, &o) || isscan(kind);
+	       isreduce(NULL, &o) || isscan(kind) || kind == Oassign;
+}
+
+/* assign on cuda: the new value copied on the stream into the state's
+ * bytes (in the weights block since init, the instance's), once every
+ * other reader of the state has run. */
+static int
+emit_assign(Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int st = op->in[0], j, k;
+
+	if (g->h[st].kind != G_WEIGHT) {
+		dp_seterr(g->err, "op %d (assign): its state is not on the device", i);
+		return -1;
+	}
+	for (j = 0; j < fn->nop; j++)   /* readers running after the update would see it */
+		for (k = 0; k < fn->op[j].nin; k++)
+			if (j != i && gbase(g, fn->op[j].in[k]) == st && g->exec[j] > g->exec[i]) {
+				dp_seterr(g->err, "op %d (assign): op %d reads the state after its update",
+				          i, j);
+				return -1;
+			}
+	if (g->h[st].bytes == 0)
+		return 0;
+	opcomment(g->rec, fn, i, "\t");
+	str_printf(g->rec, "\tif (dprt_cuda_ok(cudaMemcpyAsync((void *)v%d, v%d, %lld, "
+	                   "cudaMemcpyDeviceToDevice, g->stream),\n"
+	                   "\t                 \"cudaMemcpyAsync\", err, errn) != 0)\n\t\treturn -1;\n",
+	           gV(g, st), gV(g, gbase(g, op->in[1])), (long long)g->h[st].bytes);
+	return 0;
 }
 
 /* Declares the device pointers the schedule names: its buffer plan. */
@@ -123,6 +154,11 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		}
 		if (op->kind == Oconst)
 			continue;
+		if (op->kind == Oassign) {
+			if (emit_assign(g, i) != 0)
+				goto done;
+			continue;
+		}
 		k0 = g->nkern;
 		if (ismm(op->kind)) {
 			if (emit_mm(g, i) != 0)
@@ -231,6 +267,38 @@ init(Gpu *g, Str *s)
 		mm16_init(g, s);
 	str_put(s, g->init.p ? g->init.p : "");
 	str_put(s, "\t*state = g;\n\treturn 0;\n}\n");
+	if (!gpu_hasstate(fn))
+		return;
+	str_printf(s, "\n/* Sets the program's state on the device (consts with state=1) to its\n"
+	              " * initial value, from the weight blob: NAME_reset. */\n"
+	              "extern \"C\" int\n%s_gpu_reset(void *state, const unsigned char *W, char *err,\n"
+	              "\tsize_t errn)\n{\n\tdprt_cuda *g = (dprt_cuda *)state;\n\n"
+	              "\tif (dprt_cuda_ok(cudaStreamSynchronize(g->stream), \"cudaStreamSynchronize\", "
+	              "err, errn) != 0)\n\t\treturn -1;\n", fn->name);
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		const GHome *h = op->nout == 1 ? &g->h[op->out[0]] : NULL;
+		if (op->kind != Oconst || op->dev != DEV_CUDA || !dp_geti(op, "state", 0) ||
+		    h->kind != G_WEIGHT || h->bytes == 0)
+			continue;
+		str_printf(s, "\tif (dprt_cuda_upload(g, %lld, W + %lld, %lld, err, errn) != 0)\n"
+		              "\t\treturn -1;\n", (long long)h->off, (long long)dp_geti(op, "offset", 0),
+		           (long long)h->bytes);
+	}
+	str_put(s, "\treturn 0;\n}\n");
+}
+
+/* Whether fn keeps state on the device (a const with state=1 on cuda). */
+int
+gpu_hasstate(const Fn *fn)
+{
+	int i;
+
+	for (i = 0; i < fn->nop; i++)
+		if (fn->op[i].kind == Oconst && fn->op[i].dev == DEV_CUDA &&
+		    dp_geti(&fn->op[i], "state", 0))
+			return 1;
+	return 0;
 }
 
 /* Writes the .cu file of g->fn into *out. */

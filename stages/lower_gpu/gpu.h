@@ -106,6 +106,7 @@ int elemkind(int kind);
 /* Whether the cuda target has a kernel for op kind (emit.c): what
  * dp-lower_gpu --supports lists, checked against ops.h by tests/ops.t. */
 int gpu_supports(int kind);
+int gpu_hasstate(const Fn *fn);
 /* scan.c: the kernel of a scan op i (aten.cumsum). */
 int isscan(int kind);
 int emit_scan(Gpu *g, int i);

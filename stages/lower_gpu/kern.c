@@ -432,6 +432,36 @@ pieces(Kern *k, int v, const Op *op, int i, const char *idx)
 	return 0;
 }
 
+/* The end of a gather, once j<v> holds the index read from the index
+ * operand: t<v> is x's element at the linear index at (an expression of
+ * j<v>), j<v> counted from the end when negative; 0 when it is out of
+ * [0, n) (aten.embedding, aten.index, aten.gather). */
+static int
+gathered(Kern *k, int v, int x, int64_t n, const char *at)
+{
+	char var[64];
+	Str e = {0};
+	int rc;
+
+	str_printf(line(k), "%s t%d = 0;\n\n", stype(ty(k->g, v)->dtype), v);
+	str_printf(line(k), "if (j%d < 0)\n", v);
+	k->depth++;
+	str_printf(line(k), "j%d += %lld;\n", v, (long long)n);
+	k->depth--;
+	str_printf(line(k), "if (j%d >= 0 && j%d < %lld) {   /* else 0: out of range */\n", v, v,
+	           (long long)n);
+	k->depth++;
+	snprintf(var, sizeof var, "i%dx", v);
+	str_printf(line(k), "%s %s = %s;\n", k->ity, var, at);
+	rc = elem(k, x, var, &e);
+	if (rc == 0)
+		str_printf(line(k), "t%d = %s;\n", v, e.p);
+	k->depth--;
+	str_put(line(k), "}\n");
+	str_free(&e);
+	return rc;
+}
+
 /* aten.embedding (rows of a matrix) and aten.index (slabs along dim): the
  * index operand is read first, then the gathered element.  An index out of
  * range gives 0 and is recorded (dprt_fault_at, runtime/cuda/fault.cuh):
@@ -444,7 +474,7 @@ gather(Kern *k, int v, const Op *op, int i, const char *idx)
 	int d = op->kind == Aindex ? normdim(dp_geti(op, "dim", 0), tx->rank) : 0;
 	int64_t n = tx->dim[d], inner = prod(tx, d + 1, tx->rank), m = dp_numel(ty(k->g, ix));
 	char var[64];
-	Str a = {0}, e = {0}, *b;
+	Str a = {0}, at = {0}, *b;
 
 	if (needdt(k, i, ty(k->g, ix)->dtype, M(DP_I32) | M(DP_I64), "i32, i64 indices") != 0)
 		return -1;
@@ -464,35 +494,18 @@ gather(Kern *k, int v, const Op *op, int i, const char *idx)
 	str_printf(line(k), "\tdprt_fault_at(%d, %d, %s, j%d, %lldLL);\n", i, op->kind == Aindex,
 	           var, v, (long long)n);
 	k->g->faults = 1;
-	str_printf(line(k), "%s t%d = 0;\n\n", stype(t->dtype), v);
-	str_printf(line(k), "if (j%d < 0)\n", v);
-	k->depth++;
-	str_printf(line(k), "j%d += %lld;\n", v, (long long)n);
-	k->depth--;
-	str_printf(line(k), "if (j%d >= 0 && j%d < %lld) {   /* else 0: out of range */\n", v, v,
-	           (long long)n);
-	k->depth++;
-	snprintf(var, sizeof var, "i%dx", v);
-	b = line(k);
-	str_printf(b, "%s %s = ", k->ity, var);
 	if (m * inner < dp_numel(t))
-		str_printf(b, "%s / %lld * %lld + ", idx, (long long)(m * inner),
+		str_printf(&at, "%s / %lld * %lld + ", idx, (long long)(m * inner),
 		           (long long)(n * inner));
-	str_printf(b, "(%s)j%d", k->ity, v);
+	str_printf(&at, "(%s)j%d", k->ity, v);
 	if (inner != 1)
-		str_printf(b, " * %lld + %s %% %lld", (long long)inner, idx, (long long)inner);
-	str_put(b, ";\n");
-	rc = elem(k, x, var, &e);
-	if (rc == 0)
-		str_printf(line(k), "t%d = %s;\n", v, e.p);
-	k->depth--;
-	str_put(line(k), "}\n");
+		str_printf(&at, " * %lld + %s %% %lld", (long long)inner, idx, (long long)inner);
+	rc = gathered(k, v, x, n, at.p);
 	str_free(&a);
-	str_free(&e);
+	str_free(&at);
 	return rc;
 fail:
 	str_free(&a);
-	str_free(&e);
 	return -1;
 }
 
@@ -507,6 +520,20 @@ source(Kern *k, int v, const Op *op, int i, const char *idx)
 
 	if (needdt(k, i, t->dtype, MNUM, "u8, i8, i16, i32, i64, f32, f64, bool") != 0)
 		return -1;
+	if (op->kind == Arand || op->kind == Arandn) {   /* runtime/dpscalar.h, as the cpu */
+		k->g->scalar = 1;
+		b = line(k);
+		str_printf(b, "%s t%d = ", ctypes[t->dtype], v);
+		if (t->dtype == DP_I64)
+			str_put(b, "(int64_t)dps_rbits(");
+		else
+			str_printf(b, "dps_rand%s_%s(", op->kind == Arandn ? "n" : "",
+			           t->dtype == DP_F64 ? "f64" : "f32");
+		str_printf(b, "(int64_t)%lluULL, (int64_t)%lluULL, (int64_t)(%s));\n",
+		           (unsigned long long)dp_geti(op, "seed", 0),
+		           (unsigned long long)dp_geti(op, "stream", 0), idx);
+		return 0;
+	}
 	if (op->kind != Aarange) {
 		b = line(k);
 		str_printf(b, "%s t%d = ", ctypes[t->dtype], v);
@@ -545,8 +572,7 @@ gatherdim(Kern *k, int v, const Op *op, int i, const char *idx)
 	const Type *tx = ty(k->g, x), *t = ty(k->g, v);
 	int d = tx->rank ? normdim(dp_geti(op, "dim", 0), tx->rank) : 0;
 	int64_t n = tx->rank ? tx->dim[d] : 1;
-	char var[64];
-	Str ai = {0}, e = {0}, *b;
+	Str ai = {0}, at = {0};
 
 	if (needdt(k, i, ty(k->g, ix)->dtype, M(DP_I32) | M(DP_I64), "i32, i64 indices") != 0 ||
 	    elem(k, ix, idx, &ai) != 0) {
@@ -554,33 +580,18 @@ gatherdim(Kern *k, int v, const Op *op, int i, const char *idx)
 		return -1;
 	}
 	str_printf(line(k), "long long j%d = (long long)%s;\n", v, ai.p);
-	str_printf(line(k), "%s t%d = 0;\n\n", stype(t->dtype), v);
-	str_printf(line(k), "if (j%d < 0)\n", v);
-	k->depth++;
-	str_printf(line(k), "j%d += %lld;\n", v, (long long)n);
-	k->depth--;
-	str_printf(line(k), "if (j%d >= 0 && j%d < %lld) {   /* else 0: out of range */\n", v, v,
-	           (long long)n);
-	k->depth++;
-	snprintf(var, sizeof var, "i%dx", v);
-	b = line(k);
-	str_printf(b, "%s %s = 0", k->ity, var);
+	str_put(&at, "0");
 	for (a = 0; a < t->rank; a++) {
 		int64_t below = prod(t, a + 1, t->rank), xs = prod(tx, a + 1, tx->rank);
 		if (a == d)
-			str_printf(b, " + (%s)j%d * %lld", k->ity, v, (long long)xs);
+			str_printf(&at, " + (%s)j%d * %lld", k->ity, v, (long long)xs);
 		else
-			str_printf(b, " + %s / %lld %% %lld * %lld", idx, (long long)below,
+			str_printf(&at, " + %s / %lld %% %lld * %lld", idx, (long long)below,
 			           (long long)t->dim[a], (long long)xs);
 	}
-	str_put(b, ";\n");
-	rc = elem(k, x, var, &e);
-	if (rc == 0)
-		str_printf(line(k), "t%d = %s;\n", v, e.p);
-	k->depth--;
-	str_put(line(k), "}\n");
+	rc = gathered(k, v, x, n, at.p);
 	str_free(&ai);
-	str_free(&e);
+	str_free(&at);
 	return rc;
 }
 
@@ -798,7 +809,7 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		if (gatherdim(k, v, op, i, idx) != 0)
 			goto done;
 		break;
-	case Aarange: case Afull: case Afulllike: case Ascalar:
+	case Aarange: case Afull: case Afulllike: case Ascalar: case Arand: case Arandn:
 		if (source(k, v, op, i, idx) != 0)
 			goto done;
 		break;

@@ -137,7 +137,12 @@ gpu_homes(Gpu *g)
 			continue;
 		h = &g->h[op->out[0]];
 		if (op->kind == Oconst || g->x[i].kind == X_UPLOAD) {
-			h->kind = G_WEIGHT;
+			h->kind = G_WEIGHT;   /* a state const too: the instance's, written by assign */
+			continue;
+		}
+		if (op->kind == Oassign) {   /* its result: the new value's bytes */
+			h->kind = G_VIEW;
+			h->base = op->in[1];
 			continue;
 		}
 		if (h->kind != G_ARENA || op->nin != 1)

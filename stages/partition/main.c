@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "args.h"
 
 static const char usage[] =
 	"usage: dp-partition IN.dpir -o OUT.dpir\n"
@@ -13,7 +14,10 @@ static const char usage[] =
 	"made off the cpu are copied back to it.  A copy to the cpu is also the\n"
 	"synchronization point: the host waits there for the device's work before\n"
 	"it (its rule says so); a copy to a device is ordered on that device's\n"
-	"stream after the work before it.  The host runs the partitions in order.\n";
+	"stream after the work before it.  The host runs the partitions in order.\n"
+	"IN must be placed (dp-place) and not partitioned yet.  OUT is written only\n"
+	"when its bytes change.  Errors: `IN: partition: message`, exit status 1,\n"
+	"no output.\n";
 
 typedef struct P {
 	const Fn *src;
@@ -95,56 +99,59 @@ partition(P *p, Err *err)
 	return 0;
 }
 
+/* Whether fn (read from in) is placed and not yet partitioned; says why
+ * not on stderr. */
+static int
+placed(const Fn *fn, const char *in)
+{
+	for (int i = 0; i < fn->nop; i++)
+		if (!fn->op[i].rule) {
+			fprintf(stderr, "%s: partition: op %d (%s) was never placed (run place first)\n", in, i,
+			        dp_op_name[fn->op[i].kind]);
+			return 0;
+		}
+	if (fn->npart) {
+		fprintf(stderr, "%s: partition: the IR is already partitioned\n", in);
+		return 0;
+	}
+	return 1;
+}
+
+/* Starts partitioning fn: an empty function with fn's name, weights and
+ * dependencies, and no value mapped or copied yet. */
+static void
+start(P *p, const Fn *fn)
+{
+	*p = (P){ .src = fn, .cur = -1 };
+	p->dst = dp_new(fn->name, "partition");
+	p->dst->weights = fn->weights;
+	p->dst->whash = fn->whash;
+	p->dst->wsize = fn->wsize;
+	for (int i = 0; i < fn->ndep; i++)
+		dp_adddep(p->dst, fn->dep[i].path, fn->dep[i].hash);
+	p->map = dp_alloc(p->dst->arena, fn->nval + 1, sizeof *p->map);
+	for (int d = 0; d < DEV_N; d++) {
+		p->copy[d] = dp_alloc(p->dst->arena, fn->nval + 1, sizeof *p->copy[d]);
+		for (int v = 0; v < fn->nval; v++)
+			p->copy[d][v] = -1;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!in && argv[i][0] != '-')
-			in = argv[i];
-		else {
-			fputs(usage, stderr);
-			return 1;
-		}
-	}
-	if (!in || !out) {
-		fputs(usage, stderr);
-		return 1;
-	}
+	const char *in, *out;
+	stage_args(argc, argv, usage, &in, &out, 1, NULL);
 	Err err;
 	Fn *fn;
 	if (dp_read(in, &fn, &err)) {
 		dp_report(in, "partition", &err);
 		return 1;
 	}
-	for (int i = 0; i < fn->nop; i++)
-		if (!fn->op[i].rule) {
-			fprintf(stderr, "%s: partition: op %d (%s) was never placed (run place first)\n", in, i,
-			        dp_op_name[fn->op[i].kind]);
-			return 1;
-		}
-	if (fn->npart) {
-		fprintf(stderr, "%s: partition: the IR is already partitioned\n", in);
+	if (!placed(fn, in))
 		return 1;
-	}
-	P p = { .src = fn, .cur = -1 };
-	p.dst = dp_new(fn->name, "partition");
-	p.dst->weights = fn->weights;
-	p.dst->whash = fn->whash;
-	p.dst->wsize = fn->wsize;
-	for (int i = 0; i < fn->ndep; i++)
-		dp_adddep(p.dst, fn->dep[i].path, fn->dep[i].hash);
-	p.map = dp_alloc(p.dst->arena, fn->nval + 1, sizeof *p.map);
-	for (int d = 0; d < DEV_N; d++) {
-		p.copy[d] = dp_alloc(p.dst->arena, fn->nval + 1, sizeof *p.copy[d]);
-		for (int v = 0; v < fn->nval; v++)
-			p.copy[d][v] = -1;
-	}
+	P p;
+	start(&p, fn);
 	int rc = 0;
 	if (partition(&p, &err) || dp_write(out, p.dst, &err)) {
 		dp_report(in, "partition", &err);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "args.h"
 
 static const char usage[] =
 	"usage: dp-place IN.dpir -t MAPPING -o OUT.dpir\n"
@@ -11,8 +12,11 @@ static const char usage[] =
 	"the last matching 'op' rule, else the last matching 'class' rule, else\n"
 	"'default'; an op with no kernel on that device stays on the cpu.  Graph\n"
 	"inputs are on the cpu; a const goes where its first user runs (a state\n"
-	"const, on the cpu).  Each op\n"
-	"records the rule that placed it (devproc dump shows it).\n";
+	"const, on cuda where every reader but its assigns runs on cuda, else on\n"
+	"the cpu; its assigns with it).  Each op records the rule that placed it\n"
+	"(devproc dump shows it).  IN must not be partitioned yet.  OUT is written\n"
+	"only when its bytes change.  Errors: `IN: place: message` (for the mapping\n"
+	"`MAPPING[:line:col]: place: message`), exit status 1, no output.\n";
 
 /* Places fn's ops; consts follow their first user. */
 static void
@@ -42,8 +46,24 @@ place(Fn *fn, const Target *t, const char *tname)
 			for (int k = 0; k < fn->op[j].nin; k++)
 				if (fn->op[j].in[k] == op->out[0])
 					user = j;
-		if (dp_geti(op, "state", 0)) {   /* the program's state lives on the cpu */
-			op->rule = "state: cpu";
+		if (dp_geti(op, "state", 0)) {   /* the device of its readers, assigns aside */
+			int cuda = 0, cpu = 0;
+			for (int j = i + 1; j < fn->nop; j++)
+				for (int k = 0; k < fn->op[j].nin; k++)
+					if (fn->op[j].in[k] == op->out[0] && fn->op[j].kind != Oassign) {
+						cuda += fn->op[j].dev == DEV_CUDA;
+						cpu += fn->op[j].dev != DEV_CUDA;
+					}
+			op->dev = cuda && !cpu ? DEV_CUDA : DEV_CPU;
+			op->rule = op->dev == DEV_CUDA ? "state: cuda, where all its readers run, kept "
+			                                 "there from run to run" : "state: cpu";
+			for (int j = i + 1; j < fn->nop; j++)   /* its assigns: where it lives */
+				if (fn->op[j].kind == Oassign && fn->op[j].in[0] == op->out[0]) {
+					fn->op[j].dev = op->dev;
+					fn->op[j].rule = op->dev == DEV_CUDA ? "assign: where its state lives "
+					                                       "(cuda)" : "assign: where its "
+					                                       "state lives (cpu)";
+				}
 		} else if (user >= 0) {
 			op->dev = fn->op[user].dev;
 			snprintf(why, sizeof why, "const follows its first user (%s, op %d)",
@@ -59,26 +79,8 @@ place(Fn *fn, const Target *t, const char *tname)
 int
 main(int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL, *map = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
-			map = argv[++i];
-		else if (!in && argv[i][0] != '-')
-			in = argv[i];
-		else {
-			fputs(usage, stderr);
-			return 1;
-		}
-	}
-	if (!in || !out || !map) {
-		fputs(usage, stderr);
-		return 1;
-	}
+	const char *in, *out, *map;
+	stage_args(argc, argv, usage, &in, &out, 1, &map);
 	Err err;
 	Target t;
 	Fn *fn;

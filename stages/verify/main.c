@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dpir.h"
+#include "args.h"
 
 static const char usage[] =
 	"usage: dp-verify IN.dpir [-o STAMP]\n"
@@ -16,24 +17,8 @@ static const char usage[] =
 int
 main(int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			out = argv[++i];
-		else if (!in && argv[i][0] != '-')
-			in = argv[i];
-		else {
-			fputs(usage, stderr);
-			return 1;
-		}
-	}
-	if (!in) {
-		fputs(usage, stderr);
-		return 1;
-	}
+	const char *in, *out;
+	stage_args(argc, argv, usage, &in, &out, 0, NULL);
 	char *buf;
 	size_t len;
 	Err err;

@@ -358,8 +358,14 @@ test_target(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1) {
+		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		fputs("usage: test-ir\nRuns the IR library's unit tests (tests/ir.t), "
+		      "printing TAP.\n", help ? stdout : stderr);
+		return !help;
+	}
 	test_rules();
 	test_nn_rules();
 	test_roundtrip();

@@ -769,7 +769,7 @@ test_conv_run(void)
 		int64_t OH = outsize(H, k[0], c[t].s, c[t].p, c[t].d, 0);
 		int64_t OW = outsize(W, k[1], c[t].s, c[t].p, c[t].d, 0);
 		dprt_conv cv = { N, C, H, W, O, OH, OW, g, { k[0], k[1] }, { c[t].s, c[t].s },
-		                 { c[t].p, c[t].p }, { c[t].d, c[t].d }, c[t].act, 0.0f, 1.5f };
+		                 { c[t].p, c[t].p }, { c[t].d, c[t].d }, c[t].act, 0.0f, 1.5f, c[t].res };
 		int64_t ny = N * O * OH * OW, ns = dprt_conv_scratch_floats(&cv);
 		float *x = frand(N * C * H * W, -1, 1), *w = frand(O * Cg * k[0] * k[1], -1, 1);
 		float *b = frand(O, -1, 1), *bw = frand(O, 0.5, 2), *bb = frand(O, -1, 1);
@@ -927,8 +927,13 @@ test_linear_act(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1) {
+		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		fputs("usage: test-nn\nRuns the CPU kernels' unit tests (tests/nn.t), printing TAP.\n", help ? stdout : stderr);
+		return !help;
+	}
 	test_unary();
 	test_binary();
 	test_movement();

@@ -290,6 +290,47 @@ perm1(int rank, const int64_t *dim, const int64_t *perm, int es)
 	free(y);
 }
 
+/* dprt_memcpy: sizes around its 2 MiB threshold and its 1 MiB chunks, no
+ * pool and a pool of 3, copied into a larger buffer whose bytes past n
+ * stay as they were. */
+static void
+test_memcpy(void)
+{
+	static const int64_t sizes[] = { 0, 1, 1000, (2 << 20) - 1, 2 << 20, (2 << 20) + 1,
+	                                 (5 << 20) + 12345 };
+	int64_t max = (5 << 20) + 12345 + 64, i;
+	unsigned char *x = malloc((size_t)max), *y = malloc((size_t)max);
+	dprt_pool *pool = NULL;
+	char err[200];
+	int p, k;
+
+	if (!x || !y || dprt_pool_create(&pool, 3, err, sizeof err) != 0) {
+		ok(0, "memcpy: buffers and a pool of 3");
+		free(x), free(y);
+		return;
+	}
+	for (i = 0; i < max; i++)
+		x[i] = (unsigned char)(i * 2654435761u >> 13);
+	for (p = 0; p < 2; p++)
+		for (k = 0; k < (int)(sizeof sizes / sizeof *sizes); k++) {
+			int64_t n = sizes[k];
+			int good = 1;
+
+			memset(y, 0xa5, (size_t)max);
+			if (p)
+				dprt_pool_enter(pool);
+			dprt_memcpy(y, x, n);
+			if (p)
+				dprt_pool_leave(pool);
+			for (i = 0; i < max && good; i++)
+				good = y[i] == (i < n ? x[i] : 0xa5);
+			ok(good, "dprt_memcpy of %lld bytes%s: those bytes, nothing past them",
+			   (long long)n, p ? " on a pool of 3" : "");
+		}
+	dprt_pool_destroy(pool);
+	free(x), free(y);
+}
+
 static void
 test_permute(void)
 {
@@ -1068,8 +1109,13 @@ cleanup(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1) {
+		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		fputs("usage: test-runtime\nRuns the runtime library's unit tests (tests/runtime.t), printing TAP.\n", help ? stdout : stderr);
+		return !help;
+	}
 	const char *t = getenv("TMPDIR");
 
 	snprintf(dir, sizeof dir, "%s/dprt-test-XXXXXX", t && *t ? t : "/tmp");
@@ -1079,6 +1125,7 @@ main(void)
 	}
 	test_tables();
 	test_gemm();
+	test_memcpy();
 	test_permute();
 	test_softmax();
 	test_argmax();

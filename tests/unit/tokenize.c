@@ -122,6 +122,15 @@ main(int argc, char **argv)
 
 	if (argc >= 9 && strcmp(argv[1], "--case") == 0)
 		return writecase(argv, argc);
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs("usage: test-tokenize [DIR]\n"
+		      "       test-tokenize --case REFS K KEY LENGTH PAD TEXT IDS [BYTES DECODED]\n"
+		      "Runs the runtime tokenizer's tests against DIR/refs.json (default\n"
+		      "tests/data/tokenizer), printing TAP; --case writes string K of the\n"
+		      "corpus and what a pipeline must compute of it (tests/tokenize.t;\n"
+		      "exit status 2 when K is past the corpus).\n", stdout);
+		return 0;
+	}
 
 	for (k = 0; k < 2; k++) {
 		snprintf(path, sizeof path, "%s/%s.json", dir, names[k]);

@@ -1,6 +1,7 @@
 /* tune.c: TAP tests of devproc tune's arithmetic (driver/tune.c, included
  * whole): the medians it reads from a --trace file and the entries it
  * chooses from the rounds' times, on hand-made input (no GPU). */
+#include <string.h>
 #include "../../driver/tune.c"
 
 /* gen.c's, which the tests do not reach */
@@ -30,8 +31,13 @@ ok(int cond, const char *what)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1) {
+		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+		fputs("usage: test-tune\nRuns the tuner's unit tests (tests/tune.t), printing TAP.\n", help ? stdout : stderr);
+		return !help;
+	}
 	char path[] = "/tmp/dp-test-tune-XXXXXX";
 	int fd = mkstemp(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;

@@ -30,6 +30,7 @@
 #define __shared__ static
 #undef NULL
 #define NULL nullptr   /* passed through the generic launch lambda */
+#define DPRT_CUDA_MARK(g, op, name) ((void)0)   /* no tracing in the emulator */
 
 typedef int cudaError_t;
 typedef void *cudaStream_t;
