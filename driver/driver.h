@@ -40,7 +40,9 @@ int tensor_show(const char *path, int all);
 void dot_print(FILE *f, const Fn *fn);
 
 /* dump.c helpers used by other commands. */
-/* FNV-1a hash of a whole file, read in chunks; 0, or -1 with err set. */
+/* FNV-1a hash of a whole file, read in chunks; of a weight blob (1.2 on),
+ * the data hash its header holds, as the IR records it, without reading
+ * the data.  0, or -1 with err set. */
 int file_hash(const char *path, uint64_t *h, int64_t *size, Err *err);
 
 /* ninjalog.c: .ninja_log (versions 5 to 7) as a list of edge runs. */

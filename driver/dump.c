@@ -27,6 +27,25 @@ file_hash(const char *path, uint64_t *h, int64_t *size, Err *err)
 	size_t n;
 	*h = DP_HASH_INIT;
 	*size = 0;
+	/* a weight blob of 1.2 or later: the data hash of its header */
+	n = fread(buf, 1, 64, f);
+	if (n == 64 && !memcmp(buf, "DPWB", 4) && buf[4] == 1 && buf[5] == 0 &&
+	    (buf[6] >= 2 || buf[7])) {
+		struct stat st;
+		*h = 0;
+		for (int i = 7; i >= 0; i--)
+			*h = *h << 8 | (unsigned char)buf[32 + i];
+		int bad = fstat(fileno(f), &st) != 0;
+		fclose(f);
+		if (bad) {
+			dp_seterr(err, "cannot stat: %s", strerror(errno));
+			return -1;
+		}
+		*size = (int64_t)st.st_size;
+		return 0;
+	}
+	*h = dp_hash(buf, n, *h);
+	*size = (int64_t)n;
 	while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
 		*h = dp_hash(buf, n, *h);
 		*size += (int64_t)n;
@@ -149,11 +168,17 @@ dumpblob(const char *file, const char *irpath)
 	}
 	uint64_t count = le(p + 8, 4), res1 = le(p + 12, 4), fsize = le(p + 16, 8);
 	uint64_t first = le(p + 24, 8), res2 = 0, minor = le(p + 6, 2);
-	uint64_t dhash = le(p + 32, 8), dwant = dp_hash(p + 64, size - 64, DP_HASH_INIT);
+	/* 1.2 hashes with the weight hash, 1.1 and 1.0 with FNV-1a */
+	int fast = minor >= 2;
+	uint64_t dhash = le(p + 32, 8);
+	uint64_t dwant = fast ? dp_whash(p + 64, size - 64) : dp_hash(p + 64, size - 64, DP_HASH_INIT);
 	for (int i = minor >= 1 ? 40 : 32; i < 64; i++)   /* 1.1 keeps the data's hash at 32 */
 		res2 |= p[i];
-	char whash[17];
-	dp_hash_hex(dp_hash(p, size, DP_HASH_INIT), whash);
+	char whash[17];   /* the hash the IR gives its blob: of the data from 1.2, else of the file */
+	if (fast)
+		dp_hash_hex(dwant, whash);
+	else
+		dp_hash_hex(dp_hash(p, size, DP_HASH_INIT), whash);
 	int bad = 0;
 	printf("%s: DevProc weight blob (formats/weights.md)\n", file);
 	printf("  magic         DPWB\n");
@@ -167,13 +192,14 @@ dumpblob(const char *file, const char *irpath)
 	if (minor >= 1) {
 		char dh[17];
 		dp_hash_hex(dhash, dh);
-		printf("  data hash     %s (FNV-1a 64 of the bytes after the header)%s\n", dh,
-		       dhash == dwant ? "" : "   MISMATCH");
+		printf("  data hash     %s (%s of the bytes after the header)%s\n", dh,
+		       fast ? "the weight hash" : "FNV-1a 64", dhash == dwant ? "" : "   MISMATCH");
 		bad |= dhash != dwant;
 	}
 	printf("  data          %zu bytes after the header, aligned to 64 (%s)\n", size - 64,
 	       size % 64 ? "file size NOT a multiple of 64" : "file size a multiple of 64");
-	printf("  hash          %s (FNV-1a 64 of the whole file)\n", whash);
+	if (!fast)
+		printf("  hash          %s (FNV-1a 64 of the whole file)\n", whash);
 	bad |= fsize != size || first != 64 || res1 || res2 || size % 64 || le(p + 4, 2) != 1;
 
 	char used[PATH_MAX];
@@ -195,7 +221,8 @@ dumpblob(const char *file, const char *irpath)
 			int ok = t[i].off >= 0 && t[i].off % 64 == 0 && t[i].nbytes >= 0 &&
 			         (uint64_t)(t[i].off + t[i].nbytes) <= size;
 			if (ok)
-				dp_hash_hex(dp_hash(p + t[i].off, (size_t)t[i].nbytes, DP_HASH_INIT), h);
+				dp_hash_hex(fast ? dp_whash(p + t[i].off, (size_t)t[i].nbytes)
+				                 : dp_hash(p + t[i].off, (size_t)t[i].nbytes, DP_HASH_INIT), h);
 			ok = ok && t[i].hash && !strcmp(h, t[i].hash);
 			const Op *op = &fn->op[t[i].op];
 			Type tt = fn->val[op->out[0]].t;

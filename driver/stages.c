@@ -165,7 +165,7 @@ cmd_stages(int argc, char **argv)
 		return 1;
 	}
 	qsort(fd, (size_t)n, sizeof *fd, byrel);
-	printf("  %-10s %-22s %12s  %-16s  %s\n", "stage", "artifact", "bytes", "hash (FNV-1a)",
+	printf("  %-10s %-22s %12s  %-16s  %s\n", "stage", "artifact", "bytes", "hash",
 	       "last run");
 	for (int i = 0; i < n; i++) {
 		char folder[PATH_MAX * 2], base[256], f1[300], f2[300], f3[300];
@@ -185,6 +185,8 @@ cmd_stages(int argc, char **argv)
 		row(dir, fd[i].rel, f2, "link", havelog ? &log : NULL, 0);
 		row(dir, fd[i].rel, f3, "link", havelog ? &log : NULL, 0);
 	}
+	printf("hash: FNV-1a 64 of the file; of weights.bin, the data hash in its header\n"
+	       "(formats/weights.md), which the IR records\n");
 	if (havelog)
 		printf("last run: how long the stage's last run took; * when that was in the\n"
 		       "latest ninja run that did any work\n");

@@ -578,33 +578,49 @@ tmppid(const char *s)
 int
 dp_write_file(const char *path, const void *buf, size_t len, Err *err)
 {
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* a device or pipe: write straight to it, never rename over it */
-		FILE *f = fopen(path, "wb");
-		int bad = !f || (len && fwrite(buf, 1, len, f) != len);
-		if (f)
-			bad |= fclose(f) != 0;
-		if (bad) {
-			dp_seterr(err, "cannot write %s: %s", path, strerror(errno));
-			return -1;
+	DpSeg s = { buf, len };
+	return dp_write_segs(path, &s, 1, err);
+}
+
+/* Whether the open file f holds exactly the bytes of segs[0..nseg). */
+static int
+samesegs(FILE *f, const DpSeg *segs, int nseg)
+{
+	static const char zeros[4096];
+	char tmp[1 << 16];
+	for (int i = 0; i < nseg; i++) {
+		const char *p = segs[i].p;
+		for (size_t done = 0; done < segs[i].n;) {
+			size_t want = segs[i].n - done < sizeof tmp ? segs[i].n - done : sizeof tmp;
+			if (fread(tmp, 1, want, f) != want)
+				return 0;
+			for (size_t k = 0; k < want; k += sizeof zeros) {
+				size_t m = want - k < sizeof zeros ? want - k : sizeof zeros;
+				if (memcmp(tmp + k, p ? p + done + k : zeros, m) != 0)
+					return 0;
+			}
+			done += want;
 		}
-		return 0;
 	}
-	FILE *f = fopen(path, "rb");
-	if (f) {
-		int same = 1;
-		char tmp[65536];
-		size_t off = 0, n;
-		while (same && (n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-			if (off + n > len || memcmp(tmp, (const char *)buf + off, n) != 0)
-				same = 0;
-			off += n;
-		}
-		fclose(f);
-		if (same && off == len) {
-			dp_sweep(path, tmppid);
-			return 0;
+	return fgetc(f) == EOF;
+}
+
+int
+dp_write_segs(const char *path, const DpSeg *segs, int nseg, Err *err)
+{
+	static const char zeros[4096];
+	struct stat st;
+	/* a device or pipe is written straight, never renamed over */
+	int regular = !(stat(path, &st) == 0 && !S_ISREG(st.st_mode));
+	if (regular) {
+		FILE *f = fopen(path, "rb");
+		if (f) {
+			int same = samesegs(f, segs, nseg);
+			fclose(f);
+			if (same) {
+				dp_sweep(path, tmppid);
+				return 0;
+			}
 		}
 	}
 	size_t pl = strlen(path);
@@ -614,15 +630,32 @@ dp_write_file(const char *path, const void *buf, size_t len, Err *err)
 		return -1;
 	}
 	snprintf(tmpname, pl + 32, "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmpname, "wb");
+	FILE *f = fopen(regular ? tmpname : path, "wb");
 	if (!f) {
 		dp_seterr(err, "cannot write %s: %s", path, strerror(errno));
 		free(tmpname);
 		return -1;
 	}
-	size_t w = len ? fwrite(buf, 1, len, f) : 0;
-	int bad = w != len || fflush(f) != 0;
+	int bad = 0;
+	for (int i = 0; i < nseg && !bad; i++) {
+		if (segs[i].p)
+			bad = segs[i].n && fwrite(segs[i].p, 1, segs[i].n, f) != segs[i].n;
+		else
+			for (size_t k = 0; k < segs[i].n && !bad; k += sizeof zeros) {
+				size_t m = segs[i].n - k < sizeof zeros ? segs[i].n - k : sizeof zeros;
+				bad = fwrite(zeros, 1, m, f) != m;
+			}
+	}
+	bad |= fflush(f) != 0;
 	bad |= fclose(f) != 0;
+	if (!regular) {
+		free(tmpname);
+		if (bad) {
+			dp_seterr(err, "cannot write %s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
 	if (bad || rename(tmpname, path) != 0) {
 		dp_seterr(err, "cannot write %s: %s", path, strerror(errno));
 		remove(tmpname);
@@ -649,4 +682,97 @@ void
 dp_hash_hex(uint64_t h, char out[17])
 {
 	snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* ---- the weight hash (formats/weights.md) ---- */
+
+enum { WH_STRIPE = 32 };
+#define WH_K1 0x9e3779b97f4a7c15ULL
+#define WH_K2 0xbf58476d1ce4e5b9ULL
+#define WH_K3 0x94d049bb133111ebULL
+
+static uint64_t
+rotl64(uint64_t x, int r)
+{
+	return x << r | x >> (64 - r);
+}
+
+static uint64_t
+le64(const unsigned char *p)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
+/* One 32-byte stripe: each of the four lanes takes one word. */
+static void
+whstripe(uint64_t v[4], const unsigned char *p)
+{
+	for (int j = 0; j < 4; j++)
+		v[j] = rotl64(v[j] + le64(p + 8 * j) * WH_K2, 31) * WH_K1;
+}
+
+void
+dp_whash_init(DpWhash *s)
+{
+	memset(s, 0, sizeof *s);
+	for (int j = 0; j < 4; j++)
+		s->v[j] = (uint64_t)(j + 1) * WH_K2;
+}
+
+void
+dp_whash_add(DpWhash *s, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	s->len += n;
+	if (s->nbuf) {
+		size_t k = WH_STRIPE - s->nbuf < n ? WH_STRIPE - s->nbuf : n;
+		memcpy(s->buf + s->nbuf, p, k);
+		s->nbuf += k, p += k, n -= k;
+		if (s->nbuf < WH_STRIPE)
+			return;
+		whstripe(s->v, s->buf);
+		s->nbuf = 0;
+	}
+	uint64_t v0 = s->v[0], v1 = s->v[1], v2 = s->v[2], v3 = s->v[3];
+	for (; n >= WH_STRIPE; p += WH_STRIPE, n -= WH_STRIPE) {
+		v0 = rotl64(v0 + le64(p) * WH_K2, 31) * WH_K1;
+		v1 = rotl64(v1 + le64(p + 8) * WH_K2, 31) * WH_K1;
+		v2 = rotl64(v2 + le64(p + 16) * WH_K2, 31) * WH_K1;
+		v3 = rotl64(v3 + le64(p + 24) * WH_K2, 31) * WH_K1;
+	}
+	s->v[0] = v0, s->v[1] = v1, s->v[2] = v2, s->v[3] = v3;
+	memcpy(s->buf, p, n);
+	s->nbuf = n;
+}
+
+uint64_t
+dp_whash_end(DpWhash *s)
+{
+	if (s->nbuf) {
+		memset(s->buf + s->nbuf, 0, WH_STRIPE - s->nbuf);
+		whstripe(s->v, s->buf);
+	}
+	uint64_t h = s->len * WH_K1;
+	for (int j = 0; j < 4; j++)
+		h = rotl64(h ^ s->v[j], 29) * WH_K1;
+	h ^= h >> 31;
+	h *= WH_K2;
+	h ^= h >> 29;
+	h *= WH_K3;
+	h ^= h >> 32;
+	return h;
+}
+
+uint64_t
+dp_whash(const void *p, size_t n)
+{
+	DpWhash s;
+	dp_whash_init(&s);
+	dp_whash_add(&s, p, n);
+	return dp_whash_end(&s);
 }

@@ -173,6 +173,8 @@ int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
 int dp_isreshape(const Fn *fn, const Op *op);
 int dp_istranspose(const Fn *fn, const Op *op);
 int dp_matuse(const Fn *fn, const Op *op, int k);
+/* A legalized pool's kernel, stride, padding, dilation pairs; -1 if absent. */
+int dp_poolwin(const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2]);
 
 /* The letters of an einsum equation of n (1 or 2) operands: lab[0..n-1]
  * the operands', lab[2] the output's; 0, or -1 when DevProc cannot take it. */
@@ -242,10 +244,30 @@ int dp_slurp(const char *path, char **buf, size_t *len, Err *err);
 /* Writes buf to path atomically (temp file in the same folder, fsync-free
  * rename), skipping the write when the file already holds these bytes. */
 int dp_write_file(const char *path, const void *buf, size_t len, Err *err);
+/* The same for the concatenation of segs (a NULL p: n zero bytes), which is
+ * compared with the file in chunks and written without being joined. */
+typedef struct DpSeg {
+	const void *p;
+	size_t n;
+} DpSeg;
+int dp_write_segs(const char *path, const DpSeg *segs, int nseg, Err *err);
 /* 64-bit FNV-1a content hash, as 16 lowercase hex digits into out[17]. */
 uint64_t dp_hash(const void *p, size_t n, uint64_t h);
 #define DP_HASH_INIT 0xcbf29ce484222325ULL
 void dp_hash_hex(uint64_t h, char out[17]);
+/* The weight hash (formats/weights.md): 64 bits of tensor data hashed 32
+ * bytes a step in four independent lanes, several GB/s where FNV-1a does
+ * one byte a step; streamed through init/add/end, or all at once. */
+typedef struct DpWhash {
+	uint64_t v[4];     /* the lanes */
+	uint64_t len;      /* bytes added */
+	unsigned char buf[32];   /* a partial stripe */
+	size_t nbuf;
+} DpWhash;
+void dp_whash_init(DpWhash *s);
+void dp_whash_add(DpWhash *s, const void *p, size_t n);
+uint64_t dp_whash_end(DpWhash *s);
+uint64_t dp_whash(const void *p, size_t n);
 
 /* Target mappings (formats/target.md): devices present, placement rules,
  * tunables. */

@@ -580,34 +580,46 @@ intype(const Fn *fn, const Op *op, int k)
 }
 
 /* Whether op only reinterprets its operand's bytes: every tensor is dense
- * in C order, so a reshape of one is the same bytes. */
+ * in C order, so a reshape of one is the same bytes.  Legalized IR has one
+ * reshape, aten.view (dp-legalize rewrites the others into it). */
 int
 dp_isreshape(const Fn *fn, const Op *op)
 {
-	switch (op->kind) {
-	case Oreshape: case Oflatten: case Aview: case Areshape:
-		return 1;
-	case At:
-		return intype(fn, op, 0)->rank < 2;   /* t of a vector is itself */
-	}
-	return 0;
+	(void)fn;
+	return op->kind == Aview;
 }
 
-/* Whether op swaps the two axes of a matrix. */
+/* Whether op swaps the two axes of a matrix: in legalized IR, aten.permute
+ * [1, 0] (dims >= 0; dp-legalize rewrites aten.t, aten.transpose and the
+ * pipeline's permute into it). */
 int
 dp_istranspose(const Fn *fn, const Op *op)
 {
-	const Attr *a;
+	const Attr *a = dp_attr(op, "dims");
 
-	if (op->nin != 1 || intype(fn, op, 0)->rank != 2)
-		return 0;
-	if (op->kind == At)
-		return 1;
-	if (op->kind != Opermute && op->kind != Apermute)
-		return 0;
-	a = dp_attr(op, "dims");
-	return a && a->n == 2 && (a->ints[0] == 1 || a->ints[0] == -1) &&
-	       (a->ints[1] == 0 || a->ints[1] == -2);
+	return op->kind == Apermute && intype(fn, op, 0)->rank == 2 && a && a->n == 2 &&
+	       a->ints[0] == 1 && a->ints[1] == 0;
+}
+
+/* The window of a legalized aten.max_pool2d or aten.avg_pool2d: kernel,
+ * stride, padding and (max pooling; else 1) dilation as (h, w) pairs, as
+ * dp-legalize writes them (it fills the defaults, an empty stride being the
+ * kernel).  -1 when an attribute is not a pair: the IR was not legalized. */
+int
+dp_poolwin(const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2])
+{
+	static const char *const key[] = { "kernel_size", "stride", "padding", "dilation" };
+	int64_t *out[] = { k, s, p, d };
+
+	d[0] = d[1] = 1;
+	for (int i = 0; i < (op->kind == Amaxpool ? 4 : 3); i++) {
+		const Attr *a = dp_attr(op, key[i]);
+		if (!a || a->n != 2)
+			return -1;
+		out[i][0] = a->ints[0];
+		out[i][1] = a->ints[1];
+	}
+	return 0;
 }
 
 /* Whether operand k of op is read as a matrix through strides (a 2-D

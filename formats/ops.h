@@ -30,9 +30,9 @@
 	X(Ocopy,      "copy",         1, 1, Kcopy, Fcopy,   "",        D_CPU|D_CUDA, "to:s") \
 	X(Ocast,      "cast",         1, 1, Kelem, Fcast,   "",        D_CPU|D_CUDA, "dtype:s") \
 	X(Onormalize, "normalize",    1, 1, Knorm, Fnorm,   "",        D_CPU|D_CUDA, "axis:i=-1 mean:fs scale:f=1 std:fs") \
-	X(Opermute,   "permute",      1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "dims:is") \
-	X(Oreshape,   "reshape",      1, 1, Kshape, Fview,   "",        D_CPU|D_CUDA, "shape:is") \
-	X(Oflatten,   "flatten",      1, 1, Kshape, Fview,   "",        D_CPU|D_CUDA, "end:i=-1 start:i=1") \
+	X(Opermute,   "permute",      1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "dims:is") \
+	X(Oreshape,   "reshape",      1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "shape:is") \
+	X(Oflatten,   "flatten",      1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "end:i=-1 start:i=1") \
 	X(Oargmax,    "argmax",       1, 1, Kindex, Freduce, "",        D_CPU|D_CUDA, "dim:i keepdim:i=0") \
 	X(Osoftmax,   "softmax",      1, 1, Kreduce, Freduce, "",        D_CPU|D_CUDA, "dim:i") \
 	X(Aadd,       "aten.add",     2, 1, Kelem, Fbinary, "add",     D_CPU|D_CUDA, "alpha:f=1") \
@@ -41,11 +41,11 @@
 	X(Alinear,    "aten.linear", -1, 1, Kmatmul, Fmatmul, "",        D_CPU|D_CUDA, "") \
 	X(Aaddmm,     "aten.addmm",   3, 1, Kmatmul, Fmatmul, "",        D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
 	X(Amm,        "aten.mm",      2, 1, Kmatmul, Fmatmul, "",        D_CPU|D_CUDA, "") \
-	X(Amatmul,    "aten.matmul",  2, 1, Kmatmul, Fmatmul, "",        D_CPU|D_CUDA, "") \
+	X(Amatmul,    "aten.matmul",  2, 1, Kmatmul, Fcomposite, "",    D_CPU|D_CUDA, "") \
 	X(Aview,      "aten.view",    1, 1, Kshape, Fview,   "",        D_CPU|D_CUDA, "size:is") \
-	X(Areshape,   "aten.reshape", 1, 1, Kshape, Fview,   "",        D_CPU|D_CUDA, "shape:is") \
+	X(Areshape,   "aten.reshape", 1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "shape:is") \
 	X(Apermute,   "aten.permute", 1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "dims:is") \
-	X(At,         "aten.t",       1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "") \
+	X(At,         "aten.t",       1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "") \
 	IMAGE_OPS(X) \
 	TEXT_OPS(X) \
 	STATE_OPS(X) \
@@ -84,7 +84,7 @@
 	X(Aadaptavg,  "aten.adaptive_avg_pool2d", 1, 1, Kreduce, Fpool,   "",        D_CPU|D_CUDA, "output_size:is") \
 	X(Amean,      "aten.mean",         1, 1, Kreduce, Freduce, "",        D_CPU|D_CUDA, "dim:is keepdim:i=0") \
 	X(Asum,       "aten.sum",          1, 1, Kreduce, Freduce, "",        D_CPU|D_CUDA, "dim:is keepdim:i=0") \
-	X(Atranspose, "aten.transpose",    1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "dim0:i dim1:i") \
+	X(Atranspose, "aten.transpose",    1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "dim0:i dim1:i") \
 	X(Aexpand,    "aten.expand",       1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "size:is") \
 	X(Aclone,     "aten.clone",        1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "") \
 	X(Acat,       "aten.cat",         -1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "dim:i=0") \

@@ -409,7 +409,7 @@ dump_weights() {
 	(cd "$b2" && "$dp" dump classify/weights.bin) >"$tmp/w" || { cat "$tmp/w"; return 1; }
 	cat "$tmp/w"
 	size=$(wc -c <"$b2/classify/weights.bin")
-	grep -qx '  magic         DPWB' "$tmp/w" && grep -qx '  version       1.1' "$tmp/w" &&
+	grep -qx '  magic         DPWB' "$tmp/w" && grep -qx '  version       1.2' "$tmp/w" &&
 		grep -qx "  file size     $size bytes in the header, $size on disk" "$tmp/w" &&
 		grep -qx '  first tensor  at offset 64' "$tmp/w" && grep -q '^tensors (from classify/1.import.dpir):' "$tmp/w" &&
 		grep -q ': this blob$' "$tmp/w" || return 1

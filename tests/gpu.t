@@ -24,14 +24,15 @@ ondevice() { # description command...
 	if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi
 }
 
-# buildir NAME MAPPING DIR [cpu]: text IR tests/gpu/NAME.ir through place,
-# partition, the lowerings, cc, nvcc and link into DIR/NAME (weights.bin
-# already in DIR when the IR has constants).
+# buildir NAME MAPPING DIR [cpu]: text IR tests/gpu/NAME.ir through legalize,
+# place, partition, the lowerings, cc, nvcc and link into DIR/NAME
+# (weights.bin already in DIR when the IR has constants).
 buildir() {
 	d=$3
 	mkdir -p "$d"
 	"$bin/devproc" parse "$gdir/$1.ir" -o "$d/1.import.dpir" &&
-		"$bin/dp-place" "$d/1.import.dpir" -t "$2" -o "$d/3.place.dpir" &&
+		"$bin/dp-legalize" "$d/1.import.dpir" -o "$d/2.legalize.dpir" &&
+		"$bin/dp-place" "$d/2.legalize.dpir" -t "$2" -o "$d/3.place.dpir" &&
 		"$bin/dp-partition" "$d/3.place.dpir" -o "$d/4.partition.dpir" &&
 		"$bin/dp-lower_cpu" "$d/4.partition.dpir" -o "$d/5.cpu.c" &&
 		$cc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/runtime" -c "$d/5.cpu.c" -o "$d/5.cpu.o" ||

@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 ncase=$(ls $dir/*.dp | wc -l)
 narch=$(ls $dir/pt2_*.err | wc -l)
-echo "1..$((ncase + narch + 6))"
+echo "1..$((ncase + narch + 8))"
 
 n=0
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -133,4 +133,42 @@ if [ -x bin/devproc ]; then
 	fi
 else
 	skip "classify.dp imports to tests/import/classify.ir" "no bin/devproc to dump IR"
+fi
+
+# weights are read where they lie in the mapped archive (stored entries);
+# deflated entries go through libzip: both give the same IR and blob, and a
+# stored entry's bytes are still checked against its CRC-32
+py=$(command -v python3)
+mkdir -p "$tmp/z"
+cp examples/classify/classify.dp "$tmp/z/"
+if [ -n "$py" ] && "$py" - examples/classify/mlp.pt2 "$tmp/z/mlp.pt2" <<'PY'
+import sys, zipfile
+src = zipfile.ZipFile(sys.argv[1])
+with zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED) as out:
+    for i in src.infolist():
+        out.writestr(i.filename, src.read(i.filename))
+PY
+then
+	"$imp" "$tmp/z/classify.dp" -o "$tmp/z/1.import.dpir" -w "$tmp/z/weights.bin" 2>"$tmp/stderr"
+	if cmp -s "$tmp/z/weights.bin" "$o/weights.bin" &&
+		[ "$(bin/devproc dump "$tmp/z/1.import.dpir" | grep -v '^dep ')" = \
+		  "$(bin/devproc dump "$o/1.import.dpir" | grep -v '^dep ')" ]; then
+		pass "an archive of deflated entries (read through libzip) gives the stored one's IR and blob"
+	else
+		fail "an archive of deflated entries (read through libzip) gives the stored one's IR and blob" "$(cat "$tmp/stderr")"
+	fi
+else
+	skip "an archive of deflated entries (read through libzip) gives the stored one's IR and blob" "no python3"
+fi
+mkdir -p "$tmp/crc/out"
+cp examples/classify/classify.dp examples/classify/mlp.pt2 "$tmp/crc/"
+# a byte inside fc1.weight (the first entry, 6 MB from near offset 0) flipped
+printf '\377' | dd of="$tmp/crc/mlp.pt2" bs=1 seek=5000 conv=notrunc 2>/dev/null
+(cd "$tmp/crc" && "$imp" classify.dp -o out/1.import.dpir -w out/weights.bin) 2>"$tmp/stderr"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^classify.dp:[0-9]*:[0-9]*: import: mlp.pt2: cannot read mlp/data/weights/weight_0: CRC error$" "$tmp/stderr" &&
+	[ -z "$(ls -A "$tmp/crc/out")" ]; then
+	pass "a stored weight entry whose bytes fail its CRC-32: one error, no output"
+else
+	fail "a stored weight entry whose bytes fail its CRC-32: one error, no output" "exit status $rc" "$(cat "$tmp/stderr")"
 fi

@@ -324,7 +324,9 @@ else
 	same "killed import: the IR is the previous one, whole" "$t/o/1.dpir" "$t/prev/1.dpir"
 	# killed writing the IR, after the new weights are in place: each file whole
 	rm -rf "$t/o" && cp -R "$t/prev" "$t/o"
-	torn x dp-import kill 2 "$bin/dp-import" b.dp -o torn/o/1.dpir -w torn/o/w.bin
+	export TEAR_PATH=1.dpir   # the first write into the IR, however many the blob took
+	torn x dp-import kill 1 "$bin/dp-import" b.dp -o torn/o/1.dpir -w torn/o/w.bin
+	unset TEAR_PATH
 	same "import killed writing the IR: the new weights.bin, whole" "$t/o/w.bin" "$t/new/w.bin"
 	same "import killed writing the IR: the previous IR, whole" "$t/o/1.dpir" "$t/prev/1.dpir"
 	# a full disk: an error; import then removes all its outputs (none is

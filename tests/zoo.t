@@ -1,5 +1,5 @@
 #!/bin/sh
-# zoo.t: small models of the model zoo (tools/zoo.py: Hugging Face decoders
+# zoo.t: small models of the model zoo (tools/zoo.py: the Hugging Face models
 # with small random configs, exported on the GPU machine with their inputs
 # and PyTorch's output) built and compared with PyTorch.  tests/zoo/NAME/
 # holds the archive, its pipeline, in0.npy and ref.npy.  cpu: built, run,

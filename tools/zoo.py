@@ -5,10 +5,12 @@ torch.export, built with devproc for cpu and cuda, compared with PyTorch.
 Run from the repository root on the GPU machine (PyTorch, torchvision and
 transformers installed, DevProc built; tools/zoo.sh does both):
 
-    python3 tools/zoo.py [--models NAME...] [--forms train core] [--jobs N]
-                         [--deadline SECONDS] [--work DIR] [--out tools/zoo/RESULTS.md]
+    python3 tools/zoo.py [--models NAME...] [--skip NAME...] [--forms train core]
+                         [--jobs N] [--timeout SECONDS] [--deadline SECONDS]
+                         [--time-import MODEL] [--work DIR] [--out tools/zoo/RESULTS.md]
 
-Models: every torchvision classification model (224x224, batch 1;
+Models: every torchvision classification model
+(torchvision.models.list_models(module=torchvision.models); 224x224, batch 1;
 inception_v3 at 299), the segmentation models fcn_resnet50,
 deeplabv3_mobilenet_v3_large and lraspp_mobilenet_v3_large (their "out"),
 and Hugging Face GPT-2, Llama, Qwen2 (logits) and BERT (last hidden state)
@@ -17,22 +19,46 @@ with small random configs (batch 1, 32 tokens).  Weights are random
 the training IR ("train") and run_decompositions() ("core").  For each
 (model, form): does it import, how long `devproc build` takes per target,
 the first line of any error, and whether the output matches PyTorch's in
-fp32: max|err| / max|ref| <= 1e-4 end to end.  The table goes to --out
-(Markdown), one row per model and form; a model the deadline cut off says
-so.  Exit status 0 unless the run itself failed.
+fp32: max|err| / max|ref| <= 1e-4 end to end.
+
+Each model runs in a process of its own (python3 tools/zoo.py --one NAME),
+--jobs of them at a time, each stopped after --timeout seconds, so that one
+model's crash, hang or failure costs its own rows only; the rows it
+finished stay.  At --deadline seconds the run stops what is left and
+writes the table (Markdown, one row per model and form) to --out anyway.
+--time-import MODEL then times dp-import and dp-legalize on that model's
+archives (5 runs each form; fresh outputs every run).  Exit status 0 unless
+the run itself failed.
 """
 import argparse
 import concurrent.futures as cf
+import json
 import os
 import shutil
+import signal
+import statistics
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
 TOL = 1e-4
 SEG = ["fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
 HF = ["hf_gpt2", "hf_llama", "hf_qwen2", "hf_bert"]
+# Started first, so that the longest exports and builds overlap the many
+# short ones instead of trailing them.
+SLOW = ["vit_l_16", "vit_l_32", "regnet_y_32gf", "regnet_y_16gf", "regnet_x_32gf",
+        "efficientnet_v2_l", "efficientnet_b7", "maxvit_t", "swin_v2_b", "swin_b",
+        "vgg19_bn", "vgg19", "vgg16_bn", "vgg16", "convnext_large", "efficientnet_b6",
+        "efficientnet_v2_m", "swin_v2_s", "convnext_base", "wide_resnet101_2", "vit_b_16",
+        "vit_b_32", "swin_s", "efficientnet_b5", "regnet_x_16gf", "densenet201",
+        "densenet161", "resnext101_64x4d", "resnext101_32x8d"]
+# Left out by default: the two 2.5 GB archives (632 and 645 million
+# parameters), scaled-up twins of vit_b_16 and the regnet_y family, whose
+# export, save and build alone outlast a device call's 10 minutes.
+SKIP = {"vit_h_14": "632M parameters (2.5 GB); vit_b_16 and vit_l_16 are its architecture",
+        "regnet_y_128gf": "645M parameters (2.6 GB); regnet_y_400mf..32gf are its architecture"}
 
 
 def all_models():
@@ -98,72 +124,219 @@ def first_line(text):
     return text.strip()[:240]
 
 
-def one(name, form, work, root, cuda):
-    """Exports, builds and runs one (model, form); returns its row."""
+def stem_of(name, form):
+    return "m_" + "".join(c if c.isalnum() else "_" for c in name) + "_" + form
+
+
+def save_rows(path, rows):
+    with open(path + ".tmp", "w") as f:
+        json.dump(rows, f)
+    os.replace(path + ".tmp", path)
+
+
+def build_run(d, stem, target, args, r, root, timeout):
+    """Builds (model, form) for target in d and compares its output with r;
+    returns (seconds, result, error, imported)."""
+    import numpy as np
+    b = os.path.join(d, "build_" + target)
+    t0 = time.time()
+    try:
+        p = subprocess.run([os.path.join(root, "bin/devproc"), "build", stem + ".dp", "--target",
+                            target, "-C", b], cwd=d, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"{time.time() - t0:.1f}", "build timeout", f"{target} build: over {timeout:.0f} s", None
+    secs = f"{time.time() - t0:.1f}"
+    if p.returncode != 0:
+        msg = first_line(p.stderr + p.stdout)
+        return secs, "build fails", msg, ("no" if "import:" in msg else None)
+    out = os.path.join(b, "out.npy")
+    try:
+        p = subprocess.run([os.path.join(b, stem, stem)] + args + ["--threads", "2", "--out",
+                           "out=" + out], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return secs, "run timeout", f"{target} run: over {timeout:.0f} s", "yes"
+    if p.returncode != 0:
+        return secs, "run fails", first_line(p.stderr), "yes"
+    got = np.load(out).astype(np.float64)
+    if got.shape != r.shape:
+        return secs, f"shape {got.shape}", "", "yes"
+    err = float(np.abs(got - r).max()) / max(float(np.abs(r).max()), 1e-30)
+    return secs, ("ok" if err <= TOL else "DIFFERS") + f" {err:.1e}", "", "yes"
+
+
+def one(name, forms, work, root, cuda, keep):
+    """Exports, builds and runs one model in every form; its rows go to
+    WORK/NAME/rows.json as each form finishes (what a timeout leaves).  A
+    form's builds are removed once compared, and its archive too unless it
+    is small (2 MB) or keep is set: the weights would otherwise be on disk
+    seven times (archive, blob, program and library per target) for every
+    model at once."""
     import numpy as np
     import torch
     torch.set_num_threads(2)
-    row = dict(model=name, form=form, imported="", cpu="", cuda="", tcpu="", tcuda="",
-               error="", ops="")
-    d = os.path.join(work, f"{name}_{form}")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    stem = "m_" + "".join(c if c.isalnum() else "_" for c in name) + "_" + form
+    top = os.path.join(work, name)
+    os.makedirs(top, exist_ok=True)
+    rpath = os.path.join(top, "rows.json")
+    rows = []
     try:
+        t0 = time.time()
         mod, xs = make(name)
         with torch.no_grad():
             ref = mod(*xs)
-            ep = torch.export.export(mod, xs, strict=False)
-            if form == "core":
-                ep = ep.run_decompositions()
-        torch.export.save(ep, os.path.join(d, stem + ".pt2"))
+            ep0 = torch.export.export(mod, xs, strict=False)
+        texport = time.time() - t0
     except Exception as e:   # noqa: BLE001: the row records any failure
-        row["error"] = "export: " + first_line(f"{type(e).__name__}: {e}")
-        return row
-    dt = {torch.float32: "f32", torch.int64: "i64"}
-    with open(os.path.join(d, stem + ".dp"), "w") as f:
-        for i, x in enumerate(xs):
-            f.write(f"input in{i}: {dt[x.dtype]}[{','.join(map(str, x.shape))}]\n")
-        f.write(f'out = model("{stem}.pt2", {", ".join(f"in{i}" for i in range(len(xs)))})\n')
-        f.write("output out\n")
-    args = []
-    for i, x in enumerate(xs):
-        np.save(os.path.join(d, f"in{i}.npy"), x.numpy())
-        args += ["--in", f"in{i}={os.path.join(d, f'in{i}.npy')}"]
+        msg = "export: " + first_line(f"{type(e).__name__}: {e}")
+        save_rows(rpath, [dict(model=name, form=f, error=msg) for f in forms])
+        return
     r = ref.detach().double().numpy()
-    np.save(os.path.join(d, "ref.npy"), ref.detach().numpy())
-    for target in ["cpu"] + (["cuda"] if cuda else []):
-        b = os.path.join(d, "build_" + target)
-        t0 = time.time()
-        p = subprocess.run([os.path.join(root, "bin/devproc"), "build", stem + ".dp", "--target",
-                            target, "-C", b], cwd=d, capture_output=True, text=True)
-        row["t" + target] = f"{time.time() - t0:.1f}"
+    for form in forms:
+        row = dict(model=name, form=form, imported="", cpu="", cuda="", tcpu="", tcuda="",
+                   error="", ops="")
+        rows.append(row)
+        d = os.path.join(work, f"{name}_{form}")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        stem = stem_of(name, form)
+        try:
+            t0 = time.time()
+            with torch.no_grad():
+                ep = ep0.run_decompositions() if form == "core" else ep0
+            torch.export.save(ep, os.path.join(d, stem + ".pt2"))
+            row["texport"] = f"{texport + time.time() - t0:.1f}"
+        except Exception as e:   # noqa: BLE001
+            row["error"] = "export: " + first_line(f"{type(e).__name__}: {e}")
+            save_rows(rpath, rows)
+            continue
+        dt = {torch.float32: "f32", torch.int64: "i64"}
+        with open(os.path.join(d, stem + ".dp"), "w") as f:
+            for i, x in enumerate(xs):
+                f.write(f"input in{i}: {dt[x.dtype]}[{','.join(map(str, x.shape))}]\n")
+            f.write(f'out = model("{stem}.pt2", {", ".join(f"in{i}" for i in range(len(xs)))})\n')
+            f.write("output out\n")
+        args = []
+        for i, x in enumerate(xs):
+            np.save(os.path.join(d, f"in{i}.npy"), x.numpy())
+            args += ["--in", f"in{i}={os.path.join(d, f'in{i}.npy')}"]
+        np.save(os.path.join(d, "ref.npy"), ref.detach().numpy())
+        targets = ["cpu"] + (["cuda"] if cuda else [])
+        # both targets at once: the cpu build and nvcc overlap
+        with cf.ThreadPoolExecutor(len(targets)) as ex:
+            res = dict(zip(targets, ex.map(lambda t: build_run(d, stem, t, args, r, root, 400),
+                                           targets)))
+        for t in targets:
+            shutil.rmtree(os.path.join(d, "build_" + t), ignore_errors=True)
+        pt2 = os.path.join(d, stem + ".pt2")
+        for t in targets:
+            secs, result, err, imported = res[t]
+            row["t" + t], row[t] = secs, result
+            if err and not row["error"]:
+                row["error"] = err
+            if imported == "yes" or (imported == "no" and not row["imported"]):
+                row["imported"] = imported
+        if not row["imported"]:
+            p = subprocess.run([os.path.join(root, "bin/devproc"), "dump", stem + ".pt2"], cwd=d,
+                               capture_output=True, text=True)
+            row["ops"] = " ".join(l.split()[1] for l in p.stdout.splitlines()
+                                  if "UNSUPPORTED" in l and len(l.split()) > 1)
+        if not keep and os.path.getsize(pt2) > 2 << 20:
+            os.remove(pt2)
+        save_rows(rpath, rows)
+
+
+def launch(name, a, root):
+    """Runs one model in its own process group for at most a.timeout s (or
+    until the deadline); returns its rows, with the unfinished ones marked."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--one", name, "--work", a.work,
+           "--forms", *a.forms] + (["--no-cuda"] if a.no_cuda else []) + \
+          (["--keep"] if name == a.time_import else [])
+    log = open(os.path.join(a.work, name + ".log"), "w")
+    t0 = time.time()
+    p = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    limit = min(a.timeout, max(1.0, a.stop - time.time()))
+    why = ""
+    try:
+        p.wait(timeout=limit)
         if p.returncode != 0:
-            msg = first_line(p.stderr + p.stdout)
-            if "import:" in msg and not row["imported"]:
-                row["imported"] = "no"
-            row["error"] = row["error"] or msg
-            row[target] = "build fails"
+            why = f"zoo.py: the model's process exited with status {p.returncode}"
+    except subprocess.TimeoutExpired:
+        why = (f"timeout: stopped after {time.time() - t0:.0f} s" if limit == a.timeout
+               else "not finished at the run's deadline")
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+    log.close()
+    try:
+        with open(os.path.join(a.work, name, "rows.json")) as f:
+            rows = {r["form"]: r for r in json.load(f)}
+    except (OSError, ValueError):
+        rows = {}
+    if why and not rows:
+        with open(os.path.join(a.work, name + ".log")) as f:
+            tail = [l for l in f.read().splitlines() if l.strip()][-1:]
+        if tail and p.returncode not in (None, -signal.SIGKILL):
+            why += ": " + tail[0][:200]
+    return [rows.get(f) or dict(model=name, form=f, error=why or "no result") for f in a.forms]
+
+
+def time_import(name, a, root):
+    """dp-import and dp-legalize of name's archives: 5 runs per form, fresh
+    outputs each time; a line per form (range and median, seconds)."""
+    lines = []
+    for form in a.forms:
+        d = os.path.join(a.work, f"{name}_{form}")
+        dp = os.path.join(d, stem_of(name, form) + ".dp")
+        if not os.path.exists(dp):
             continue
-        row["imported"] = "yes"
-        out = os.path.join(b, "out.npy")
-        p = subprocess.run([os.path.join(b, stem, stem)] + args + ["--out", "out=" + out],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            row[target] = "run fails"
-            row["error"] = row["error"] or first_line(p.stderr)
-            continue
-        got = np.load(out).astype(np.float64)
-        if got.shape != r.shape:
-            row[target] = f"shape {got.shape}"
-            continue
-        err = float(np.abs(got - r).max()) / max(float(np.abs(r).max()), 1e-30)
-        row[target] = ("ok" if err <= TOL else "DIFFERS") + f" {err:.1e}"
-    if not row["imported"]:
-        p = subprocess.run([os.path.join(root, "bin/devproc"), "dump", stem + ".pt2"], cwd=d,
-                           capture_output=True, text=True)
-        row["ops"] = " ".join(l.split()[1] for l in p.stdout.splitlines() if "UNSUPPORTED" in l)
-    return row
+        pt2 = os.path.getsize(dp[:-3] + ".pt2")
+        imp, leg = [], []
+        for _ in range(5):
+            o = os.path.join(d, "timing")
+            shutil.rmtree(o, ignore_errors=True)
+            os.makedirs(o)
+            t0 = time.perf_counter()
+            p = subprocess.run([os.path.join(root, "bin/dp-import"), dp, "-o",
+                                os.path.join(o, "1.import.dpir"), "-w",
+                                os.path.join(o, "weights.bin")], capture_output=True, text=True)
+            t1 = time.perf_counter()
+            q = subprocess.run([os.path.join(root, "bin/dp-legalize"),
+                                os.path.join(o, "1.import.dpir"), "-o",
+                                os.path.join(o, "2.legalize.dpir")], capture_output=True, text=True)
+            t2 = time.perf_counter()
+            if p.returncode or q.returncode:
+                lines.append(f"{name} {form}: " + first_line(p.stderr + q.stderr))
+                break
+            imp.append(t1 - t0)
+            leg.append(t2 - t1)
+        else:
+            both = [x + y for x, y in zip(imp, leg)]
+            wb = os.path.getsize(os.path.join(o, "weights.bin"))
+            lines.append(f"{name} {form} ({pt2 / 1e6:.0f} MB archive, {wb / 1e6:.0f} MB weights.bin), "
+                         f"5 runs: dp-import {min(imp):.2f}-{max(imp):.2f} s (median "
+                         f"{statistics.median(imp):.2f}), dp-legalize {min(leg):.3f}-{max(leg):.3f} s, "
+                         f"both {min(both):.2f}-{max(both):.2f} s (median {statistics.median(both):.2f})")
+    return lines
+
+
+def versions():
+    """The libraries' versions and the GPU, for the table's note."""
+    out = []
+    for mod in ["torch", "torchvision", "transformers"]:
+        try:
+            out.append(f"{mod} {__import__(mod).__version__}")
+        except Exception:   # noqa: BLE001
+            out.append(f"no {mod}")
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        gpu = ""
+    return ", ".join(out) + (f"; {os.cpu_count()} cores, {gpu}." if gpu else
+                             f"; {os.cpu_count()} cores, no GPU.")
 
 
 def table(rows, path, note):
@@ -176,53 +349,104 @@ def table(rows, path, note):
         for r in rows:
             r = dict(r)
             if r.get("ops"):
-                r["error"] = (r["error"] + "; unsupported: " + r["ops"]).strip("; ")
+                r["error"] = (r.get("error", "") + "; unsupported: " + r["ops"]).strip("; ")
             f.write("| " + " | ".join(str(r.get(c, "")).replace("|", "/") for c in cols) + " |\n")
+
+
+def summary(out, forms, cuda):
+    """Counts per form: imported, cpu match, cuda match."""
+    parts = []
+    for form in forms:
+        rs = [r for r in out if r["form"] == form]
+        imp = sum(1 for r in rs if r.get("imported") == "yes")
+        cpu = sum(1 for r in rs if str(r.get("cpu", "")).startswith("ok"))
+        s = f"{form}: {imp} of {len(rs)} import, {cpu} match on cpu"
+        if cuda:
+            s += f", {sum(1 for r in rs if str(r.get('cuda', '')).startswith('ok'))} on cuda"
+        parts.append(s)
+    return "; ".join(parts)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="*")
+    ap.add_argument("--skip", nargs="*", default=sorted(SKIP),
+                    help="models left out (default: %(default)s)")
     ap.add_argument("--forms", nargs="*", default=["train", "core"])
-    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    ap.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 2))
+    ap.add_argument("--timeout", type=float, default=420, help="seconds per model")
     ap.add_argument("--deadline", type=float, default=1e9, help="seconds; then stop")
+    ap.add_argument("--time-import", metavar="MODEL")
     ap.add_argument("--work", default="/tmp/dpzoo")
     ap.add_argument("--out", default="tools/zoo/RESULTS.md")
     ap.add_argument("--no-cuda", action="store_true")
+    ap.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)
+    ap.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    start = time.time()
     root = os.getcwd()
+    a.work = os.path.abspath(a.work)
+    if a.one:
+        try:
+            one(a.one, a.forms, a.work, root, not a.no_cuda, a.keep)
+        except Exception:   # noqa: BLE001: the parent reads the traceback's last line
+            traceback.print_exc()
+            return 1
+        return 0
+    start = time.time()
+    a.stop = start + a.deadline
     models = a.models or all_models()
-    todo = [(m, f) for m in models for f in a.forms]
+    skipped = [m for m in models if m in a.skip]
+    models = [m for m in models if m not in a.skip]
+    # the slow ones first, but one in every four places at most, so that
+    # the largest weights are not all on disk at once
+    slow = [m for m in SLOW if m in models]
+    rest = [m for m in models if m not in SLOW]
+    order = []
+    while slow or rest:
+        order += slow[:1] + rest[:3]
+        slow, rest = slow[1:], rest[3:]
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
-    rows = {}
-    ex = cf.ProcessPoolExecutor(a.jobs)
-    futs = {ex.submit(one, m, f, a.work, root, not a.no_cuda): (m, f) for m, f in todo}
-    try:
-        for fu in cf.as_completed(futs, timeout=max(1, a.deadline - (time.time() - start))):
-            m, f = futs[fu]
+    rows, lock = {}, threading.Lock()
+
+    def task(m):
+        if time.time() >= a.stop:
+            return [dict(model=m, form=f, error="not run (deadline)") for f in a.forms]
+        return launch(m, a, root)
+    with cf.ThreadPoolExecutor(a.jobs) as ex:
+        futs = {ex.submit(task, m): m for m in order}
+        for fu in cf.as_completed(futs):
+            m = futs[fu]
             try:
-                rows[(m, f)] = fu.result()
+                rs = fu.result()
             except Exception:   # noqa: BLE001
-                rows[(m, f)] = dict(model=m, form=f, error="zoo.py: " +
-                                    first_line(traceback.format_exc().splitlines()[-1]))
-            r = rows[(m, f)]
-            print(f"{m} {f}: import {r.get('imported') or '-'} cpu {r.get('cpu') or '-'} "
-                  f"cuda {r.get('cuda') or '-'} {r.get('error', '')}", flush=True)
-    except cf.TimeoutError:
-        pass
-    procs = list(getattr(ex, "_processes", {}).values())
-    ex.shutdown(wait=False, cancel_futures=True)
-    for p in procs:   # the deadline: stop the workers still exporting or building
-        p.kill()
-    out = [rows.get(k, dict(model=k[0], form=k[1], error="not run (deadline)")) for k in todo]
-    ok = sum(1 for r in out if r.get("imported") == "yes")
-    note = (f"Made by tools/zoo.py in {time.time() - start:.0f} s, {a.jobs} jobs; "
-            f"{ok} of {len(out)} (model, form) pairs import.  Tolerance max|err|/max|ref| <= {TOL:g}; "
-            "train = torch.export training IR, core = run_decompositions().")
+                rs = [dict(model=m, form=f, error="zoo.py: " + first_line(
+                    traceback.format_exc().splitlines()[-1])) for f in a.forms]
+            with lock:
+                for r in rs:
+                    rows[(m, r["form"])] = r
+                    print(f"{m} {r['form']}: import {r.get('imported') or '-'} "
+                          f"cpu {r.get('cpu') or '-'} ({r.get('tcpu') or '-'} s) "
+                          f"cuda {r.get('cuda') or '-'} ({r.get('tcuda') or '-'} s) "
+                          f"{r.get('error', '')}", flush=True)
+    out = [rows[(m, f)] for m in models for f in a.forms]
+    note = (f"Made by tools/zoo.py in {time.time() - start:.0f} s, {a.jobs} models at a time "
+            f"(each in its own process, at most {a.timeout:.0f} s); {len(models)} models, "
+            f"{len(out)} (model, form) pairs.  {summary(out, a.forms, not a.no_cuda)}.  "
+            f"Tolerance max|err|/max|ref| <= {TOL:g}; train = torch.export training IR, "
+            "core = run_decompositions().  Build times are `devproc build` from the archive "
+            "(import to link), the cpu and cuda builds of a form running side by side.")
+    note += "  " + versions()
+    if skipped:
+        note += "\n\nLeft out: " + "; ".join(f"{m} ({SKIP.get(m, '--skip')})" for m in skipped) + "."
+    if a.time_import:
+        lines = time_import(a.time_import, a, root)
+        if lines:
+            note += "\n\nImport + legalize, same machine, after the run:\n" + \
+                    "\n".join("- " + l for l in lines)
     table(out, a.out, note)
     print(note)
+    return 0
 
 
 if __name__ == "__main__":

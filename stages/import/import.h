@@ -25,13 +25,17 @@ typedef struct Stored {    /* one distinct tensor in the blob */
 	uint64_t hash;
 	int64_t off, n;    /* file offset and length in bytes */
 	const char *name;  /* the state-dict name it is stored for, or NULL */
+	const char *p;     /* its bytes: in a mapped archive, or owned */
+	int own;           /* p is the blob's to free */
 } Stored;
 
 typedef struct Blob {
-	char *buf;
-	size_t len, cap;   /* len: bytes used, a multiple of 64 between tensors */
-	Stored *t;
+	size_t len;        /* the file's size so far, a multiple of 64 */
+	Stored *t;         /* in offset order */
 	int nt, capt;
+	char *room;        /* blob_room's buffer */
+	size_t roomcap;
+	unsigned char head[64];   /* the header, once blob_finish made it */
 } Blob;
 
 typedef struct Model Model;
@@ -172,7 +176,9 @@ void blob_init(Blob *b);
 char *blob_room(Blob *b, size_t n);
 int64_t blob_commit(Blob *b, size_t n, char hash[17]);
 int64_t blob_commit_as(Blob *b, size_t n, char hash[17], const char *name);
-void blob_finish(Blob *b);
+int64_t blob_ref(Blob *b, const char *p, size_t n, uint64_t h, char hash[17], const char *name);
+uint64_t blob_finish(Blob *b);
+int blob_write(const Blob *b, const char *path, Err *err);
 void blob_free(Blob *b);
 void tobytes(double v, int dtype, void *out);
 

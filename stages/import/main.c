@@ -161,7 +161,8 @@ main(int argc, char **argv)
 	outs[0] = wout;
 	outs[1] = out;
 	outs[2] = dep;
-	writeout(wout, imp.blob.buf, imp.blob.len);
+	if (blob_write(&imp.blob, wout, &err))
+		writefail(wout, &err);
 	if (dp_write(out, fn, &err))
 		writefail(out, &err);
 	if (dep) {

@@ -30,6 +30,8 @@ struct Model {
 	json_t *prog;      /* models/model.json */
 	json_t *wcfg, *ccfg; /* weight and constant configs: FQN -> entry */
 	char hash[17];
+	int64_t *data;     /* per entry: where its stored bytes start, or -1 */
+	zip_int64_t ndata;
 	char *buf;         /* an entry being read, freed by pt2_free after an error */
 	zip_file_t *zf;    /* the entry open for reading, likewise */
 };
@@ -262,6 +264,132 @@ readentry(Model *m, zip_int64_t i, const char *rel, void *buf, zip_uint64_t n, z
 	zip_fclose(f);
 }
 
+static uint64_t
+rd(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Fills m->data from the archive's central directory: for each entry
+ * stored uncompressed, the offset of its bytes in the file (past its local
+ * header), so that weights are used where they lie.  libzip checked the
+ * archive's consistency on open; anything unexpected here leaves -1, and
+ * the entry is then read through libzip. */
+static void
+dataoffsets(Model *m)
+{
+	const unsigned char *z = m->map;
+	size_t size = m->size;
+	m->ndata = zip_get_num_entries(m->zip, 0);
+	m->data = xrealloc(NULL, (size_t)m->ndata + 1, sizeof *m->data);
+	for (zip_int64_t i = 0; i < m->ndata; i++)
+		m->data[i] = -1;
+	/* the end of central directory record, and its zip64 twin (an archive
+	 * too small to hold both and an entry is read through libzip) */
+	if (size < 128)
+		return;
+	size_t e = size - 22, stop = e > 65535 ? e - 65535 : 0;
+	while (e > stop && rd(z + e, 4) != 0x06054b50)
+		e--;
+	if (rd(z + e, 4) != 0x06054b50)
+		return;
+	uint64_t count = rd(z + e + 10, 2), cd = rd(z + e + 16, 4);
+	if ((count == 0xffff || cd == 0xffffffff) && e >= 20 && rd(z + e - 20, 4) == 0x07064b50) {
+		uint64_t z64 = rd(z + e - 20 + 8, 8);
+		if (z64 > size - 56 || rd(z + z64, 4) != 0x06064b50)
+			return;
+		count = rd(z + z64 + 32, 8);
+		cd = rd(z + z64 + 48, 8);
+	}
+	if (count != (uint64_t)m->ndata)
+		return;
+	for (uint64_t i = 0, at = cd; i < count; i++) {
+		if (at > size - 46 || rd(z + at, 4) != 0x02014b50)
+			return;
+		const unsigned char *h = z + at;
+		uint64_t method = rd(h + 10, 2), csize = rd(h + 20, 4), usize = rd(h + 24, 4);
+		uint64_t nlen = rd(h + 28, 2), xlen = rd(h + 30, 2), clen = rd(h + 32, 2);
+		uint64_t local = rd(h + 42, 4);
+		if (46 + nlen + xlen + clen > size - at)
+			return;
+		/* zip64: the sizes and offset that do not fit come in extra field 1 */
+		for (uint64_t x = 46 + nlen; x + 4 <= 46 + nlen + xlen;) {
+			uint64_t id = rd(h + x, 2), xl = rd(h + x + 2, 2), k = x + 4;
+			if (x + 4 + xl > 46 + nlen + xlen)
+				return;
+			if (id == 1) {
+				if (usize == 0xffffffff && k + 8 <= x + 4 + xl)
+					usize = rd(h + k, 8), k += 8;
+				if (csize == 0xffffffff && k + 8 <= x + 4 + xl)
+					csize = rd(h + k, 8), k += 8;
+				if (local == 0xffffffff && k + 8 <= x + 4 + xl)
+					local = rd(h + k, 8);
+			}
+			x += 4 + xl;
+		}
+		const char *name = zip_get_name(m->zip, i, ZIP_FL_ENC_RAW);
+		if (method == 0 && csize == usize && name && strlen(name) == nlen &&
+		    memcmp(name, h + 46, nlen) == 0 && local <= size - 30 &&
+		    rd(z + local, 4) == 0x04034b50) {
+			uint64_t d = local + 30 + rd(z + local + 26, 2) + rd(z + local + 28, 2);
+			if (d <= size && usize <= size - d)
+				m->data[i] = (int64_t)d;
+		}
+		at += 46 + nlen + xlen + clen;
+	}
+}
+
+/* The stored bytes of entry i in the mapped archive, or NULL when they are
+ * compressed or cannot be found there. */
+static const char *
+entrydata(Model *m, zip_int64_t i)
+{
+	if (!m->data)
+		dataoffsets(m);
+	return i >= 0 && i < m->ndata && m->data[i] >= 0 ? (const char *)m->map + m->data[i] : NULL;
+}
+
+/* Reads all of entry i (size bytes) through libzip in cache-sized pieces,
+ * so that its CRC-32 is checked, and returns the weight hash of its bytes
+ * [skip, skip + n). */
+static uint64_t
+readhash(Model *m, zip_int64_t i, const char *rel, zip_uint64_t skip, zip_uint64_t n,
+         zip_uint64_t size)
+{
+	enum { PIECE = 1 << 18 };
+	char *buf = m->buf = xrealloc(NULL, PIECE, 1);
+	zip_file_t *f = m->zf = zip_fopen_index(m->zip, (zip_uint64_t)i, 0);
+	if (!f)
+		merr(m, "cannot read %s%s: %s", m->root, rel, zip_strerror(m->zip));
+	DpWhash h;
+	dp_whash_init(&h);
+	zip_uint64_t got = 0;
+	for (;;) {
+		zip_int64_t r = zip_fread(f, buf, PIECE);
+		if (r < 0)
+			merr(m, "cannot read %s%s: %s", m->root, rel, zip_file_strerror(f));
+		if (r == 0)
+			break;
+		zip_uint64_t lo = got > skip ? got : skip, hi = got + (zip_uint64_t)r;
+		if (hi > skip + n)
+			hi = skip + n;
+		if (lo < hi)
+			dp_whash_add(&h, buf + (lo - got), hi - lo);
+		got += (zip_uint64_t)r;
+	}
+	if (got != size)
+		merr(m, "%s%s is truncated (%llu of %llu bytes)", m->root, rel,
+		        (unsigned long long)got, (unsigned long long)size);
+	m->zf = NULL;
+	zip_fclose(f);
+	m->buf = NULL;
+	free(buf);
+	return dp_whash_end(&h);
+}
+
 static json_t *
 readjson(Model *m, const char *rel, int optional)
 {
@@ -341,7 +469,7 @@ load(Imp *imp, const Call *c)
 		errat(imp->src, c->pathat, "cannot read '%s': %s", c->path, strerror(errno));
 	m->map = map;
 	m->size = (size_t)st.st_size;
-	dp_hash_hex(dp_hash(m->map, m->size, DP_HASH_INIT), m->hash);
+	dp_hash_hex(dp_whash(m->map, m->size), m->hash);
 
 	zip_error_t ze;
 	zip_error_init(&ze);
@@ -684,8 +812,17 @@ weight(Graph *g, const char *name, const char *fqn, int named)
 	size_t nb = (size_t)(numel * es);
 	char hash[17];
 	Blob *b = &g->imp->blob;
-	if (contiguous && off == 0 && (int64_t)size == need) {
+	int state = mutated(g, fqn);
+	const char *param = named || state ? dp_strdup(g->imp->fn->arena, fqn) : NULL;
+	const char *at = contiguous ? entrydata(m, zi) : NULL;
+	int64_t where;
+	if (at) {
+		/* used where it lies in the archive: copied once, into weights.bin */
+		uint64_t h = readhash(m, zi, rel, (zip_uint64_t)(off * es), nb, size);
+		where = blob_ref(b, at + off * es, nb, h, hash, param);
+	} else if (contiguous && off == 0 && (int64_t)size == need) {
 		readentry(m, zi, rel, blob_room(b, nb), nb, size);
+		where = blob_commit_as(b, nb, hash, param);
 	} else {
 		/* copy the strided view into dense C order */
 		char *raw = m->buf = xrealloc(NULL, size ? size : 1, 1);
@@ -705,11 +842,9 @@ weight(Graph *g, const char *name, const char *fqn, int named)
 		}
 		m->buf = NULL;
 		free(raw);
+		where = blob_commit_as(b, nb, hash, param);
 	}
-	int state = mutated(g, fqn);
-	const char *param = named || state ? dp_strdup(g->imp->fn->arena, fqn) : NULL;
-	int64_t at = blob_commit_as(b, nb, hash, param);
-	return constop(g->imp, at, (int64_t)nb, hash, &t, param, state);
+	return constop(g->imp, where, (int64_t)nb, hash, &t, param, state);
 }
 
 /* The value id of graph value name, emitting its const on first use. */
@@ -1273,6 +1408,7 @@ pt2_free(Imp *imp)
 		if (m->zf)
 			zip_fclose(m->zf);
 		free(m->buf);
+		free(m->data);
 		zip_discard(m->zip);
 		if (m->map)
 			munmap(m->map, m->size);

@@ -57,8 +57,7 @@ imp_run(Imp *imp, const char *name, const char *dep, const char *wname)
 	srchash(imp->src->text, imp->src->len, hash);
 	dp_adddep(fn, dep, hash);
 	pt2_deps(imp);
-	blob_finish(&imp->blob);
-	dp_hash_hex(dp_hash(imp->blob.buf, imp->blob.len, DP_HASH_INIT), hash);
+	dp_hash_hex(blob_finish(&imp->blob), hash);
 	fn->weights = dp_strdup(fn->arena, wname);
 	fn->whash = dp_strdup(fn->arena, hash);
 	fn->wsize = (int64_t)imp->blob.len;

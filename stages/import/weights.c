@@ -1,41 +1,34 @@
 /* weights.c: builds the weight blob (formats/weights.md): a 64-byte header,
- * then each distinct tensor once, at a 64-byte-aligned offset. */
+ * then each distinct tensor once, at a 64-byte-aligned offset.  Tensors of
+ * an archive are not copied: the blob points at them in the mapped archive
+ * and they go from there into weights.bin when it is written. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "import.h"
 
-enum { HDR = 64, ALIGN = 64, WB_MAJOR = 1, WB_MINOR = 1 };
+enum { HDR = 64, ALIGN = 64, WB_MAJOR = 1, WB_MINOR = 2 };
 
-/* An empty blob holding only room for the header. */
+/* An empty blob: the header alone. */
 void
 blob_init(Blob *b)
 {
 	memset(b, 0, sizeof *b);
-	b->cap = 1 << 16;
-	b->buf = xrealloc(NULL, b->cap, 1);
-	memset(b->buf, 0, HDR);
 	b->len = HDR;
 }
 
-/* Room for n bytes at the next free aligned offset; fill it, then call
- * blob_commit.  The pointer is valid until the next blob_room. */
+/* Room for n bytes to fill, then keep with blob_commit (or drop).  The
+ * pointer is valid until the next blob_room or blob_commit. */
 char *
 blob_room(Blob *b, size_t n)
 {
-	size_t pad = ALIGN - 1;
-	if (n > (size_t)-1 - b->len - pad)
-		dp_die("weight blob size overflows");
-	size_t need = b->len + n + pad;
-	if (need > b->cap) {
-		size_t cap = b->cap;
-		while (cap < need)
-			cap = cap > (size_t)-1 / 2 ? need : cap * 2;
-		b->buf = xrealloc(b->buf, cap, 1);
-		b->cap = cap;
+	if (n > b->roomcap || !b->room) {
+		free(b->room);
+		b->room = xrealloc(NULL, n ? n : 1, 1);
+		b->roomcap = n;
 	}
-	return b->buf + b->len;
+	return b->room;
 }
 
 /* Keeps the n bytes just written at blob_room unless the blob already holds
@@ -46,63 +39,134 @@ blob_commit(Blob *b, size_t n, char hash[17])
 	return blob_commit_as(b, n, hash, NULL);
 }
 
-/* blob_commit for the tensor of a state-dict name (NULL: an anonymous
- * constant): bytes are shared only between tensors of the same name, so
- * that a checkpoint can give each name its own values at run time. */
-int64_t
-blob_commit_as(Blob *b, size_t n, char hash[17], const char *name)
+/* The offset of the n bytes at p, with their hash h, under state-dict name
+ * (NULL: anonymous): one already stored, or -1. */
+static int64_t
+find(const Blob *b, const char *p, size_t n, uint64_t h, const char *name)
 {
-	const char *p = b->buf + b->len;
-	uint64_t h = dp_hash(p, n, DP_HASH_INIT);
-	dp_hash_hex(h, hash);
 	for (int i = 0; i < b->nt; i++) {
-		Stored *s = &b->t[i];
-		if (s->hash == h && s->n == (int64_t)n && memcmp(b->buf + s->off, p, n) == 0 &&
+		const Stored *s = &b->t[i];
+		if (s->hash == h && s->n == (int64_t)n && memcmp(s->p, p, n) == 0 &&
 		    (s->name == name || (s->name && name && strcmp(s->name, name) == 0)))
 			return s->off;
 	}
+	return -1;
+}
+
+/* Appends the n bytes at p (owned: the blob frees them) at the next
+ * aligned offset. */
+static int64_t
+append(Blob *b, const char *p, size_t n, uint64_t h, const char *name, int own)
+{
 	int64_t off = (int64_t)b->len;
-	if (n == 0)
-		return off;
+	if (n > (size_t)INT64_MAX - b->len - ALIGN)
+		dp_die("weight blob size overflows");
 	if (b->nt == b->capt) {
 		b->capt = b->capt ? 2 * b->capt : 64;
 		b->t = xrealloc(b->t, (size_t)b->capt, sizeof *b->t);
 	}
-	b->t[b->nt++] = (Stored){ h, off, (int64_t)n, name };
-	size_t end = b->len + n;
-	size_t al = (end + ALIGN - 1) / ALIGN * ALIGN;
-	memset(b->buf + end, 0, al - end);
-	b->len = al;
+	b->t[b->nt++] = (Stored){ h, off, (int64_t)n, name, p, own };
+	b->len = (b->len + n + ALIGN - 1) / ALIGN * ALIGN;
 	return off;
 }
 
-static void
-put(char *p, uint64_t v, int n)
+/* blob_commit for the tensor of a state-dict name (NULL: an anonymous
+ * constant): bytes are shared only between tensors of the same name, so
+ * that a checkpoint can give each name its own values at run time.  The
+ * room's memory becomes the blob's. */
+int64_t
+blob_commit_as(Blob *b, size_t n, char hash[17], const char *name)
 {
-	for (int i = 0; i < n; i++)
-		p[i] = (char)(v >> (8 * i));
+	uint64_t h = dp_whash(b->room, n);
+	dp_hash_hex(h, hash);
+	if (n == 0)
+		return (int64_t)b->len;
+	int64_t off = find(b, b->room, n, h, name);
+	if (off >= 0)
+		return off;
+	off = append(b, b->room, n, h, name, 1);
+	b->room = NULL;
+	b->roomcap = 0;
+	return off;
 }
 
-/* Fills in the header; the blob is then b->buf[0..b->len). */
-void
+/* Stores the n bytes at p, whose weight hash is h, in place: they are not
+ * copied, and must stay where they are (a mapped archive) until the blob is
+ * written.  Otherwise as blob_commit_as. */
+int64_t
+blob_ref(Blob *b, const char *p, size_t n, uint64_t h, char hash[17], const char *name)
+{
+	dp_hash_hex(h, hash);
+	if (n == 0)
+		return (int64_t)b->len;
+	int64_t off = find(b, p, n, h, name);
+	return off >= 0 ? off : append(b, p, n, h, name, 0);
+}
+
+static void
+put(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* The padding after stored tensor i, up to the next one or the end. */
+static size_t
+pad(const Blob *b, int i)
+{
+	size_t end = (size_t)(b->t[i].off + b->t[i].n);
+	return (i + 1 < b->nt ? (size_t)b->t[i + 1].off : b->len) - end;
+}
+
+/* Fills in the header (b->head); returns the data hash it holds. */
+uint64_t
 blob_finish(Blob *b)
 {
-	memset(b->buf, 0, HDR);
-	memcpy(b->buf, "DPWB", 4);
-	put(b->buf + 4, WB_MAJOR, 2);
-	put(b->buf + 6, WB_MINOR, 2);
-	put(b->buf + 8, (uint64_t)b->nt, 4);
-	put(b->buf + 16, b->len, 8);
-	put(b->buf + 24, HDR, 8);
-	put(b->buf + 32, dp_hash(b->buf + HDR, b->len - HDR, DP_HASH_INIT), 8);
+	static const char zeros[ALIGN];
+	DpWhash s;
+	dp_whash_init(&s);
+	for (int i = 0; i < b->nt; i++) {
+		dp_whash_add(&s, b->t[i].p, (size_t)b->t[i].n);
+		dp_whash_add(&s, zeros, pad(b, i));
+	}
+	uint64_t h = dp_whash_end(&s);
+	memset(b->head, 0, HDR);
+	memcpy(b->head, "DPWB", 4);
+	put(b->head + 4, WB_MAJOR, 2);
+	put(b->head + 6, WB_MINOR, 2);
+	put(b->head + 8, (uint64_t)b->nt, 4);
+	put(b->head + 16, b->len, 8);
+	put(b->head + 24, HDR, 8);
+	put(b->head + 32, h, 8);
+	return h;
+}
+
+/* Writes the finished blob to path (only when its bytes change), each
+ * tensor from where it lies: 0, or -1 with err set. */
+int
+blob_write(const Blob *b, const char *path, Err *err)
+{
+	DpSeg *seg = xrealloc(NULL, 2 * (size_t)b->nt + 1, sizeof *seg);
+	int n = 0;
+	seg[n++] = (DpSeg){ b->head, HDR };
+	for (int i = 0; i < b->nt; i++) {
+		seg[n++] = (DpSeg){ b->t[i].p, (size_t)b->t[i].n };
+		seg[n++] = (DpSeg){ NULL, pad(b, i) };
+	}
+	int r = dp_write_segs(path, seg, n, err);
+	free(seg);
+	return r;
 }
 
 /* Frees the blob's memory. */
 void
 blob_free(Blob *b)
 {
-	free(b->buf);
+	for (int i = 0; i < b->nt; i++)
+		if (b->t[i].own)
+			free((char *)b->t[i].p);
 	free(b->t);
+	free(b->room);
 	memset(b, 0, sizeof *b);
 }
 
@@ -137,7 +201,7 @@ tohalf(float f)
 void
 tobytes(double v, int dtype, void *out)
 {
-	char *p = out;
+	unsigned char *p = out;
 	switch (dtype) {
 	case DP_U8: case DP_I8: put(p, (uint64_t)(int64_t)v, 1); break;
 	case DP_BOOL: put(p, v != 0, 1); break;

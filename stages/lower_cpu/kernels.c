@@ -135,7 +135,7 @@ k_permute(Ctx *c, const Op *op, int i)
 	if (tx->rank < 2)
 		return k_memcpy(c, op, i);
 	for (k = 0; k < tx->rank; k++)
-		perm[k] = op->kind == At ? 1 - k : normdim(a->ints[k], tx->rank);
+		perm[k] = a->ints[k];   /* legalized: dims >= 0 */
 	str_printf(c->body, "\tdprt_permute(v%d, v%d, %d, %d, (const int64_t[])", V(c, y),
 	           V(c, x), dp_dtype_size[tx->dtype], tx->rank);
 	str_ints(c->body, tx->dim, tx->rank);
@@ -322,118 +322,12 @@ k_mm(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-/* Appends " + i0*s0 + i1*s1" for the nonzero strides. */
-static void
-offexpr(char *buf, size_t n, const char *base, const int64_t *st, int nb)
-{
-	size_t len;
-	int k;
-
-	snprintf(buf, n, "%s", base);
-	for (k = 0; k < nb; k++) {
-		len = strlen(buf);
-		if (st[k] != 0)
-			snprintf(buf + len, n - len, " + i%d*%lld", k, (long long)st[k]);
-	}
-}
-
-/* aten.matmul (torch.matmul): 1-D operands get a unit axis (dropped from
- * the result), leading batch axes broadcast; one sgemm when b has no batch
- * axes (a's batch folds into M), else a loop nest over the batch. */
-static int
-k_matmul(Ctx *c, const Op *op, int i)
-{
-	int y = op->out[0], va = op->in[0], vb = op->in[1];
-	Type ta = *ty(c, va), tb = *ty(c, vb);
-	Type bo = {0};   /* broadcast batch shape */
-	int64_t M, N, K, sa[DP_MAXRANK], sb[DP_MAXRANK], so[DP_MAXRANK];
-	int k, nb;
-	Mat a, b;
-	char yp[256], base[32];
-	Str ind = {0};
-
-	if (needf32(c, op, i) != 0)
-		return -1;
-	if (ta.rank == 2 && tb.rank == 2) {
-		M = ta.dim[0], K = ta.dim[1], N = tb.dim[1];
-		a = matrix(c, va, M, K);
-		b = matrix(c, vb, K, N);
-		snprintf(yp, sizeof yp, "v%d", V(c, y));
-		sgemm(c, "\t", M, N, K, 1, &a, &b, 0, NULL, yp, N);
-		return 0;
-	}
-	if (ta.rank == 1) {   /* [K] -> [1,K] */
-		ta.dim[1] = ta.dim[0];
-		ta.dim[0] = 1;
-		ta.rank = 2;
-	}
-	if (tb.rank == 1) {   /* [K] -> [K,1] */
-		tb.dim[1] = 1;
-		tb.rank = 2;
-	}
-	M = ta.dim[ta.rank - 2], K = ta.dim[ta.rank - 1], N = tb.dim[tb.rank - 1];
-	a = (Mat){.rs = K, .cs = 1};
-	b = (Mat){.rs = N, .cs = 1};
-	if (tb.rank == 2) {   /* fold a's batch into M */
-		snprintf(a.p, sizeof a.p, "v%d", V(c, va));
-		snprintf(b.p, sizeof b.p, "v%d", V(c, vb));
-		snprintf(yp, sizeof yp, "v%d", V(c, y));
-		sgemm(c, "\t", prod(&ta, 0, ta.rank - 2) * M, N, K, 1, &a, &b, 0, NULL, yp, N);
-		return 0;
-	}
-	/* batch shapes: ta.dim[0..ta.rank-3], tb.dim[0..tb.rank-3] */
-	nb = (ta.rank > tb.rank ? ta.rank : tb.rank) - 2;
-	bo.rank = (uint8_t)nb;
-	for (k = 0; k < nb; k++) {
-		int ka = k - (nb - (ta.rank - 2)), kb = k - (nb - (tb.rank - 2));
-		int64_t da = ka >= 0 ? ta.dim[ka] : 1, db = kb >= 0 ? tb.dim[kb] : 1;
-		bo.dim[k] = da > db ? da : db;
-	}
-	{   /* per-batch-axis strides in elements (0 where broadcast) */
-		Type ba = ta, bb = tb;
-		ba.rank -= 2;
-		bb.rank -= 2;
-		dp_bstrides(&ba, &bo, sa);
-		dp_bstrides(&bb, &bo, sb);
-		dp_bstrides(&bo, &bo, so);
-		for (k = 0; k < nb; k++) {
-			sa[k] *= M * K;
-			sb[k] *= K * N;
-			so[k] *= M * N;
-		}
-	}
-	str_put(c->body, "\t{   /* over the batch [");
-	for (k = 0; k < nb; k++)
-		str_printf(c->body, "%s%lld", k ? "," : "", (long long)bo.dim[k]);
-	str_put(c->body, "] */\n");
-	str_put(&ind, "\t");
-	for (k = 0; k < nb; k++) {
-		str_printf(c->body, "%s\tfor (int64_t i%d = 0; i%d < %lld; i%d++)\n", ind.p, k, k,
-		           (long long)bo.dim[k], k);
-		str_put(&ind, "\t");
-	}
-	str_put(&ind, "\t");
-	snprintf(yp, sizeof yp, "v%d", V(c, va));
-	offexpr(a.p, sizeof a.p, yp, sa, nb);
-	snprintf(yp, sizeof yp, "v%d", V(c, vb));
-	offexpr(b.p, sizeof b.p, yp, sb, nb);
-	snprintf(base, sizeof base, "v%d", V(c, y));
-	offexpr(yp, sizeof yp, base, so, nb);
-	sgemm(c, ind.p, M, N, K, 1, &a, &b, 0, NULL, yp, N);
-	str_put(c->body, "\t}\n");
-	str_free(&ind);
-	return 0;
-}
-
 static Emitter *const emitters[DP_NOP] = {
 	[Oinput] = k_none,
 	[Oconst] = k_none,
 	[Ocopy] = k_memcpy,
 	[Ocast] = k_cast,
 	[Onormalize] = k_normalize,
-	[Opermute] = k_permute,
-	[Oreshape] = k_memcpy,
-	[Oflatten] = k_memcpy,
 	[Oargmax] = k_reduce,
 	[Osoftmax] = k_reduce,
 	[Aadd] = k_binary,
@@ -441,11 +335,8 @@ static Emitter *const emitters[DP_NOP] = {
 	[Alinear] = k_linear,
 	[Aaddmm] = k_mm,
 	[Amm] = k_mm,
-	[Amatmul] = k_matmul,
 	[Aview] = k_memcpy,
-	[Areshape] = k_memcpy,
 	[Apermute] = k_permute,
-	[At] = k_permute,
 	[Oresize] = k_resize,
 	[Ocrop] = k_crop,
 	[Otopk] = k_topk,

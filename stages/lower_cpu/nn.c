@@ -317,22 +317,6 @@ k_movement(Ctx *c, const Op *op, int i)
 	dstrides(tx, xs);
 	dstrides(to, ys);
 	switch (op->kind) {
-	case Atranspose: {
-		int64_t perm[DP_MAXRANK];
-		int a = normdim(dp_geti(op, "dim0", 0), r), b = normdim(dp_geti(op, "dim1", 0), r);
-		for (k = 0; k < r; k++)
-			perm[k] = k == a ? b : k == b ? a : k;
-		if (a == b || r < 2) {
-			copy(c, y, 0, ys, x, 0, xs, es, r, to->dim);
-			return 0;
-		}
-		str_printf(c->body, "\tdprt_permute(v%d, v%d, %d, %d, ", V(c, y), V(c, x), es, r);
-		ints(c, tx->dim, r);
-		str_put(c->body, ", ");
-		ints(c, perm, r);
-		str_put(c->body, ");\n");
-		return 0;
-	}
 	case Aexpand:
 		dp_bstrides(tx, to, s2);
 		copy(c, y, 0, ys, x, 0, s2, es, to->rank, to->dim);
@@ -544,7 +528,6 @@ k_pool(Ctx *c, const Op *op, int i)
 	const Type *tx = ty(c, x), *to = ty(c, y);
 	int r = tx->rank;
 	int64_t k[2], s[2], p[2], d[2], NC = prod(tx, 0, r - 2);
-	const Attr *st = dp_attr(op, "stride");
 
 	if (needf32(c, op, i) != 0)
 		return -1;
@@ -557,13 +540,11 @@ k_pool(Ctx *c, const Op *op, int i)
 		           (long long)to->dim[r - 1]);
 		return 0;
 	}
-	dp_pair(op, "kernel_size", 1, k);
-	dp_pair(op, "padding", 0, p);
-	dp_pair(op, "dilation", 1, d);
-	if (st && st->n == 0)
-		memcpy(s, k, sizeof s);
-	else
-		dp_pair(op, "stride", 1, s);
+	if (dp_poolwin(op, k, s, p, d) != 0) {
+		dp_seterr(c->err, "op %d (%s): its window is not legalized (run dp-legalize)", i,
+		          dp_op_name[op->kind]);
+		return -1;
+	}
 	str_printf(c->body, "\tdprt_%s_f32(v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
 	           op->kind == Amaxpool ? "maxpool2d" : "avgpool2d", V(c, y), V(c, x),
 	           (long long)NC, (long long)tx->dim[r - 2], (long long)tx->dim[r - 1],
@@ -880,8 +861,7 @@ nn_emitter(int kind)
 		return k_where;
 	}
 	switch (kind) {
-	case Atranspose: case Aexpand: case Aclone: case Acat: case Astack: case Aslice:
-	case Aselect:
+	case Aexpand: case Aclone: case Acat: case Astack: case Aslice: case Aselect:
 		return k_movement;
 	case Aindex: case Aembedding:
 		return k_gather;

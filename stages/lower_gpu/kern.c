@@ -785,23 +785,13 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		dp_die("fused chain too long");
 	k->ops[k->nops++] = i;
 	switch (op->kind) {
-	case Oreshape: case Oflatten: case Aview: case Areshape: case Aclone:
+	case Aview: case Aclone:
 		return elem(k, op->in[0], idx, out);
-	case At: case Opermute: case Apermute: case Atranspose: {
+	case Apermute: {   /* legalized: dims >= 0 */
 		const Type *tx = ty(g, op->in[0]);
-		const Attr *d = dp_attr(op, "dims");
-		int64_t perm[DP_MAXRANK];
-		int j, a0 = 0, a1 = 0;
 		if (tx->rank < 2)
 			return elem(k, op->in[0], idx, out);
-		if (op->kind == Atranspose) {
-			a0 = normdim(dp_geti(op, "dim0", 0), tx->rank);
-			a1 = normdim(dp_geti(op, "dim1", 0), tx->rank);
-		}
-		for (j = 0; j < tx->rank; j++)
-			perm[j] = op->kind == At ? 1 - j : op->kind == Atranspose ?
-			          (j == a0 ? a1 : j == a1 ? a0 : j) : normdim(d->ints[j], tx->rank);
-		return permuted(k, v, op->in[0], perm, idx, out);
+		return permuted(k, v, op->in[0], dp_attr(op, "dims")->ints, idx, out);
 	}
 	case Aexpand:
 		return operand(k, op->in[0], t, idx, "", v, out);

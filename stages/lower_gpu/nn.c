@@ -17,8 +17,7 @@ isnn(const Fn *fn, const Op *op)
 {
 	(void)fn;
 	switch (op->kind) {
-	case Aconv: case Amaxpool: case Aavgpool: case Aadaptavg: case Abmm: case Amatmul:
-	case Asdpa:
+	case Aconv: case Amaxpool: case Aavgpool: case Aadaptavg: case Abmm: case Asdpa:
 		return 1;
 	}
 	return 0;
@@ -183,7 +182,6 @@ pool(Gpu *g, int i)
 	long long H = tx->dim[r - 2], W = tx->dim[r - 1], OH = to->dim[r - 2], OW = to->dim[r - 1];
 	long long n = dp_numel(to);
 	int64_t k[2], s[2], p[2], d[2];
-	const Attr *st = dp_attr(op, "stride");
 	Str *o = &g->kern;
 	char name[64];
 
@@ -192,13 +190,11 @@ pool(Gpu *g, int i)
 	opcomment(g->rec, fn, i, "\t");
 	if (n == 0)
 		return 0;
-	dp_pair(op, "kernel_size", 1, k);
-	dp_pair(op, "padding", 0, p);
-	dp_pair(op, "dilation", 1, d);
-	if (st && st->n == 0)
-		memcpy(s, k, sizeof s);
-	else
-		dp_pair(op, "stride", 1, s);
+	if (op->kind != Aadaptavg && dp_poolwin(op, k, s, p, d) != 0) {
+		dp_seterr(g->err, "op %d (%s): its window is not legalized (run dp-legalize)", i,
+		          dp_op_name[op->kind]);
+		return -1;
+	}
 	snprintf(name, sizeof name, "k%d_%s", y, op->kind == Amaxpool ? "maxpool" :
 	         op->kind == Aavgpool ? "avgpool" : "adaptavg");
 	str_put(o, "\n");
@@ -273,58 +269,25 @@ pool(Gpu *g, int i)
 
 /* ---- batched matrix products ---- */
 
-/* Numpy broadcasting strides of t's axes (the first r of them) read at
- * the index of shape dim[0..n-1], scaled by unit. */
-static void
-bcast(const int64_t *tdim, int r, const int64_t *dim, int n, int64_t unit, int64_t *s)
-{
-	int64_t st = unit;
-	int i;
-
-	for (i = n - 1; i >= 0; i--) {
-		int k = i - (n - r);
-		s[i] = k < 0 || tdim[k] == 1 ? 0 : st;
-		if (k >= 0)
-			st *= tdim[k];
-	}
-}
-
-/* aten.bmm and aten.matmul: y[b] = a[b]·b[b] over broadcast batch axes,
- * one 32x32 tile of y per block (16x16 threads, 2x2 each), 32-deep slices
- * of a and b through shared memory; fp32 FMAs in order of k. */
+/* aten.bmm: y[b] = a[b]·b[b] for a [B,M,K] and b [B,K,N] (dp-legalize
+ * makes every torch.matmul such a bmm between views and expands), one 32x32
+ * tile of y per block (16x16 threads, 2x2 each), 32-deep slices of a and b
+ * through shared memory; fp32 FMAs in order of k. */
 static int
 bmm(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
-	Type ta = *ty(g, op->in[0]), tb = *ty(g, op->in[1]);
-	int y = op->out[0], nb, k;
-	int64_t M, N, K, B = 1, bo[DP_MAXRANK], sa[DP_MAXRANK], sb[DP_MAXRANK];
+	const Type *ta = ty(g, op->in[0]), *tb = ty(g, op->in[1]);
+	int y = op->out[0], nb = 1, k;
+	int64_t B = ta->dim[0], M = ta->dim[1], K = ta->dim[2], N = tb->dim[2];
+	int64_t bo[1] = { B }, sa[1] = { B == 1 ? 0 : M * K }, sb[1] = { B == 1 ? 0 : K * N };
 	Str *o = &g->kern;
 	char name[64];
 
 	if (gpu_needf32(g, i) != 0)
 		return -1;
 	opcomment(g->rec, fn, i, "\t");
-	if (ta.rank == 1) {   /* [K] -> [1,K] */
-		ta.dim[1] = ta.dim[0];
-		ta.dim[0] = 1;
-		ta.rank = 2;
-	}
-	if (tb.rank == 1) {   /* [K] -> [K,1] */
-		tb.dim[1] = 1;
-		tb.rank = 2;
-	}
-	M = ta.dim[ta.rank - 2], K = ta.dim[ta.rank - 1], N = tb.dim[tb.rank - 1];
-	nb = (ta.rank > tb.rank ? ta.rank : tb.rank) - 2;
-	for (k = 0; k < nb; k++) {
-		int ka = k - (nb - (ta.rank - 2)), kb = k - (nb - (tb.rank - 2));
-		int64_t da = ka >= 0 ? ta.dim[ka] : 1, db = kb >= 0 ? tb.dim[kb] : 1;
-		bo[k] = da > db ? da : db;
-		B *= bo[k];
-	}
-	bcast(ta.dim, ta.rank - 2, bo, nb, M * K, sa);
-	bcast(tb.dim, tb.rank - 2, bo, nb, K * N, sb);
 	if (B * M * N == 0)
 		return 0;
 	if (B > 65535 || (M + 31) / 32 > 65535 || B * M * N > 2147483647LL ||
@@ -332,7 +295,7 @@ bmm(Gpu *g, int i)
 		dp_seterr(g->err, "op %d (%s): too large for the cuda kernel", i, dp_op_name[op->kind]);
 		return -1;
 	}
-	snprintf(name, sizeof name, "k%d_%s", y, op->kind == Abmm ? "bmm" : "matmul");
+	snprintf(name, sizeof name, "k%d_bmm", y);
 	str_put(o, "\n");
 	opcomment(o, fn, i, "");
 	str_printf(o, "/* y[b] = a[b] b[b], %lld batches of M=%lld N=%lld K=%lld: 32x32 tiles */\n"
@@ -392,7 +355,7 @@ gpu_emit_nn(Gpu *g, int i)
 	switch (op->kind) {
 	case Amaxpool: case Aavgpool: case Aadaptavg:
 		return pool(g, i);
-	case Abmm: case Amatmul:
+	case Abmm:
 		return bmm(g, i);
 	case Asdpa:
 		return emit_sdpa(g, i);

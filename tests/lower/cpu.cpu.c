@@ -81,7 +81,7 @@ canon_schedule(void *state, const unsigned char *W, void *arena,
 	/* %1 = normalize %0 {axis=-1, mean=[0.0, 0.5, 1.0], scale=1.0, std=[1.0, 2.0, 3.0]} : f32[1,4,4,3] */
 	dprt_normalize(v1, v0, DPRT_U8, 16, 3, 1, 1.0f, v1_mean, v1_std);
 	DPRT_TRACE_OP(1, "normalize");
-	/* %2 = flatten %1 {end=-1, start=1} : f32[1,48] */
+	/* %2 = aten.view %1 {size=[1, 48]} : f32[1,48] */
 	/* %3 = const {hash="c0ffee", nbytes=1920, offset=64} : f32[10,48] */
 	/* %4 = aten.linear %2, %3 : f32[1,10] */
 	dprt_sgemm(1, 10, 48, 1.0f, v2, 48, 1, v3, 1, 48, 0.0f, NULL, 0, 0, v4, 10);

@@ -88,7 +88,7 @@ split_schedule(void *state, const unsigned char *W, void *arena,
 		return -1;
 	DPRT_TRACE_OP(1, "cuda partition 1");
 	/* %3 = copy %2 {to="cpu"} : f32[1,4,4,3]: staged by the partition above */
-	/* %4 = flatten %3 {end=-1, start=1} : f32[1,48] */
+	/* %4 = aten.view %3 {size=[1, 48]} : f32[1,48] */
 	/* partition 3 (cuda): ops 5..7, in 5.gpu.cu */
 	memcpy(split_gpu_host(state, 256), v4, 192);   /* %6 = copy %4 {to="cuda"} : f32[1,48] */
 	if (split_gpu_part3(state, err, errn) != 0)

@@ -2,7 +2,8 @@
  * TEAR_PROG, the TEAR_AT-th call (default 1) of fwrite or write on a file
  * other than stdout/stderr writes half its bytes and then either kills the
  * process with SIGKILL (TEAR=kill: a stage killed mid-write) or fails with
- * ENOSPC (TEAR=full: a full disk).  Everything else passes through. */
+ * ENOSPC (TEAR=full: a full disk); with TEAR_PATH set, only calls on files
+ * whose path contains it count.  Everything else passes through. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,9 +21,19 @@ static int calls;
 static int
 tear_now(int fd)
 {
-	const char *prog = getenv("TEAR_PROG"), *at = getenv("TEAR_AT");
+	const char *prog = getenv("TEAR_PROG"), *at = getenv("TEAR_AT"), *path = getenv("TEAR_PATH");
 	if (fd <= 2 || !prog || strcmp(prog, program_invocation_short_name) != 0)
 		return 0;
+	if (path && *path) {
+		char link[64], name[4096];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t k = readlink(link, name, sizeof name - 1);
+		if (k < 0)
+			return 0;
+		name[k] = 0;
+		if (!strstr(name, path))
+			return 0;
+	}
 	return ++calls == (at ? atoi(at) : 1);
 }
 
