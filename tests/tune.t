@@ -165,7 +165,8 @@ g=tests/golden/tune
 xf() { # MAPPING SITES CU
 	mkdir -p "$tmp/x" &&
 		"$bin/devproc" parse "$g/xfmr.ir" -o "$tmp/x/1.dpir" &&
-		"$bin/dp-place" "$tmp/x/1.dpir" -t targets/cuda -o "$tmp/x/3.dpir" &&
+		"$bin/dp-legalize" "$tmp/x/1.dpir" -o "$tmp/x/2.dpir" &&
+		"$bin/dp-place" "$tmp/x/2.dpir" -t targets/cuda -o "$tmp/x/3.dpir" &&
 		"$bin/dp-partition" "$tmp/x/3.dpir" -o "$tmp/x/4.dpir" &&
 		"$bin/dp-lower_gpu" "$tmp/x/4.dpir" -t "$1" --tunables "$2" -o "$3"
 }
