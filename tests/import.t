@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 ncase=$(ls $dir/*.dp | wc -l)
 narch=$(ls $dir/pt2_*.err | wc -l)
-echo "1..$((ncase + narch + 8))"
+echo "1..$((ncase + narch + 9))"
 
 n=0
 pass() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -171,4 +171,36 @@ if [ $rc -eq 1 ] && grep -q "^classify.dp:[0-9]*:[0-9]*: import: mlp.pt2: cannot
 	pass "a stored weight entry whose bytes fail its CRC-32: one error, no output"
 else
 	fail "a stored weight entry whose bytes fail its CRC-32: one error, no output" "exit status $rc" "$(cat "$tmp/stderr")"
+fi
+
+# aten.zero_ (swin_v2's training IR): c_fill_inplace.pt2 (x + x.clone().fill_(3.5),
+# made by PyTorch) with its fill_ node rewritten as torch exports x.zero_():
+# target aten.zero_.default, the one argument self; it imports as a fill of 0
+mkdir -p "$tmp/zero"
+if [ -n "$py" ] && "$py" - tests/conformance/c_fill_inplace.pt2 "$tmp/zero/c_zero.pt2" <<'PY'
+import json, sys, zipfile
+src = zipfile.ZipFile(sys.argv[1])
+with zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_STORED) as out:
+    for i in src.infolist():
+        b = src.read(i.filename)
+        if i.filename.endswith("models/model.json"):
+            m = json.loads(b)
+            for n in m["graph_module"]["graph"]["nodes"]:
+                if n["target"] == "torch.ops.aten.fill_.Scalar":
+                    n["target"] = "torch.ops.aten.zero_.default"
+                    n["inputs"] = n["inputs"][:1]
+            b = json.dumps(m).encode()
+        out.writestr(i.filename, b)
+PY
+then
+	sed 's/c_fill_inplace.pt2/c_zero.pt2/' tests/conformance/c_fill_inplace.dp >"$tmp/zero/c_zero.dp"
+	(cd "$tmp/zero" && "$imp" c_zero.dp -o 1.import.dpir -w weights.bin) 2>"$tmp/stderr" &&
+		bin/devproc dump "$tmp/zero/1.import.dpir" >"$tmp/zero/dump" 2>>"$tmp/stderr"
+	if grep -q '= aten.fill .*value=0' "$tmp/zero/dump" && ! grep -q 'value=3.5' "$tmp/zero/dump"; then
+		pass "aten.zero_.default imports as a fill of 0"
+	else
+		fail "aten.zero_.default imports as a fill of 0" "$(cat "$tmp/stderr" "$tmp/zero/dump" 2>/dev/null)"
+	fi
+else
+	skip "aten.zero_.default imports as a fill of 0" "no python3"
 fi

@@ -175,6 +175,7 @@ static const Aten aten[] = {
 	{ "aten.copy_.default", Acopyto, "self:T src:T non_blocking:0", F_INPLACE, 0 },
 	{ "aten.fill.Scalar", Afill, "self:T value:f", 0, 0 },
 	{ "aten.fill_.Scalar", Afill, "self:T value:f", F_INPLACE, 0 },
+	{ "aten.zero_.default", Afill, "self:T @value:f=0>value", F_INPLACE, 0 },
 	{ "aten.fill.Tensor", Afill, "self:T value:T", 0, 0 },
 	{ "aten.fill_.Tensor", Afill, "self:T value:T", F_INPLACE, 0 },
 	{ "aten.gather.default", Agather, "self:T dim:i index:T sparse_grad:0", 0, 0 },
