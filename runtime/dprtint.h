@@ -94,5 +94,8 @@ DPRT_HIDDEN int dprt_dnnl_sgemm(int64_t M, int64_t N, int64_t K, const float *A,
                                 int64_t csa, const float *B, int64_t rsb, int64_t csb,
                                 const float *bias, float *C, int64_t ldc);
 DPRT_HIDDEN void dprt_dnnl_free(void *ctx);
+/* The index of the io named name (n bytes, not terminated) among nio, or -1
+ * (sample.c). */
+DPRT_HIDDEN int dprt_findio(const dprt_io *io, int nio, const char *name, size_t n);
 
 #endif

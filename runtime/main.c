@@ -169,18 +169,6 @@ usage(const dprt_prog *p, FILE *f)
 		        "the embedded blob" : p->blob->file, p->blob->file);
 }
 
-/* Finds the io named by the NAME of "NAME=FILE" (length n); -1 if none. */
-static int
-findio(const dprt_io *io, int nio, const char *name, size_t n)
-{
-	int i;
-
-	for (i = 0; i < nio; i++)
-		if (strlen(io[i].name) == n && memcmp(io[i].name, name, n) == 0)
-			return i;
-	return -1;
-}
-
 /* Records NAME=FILE for an --in (out = 0) or --out (out = 1). */
 static int
 bind(Cli *c, int out, const char *opt, const char *arg)
@@ -195,7 +183,7 @@ bind(Cli *c, int out, const char *opt, const char *arg)
 	if (!eq || eq == arg || !eq[1])
 		return dprt_errf(c->err, sizeof c->err, "%s needs NAME=FILE, got '%s'",
 		                 opt, arg ? arg : "");
-	i = findio(io, nio, arg, (size_t)(eq - arg));
+	i = dprt_findio(io, nio, arg, (size_t)(eq - arg));
 	len = (int)(eq - arg);
 	if (i < 0)
 		return dprt_errf(c->err, sizeof c->err, "no %s named '%.*s' (see --help)",
@@ -575,7 +563,7 @@ generate(Cli *c)
 	if (c->steps > 1)
 		return dprt_errf(c->err, sizeof c->err, "--generate runs its own steps; drop --steps");
 	/* keys only: added to the pipeline's generate statement (later keys win) */
-	if (c->p->generate && (!eq || findio(c->p->in, c->p->nin, cli, (size_t)(eq - cli)) < 0)) {
+	if (c->p->generate && (!eq || dprt_findio(c->p->in, c->p->nin, cli, (size_t)(eq - cli)) < 0)) {
 		if ((full = malloc(strlen(c->p->generate) + strlen(cli) + 2)) == NULL)
 			return dprt_errf(c->err, sizeof c->err, "out of memory");
 		sprintf(full, "%s,%s", c->p->generate, cli);

@@ -160,9 +160,9 @@ dprt_generate(const dprt_generation *g, int (*run)(void *ctx), int (*token)(void
 	return rc;
 }
 
-/* The index of the io named name (n bytes) among nio, or -1. */
-static int
-findio(const dprt_io *io, int nio, const char *name, size_t n)
+/* The index of the io named name (n bytes) among nio, or -1 (also main.c's). */
+int
+dprt_findio(const dprt_io *io, int nio, const char *name, size_t n)
 {
 	int i;
 
@@ -195,10 +195,10 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 	g->end = -1;
 	g->s.top_p = 1;
 	e = eq ? eq + strcspn(eq, ",") : NULL;
-	if (!eq || (i = findio(p->in, p->nin, s, (size_t)(eq - s))) < 0)
+	if (!eq || (i = dprt_findio(p->in, p->nin, s, (size_t)(eq - s))) < 0)
 		return dprt_errf(err, errn, "generate %s: IN=OUT names no input of "
 		                 "the program first", s);
-	if ((o = findio(p->out, p->nout, eq + 1, (size_t)(e - eq - 1))) < 0)
+	if ((o = dprt_findio(p->out, p->nout, eq + 1, (size_t)(e - eq - 1))) < 0)
 		return dprt_errf(err, errn, "generate %s: '%.*s' is no output of the "
 		                 "program", s, (int)(e - eq - 1), eq + 1);
 	in = &p->in[i];
@@ -228,7 +228,7 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 			                 (int)(e - k), k);
 		if (eq - k == 3 && memcmp(k, "pos", 3) == 0) {   /* pos=NAME: the positions input */
 			const dprt_io *q;
-			if ((g->posin = findio(p->in, p->nin, eq + 1, (size_t)(e - eq - 1))) < 0 ||
+			if ((g->posin = dprt_findio(p->in, p->nin, eq + 1, (size_t)(e - eq - 1))) < 0 ||
 			    g->posin == i)
 				return dprt_errf(err, errn, "generate: pos=%.*s names no other input of "
 				                 "the program", (int)(e - eq - 1), eq + 1);

@@ -35,6 +35,8 @@ int lz_permute(Lz *z, int x, const int64_t *dims, int n);
 int lz_slice(Lz *z, int x, int dim, int64_t start, int64_t end, int64_t step);
 /* aten.cat of xs[0..n-1] along dim. */
 int lz_cat(Lz *z, const int *xs, int n, int dim);
+/* x cast to dtype (x itself when it has that dtype already, or x < 0). */
+int lz_cast(Lz *z, int x, int dtype);
 /* A rank-0 tensor of value v in dtype. */
 int lz_scalar(Lz *z, double v, int dtype);
 /* aten.expand of x to size[0..n-1]. */

@@ -12,30 +12,18 @@
 #define OT (&z->in->val[op->out[0]].t)
 
 static int
-bindk(Lz *z, const Op *op, int k, int v)
-{
-	if (v < 0)
-		return -1;
-	z->map[op->out[k]] = v;
-	return 0;
-}
-
-static int
 axis(int64_t d, int r)
 {
 	return (int)(d < 0 ? d + r : d);
 }
 
 static int
-cast(Lz *z, int x, int dtype)
+bindk(Lz *z, const Op *op, int k, int v)
 {
-	int k;
-
-	if (x < 0 || lz_type(z, x)->dtype == dtype)
-		return x;
-	k = lz_begin(z, Ocast, &x, 1);
-	dp_sets(z->out, k, "dtype", dp_dtype_name[dtype]);
-	return lz_end(z, k);
+	if (v < 0)
+		return -1;
+	z->map[op->out[k]] = v;
+	return 0;
 }
 
 /* A reduction (aten.sum, aten.mean, aten.any) of x over dims. */
@@ -137,7 +125,7 @@ r_prod(Lz *z, const Op *op)
 {
 	const Type *t = IT(0);
 	const Attr *dim = dp_attr(op, "dim");
-	int x = cast(z, X(0), OT->dtype), i;
+	int x = lz_cast(z, X(0), OT->dtype), i;
 
 	if (dp_numel(t) == 0 || dp_numel(OT) == 0)
 		return bindk(z, op, 0, full(z, OT, 1));
@@ -201,7 +189,7 @@ dist(Lz *z, int a, int b, double p)
 	if (p == 1)
 		return reduce(z, Asum, d, &last, 1, 0);
 	if (p == 0)
-		return reduce(z, Asum, cast(z, lz_op2(z, Ane, d, lz_scalar(z, 0, ta->dtype)), ta->dtype),
+		return reduce(z, Asum, lz_cast(z, lz_op2(z, Ane, d, lz_scalar(z, 0, ta->dtype)), ta->dtype),
 		              &last, 1, 0);
 	if (isinf(p)) {
 		int j;
@@ -279,7 +267,7 @@ r_maskscat(Lz *z, const Op *op)
 	m = lz_view(z, lz_expand(z, X(1), t->dim, t->rank), &n, 1);
 	if (ns == 0)
 		return bindk(z, op, 0, X(0));   /* nothing to scatter: the mask must be all false */
-	pos = cast(z, m, DP_I64);
+	pos = lz_cast(z, m, DP_I64);
 	if (pos < 0)
 		return -1;
 	k = lz_begin(z, Acumsum, &pos, 1);
@@ -315,7 +303,7 @@ r_embbag(Lz *z, const Op *op)
 		return bindk(z, op, 0, full(z, OT, 0));
 	if (L == 0)
 		return bindk(z, op, 0, full(z, OT, 0));
-	off = cast(z, X(2), DP_I64);
+	off = lz_cast(z, X(2), DP_I64);
 	if (last)
 		nx = lz_slice(z, off, 0, 1, B + 1, 1);
 	else {
@@ -330,10 +318,10 @@ r_embbag(Lz *z, const Op *op)
 	mem = lz_op2(z, Aand, lz_op2(z, Ale, off, t), lz_op2(z, Alt, t, nx));   /* [B, L] */
 	rows = lz_op2(z, Aembedding, X(0), X(1));                               /* [L, D] */
 	if (mode != 2) {
-		y = lz_op2(z, Amm, cast(z, mem, tw->dtype), rows);
+		y = lz_op2(z, Amm, lz_cast(z, mem, tw->dtype), rows);
 		if (mode == 1) {
 			int64_t one = 1;
-			cnt = reduce(z, Asum, cast(z, mem, tw->dtype), &one, 1, 1);
+			cnt = reduce(z, Asum, lz_cast(z, mem, tw->dtype), &one, 1, 1);
 			y = lz_op2(z, Adiv, y, lz_op2(z, Amaximum, cnt, lz_scalar(z, 1, tw->dtype)));
 		}
 		return bindk(z, op, 0, y);
@@ -526,8 +514,8 @@ corner(Lz *z, int xf, int xc, int yc, int w, int64_t H, int64_t W)
 	                       lz_op2(z, Ale, yc, f(z, (double)(H - 1)))));
 	int cx = lz_op2(z, Aminimum, lz_op2(z, Amaximum, xc, f(z, 0)), f(z, (double)(W - 1)));
 	int cy = lz_op2(z, Aminimum, lz_op2(z, Amaximum, yc, f(z, 0)), f(z, (double)(H - 1)));
-	int ix = lz_op2(z, Aadd, lz_op2(z, Amul, cast(z, cy, DP_I64), lz_scalar(z, (double)W, DP_I64)),
-	                cast(z, cx, DP_I64));
+	int ix = lz_op2(z, Aadd, lz_op2(z, Amul, lz_cast(z, cy, DP_I64), lz_scalar(z, (double)W, DP_I64)),
+	                lz_cast(z, cx, DP_I64));
 	int k, g[2];
 
 	ix = lz_expand(z, lz_view(z, ix, v1, 3), e, 3);

@@ -937,8 +937,6 @@ r_cumsum(Lz *z, const Op *op)
 /* amax / amin over dim (empty: all): x permuted to [kept dims, reduced
  * dims] and viewed [kept, R], the values gathered at argmax along R (of
  * −x for amin), viewed as the result. */
-static int castto(Lz *z, int x, int dtype);
-
 static int
 extremev(Lz *z, int x, unsigned m, int min, const Type *o)
 {
@@ -973,7 +971,7 @@ extremev(Lz *z, int x, unsigned m, int min, const Type *o)
 		x = lz_view(z, x, v, kept + 1);
 	y = min ? lz_op1(z, Aneg, x) : x;
 	if (t->dtype != DP_F32 && t->dtype != DP_F64)   /* argmax: f32 kernels, exact to ±2^24 */
-		y = castto(z, y, DP_F32);
+		y = lz_cast(z, y, DP_F32);
 	if (y < 0)
 		return -1;
 	k = lz_begin(z, Oargmax, &y, 1);
@@ -1156,8 +1154,8 @@ reducem(Lz *z, int kind, int x, unsigned m)
 	return lz_end(z, k);
 }
 
-static int
-castto(Lz *z, int x, int dtype)
+int
+lz_cast(Lz *z, int x, int dtype)
 {
 	int k;
 
@@ -1213,7 +1211,7 @@ scat(Lz *z, int x, int d, int I, int s, int mode, int self)
 		if (lz_type(z, s)->rank == 0)
 			y = s;
 		else {
-			in[0] = castto(z, eq, DP_F32);
+			in[0] = lz_cast(z, eq, DP_F32);
 			if (in[0] < 0)
 				return -1;
 			k = lz_begin(z, Oargmax, in, 1);
@@ -1228,7 +1226,7 @@ scat(Lz *z, int x, int d, int I, int s, int mode, int self)
 			y = lz_end(z, k);
 		}
 	} else if (mode == S_SUM || mode == S_MEAN) {
-		int e = castto(z, eq, tx.dtype), c;
+		int e = lz_cast(z, eq, tx.dtype), c;
 		y = reducem(z, Asum, lz_op2(z, Amul, e, s), 1u << (d + 1));
 		if (self)
 			y = lz_op2(z, Aadd, x, y);
@@ -1302,7 +1300,7 @@ scat1(Lz *z, int x, int d, int idx, int vals)
 	ar = review(z, ar, v, 2);
 	eq = lz_op2(z, Aeq, idx, ar);
 	has = reducem(z, Aany, eq, 2u);
-	pos = castto(z, eq, DP_F32);
+	pos = lz_cast(z, eq, DP_F32);
 	if (pos < 0 || has < 0)
 		return -1;
 	k = lz_begin(z, Oargmax, &pos, 1);
@@ -1333,7 +1331,7 @@ r_indexput(Lz *z, const Op *op)
 	Type tf;
 
 	for (j = 0; j < k; j++) {
-		int ix = castto(z, X(2 + j), DP_I64), sz;
+		int ix = lz_cast(z, X(2 + j), DP_I64), sz;
 		sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
 		ix = lz_op2(z, Aremainder, ix, sz);
 		if (j > 0) {
@@ -1359,7 +1357,7 @@ r_indexput(Lz *z, const Op *op)
 		sh[d + j] = tf.dim[j];
 	for (j = d + k; j < t->rank; j++)
 		sh[j - k + tf.rank] = t->dim[j];
-	vs = castto(z, X(1), t->dtype);
+	vs = lz_cast(z, X(1), t->dtype);
 	vs = lz_expand(z, vs, sh, t->rank - k + tf.rank);
 	for (j = 0; j < c; j++) {
 		sh[j] = j == d ? M : xv[j];
@@ -1383,7 +1381,7 @@ r_indexput(Lz *z, const Op *op)
 static int
 r_indexcopy(Lz *z, const Op *op)
 {
-	int d = axis(dp_geti(op, "dim", 0), IT(0)->rank), i = castto(z, X(1), DP_I64);
+	int d = axis(dp_geti(op, "dim", 0), IT(0)->rank), i = lz_cast(z, X(1), DP_I64);
 	int64_t m = IT(2)->dim[d];
 
 	if (IT(1)->rank == 0)
@@ -1405,7 +1403,7 @@ r_scatter(Lz *z, const Op *op)
 	for (int j = 0; j < ts->rank && s >= 0; j++)
 		if (ts->dim[j] != ti->dim[j])
 			s = lz_slice(z, s, j, 0, ti->dim[j], 1);
-	i = castto(z, X(1), DP_I64);
+	i = lz_cast(z, X(1), DP_I64);
 	if (i < 0 || s < 0)
 		return -1;
 	return bind(z, op, scat(z, X(0), d, i, s, mode, (int)dp_geti(op, "include_self", 1)));
