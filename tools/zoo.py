@@ -48,7 +48,7 @@ SEG = ["fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_larg
 HF = ["hf_gpt2", "hf_llama", "hf_qwen2", "hf_bert"]
 # Started first, so that the longest exports and builds overlap the many
 # short ones instead of trailing them.
-SLOW = ["vit_l_16", "vit_l_32", "regnet_y_32gf", "regnet_y_16gf", "regnet_x_32gf",
+SLOW = ["vit_h_14", "regnet_y_128gf", "vit_l_16", "vit_l_32", "regnet_y_32gf", "regnet_y_16gf", "regnet_x_32gf",
         "efficientnet_v2_l", "efficientnet_b7", "maxvit_t", "swin_v2_b", "swin_b",
         "vgg19_bn", "vgg19", "vgg16_bn", "vgg16", "convnext_large", "efficientnet_b6",
         "efficientnet_v2_m", "swin_v2_s", "convnext_base", "wide_resnet101_2", "vit_b_16",
