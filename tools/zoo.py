@@ -144,10 +144,14 @@ def build_run(d, stem, target, args, r, root, timeout):
     returns (seconds, result, error, imported)."""
     import numpy as np
     b = os.path.join(d, "build_" + target)
+    # over 1 GB, the programs map their blob (--apart) instead of holding it:
+    # an embedded blob is on disk twice more per target (program, library),
+    # which for two 2.5 GB models at once fills a 64 GB disk
+    apart = ["--apart"] if os.path.getsize(os.path.join(d, stem + ".pt2")) > 1e9 else []
     t0 = time.time()
     try:
         p = subprocess.run([os.path.join(root, "bin/devproc"), "build", stem + ".dp", "--target",
-                            target, "-C", b], cwd=d, capture_output=True, text=True,
+                            target, "-C", b] + apart, cwd=d, capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"{time.time() - t0:.1f}", "build timeout", f"{target} build: over {timeout:.0f} s", None
