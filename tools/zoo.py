@@ -96,7 +96,11 @@ def make(name):
         return Wrap(m.eval(), kind == "bert").eval(), (ids,)
     import torchvision
     size = 299 if name == "inception_v3" else 224
-    kw = {"aux_logits": True, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
+    # googlenet's own init (truncated normal, std 0.01, through 22 layers)
+    # shrinks its logits until they round to the same values whatever the
+    # trunk computes (an exact 0 error): PyTorch's default init keeps them
+    kw = {"aux_logits": True, "init_weights": name == "inception_v3"} \
+        if name in ("inception_v3", "googlenet") else {}
     if name in SEG:
         kw = {"weights_backbone": None, "aux_loss": False}
     m = torchvision.models.get_model(name, weights=None, **kw).eval()
