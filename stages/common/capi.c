@@ -195,14 +195,85 @@ capi_genpos(const Fn *fn)
 	return -1;
 }
 
+/* The declaration of NAME_FNAME, the run function of entry e (every input
+ * and output when ent is NULL). */
+static void
+rundecl(Str *s, const Fn *fn, const Param *p, int np, const int *ent, int e, const char *fname)
+{
+#define MINE(i) (!ent || ent[fn->val[p[i].val].def] == e)
+	const char *nm = fn->name;
+	char ty[128];
+	size_t w = 0;
+	int i, n = 0, last = -1;
+
+	for (i = 0; i < np; i++)
+		if (MINE(i))
+			n++, last = i;
+	if (ent)
+		str_printf(s, "/* Runs entry %s once: reads its inputs, writes its outputs (dense,\n"
+		              " * C order, buffers that do not overlap), reading and updating the\n"
+		              " * state all the entries of m share.  0, or -1 with the message in\n"
+		              " * %s_error(m). */\n", fname, nm);
+	else
+		str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
+		              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
+		              " * in %s_error(m). */\n", nm);
+	str_printf(s, "int %s_%s(%s *m%s\n", nm, fname, nm, n ? "," : ");");
+	for (i = 0; i < np; i++) {
+		if (!MINE(i))
+			continue;
+		size_t len = strlen(p[i].ctype) + strlen(p[i].name) + (p[i].isout ? 2 : 8);
+		if (len > w)
+			w = len;
+		if (p[i].hname && strlen(p[i].hname) + 9 > w)
+			w = strlen(p[i].hname) + 9;
+		if (p[i].wname && strlen(p[i].wname) + 9 > w)
+			w = strlen(p[i].wname) + 9;
+	}
+	for (i = 0; i < np; i++) {
+		Str a = {0};
+
+		if (!MINE(i))
+			continue;
+		str_printf(&a, "%s%s *%s%s", p[i].isout ? "" : "const ", p[i].ctype,
+		           p[i].name, i < last || p[i].hname ? "," : ");");
+		str_printf(s, "\t%-*s /* %s", (int)w + 2, a.p, p[i].isout ? "out" : "in");
+		if (strcmp(p[i].name, p[i].io) != 0) {
+			str_put(s, " \"");
+			str_comment(s, p[i].io);
+			str_put(s, "\"");
+		}
+		str_printf(s, ": %s", dp_type_str(&p[i].t, 0, ty, sizeof ty));
+		if (p[i].wname)
+			str_printf(s, ", an image of %s x %s x %lld pixels (HWC)", p[i].hname,
+			           p[i].wname, (long long)p[i].t.dim[2]);
+		else if (p[i].hname)
+			str_printf(s, ", UTF-8 text of %s bytes", p[i].hname);
+		str_put(s, " */\n");
+		str_free(&a);
+		if (p[i].hname && !p[i].wname) {
+			str_printf(&a, "int64_t %s%s", p[i].hname, i < last ? "," : ");");
+			str_printf(s, "\t%-*s /* its length */\n", (int)w + 2, a.p);
+			str_free(&a);
+		}
+		if (!p[i].wname)
+			continue;
+		str_printf(&a, "int64_t %s,", p[i].hname);
+		str_printf(s, "\t%-*s /* its height */\n", (int)w + 2, a.p);
+		str_free(&a);
+		str_printf(&a, "int64_t %s%s", p[i].wname, i < last ? "," : ");");
+		str_printf(s, "\t%-*s /* its width */\n", (int)w + 2, a.p);
+		str_free(&a);
+	}
+#undef MINE
+}
+
 /* Appends the declarations of the typed API, parameters commented with
  * their shapes. */
 void
 capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 {
 	const char *nm = fn->name;
-	char ty[128];
-	size_t w = 0;
 	int i;
 
 	str_printf(s, "typedef struct %s %s;\n\n", nm, nm);
@@ -227,52 +298,14 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	              " * 0, or -1 with the message in %s_error(m) (n not from 1 to 1024). */\n",
 	           nm);
 	str_printf(s, "int %s_set_threads(%s *m, int n);\n", nm, nm);
-	str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
-	              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
-	              " * in %s_error(m). */\n", nm);
-	str_printf(s, "int %s_run(%s *m%s\n", nm, nm, np ? "," : ");");
-	for (i = 0; i < np; i++) {
-		size_t len = strlen(p[i].ctype) + strlen(p[i].name) + (p[i].isout ? 2 : 8);
-		if (len > w)
-			w = len;
-		if (p[i].hname && strlen(p[i].hname) + 9 > w)
-			w = strlen(p[i].hname) + 9;
-		if (p[i].wname && strlen(p[i].wname) + 9 > w)
-			w = strlen(p[i].wname) + 9;
-	}
-	for (i = 0; i < np; i++) {
-		Str a = {0};
-
-		str_printf(&a, "%s%s *%s%s", p[i].isout ? "" : "const ", p[i].ctype,
-		           p[i].name, i + 1 < np || p[i].hname ? "," : ");");
-		str_printf(s, "\t%-*s /* %s", (int)w + 2, a.p, p[i].isout ? "out" : "in");
-		if (strcmp(p[i].name, p[i].io) != 0) {
-			str_put(s, " \"");
-			str_comment(s, p[i].io);
-			str_put(s, "\"");
-		}
-		str_printf(s, ": %s", dp_type_str(&p[i].t, 0, ty, sizeof ty));
-		if (p[i].wname)
-			str_printf(s, ", an image of %s x %s x %lld pixels (HWC)", p[i].hname,
-			           p[i].wname, (long long)p[i].t.dim[2]);
-		else if (p[i].hname)
-			str_printf(s, ", UTF-8 text of %s bytes", p[i].hname);
-		str_put(s, " */\n");
-		str_free(&a);
-		if (p[i].hname && !p[i].wname) {
-			str_printf(&a, "int64_t %s%s", p[i].hname, i + 1 < np ? "," : ");");
-			str_printf(s, "\t%-*s /* its length */\n", (int)w + 2, a.p);
-			str_free(&a);
-		}
-		if (!p[i].wname)
-			continue;
-		str_printf(&a, "int64_t %s,", p[i].hname);
-		str_printf(s, "\t%-*s /* its height */\n", (int)w + 2, a.p);
-		str_free(&a);
-		str_printf(&a, "int64_t %s%s", p[i].wname, i + 1 < np ? "," : ");");
-		str_printf(s, "\t%-*s /* its width */\n", (int)w + 2, a.p);
-		str_free(&a);
-	}
+	int *ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
+	const char **ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
+	Err err;
+	int nent = dp_entries(fn, ent, ename, &err);
+	if (nent <= 0)
+		rundecl(s, fn, p, np, NULL, 0, "run");
+	for (i = 1; i <= nent; i++)
+		rundecl(s, fn, p, np, ent, i, ename[i - 1]);
 	if ((i = capi_generate(fn)) >= 0) {
 		str_printf(s, "/* Generates tokens as the pipeline's generate statement declares (");
 		str_comment(s, dp_gets(&fn->op[i], "generate"));
