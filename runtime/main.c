@@ -41,6 +41,7 @@ typedef struct Cli {
 	int threads;			/* --threads, or 0: DPRT_THREADS or the cores */
 	dprt_pool *pool;
 	char **tmp;			/* temporary output files not yet renamed */
+	const dprt_entry *ent;		/* --entry, or the first; NULL: none */
 	char err[1024];
 } Cli;
 
@@ -263,6 +264,21 @@ stepfiles(Cli *c, long k, char (*name)[4096])
 }
 
 /* Parses argv; 1 when --help was asked for, 0 to run, -1 on error. */
+/* Whether input (out: output) i belongs to the entry that runs: yes in a
+ * program without entries. */
+static int
+isused(const Cli *c, int i, int out)
+{
+	int k;
+
+	if (!c->ent)
+		return 1;
+	for (k = 0; k < (out ? c->ent->nout : c->ent->nin); k++)
+		if ((out ? c->ent->out : c->ent->in)[k] == i)
+			return 1;
+	return 0;
+}
+
 static int
 parse(Cli *c, int argc, char **argv)
 {
@@ -280,6 +296,16 @@ parse(Cli *c, int argc, char **argv)
 		}
 		if (strcmp(a, "--profile") == 0) {
 			c->profile = 1;
+			continue;
+		}
+		if (strcmp(a, "--entry") == 0 || strncmp(a, "--entry=", 8) == 0) {
+			v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
+			for (out = 0; out < c->p->nentry && strcmp(c->p->entry[out].name, v) != 0; out++)
+				;
+			if (out == c->p->nentry)
+				return dprt_errf(c->err, sizeof c->err, "--entry %s: %s", v, c->p->nentry ?
+				                 "no such entry (see --help)" : "the program has no entries");
+			c->ent = &c->p->entry[out];
 			continue;
 		}
 		if (strcmp(a, "--prompt") == 0 || strncmp(a, "--prompt=", 9) == 0) {
@@ -348,7 +374,7 @@ parse(Cli *c, int argc, char **argv)
 	if (c->promptfile && !c->genspec)
 		return dprt_errf(c->err, sizeof c->err, "--prompt goes with --generate");
 	for (i = 0; i < c->p->nin && !c->promptfile; i++)   /* with --prompt: zeros */
-		if (!c->infile[i]) {
+		if (!c->infile[i] && isused(c, i, 0)) {
 			char t[256];
 			return dprt_errf(c->err, sizeof c->err, "missing --in %s (%s)",
 			                 c->p->in[i].name, iotype(t, sizeof t, &c->p->in[i]));
@@ -439,7 +465,9 @@ setup(Cli *c)
 			c->out[i - p->nin] = b;
 	}
 	for (i = 0; i < p->nin; i++)
-		if (!c->infile[i] && !isimage(&p->in[i]) && !istext(&p->in[i]))
+		if (!c->infile[i] && !isused(c, i, 0))
+			continue;   /* another entry's */
+		else if (!c->infile[i] && !isimage(&p->in[i]) && !istext(&p->in[i]))
 			memset(c->in[i], 0, dprt_io_bytes(&p->in[i]));   /* --prompt's generation fills it */
 		else if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
 		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
@@ -485,7 +513,7 @@ runonce(Cli *c)
 	int rc;
 
 	dprt_pool_enter(c->pool);
-	rc = c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
+	rc = (c->ent ? c->ent->run : c->p->run)(c->state, dprt_weights_base(c->weights), c->arena,
 	               (const void *const *)c->in, (void *const *)c->out, c->err, sizeof c->err);
 	dprt_pool_leave(c->pool);
 	return rc;
@@ -744,7 +772,7 @@ finish(Cli *c)
 		c->tmp[i] = NULL;
 	}
 	for (i = 0; i < p->nout; i++) {
-		if (c->outfile[i])
+		if (c->outfile[i] || !isused(c, i, 1))
 			continue;
 		if (p->textout && p->textout[i])   /* text: up to its first NUL */
 			printf("%s = %.*s\n", p->out[i].name, (int)strnlen(c->out[i],
@@ -827,6 +855,7 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	c.stepio = calloc((size_t)argc + 1, sizeof *c.stepio);
 	c.outfmt = calloc(nout, sizeof *c.outfmt);
 	c.steps = 1;
+	c.ent = p->nentry > 0 ? &p->entry[0] : NULL;
 	outname = calloc(nout, sizeof *outname);
 	if (!c.stepin || !c.stepio || !c.outfmt || !outname) {
 		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
