@@ -579,6 +579,14 @@ typedef struct dprt_generation {
 	int64_t *pos;		/* the positions input, or NULL */
 	const int64_t *prompt;	/* with pos: the prompt's tokens */
 	int posin;		/* dprt_genspec: the index of pos=NAME's input, or -1 */
+	/* prefill=ENTRY: the entry taking the prompt plen tokens a run, through
+	 * its inputs pids and ppos and its logits plogits (rows of vocab, plen
+	 * of them), run by prefill(ctx); dprt_genspec sets prefill (the entry's
+	 * index, else -1), pin, pposin and plout (its io indices) and plen. */
+	int prefill, pin, pposin, plout;
+	int64_t plen, *pids, *ppos;
+	const float *plogits;
+	int (*prefill_run)(void *ctx);
 } dprt_generation;
 /* Runs run(ctx), chooses a token from the last position's logits, gives it
  * to token(ctx, tok) and appends it to ids, until max_tokens, the end token

@@ -525,6 +525,20 @@ genrun(void *ctx)
 	return runonce(ctx);
 }
 
+/* generate's prefill=ENTRY: one run of that entry. */
+static int
+genprefill(void *ctx)
+{
+	Cli *c = ctx;
+	const dprt_entry *e = c->ent;
+	int rc;
+
+	c->ent = &c->p->entry[c->gen.prefill];
+	rc = runonce(c);
+	c->ent = e;
+	return rc;
+}
+
 static int
 gentoken(void *ctx, int64_t tok)
 {
@@ -539,12 +553,22 @@ gentoken(void *ctx, int64_t tok)
 static int
 genparse(Cli *c)
 {
-	int i, o;
+	int i, o, j, k;
 
 	if (dprt_genspec(c->p, c->genspec, &c->gen, &i, &o, c->err, sizeof c->err) != 0)
 		return -1;
 	c->gen.ids = c->in[i];
 	c->gen.logits = c->out[o];
+	for (k = 0; k < c->p->nentry; k++)   /* the entry of the token input runs the loop */
+		for (j = 0; j < c->p->entry[k].nin; j++)
+			if (c->p->entry[k].in[j] == i)
+				c->ent = &c->p->entry[k];
+	if (c->gen.prefill >= 0) {   /* the prompt through the prefill entry */
+		c->gen.pids = c->in[c->gen.pin];
+		c->gen.ppos = c->in[c->gen.pposin];
+		c->gen.plogits = c->out[c->gen.plout];
+		c->gen.prefill_run = genprefill;
+	}
 	if (c->promptfile) {   /* the prompt's tokens from a file: any i64 .npy */
 		int dt, rank;
 		int64_t dim[DPRT_MAXRANK], ne;
