@@ -161,18 +161,49 @@ capi_params(Fn *fn, Param **pp, int *np, Err *err)
 	return 0;
 }
 
+/* The count of inputs of entry e (NULL: of the program). */
+static int
+entryins(const Fn *fn, const char *e, size_t n)
+{
+	int i, k = 0;
+
+	for (i = 0; i < fn->nop; i++) {
+		const char *f = fn->op[i].kind == Oinput ? dp_gets(&fn->op[i], "entry") : NULL;
+		k += fn->op[i].kind == Oinput && (!e || (f && strlen(f) == n && strncmp(f, e, n) == 0));
+	}
+	return k;
+}
+
 int
 capi_generate(const Fn *fn)
 {
-	int i, g = -1, nin = 0;
+	int i, g = -1, nin;
+	const char *e = NULL, *pre;
 
 	for (i = 0; i < fn->nop; i++)
-		if (fn->op[i].kind == Oinput) {
-			nin++;
-			if (dp_gets(&fn->op[i], "generate"))
-				g = i;
+		if (fn->op[i].kind == Oinput && dp_gets(&fn->op[i], "generate")) {
+			g = i;
+			e = dp_gets(&fn->op[i], "entry");
 		}
+	nin = entryins(fn, e, e ? strlen(e) : 0);
+	if (g >= 0 && e && (pre = strstr(dp_gets(&fn->op[g], "generate"), ",prefill=")) != NULL &&
+	    entryins(fn, pre + 9, strcspn(pre + 9, ",")) != 2)
+		return -1;   /* a prefill entry of other inputs too */
 	return nin == 1 || (nin == 2 && g >= 0 && capi_genpos(fn) >= 0) ? g : -1;
+}
+
+/* The prefill entry of the generate statement's prefill=ENTRY (its name, n
+ * bytes, into *n), or NULL. */
+const char *
+capi_genprefill(const Fn *fn, size_t *n)
+{
+	int g = capi_generate(fn);
+	const char *p = g >= 0 ? strstr(dp_gets(&fn->op[g], "generate"), ",prefill=") : NULL;
+
+	if (p == NULL)
+		return NULL;
+	*n = strcspn(p + 9, ",");
+	return p + 9;
 }
 
 int
@@ -309,7 +340,16 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	if ((i = capi_generate(fn)) >= 0) {
 		str_printf(s, "/* Generates tokens as the pipeline's generate statement declares (");
 		str_comment(s, dp_gets(&fn->op[i], "generate"));
-		if (capi_genpos(fn) >= 0)
+		size_t pn;
+		const char *pe = capi_genprefill(fn, &pn);
+		if (pe)
+			str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 token or more, run through entry %.*s,\n"
+			              " * its token count a run, then each new token through entry %s, on the\n"
+			              " * KV cache the entries share as state, at positions 0 on; the caller\n"
+			              " * keeps the prompt rounded up to a run plus the new tokens within the\n"
+			              " * cache); token(u, id) gets each new", (int)pn, pe,
+			           dp_gets(&fn->op[i], "entry"));
+		else if (capi_genpos(fn) >= 0)
 			str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 token or more, run %lld at a time\n"
 			              " * through the KV cache the program keeps as state, at positions 0 on;\n"
 			              " * the caller keeps n plus the new tokens within the cache); token(u, id)\n"

@@ -374,10 +374,32 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		runapi(s, fn, pl, p, np, ent, i, ename[i - 1], ename[i - 1]);
 	if (capi_generate(fn) >= 0) {   /* NAME_generate: dprt_generate over NAME_run */
 		int gi = capi_generate(fn), pos = capi_genpos(fn);
-		int tin = pos >= 0 && fn->op[pos].out[0] == p[0].val;   /* the token input's place */
-		int64_t len = p[tin].t.dim[1];
+		int tin = pos >= 0 && pos < gi;   /* the token input's place: after pos */
+		int64_t len = fn->val[fn->op[gi].out[0]].t.dim[1];
+		const char *ge = dp_gets(&fn->op[gi], "entry"), *pe;
+		size_t pn = 0;
+		int ge_ = ent ? ent[gi] : 0, pe_ = 0, pi = -1, pp = -1;
 
-		if (pos >= 0)   /* with a positions input: their buffer too */
+		pe = capi_genprefill(fn, &pn);
+		for (i = 0; pe && i < fn->nop; i++)   /* the prefill entry's token and positions inputs */
+			if (fn->op[i].kind == Oinput && strlen(dp_gets(&fn->op[i], "entry")) == pn &&
+			    strncmp(dp_gets(&fn->op[i], "entry"), pe, pn) == 0) {
+				pe_ = ent[i];
+				if (pi < 0 && (tin ? pp >= 0 : 1))
+					pi = i;
+				else
+					pp = i;
+			}
+		if (pe && (pi < 0 || pp < 0))
+			dp_die("the prefill entry of the generate statement has no 2 inputs");
+		if (pe)   /* a prefill entry: its buffers too */
+			str_printf(s, "typedef struct %s_gen {\n\t%s *m;\n\tint64_t ids[%lld], pos[%lld];\n"
+			              "\tint64_t pids[%lld], ppos[%lld];\n"
+			              "\tvoid *out[%d];\n\t%s_token_fn *token;\n\tvoid *u;\n} %s_gen;\n\n",
+			           nm, nm, (long long)len, (long long)len,
+			           (long long)fn->val[fn->op[pi].out[0]].t.dim[1],
+			           (long long)fn->val[fn->op[pi].out[0]].t.dim[1], nout, nm, nm);
+		else if (pos >= 0)   /* with a positions input: their buffer too */
 			str_printf(s, "typedef struct %s_gen {\n\t%s *m;\n\tint64_t ids[%lld], pos[%lld];\n"
 			              "\tvoid *out[%d];\n\t%s_token_fn *token;\n\tvoid *u;\n} %s_gen;\n\n",
 			           nm, nm, (long long)len, (long long)len, nout, nm, nm);
@@ -387,11 +409,21 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		           nm, nm, (long long)len, nout, nm, nm);
 		(void)gi;
 		str_printf(s, "static int\n%s_genrun(void *ctx)\n{\n\t%s_gen *g = ctx;\n\n"
-		              "\treturn %s_run(g->m, %s", nm, nm, nm,
+		              "\treturn %s_%s(g->m, %s", nm, nm, nm, ge ? ge : "run",
 		           pos < 0 ? "g->ids" : tin ? "g->pos, g->ids" : "g->ids, g->pos");
 		for (i = 0; i < nout; i++)
-			str_printf(s, ", g->out[%d]", i);
+			if (!ent || ent[fn->val[fn->out[i].val].def] == ge_)
+				str_printf(s, ", g->out[%d]", i);
 		str_put(s, ");\n}\n\n");
+		if (pe) {   /* the prompt's runs: the prefill entry */
+			str_printf(s, "static int\n%s_genprefill(void *ctx)\n{\n\t%s_gen *g = ctx;\n\n"
+			              "\treturn %s_%.*s(g->m, %s", nm, nm, nm, (int)pn, pe,
+			           tin ? "g->ppos, g->pids" : "g->pids, g->ppos");
+			for (i = 0; i < nout; i++)
+				if (ent[fn->val[fn->out[i].val].def] == pe_)
+					str_printf(s, ", g->out[%d]", i);
+			str_put(s, ");\n}\n\n");
+		}
 		str_printf(s, "static int\n%s_gentoken(void *ctx, int64_t t)\n{\n\t%s_gen *g = ctx;\n\n"
 		              "\treturn g->token(g->u, t) != 0;\n}\n\n", nm, nm);
 		str_printf(s, "int64_t\n%s_generate(%s *m, const int64_t *prompt, int64_t n, const char *keys,\n"
@@ -421,6 +453,11 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 				str_printf(s, "\tif (rc == 0 && (g->out[%d] = malloc(%lld)) == NULL)\n"
 				              "\t\trc = -1, strcpy(m->err, \"out of memory\");\n",
 				           i - nin, (long long)dp_nbytes(&p[i].t));
+		if (pe)
+			str_printf(s, "\tif (rc == 0 && gen.prefill >= 0) {\n"
+			              "\t\tgen.pids = g->pids;\n\t\tgen.ppos = g->ppos;\n"
+			              "\t\tgen.plogits = g->out[gen.plout];\n"
+			              "\t\tgen.prefill_run = %s_genprefill;\n\t}\n", nm);
 		if (pos >= 0)
 			str_put(s, "\tif (rc == 0) {\n"
 			           "\t\tg->m = m;\n\t\tg->token = token;\n\t\tg->u = u;\n"
