@@ -19,7 +19,8 @@ cc=${DP_TEST_CC:-$(sed -n 's/^CC = //p' config.mk 2>/dev/null)}
 d=$tmp/kv
 r=tests/data/kvcache/kv_copy
 mkdir -p "$d"
-cp tests/data/kvcache/kv_copy.pt2 tests/data/kvcache/kv_decode.pt2 "$d/"
+cp tests/data/kvcache/kv_copy.pt2 tests/data/kvcache/kv_decode.pt2 examples/classify/mlp.pt2 \
+	fuzz/seeds/pt2/core.pt2 "$d/"
 cat >"$d/kv.dp" <<'DP'
 # kv.dp: a prefill entry (2 tokens a run) and a decode entry (1 token)
 entry prefill
@@ -179,6 +180,122 @@ if command -v python3 >/dev/null 2>&1 && mkstate; then
 		"$d/bad.dp:9:11: import: kv_other.pt2: state 'k_cache' starts from other bytes than in entry 'a' (entries share one state)"
 else
 	skip "no python3"
+fi
+
+check "import: a parameter of the same name and another shape in another entry" fails "$(printf 'entry a\ninput x: f32[1,3072]\ny = model("mlp.pt2", x)\noutput y\nentry b\ninput z: f32[1,8]\nw = model("core.pt2", z)\noutput w')" \
+	"$d/bad.dp:7:11: import: core.pt2: 'fc1.weight' is f32[4,8] here but f32[512,3072] in entry 'a' (entries share their weights and state by name)"
+
+# generate with prefill=: the Llama-architecture model of examples/llama
+# (llama_kv.pt2, its KV cache the program's state) as both entries, the
+# prompt through entry prefill, then the new tokens through entry decode;
+# PyTorch's model.generate(do_sample=False) tokens are in refs.txt.  The
+# decode entry sees the prompt only through the state the entries share.
+g=$tmp/g
+mkdir -p "$g"
+cp examples/llama/llama_kv.pt2 "$g/"
+cat >"$g/lkv.dp" <<'DP'
+entry prefill
+input ids: i64[1,1]
+input ppos: i64[1]
+plogits = model("llama_kv.pt2", ids, ppos)
+output plogits
+
+entry decode
+input tok: i64[1,1]
+input pos: i64[1]
+logits = model("llama_kv.pt2", tok, pos)
+output logits
+generate tok, logits, pos=pos, prefill=prefill, max_tokens=16
+DP
+want=$(sed -n 's/^generate: //p' examples/llama/refs.txt)
+ids=$(sed -n 's/^ids: //p' examples/llama/refs.txt)
+perl -e '@v = @ARGV; $d = "{\x27descr\x27: \x27<i8\x27, \x27fortran_order\x27: False, \x27shape\x27: (" . @v . ",), }";
+	$d .= " " x (117 - length $d) . "\n"; print "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("q<*", @v)' $ids >"$g/p.npy"
+check "a Llama program with prefill and decode entries builds" bin/devproc build "$g/lkv.dp" -C "$g/b"
+gen() {
+	"$g/b/lkv/lkv" --prompt "$g/p.npy" --generate prompt=$(echo $ids | wc -w) >"$tmp/out" || return 1
+	cat "$tmp/out"
+	[ "$(sed -n 's/^tokens: //p' "$tmp/out")" = "$want" ]
+}
+check "executable: --generate, prompt through entry prefill, then decode: PyTorch's tokens" gen
+capigen() {
+	cat >"$tmp/gen.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include "lkv.h"
+/* argv: the prompt's ids; generates twice (a reset between), printing the tokens */
+static int
+tok(void *u, int64_t t)
+{
+	(void)u;
+	printf(" %lld", (long long)t);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int64_t p[64];
+	int n = argc - 1, k;
+	lkv *m = lkv_create();
+
+	for (k = 0; k < n && k < 64; k++)
+		p[k] = atoll(argv[k + 1]);
+	for (k = 0; k < 2; k++) {
+		printf("tokens:");
+		if (lkv_generate(m, p, n, NULL, tok, NULL) != 16)
+			return printf("%s\n", lkv_error(m)), 1;
+		printf("\n");
+		lkv_reset(m);
+	}
+	lkv_destroy(m);
+	return 0;
+}
+C
+	$cc -std=c11 -I"$g/b/lkv" "$tmp/gen.c" "$g/b/lkv/liblkv.a" -lm -lpthread -o "$tmp/gen" &&
+		"$tmp/gen" $ids >"$tmp/out" || return 1
+	cat "$tmp/out"
+	[ "$(sed -n 's/^tokens: //p' "$tmp/out" | sort -u)" = "$want" ] && [ "$(wc -l <"$tmp/out")" -eq 2 ]
+}
+check "C API: lkv_generate (prefill entry, then decode) gives PyTorch's tokens, again after lkv_reset" capigen
+cp examples/llama/llama_kv.pt2 "$d/"
+gfails() { # GENERATE WANT: lkv.dp with this generate statement fails with WANT
+	fails "$(sed '$d' "$g/lkv.dp")
+$1" "$2"
+}
+check "import: generate prefill= naming no other entry" gfails "generate tok, logits, pos=pos, prefill=decode" \
+	"$d/bad.dp:12:40: import: generate: prefill=decode names no other entry"
+check "import: generate prefill= without pos=" gfails "generate tok, logits, prefill=prefill" \
+	"$d/bad.dp:12:31: import: generate: prefill= needs pos= (a model keeping a KV cache)"
+check "import: generate naming another entry's input" gfails "generate ids, logits, pos=pos" \
+	"$d/bad.dp:12:10: import: generate: 'ids' is no input of the entry"
+
+# cuda: the same program built for the GPU (the .cu compiles wherever nvcc
+# is); on a GPU the C API's prefill then decode equal PyTorch's
+if grep -q '^NVCC = .' config.mk; then
+	check "the two-entry program builds for --target cuda" bin/devproc build "$d/kv.dp" --target cuda -C "$d/c"
+else
+	skip "no nvcc"
+fi
+if [ "$gpu" = yes ]; then
+	cudacapi() {
+		$cc -std=c11 -I"$d/c/kv" "$tmp/app.c" "$d/c/kv/libkv.a" \
+			$(sed -n 's/^ \* Link with [^ ]* \(.*\)\.$/\1/p' "$d/c/kv/kv.h") -o "$tmp/appc" &&
+			"$tmp/appc" "$r/x1.npy" "$r/pos1.npy" "$r/x2.npy" "$r/y1.npy" "$r/y2.npy" >"$tmp/out"
+		cat "$tmp/out"
+		[ "$(tail -1 "$tmp/out")" = equal ]
+	}
+	check "cuda: kv_prefill then kv_decode equal PyTorch's, state shared, kv_reset" cudacapi
+	cudagen() {
+		bin/devproc build "$g/lkv.dp" --target cuda -C "$g/c" >/dev/null &&
+			"$g/c/lkv/lkv" --prompt "$g/p.npy" --generate prompt=$(echo $ids | wc -w) >"$tmp/out" || return 1
+		cat "$tmp/out"
+		[ "$(sed -n 's/^tokens: //p' "$tmp/out")" = "$want" ]
+	}
+	check "cuda: --generate through the prefill and decode entries: PyTorch's tokens" cudagen
+else
+	skip "no CUDA device"
+	skip "no CUDA device"
 fi
 
 echo "1..$n"

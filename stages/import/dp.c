@@ -858,8 +858,6 @@ genprefill(P *p, int tin, int pin, int lout)
 		;
 	if (i == p->nentry || strcmp(p->genprefill, p->genentry) == 0)
 		errat(p->src, p->genprefillat, "generate: prefill=%s names no other entry", p->genprefill);
-	if (!p->genpos)
-		errat(p->src, p->genprefillat, "generate: prefill= needs pos= (a model keeping a KV cache)");
 	entryio(p, p->genentry, tin, p->genprefill, 0, &t);
 	entryio(p, p->genentry, pin, p->genprefill, 0, &q);
 	entryio(p, p->genentry, lout, p->genprefill, 1, &l);
@@ -911,6 +909,8 @@ genfinish(P *p)
 			      "(one per token of '%s')", p->genpos, typestr(tp), (long long)ti->dim[1],
 			      p->genin->s);
 	}
+	if (p->genprefill && !p->genpos)
+		errat(p->src, p->genprefillat, "generate: prefill= needs pos= (a model keeping a KV cache)");
 	if (p->genprefill)
 		genprefill(p, in->val, lookup(p, p->genpos)->val, fn->out[i].val);
 	Str s = { 0 };
