@@ -123,8 +123,23 @@ usage(const dprt_prog *p, FILE *f)
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
 	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--weights FILE ...]\n"
-	        "       [--steps N] [--generate IN=OUT,prompt=P,...] [--help]\n", p->name);
-	fprintf(f, "inputs (all required):\n");
+	        "       [--steps N] [--generate IN=OUT,prompt=P,...]%s [--help]\n", p->name,
+	        p->nentry ? " [--entry NAME]" : "");
+	if (p->nentry) {
+		fprintf(f, "entries (--entry NAME runs one, default the first; they share the "
+		        "weights and the state):\n");
+		for (i = 0; i < p->nentry; i++) {
+			int k;
+			fprintf(f, "  %s:", p->entry[i].name);
+			for (k = 0; k < p->entry[i].nin; k++)
+				fprintf(f, " %s", p->in[p->entry[i].in[k]].name);
+			fprintf(f, " ->");
+			for (k = 0; k < p->entry[i].nout; k++)
+				fprintf(f, " %s", p->out[p->entry[i].out[k]].name);
+			fprintf(f, "\n");
+		}
+	}
+	fprintf(f, p->nentry ? "inputs (those of the entry run required):\n" : "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
 		        istext(&p->in[i]) ? "  (UTF-8 text of any length: a file's bytes, or "
@@ -373,6 +388,13 @@ parse(Cli *c, int argc, char **argv)
 	}
 	if (c->promptfile && !c->genspec)
 		return dprt_errf(c->err, sizeof c->err, "--prompt goes with --generate");
+	for (i = 0; c->ent && !c->genspec && i < c->p->nin + c->p->nout; i++) {   /* another entry's */
+		int o = i >= c->p->nin, k = o ? i - c->p->nin : i;
+		if ((o ? c->outfile : c->infile)[k] && !isused(c, k, o))
+			return dprt_errf(c->err, sizeof c->err, "--%s %s: not an %s of entry %s (see "
+			                 "--entry)", o ? "out" : "in", (o ? c->p->out : c->p->in)[k].name,
+			                 o ? "output" : "input", c->ent->name);
+	}
 	for (i = 0; i < c->p->nin && !c->promptfile; i++)   /* with --prompt: zeros */
 		if (!c->infile[i] && isused(c, i, 0)) {
 			char t[256];

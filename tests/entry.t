@@ -145,6 +145,13 @@ badentry() {
 		grep -q '^kv: missing --in posd' "$tmp/err"
 }
 check "executable: an unknown --entry, a missing input of the entry" badentry
+otherio() {
+	! "$d/b/kv/kv" --in x="$r/x1.npy" --in pos="$r/pos1.npy" --in xd="$r/x1.npy" 2>"$tmp/err" &&
+		cat "$tmp/err" && grep -q '^kv: --in xd: not an input of entry prefill (see --entry)$' "$tmp/err" &&
+		"$d/b/kv/kv" --help >"$tmp/help" && grep -q '^  prefill: x pos -> y$' "$tmp/help" &&
+		grep -q '^  decode: xd posd -> yd$' "$tmp/help"
+}
+check "executable: another entry's --in is refused; --help lists the entries" otherio
 
 fails() { # DP WANT: importing DP fails with WANT on its first line
 	printf '%s\n' "$1" >"$d/bad.dp"
