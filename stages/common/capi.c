@@ -305,7 +305,11 @@ void
 capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 {
 	const char *nm = fn->name;
-	int i;
+	int *ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
+	const char **ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
+	Err err;
+	int i, nent = dp_entries(fn, ent, ename, &err);
+	const char *run = nent > 0 ? ename[0] : "run";   /* named in the comments */
 
 	str_printf(s, "typedef struct %s %s;\n\n", nm, nm);
 	str_printf(s, "/* How %s_create_with makes an instance; zero for the defaults. */\n"
@@ -319,20 +323,16 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	              " * threads (DPRT_THREADS, else as many as the cores the process may run\n"
 	              " * on); NULL when out of memory.  Instances are independent: several may\n"
 	              " * run at once, each from its own thread.  One instance used from two\n"
-	              " * threads at once is refused: the second %s_run returns -1 and\n"
+	              " * threads at once is refused: the second %s_%s returns -1 and\n"
 	              " * %s_error says so.  Outputs do not depend on the thread count (they\n"
 	              " * are bitwise equal).  When its weights or device cannot be had,\n"
-	              " * %s_run fails and %s_error says why. */\n", nm, nm, nm, nm);
+	              " * %s_%s fails and %s_error says why. */\n", nm, run, nm, nm, run, nm);
 	str_printf(s, "%s *%s_create(void);\n", nm, nm);
 	str_printf(s, "%s *%s_create_with(const %s_options *o);\n", nm, nm, nm);
 	str_printf(s, "/* Runs m on n threads from now on (the caller's thread counts as one).\n"
 	              " * 0, or -1 with the message in %s_error(m) (n not from 1 to 1024). */\n",
 	           nm);
 	str_printf(s, "int %s_set_threads(%s *m, int n);\n", nm, nm);
-	int *ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
-	const char **ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
-	Err err;
-	int nent = dp_entries(fn, ent, ename, &err);
 	if (nent <= 0)
 		rundecl(s, fn, p, np, NULL, 0, "run");
 	for (i = 1; i <= nent; i++)
@@ -367,9 +367,14 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		str_printf(s, "int64_t %s_generate(%s *m, const int64_t *prompt, int64_t n, const char *keys,\n"
 		              "\t%*s%s_token_fn *token, void *u);\n", nm, nm, (int)strlen(nm) + 8, "", nm);
 	}
-	str_printf(s, "/* Restores the state m keeps from run to run (the buffers the model\n"
-	              " * updates, such as a KV cache) to its initial value; nothing to do for a\n"
-	              " * program without state. */\n");
+	if (nent > 0)
+		str_put(s, "/* Restores the state the entries of m share (the buffers their models\n"
+		           " * update, such as a KV cache) to its initial value; nothing to do for a\n"
+		           " * program without state. */\n");
+	else
+		str_put(s, "/* Restores the state m keeps from run to run (the buffers the model\n"
+		           " * updates, such as a KV cache) to its initial value; nothing to do for a\n"
+		           " * program without state. */\n");
 	str_printf(s, "void %s_reset(%s *m);\n", nm, nm);
 	str_printf(s, "/* The message of the last failure of m (\"\" when none). */\n");
 	str_printf(s, "const char *%s_error(const %s *m);\n", nm, nm);
