@@ -281,7 +281,17 @@ check "import: generate naming another entry's input" gfails "generate ids, logi
 # is); on a GPU the C API's prefill then decode equal PyTorch's
 if grep -q '^NVCC = .' config.mk; then
 	check "the two-entry program builds for --target cuda" bin/devproc build "$d/kv.dp" --target cuda -C "$d/c"
+	parts() { # each entry's schedule calls cuda partitions of its own
+		awk '/^kv_schedule_prefill\(/ { e = "p" } /^kv_schedule_decode\(/ { e = "d" }
+			/kv_gpu_part[0-9]+\(state/ { match($0, /part[0-9]+/); print e, substr($0, RSTART, RLENGTH) }' \
+			"$d/c/kv/5.cpu.c" >"$tmp/parts"
+		cat "$tmp/parts"
+		p=$(sed -n 's/^p //p' "$tmp/parts" | sort -u) && q=$(sed -n 's/^d //p' "$tmp/parts" | sort -u) &&
+			[ -n "$p" ] && [ -n "$q" ] && [ -z "$(printf '%s\n%s\n' "$p" "$q" | sort | uniq -d)" ]
+	}
+	check "cuda: each entry runs partitions of its own" parts
 else
+	skip "no nvcc"
 	skip "no nvcc"
 fi
 if [ "$gpu" = yes ]; then
