@@ -284,10 +284,10 @@ runapi(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, const int *
 	str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
 	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
 		if (MINE(i))
-			str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer was "
-		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
-		           p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
-		           p[i].hname ? "text input" : "input");
+			str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer "
+			              "was passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name,
+			           p[i].name, p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
+			           p[i].hname ? "text input" : "input");
 	str_printf(s, "\tif (m->pool == NULL)\n\t\treturn -1;   /* no threads: err says why */\n"
 	              "\tif (dprt_pool_enter(m->pool) != 0) {\n"
 	              "\t\tstatic const char busy[] = \"%s_%s: this instance is running in "
