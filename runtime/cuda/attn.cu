@@ -19,7 +19,15 @@
  * outputs to the cuBLAS workspace; a second kernel merges the chunks of
  * each row (the same rescaling as between slices).  A tuning database's
  * split=N (dprt_sdpa.split) sets the number of chunks (1: none) over that
- * guess; DPRT_CUDA_ATTN_SPLIT=0 keeps one block per row group. */
+ * guess; DPRT_CUDA_ATTN_SPLIT=0 keeps one block per row group.
+ *
+ * Head size 64 (ViT, GPT-2) runs on the tensor cores instead
+ * (attnmma.cuh, in the manner of FlashAttention-2): in TF32 where the
+ * mapping's precision is tf32, bf16 or f16, else in 3xTF32 (as accurate as
+ * fp32); DPRT_CUDA_ATTN=simt|tf32|3xtf32 overrides the method,
+ * DPRT_CUDA_ATTN_RW=1|2|4 its rows a block (16 each of 1, 2 or 4 warps).
+ * The same chunks of keys split it where its blocks are fewer than the
+ * SMs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +184,8 @@ merge(const float *__restrict__ part, float *__restrict__ y, int rows, int nchun
 typedef void Kernel(At, const float *, const float *, const float *, const void *, float *, int,
                     float *);
 
+#include "attnmma.cuh"
+
 /* The instance for (NO, MASK) with any head size. */
 template <int MASK>
 static Kernel *
@@ -191,15 +201,125 @@ pick(int no)
 	return NULL;
 }
 
+/* The tensor-core instance for RW row groups, SPLIT3 and the mask kind
+ * (head size 64: ViT, GPT-2, BERT, most models). */
+template <int SPLIT3>
+static Kernel *
+pickmma(int rw, int mask)
+{
+	switch (rw * 4 + mask) {
+	case 4: return sdpamma<64, 1, SPLIT3, 0>;
+	case 5: return sdpamma<64, 1, SPLIT3, 1>;
+	case 6: return sdpamma<64, 1, SPLIT3, 2>;
+	case 8: return sdpamma<64, 2, SPLIT3, 0>;
+	case 9: return sdpamma<64, 2, SPLIT3, 1>;
+	case 10: return sdpamma<64, 2, SPLIT3, 2>;
+	case 16: return sdpamma<64, 4, SPLIT3, 0>;
+	case 17: return sdpamma<64, 4, SPLIT3, 1>;
+	case 18: return sdpamma<64, 4, SPLIT3, 2>;
+	}
+	return NULL;
+}
+
+/* The method: DPRT_CUDA_ATTN=simt|tf32|3xtf32 where set, else the tensor
+ * cores where the head size is the kernel's (64, q and k as wide as v) and the operands are 16-byte aligned: in TF32 where the
+ * precision is tf32 (or bf16/f16, whose values TF32 holds exactly), else
+ * in 3xTF32.  0 SIMT, 1 TF32, 2 3xTF32. */
+static int
+method(const dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k, const float *v)
+{
+	const char *env = getenv("DPRT_CUDA_ATTN");
+	int mma = a->E == 64 && a->EV == 64 &&
+	          ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v) % 16 == 0;
+
+	if (env && strcmp(env, "simt") == 0)
+		return 0;
+	if (!mma)
+		return 0;
+	if (env && strcmp(env, "tf32") == 0)
+		return 1;
+	if (env && strcmp(env, "3xtf32") == 0)
+		return 2;
+	return g->tf32 ? 1 : 2;
+}
+
+/* Chunks of keys: where the blocks are fewer than `fill`, the keys are
+ * split into chunks of whole slices of `slice` keys, a block per chunk, as
+ * many as make about `want` blocks (or the tuning database's count), where
+ * the cuBLAS workspace holds the partial rows; 1: none. */
+static int
+chunks(const dprt_cuda *g, const dprt_sdpa *a, long long blocks, int slice, long long fill,
+       long long want, int *chunk)
+{
+	const char *env = getenv("DPRT_CUDA_ATTN_SPLIT");
+	int n;
+
+	*chunk = a->S;
+	if (g->blasws == NULL || (env && strcmp(env, "0") == 0) || a->S <= slice ||
+	    (a->split <= 0 && blocks >= fill))
+		return 1;
+	want = a->split > 0 ? a->split : (want + blocks - 1) / blocks;
+	*chunk = (a->S + want - 1) / want;
+	*chunk = (*chunk + slice - 1) / slice * slice;
+	n = (a->S + *chunk - 1) / *chunk;
+	if ((long long)n * a->B * a->L * (a->EV + 2) * sizeof(float) > DPRT_BLAS_WORKSPACE) {
+		*chunk = a->S;
+		return 1;
+	}
+	return n;
+}
+
+/* The tensor-core kernel: RW from DPRT_CUDA_ATTN_RW (1, 2, 4) where set,
+ * else the most rows a block (fewer loads of k and v) that still make a
+ * block per SM, else 1. */
+static int
+launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float *q,
+          const float *k, const float *v, const void *mask, float *y, int sms, int *nchunk,
+          char *err, size_t errn, const char *what)
+{
+	static int raised[2];   /* the shared-memory limit raised: [split3] */
+	const char *env = getenv("DPRT_CUDA_ATTN_RW");
+	int rw = env ? atoi(env) : 0, chunk;
+	size_t smem = msmem(64);
+
+	if (rw != 1 && rw != 2 && rw != 4) {
+		for (rw = 4; rw > 1; rw /= 2)
+			if ((long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B >= sms)
+				break;
+	}
+	Kernel *f = split3 ? pickmma<1>(rw, a->mask) : pickmma<0>(rw, a->mask);
+	if (!raised[split3]) {
+		/* every instance of this head size and method: the same bytes */
+		for (int r = 1; r <= 4; r *= 2)
+			for (int m = 0; m < 3; m++) {
+				Kernel *h = split3 ? pickmma<1>(r, m) : pickmma<0>(r, m);
+				if (dprt_cuda_ok(cudaFuncSetAttribute((const void *)h,
+				                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+				                                      (int)smem),
+				                 "cudaFuncSetAttribute", err, errn) != 0)
+					return -1;
+			}
+		raised[split3] = 1;
+	}
+	long long blocks = (long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B;
+	*nchunk = chunks(g, a, blocks, MC, sms, sms, &chunk);   /* a wave of blocks */
+	dim3 grid((a->L + 16 * rw - 1) / (16 * rw), a->B, *nchunk);
+	f<<<grid, 128, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
+	                                  *nchunk > 1 ? (float *)g->blasws : NULL);
+	return dprt_cuda_launched(what, err, errn);
+}
+
 extern "C" int
 dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
                const float *v, const void *mask, float *y, char *err, size_t errn)
 {
+	static int sms;
 	At P;
 	Kernel *f;
 	int no = (a->EV + 31) / 32, nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB;
 	size_t smem = sizeof(float) * (4 * (size_t)a->E + 32 * (size_t)(a->E + 1) + 32 * (size_t)a->EV);
 	char what[64];
+	int how, nchunk = 1, chunk = a->S;
 
 	if ((long long)a->B * a->L * a->EV == 0)
 		return 0;
@@ -211,42 +331,33 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	}
 	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
 	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
-	if (a->E == 64 && a->EV == 64)
-		f = a->mask == 1 ? sdpa<2, 1, 64> : a->mask == 2 ? sdpa<2, 2, 64> : sdpa<2, 0, 64>;
-	else
-		f = a->mask == 1 ? pick<1>(no) : a->mask == 2 ? pick<2>(no) : pick<0>(no);
 	snprintf(what, sizeof what, "attention (op %d)", a->id);
-	if (f == NULL || smem > 48 * 1024) {
-		if (errn > 0)
-			snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's", what,
-			         a->E, a->EV);
+	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
+	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
+	how = method(g, a, q, k, v);
+	if (how > 0) {
+		if (launchmma(g, a, P, how == 2, q, k, v, mask, y, sms, &nchunk, err, errn, what) != 0)
+			return -1;
+	} else {
+		if (a->E == 64 && a->EV == 64)
+			f = a->mask == 1 ? sdpa<2, 1, 64> : a->mask == 2 ? sdpa<2, 2, 64> : sdpa<2, 0, 64>;
+		else
+			f = a->mask == 1 ? pick<1>(no) : a->mask == 2 ? pick<2>(no) : pick<0>(no);
+		if (f == NULL || smem > 48 * 1024) {
+			if (errn > 0)
+				snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's",
+				         what, a->E, a->EV);
+			return -1;
+		}
+		nchunk = chunks(g, a, (long long)(a->L + 3) / 4 * a->B, 32, 2LL * sms, 4LL * sms, &chunk);
+		f<<<dim3((a->L + 3) / 4, a->B, nchunk), 128, smem, g->stream>>>(
+			P, q, k, v, mask, y, chunk, nchunk > 1 ? (float *)g->blasws : NULL);
+		if (dprt_cuda_launched(what, err, errn) != 0)
+			return -1;
 	}
-	/* chunks of keys: about 4 blocks per SM, whole slices of 32 keys each,
-	 * where the cuBLAS workspace holds the partial rows */
-	const char *env = getenv("DPRT_CUDA_ATTN_SPLIT");
-	long long blocks = (long long)(a->L + 3) / 4 * a->B;
-	int sms = 0, nchunk = 1, chunk = a->S;
-	if (g->blasws && (env == NULL || strcmp(env, "0") != 0) && a->S > 32 &&
-	    (a->split > 0 ||
-	     (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess &&
-	      blocks < 2LL * sms))) {
-		/* the tuning database's count, else about 4 blocks per SM */
-		long long want = a->split > 0 ? a->split : (4LL * sms + blocks - 1) / blocks;
-		chunk = (a->S + want - 1) / want;
-		chunk = (chunk + 31) / 32 * 32;
-		nchunk = (a->S + chunk - 1) / chunk;
-		if ((long long)nchunk * a->B * a->L * (a->EV + 2) * sizeof(float) > DPRT_BLAS_WORKSPACE)
-			nchunk = 1;
-	}
-	if (nchunk < 2) {
-		f<<<dim3((a->L + 3) / 4, a->B), 128, smem, g->stream>>>(P, q, k, v, mask, y, a->S, NULL);
-		return dprt_cuda_launched(what, err, errn);
-	}
-	f<<<dim3((a->L + 3) / 4, a->B, nchunk), 128, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
-	                                                                (float *)g->blasws);
-	if (dprt_cuda_launched(what, err, errn) != 0)
-		return -1;
+	if (nchunk < 2)
+		return 0;
 	merge<<<(a->B * a->L + 3) / 4, 128, 0, g->stream>>>((const float *)g->blasws, y,
 	                                                     a->B * a->L, nchunk, a->EV);
 	return dprt_cuda_launched(what, err, errn);
