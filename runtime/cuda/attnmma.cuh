@@ -97,7 +97,7 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	constexpr int NT = MC / KW / 8;      /* 8-key tiles a warp takes of a chunk */
 	constexpr int ND = D / 8;            /* 8-wide tiles of the head */
 	extern __shared__ float smem[];
-	float *ks0 = smem, *vs0 = smem + MC * KS;   /* stage st: + st·MC·(KS + VS) */
+	float *ks0 = smem;   /* stage st: k at + st·MC·(KS + VS), v MC·KS after */
 	const int S = P.S, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const int rg = warp % RW, kg = warp / RW, g = lane >> 2, t = lane & 3;
 	const int b = blockIdx.y, r0 = blockIdx.x * R, i0 = r0 + 16 * rg + g, i1 = i0 + 8;
