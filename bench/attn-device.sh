@@ -19,5 +19,5 @@ PYTHONUNBUFFERED=1 python3 bench/gpu.py --models deit_tiny,vit_b16,gpt2 --batche
 	--modes devproc --precisions fp32,tf32 --runs 200 \
 	--variant simt:DPRT_CUDA_ATTN=simt --variant nosplit:DPRT_CUDA_ATTN_SPLIT=0 \
 	--profile build/prof --out "$OUT/gpu.md" "$@" >"$OUT/gpu.log" 2>&1
-grep -v 'compiled in\\|^torch' "$OUT/gpu.log" | tail -c 7000
+grep -v 'compiled in\|^torch' "$OUT/gpu.log" | tail -c 7000
 for f in build/prof/*.txt; do echo "== $f"; cat "$f"; done >"$OUT/prof.txt" 2>/dev/null
