@@ -41,22 +41,31 @@ struct At {
 	int L, S, E, EV, CAUSAL, NB;
 	long long MSL, MSS;
 	long long bdim[DPRT_SDPA_MAXB], bstr[DPRT_SDPA_MAXB];
+	long long qbs[DPRT_SDPA_MAXB], kbs[DPRT_SDPA_MAXB], vbs[DPRT_SDPA_MAXB];
+	long long QRS, KRS, VRS;   /* row strides of q, k, v */
 	float SCALE;
 	dprt_div e, ev;
 };
+
+/* The offset for batch entry b of a tensor with batch strides bs. */
+static __device__ __forceinline__ long long
+boff(const At &P, int b, const long long *bs)
+{
+	long long o = 0;
+
+	for (int k = P.NB - 1; k >= 0; k--) {
+		if (bs[k])
+			o += b % P.bdim[k] * bs[k];
+		b /= (int)P.bdim[k];
+	}
+	return o;
+}
 
 /* The mask's offset for batch entry b. */
 static __device__ __forceinline__ long long
 mbase(const At &P, int b)
 {
-	long long o = 0;
-
-	for (int k = P.NB - 1; k >= 0; k--) {
-		if (P.bstr[k])
-			o += b % P.bdim[k] * P.bstr[k];
-		b /= (int)P.bdim[k];
-	}
-	return o;
+	return boff(P, b, P.bstr);
 }
 
 /* NO: outputs per lane ((EV + 31) / 32); MASK: 0 none, 1 bool, 2 added;
@@ -74,7 +83,7 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 	int i = blockIdx.x * 4 + warp;   /* this warp's query row */
 	int send = P.CAUSAL ? min(S, (int)blockIdx.x * 4 + 4) : S;   /* keys the block sees */
 	int sbeg = (int)blockIdx.z * chunk;   /* this block's chunk of keys (part != NULL) */
-	const float *kb = k + (long long)b * S * E, *vb = v + (long long)b * S * EV;
+	const float *kb = k + boff(P, b, P.kbs), *vb = v + boff(P, b, P.vbs);
 	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
 	float m = -INFINITY, l = 0.0f, o[NO];
 
@@ -82,18 +91,18 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 		o[d] = 0.0f;
 	if (i < P.L)
 		for (int e = lane; e < E; e += 32)
-			qs[warp * E + e] = q[((long long)b * P.L + i) * E + e];
+			qs[warp * E + e] = q[boff(P, b, P.qbs) + i * P.QRS + e];
 	if (part)
 		send = min(send, sbeg + chunk);
 	for (int s0 = part ? sbeg : 0; s0 < send; s0 += 32) {
 		__syncthreads();   /* the last slice is used */
 		for (int t = threadIdx.x; t < 32 * E; t += 128) {
 			int r = D ? t / D : dprt_q(P.e, t), e = t - r * E;
-			ks[r * (E + 1) + e] = s0 + r < S ? kb[(s0 + r) * E + e] : 0.0f;
+			ks[r * (E + 1) + e] = s0 + r < S ? kb[(s0 + r) * P.KRS + e] : 0.0f;
 		}
 		for (int t = threadIdx.x; t < 32 * EV; t += 128) {
 			int r = D ? t / D : dprt_q(P.ev, t), e = t - r * EV;
-			vs[r * EV + e] = s0 + r < S ? vb[(s0 + r) * EV + e] : 0.0f;
+			vs[r * EV + e] = s0 + r < S ? vb[(s0 + r) * P.VRS + e] : 0.0f;
 		}
 		__syncthreads();
 		if (i >= P.L)
@@ -226,11 +235,17 @@ pickmma(int rw, int mask)
  * precision is tf32 (or bf16/f16, whose values TF32 holds exactly), else
  * in 3xTF32.  0 SIMT, 1 TF32, 2 3xTF32. */
 static int
-method(const dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k, const float *v)
+method(const dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const float *k,
+       const float *v)
 {
 	const char *env = getenv("DPRT_CUDA_ATTN");
-	int mma = a->E == 64 && a->EV == 64 &&
-	          ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v) % 16 == 0;
+	long long st = P.QRS | P.KRS | P.VRS;
+	int mma;
+
+	for (int i = 0; i < P.NB; i++)
+		st |= P.qbs[i] | P.kbs[i] | P.vbs[i];
+	mma = a->E == 64 && a->EV == 64 && st % 4 == 0 &&
+	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v) % 16 == 0;
 
 	if (env && strcmp(env, "simt") == 0)
 		return 0;
@@ -329,13 +344,26 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 		P.bdim[i] = i < nb ? a->bdim[i] : 1;
 		P.bstr[i] = i < nb ? a->bstr[i] : 0;
 	}
+	for (int i = nb - 1; i >= 0; i--) {   /* dense where the row stride is 0 */
+		long long in = 1;
+		for (int j = i + 1; j < nb; j++)
+			in *= a->bdim[j];
+		P.qbs[i] = a->qrs ? a->qbs[i] : in * a->L * a->E;
+		P.kbs[i] = a->krs ? a->kbs[i] : in * a->S * a->E;
+		P.vbs[i] = a->vrs ? a->vbs[i] : in * a->S * a->EV;
+	}
+	for (int i = nb; i < DPRT_SDPA_MAXB; i++)
+		P.qbs[i] = P.kbs[i] = P.vbs[i] = 0;
+	P.QRS = a->qrs ? a->qrs : a->E;
+	P.KRS = a->krs ? a->krs : a->E;
+	P.VRS = a->vrs ? a->vrs : a->EV;
 	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
 	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
 	snprintf(what, sizeof what, "attention (op %d)", a->id);
 	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
 	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
-	how = method(g, a, q, k, v);
+	how = method(g, a, P, q, k, v);
 	if (how > 0) {
 		if (launchmma(g, a, P, how == 2, q, k, v, mask, y, sms, &nchunk, err, errn, what) != 0)
 			return -1;

@@ -25,7 +25,8 @@
  * lo·hi summed: as accurate as fp32).  Shared rows are padded (k: D+8 so
  * that pairs at row g, column 2t hit distinct banks; v: D+4 so that rows
  * 2t and 2t+1 at column g do).  Needs E = EV = D, D a multiple of 8, and
- * 16-byte aligned q, k, v (attn.cu checks). */
+ * q, k, v rows 16-byte aligned (attn.cu checks), read through At's
+ * strides. */
 
 enum { MC = 64 };   /* keys a chunk */
 
@@ -101,7 +102,8 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	const int S = P.S, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const int rg = warp % RW, kg = warp / RW, g = lane >> 2, t = lane & 3;
 	const int b = blockIdx.y, r0 = blockIdx.x * R, i0 = r0 + 16 * rg + g, i1 = i0 + 8;
-	const float *kb = k + (long long)b * S * D, *vb = v + (long long)b * S * D;
+	const float *kb = k + boff(P, b, P.kbs), *vb = v + boff(P, b, P.vbs);
+	const float *qb = q + boff(P, b, P.qbs);
 	int sbeg = part ? (int)blockIdx.z * chunk : 0;
 	int send = P.CAUSAL ? min(S, r0 + R) : S;
 	long long mo0 = 0, mo1 = 0;
@@ -118,9 +120,9 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	/* q: rows i0 and i1, head columns 8d + 2t and 8d + 2t + 1 */
 #pragma unroll
 	for (int d = 0; d < ND; d++) {
-		float2 x0 = i0 < P.L ? *(const float2 *)&q[((long long)b * P.L + i0) * D + 8 * d + 2 * t]
+		float2 x0 = i0 < P.L ? *(const float2 *)&qb[i0 * P.QRS + 8 * d + 2 * t]
 		                     : make_float2(0.0f, 0.0f);
-		float2 x1 = i1 < P.L ? *(const float2 *)&q[((long long)b * P.L + i1) * D + 8 * d + 2 * t]
+		float2 x1 = i1 < P.L ? *(const float2 *)&qb[i1 * P.QRS + 8 * d + 2 * t]
 		                     : make_float2(0.0f, 0.0f);
 		msplit<SPLIT3>(x0.x, qh[d][0], ql[d][0]);
 		msplit<SPLIT3>(x1.x, qh[d][1], ql[d][1]);
@@ -136,9 +138,9 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		for (int x = threadIdx.x; x < MC * D / 4; x += 128) {
 			int r = x / (D / 4), e = 4 * (x % (D / 4));
 			bool in = s0 + r < S;
-			long long off = (long long)(in ? s0 + r : 0) * D + e;
-			mcp16(ks + r * KS + e, kb + off, in);
-			mcp16(vs + r * VS + e, vb + off, in);
+			long long row = in ? s0 + r : 0;
+			mcp16(ks + r * KS + e, kb + row * P.KRS + e, in);
+			mcp16(vs + r * VS + e, vb + row * P.VRS + e, in);
 		}
 		asm volatile("cp.async.commit_group;\n" ::: "memory");
 	};

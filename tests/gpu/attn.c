@@ -5,8 +5,9 @@
  * (DPRT_CUDA_ATTN_RW=1, 2, 4) and with and without keys split over blocks
  * (DPRT_CUDA_ATTN_SPLIT=0): the shapes of ViT-B/16, DeiT-tiny and GPT-2's
  * prefill, tails of rows and keys, causal attention with fewer queries
- * than keys, boolean and added masks broadcast over batch axes, and a row
- * whose keys are all masked (zeros).  The output is poisoned (NaN) before
+ * than keys, boolean and added masks broadcast over batch axes, a row
+ * whose keys are all masked (zeros), and q, k, v read through strides as
+ * windows of one packed qkv tensor (ViT's layout).  The output is poisoned (NaN) before
  * each run, so an element left unwritten fails.  Prints one line per case
  * and method, "ok" or "FAIL", max|err|/max|ref| against the tolerance
  * (1e-5 for simt and 3xTF32, 5e-3 for TF32); exit 1 on a failure.
@@ -27,19 +28,23 @@ typedef struct Case {
 	int B0, B1, L, S, causal, mask;   /* batch axes B0 × B1; mask 0 none, 1 bool, 2 added */
 	int maskb0;                       /* the mask has the B0 axis (else broadcast) */
 	int deadrow;                      /* bool mask: this row has every key masked (-1 none) */
+	int packed;                       /* q, k, v windows of one [B0][L][3][B1][64] (L = S),
+	                                     as ViT's qkv, read through strides */
 } Case;
 
 static const Case cases[] = {
-	{"vit_b16 12x197x197", 1, 12, 197, 197, 0, 0, 0, -1},
-	{"deit_tiny 3x197x197", 1, 3, 197, 197, 0, 0, 0, -1},
-	{"gpt2 prefill 12x128 causal", 1, 12, 128, 128, 1, 0, 0, -1},
-	{"causal 2x3 50x130 (fewer queries)", 2, 3, 50, 130, 1, 0, 0, -1},
-	{"tails 2x1 5x7", 2, 1, 5, 7, 0, 0, 0, -1},
-	{"one query 4x1x300", 1, 4, 1, 300, 0, 0, 0, -1},
-	{"bool mask [L][S] 2x3 70x90, a dead row", 2, 3, 70, 90, 0, 1, 0, 33},
-	{"added mask [B0][1][L][S] 2x2 40x150", 2, 2, 40, 150, 0, 2, 1, -1},
-	{"causal + added mask 1x12 128x128", 1, 12, 128, 128, 1, 2, 0, -1},
-	{"batch 32 vit 384x197x197", 32, 12, 197, 197, 0, 0, 0, -1},
+	{"vit_b16 12x197x197", 1, 12, 197, 197, 0, 0, 0, -1, 0},
+	{"deit_tiny 3x197x197", 1, 3, 197, 197, 0, 0, 0, -1, 0},
+	{"gpt2 prefill 12x128 causal", 1, 12, 128, 128, 1, 0, 0, -1, 0},
+	{"causal 2x3 50x130 (fewer queries)", 2, 3, 50, 130, 1, 0, 0, -1, 0},
+	{"tails 2x1 5x7", 2, 1, 5, 7, 0, 0, 0, -1, 0},
+	{"one query 4x1x300", 1, 4, 1, 300, 0, 0, 0, -1, 0},
+	{"bool mask [L][S] 2x3 70x90, a dead row", 2, 3, 70, 90, 0, 1, 0, 33, 0},
+	{"added mask [B0][1][L][S] 2x2 40x150", 2, 2, 40, 150, 0, 2, 1, -1, 0},
+	{"causal + added mask 1x12 128x128", 1, 12, 128, 128, 1, 2, 0, -1, 0},
+	{"packed qkv 2x3 197x197 (strided)", 2, 3, 197, 197, 0, 0, 0, -1, 1},
+	{"packed qkv causal 1x12 128x128 (strided)", 1, 12, 128, 128, 1, 0, 0, -1, 1},
+	{"batch 32 vit 384x197x197", 32, 12, 197, 197, 0, 0, 0, -1, 0},
 };
 
 static unsigned long long rs = 88172645463325252ULL;
@@ -116,7 +121,7 @@ typedef struct Run {
 	const Case *c;
 	dprt_cuda *g;
 	dprt_sdpa a;
-	float *dq, *dk, *dv, *dy;
+	float *dq, *dk, *dv, *dy, *dqkv;
 	void *dm;
 } Run;
 
@@ -150,6 +155,27 @@ setup(Run *r, const Case *c, dprt_cuda *g, float **hq, float **hk, float **hv, v
 	r->a.bdim[0] = c->B0, r->a.bdim[1] = c->B1;
 	r->a.bstr[0] = c->mask && c->maskb0 ? (long long)c->L * c->S : 0;
 	r->a.scale = 0.125f;
+	if (c->packed) {   /* one buffer [B0][L][3][B1][64]; q, k, v its windows */
+		size_t row = 3 * (size_t)c->B1 * D, n = (size_t)c->B0 * c->L * row;
+		float *h = malloc(n * 4);
+		for (int b = 0; b < B; b++)
+			for (int i = 0; i < c->L; i++)
+				for (int e = 0; e < D; e++) {
+					size_t o = ((size_t)(b / c->B1) * c->L + i) * row + (size_t)(b % c->B1) * D + e;
+					size_t x = ((size_t)b * c->L + i) * D + e;
+					h[o] = (*hq)[x], h[o + c->B1 * D] = (*hk)[x], h[o + 2 * c->B1 * D] = (*hv)[x];
+				}
+		if (!ok(cudaMalloc((void **)&r->dqkv, n * 4), "cudaMalloc") ||
+		    !ok(cudaMalloc((void **)&r->dy, nq * 4), "cudaMalloc") ||
+		    !ok(cudaMemcpy(r->dqkv, h, n * 4, cudaMemcpyHostToDevice), "cudaMemcpy"))
+			return -1;
+		free(h);
+		r->dq = r->dqkv, r->dk = r->dqkv + c->B1 * D, r->dv = r->dqkv + 2 * c->B1 * D;
+		r->a.qbs[0] = r->a.kbs[0] = r->a.vbs[0] = (long long)c->L * row;
+		r->a.qbs[1] = r->a.kbs[1] = r->a.vbs[1] = D;
+		r->a.qrs = r->a.krs = r->a.vrs = (long long)row;
+		return 0;
+	}
 	if (!ok(cudaMalloc((void **)&r->dq, nq * 4), "cudaMalloc") ||
 	    !ok(cudaMalloc((void **)&r->dk, nk * 4), "cudaMalloc") ||
 	    !ok(cudaMalloc((void **)&r->dv, nk * 4), "cudaMalloc") ||
@@ -166,7 +192,11 @@ setup(Run *r, const Case *c, dprt_cuda *g, float **hq, float **hk, float **hv, v
 static void
 teardown(Run *r)
 {
-	cudaFree(r->dq), cudaFree(r->dk), cudaFree(r->dv), cudaFree(r->dy), cudaFree(r->dm);
+	if (r->dqkv)
+		cudaFree(r->dqkv);
+	else
+		cudaFree(r->dq), cudaFree(r->dk), cudaFree(r->dv);
+	cudaFree(r->dy), cudaFree(r->dm);
 }
 
 static int
@@ -270,7 +300,7 @@ cmpf(const void *x, const void *y)
 static int
 bench(dprt_cuda *g, int n)
 {
-	static const int which[] = {0, 1, 2, 9};
+	static const int which[] = {0, 1, 2, 10, 11};
 	static const Method bm[] = {
 		{"simt", "", "", 0}, {"3xtf32", "", "", 0}, {"3xtf32", "", "0", 0},
 		{"tf32", "", "", 0}, {"tf32", "", "0", 0}, {"tf32", "1", "0", 0}, {"tf32", "4", "0", 0},
