@@ -42,7 +42,8 @@ struct At {
 	long long MSL, MSS;
 	long long bdim[DPRT_SDPA_MAXB], bstr[DPRT_SDPA_MAXB];
 	long long qbs[DPRT_SDPA_MAXB], kbs[DPRT_SDPA_MAXB], vbs[DPRT_SDPA_MAXB];
-	long long QRS, KRS, VRS;   /* row strides of q, k, v */
+	long long ybs[DPRT_SDPA_MAXB];
+	long long QRS, KRS, VRS, YRS;   /* row strides of q, k, v, y */
 	float SCALE;
 	dprt_div e, ev;
 };
@@ -155,24 +156,26 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 	} else if (i < P.L) {
 		for (int d = 0; d < NO; d++)
 			if (lane + 32 * d < EV)
-				y[((long long)b * P.L + i) * EV + lane + 32 * d] = l > 0.0f ? o[d] / l : 0.0f;
+				y[boff(P, b, P.ybs) + i * P.YRS + lane + 32 * d] = l > 0.0f ? o[d] / l : 0.0f;
 	}
 }
 
 /* The chunks of each row merged: a warp per row of the B·L. */
 static __global__ void __launch_bounds__(128)
-merge(const float *__restrict__ part, float *__restrict__ y, int rows, int nchunk, int EV)
+merge(const __grid_constant__ At P, const float *__restrict__ part, float *__restrict__ y,
+      int rows, int nchunk, int EV)
 {
 	int r = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
 	float m = -INFINITY, l = 0.0f;
 
 	if (r >= rows)
 		return;
+	float *yr = y + boff(P, r / P.L, P.ybs) + r % P.L * P.YRS;   /* row r */
 	for (int c = 0; c < nchunk; c++)
 		m = fmaxf(m, part[((long long)c * rows + r) * (EV + 2)]);
 	if (m == -INFINITY) {   /* every key masked */
 		for (int e = lane; e < EV; e += 32)
-			y[(long long)r * EV + e] = 0.0f;
+			yr[e] = 0.0f;
 		return;
 	}
 	for (int c = 0; c < nchunk; c++) {
@@ -186,7 +189,7 @@ merge(const float *__restrict__ part, float *__restrict__ y, int rows, int nchun
 			if (pr[0] != -INFINITY)
 				o = fmaf(pr[2 + e], expf(pr[0] - m), o);
 		}
-		y[(long long)r * EV + e] = l > 0.0f ? o / l : 0.0f;
+		yr[e] = l > 0.0f ? o / l : 0.0f;
 	}
 }
 
@@ -231,21 +234,22 @@ pickmma(int rw, int mask)
 }
 
 /* The method: DPRT_CUDA_ATTN=simt|tf32|3xtf32 where set, else the tensor
- * cores where the head size is the kernel's (64, q and k as wide as v) and the operands are 16-byte aligned: in TF32 where the
+ * cores where the head size is the kernel's (64, q and k as wide as v) and
+ * the rows of q, k, v and y are 16-byte aligned: in TF32 where the
  * precision is tf32 (or bf16/f16, whose values TF32 holds exactly), else
  * in 3xTF32.  0 SIMT, 1 TF32, 2 3xTF32. */
 static int
 method(const dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const float *k,
-       const float *v)
+       const float *v, const float *y)
 {
 	const char *env = getenv("DPRT_CUDA_ATTN");
-	long long st = P.QRS | P.KRS | P.VRS;
+	long long st = P.QRS | P.KRS | P.VRS | P.YRS;
 	int mma;
 
 	for (int i = 0; i < P.NB; i++)
-		st |= P.qbs[i] | P.kbs[i] | P.vbs[i];
+		st |= P.qbs[i] | P.kbs[i] | P.vbs[i] | P.ybs[i];
 	mma = a->E == 64 && a->EV == 64 && st % 4 == 0 &&
-	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v) % 16 == 0;
+	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)y) % 16 == 0;
 
 	if (env && strcmp(env, "simt") == 0)
 		return 0;
@@ -351,9 +355,11 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 		P.qbs[i] = a->qrs ? a->qbs[i] : in * a->L * a->E;
 		P.kbs[i] = a->krs ? a->kbs[i] : in * a->S * a->E;
 		P.vbs[i] = a->vrs ? a->vbs[i] : in * a->S * a->EV;
+		P.ybs[i] = a->yrs ? a->ybs[i] : in * a->L * a->EV;
 	}
 	for (int i = nb; i < DPRT_SDPA_MAXB; i++)
-		P.qbs[i] = P.kbs[i] = P.vbs[i] = 0;
+		P.qbs[i] = P.kbs[i] = P.vbs[i] = P.ybs[i] = 0;
+	P.YRS = a->yrs ? a->yrs : a->EV;
 	P.QRS = a->qrs ? a->qrs : a->E;
 	P.KRS = a->krs ? a->krs : a->E;
 	P.VRS = a->vrs ? a->vrs : a->EV;
@@ -363,7 +369,7 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
 	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
-	how = method(g, a, P, q, k, v);
+	how = method(g, a, P, q, k, v, y);
 	if (how > 0) {
 		if (launchmma(g, a, P, how == 2, q, k, v, mask, y, sms, &nchunk, err, errn, what) != 0)
 			return -1;
@@ -386,7 +392,7 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	}
 	if (nchunk < 2)
 		return 0;
-	merge<<<(a->B * a->L + 3) / 4, 128, 0, g->stream>>>((const float *)g->blasws, y,
+	merge<<<(a->B * a->L + 3) / 4, 128, 0, g->stream>>>(P, (const float *)g->blasws, y,
 	                                                     a->B * a->L, nchunk, a->EV);
 	return dprt_cuda_launched(what, err, errn);
 }

@@ -25,8 +25,8 @@
  * lo·hi summed: as accurate as fp32).  Shared rows are padded (k: D+8 so
  * that pairs at row g, column 2t hit distinct banks; v: D+4 so that rows
  * 2t and 2t+1 at column g do).  Needs E = EV = D, D a multiple of 8, and
- * q, k, v rows 16-byte aligned (attn.cu checks), read through At's
- * strides. */
+ * q, k, v and y rows 16-byte aligned (attn.cu checks), read and written
+ * through At's strides. */
 
 enum { MC = 64 };   /* keys a chunk */
 
@@ -272,7 +272,7 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		} else {
 			if (L > 0.0f)
 				O.x /= L, O.y /= L, O.z /= L, O.w /= L;
-			*(float4 *)&y[((long long)b * P.L + i) * D + e] = O;
+			*(float4 *)&y[boff(P, b, P.ybs) + i * P.YRS + e] = O;
 		}
 	}
 }

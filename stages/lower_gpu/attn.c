@@ -2,8 +2,9 @@
  * kernel library's attention (runtime/cuda/attn.cu: one kernel in the
  * manner of flash attention, scores and softmax never stored; causal,
  * boolean and additive masks as runtime/nn.c), with a constant dprt_sdpa
- * of the op's shapes, scale and mask strides, and the strides of q, k and
- * v where they are windows that gplan left in place (no copy kernels). */
+ * of the op's shapes, scale and mask strides, and the strides of q, k, v
+ * and y where they are windows that gplan left in place (no copy
+ * kernels). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,22 +17,24 @@ enum {
 	MAXB = 6,          /* batch axes (DPRT_SDPA_MAXB of runtime/dprt_cuda.h) */
 };
 
-/* q, k and v where gplan made them windows of larger tensors
- * (GHome.strided): their batch and row strides in the dprt_sdpa, their
- * offsets (elements) in off[3]; dense ones all 0. */
+/* q, k and v where gplan made them windows of larger tensors, and y where
+ * it is one that attention writes (GHome.strided): their batch and row
+ * strides in the dprt_sdpa, q's, k's and v's offsets (elements) in off[3];
+ * dense ones all 0. */
 static int
 windows(Gpu *g, const Op *op, Str *s, int64_t *off)
 {
 	const Fn *fn = g->fn;
-	int64_t str[3][DP_MAXRANK] = {{0}};
+	int64_t str[4][DP_MAXRANK] = {{0}}, o;
 	int k, j, r = fn->val[op->in[0]].t.rank, any = 0;
 
-	for (k = 0; k < 3; k++) {
-		int v = op->in[k];
-		off[k] = 0;
+	for (k = 0; k < 4; k++) {
+		int v = k < 3 ? op->in[k] : op->out[0];
+		if (k < 3)
+			off[k] = 0;
 		if (!(g->h[v].kind == G_VIEW && g->h[v].strided))
 			continue;
-		if (gviewlayout(g, v, str[k], &off[k]) != 0 || str[k][r - 1] != 1) {
+		if (gviewlayout(g, v, str[k], k < 3 ? &off[k] : &o) != 0 || str[k][r - 1] != 1) {
 			dp_seterr(g->err, "op %d (%s): operand %d is a window with no strides (internal)",
 			          (int)(op - fn->op), dp_op_name[op->kind], k);
 			return -1;
@@ -41,14 +44,18 @@ windows(Gpu *g, const Op *op, Str *s, int64_t *off)
 	if (!any)
 		return 0;
 	str_put(s, "\t/* q, k, v read in place: strides over the batch axes, then rows */\n");
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 4; k++) {
+		if (k == 3) {
+			str_printf(s, "\t%lld, %lld, %lld,\n", (long long)str[0][r - 2],
+			           (long long)str[1][r - 2], (long long)str[2][r - 2]);
+			str_put(s, "\t/* y written in place: the same */\n");
+		}
 		str_put(s, "\t{");
 		for (j = 0; j < r - 2; j++)
 			str_printf(s, "%s%lld", j ? ", " : "", (long long)str[k][j]);
 		str_put(s, "},\n");
 	}
-	str_printf(s, "\t%lld, %lld, %lld,\n", (long long)str[0][r - 2], (long long)str[1][r - 2],
-	           (long long)str[2][r - 2]);
+	str_printf(s, "\t%lld,\n", (long long)str[3][r - 2]);
 	return 0;
 }
 
@@ -138,7 +145,7 @@ emit_sdpa(Gpu *g, int i)
 		str_printf(g->rec, "v%d, ", gV(g, gbase(g, op->in[3])));
 	else
 		str_put(g->rec, "NULL, ");
-	str_printf(g->rec, "v%d, err, errn) != 0)\n\t\treturn -1;\n", gV(g, y));
+	str_printf(g->rec, "v%d, err, errn) != 0)\n\t\treturn -1;\n", gV(g, gbase(g, y)));
 	g->nkern++;
 	return 0;
 }

@@ -232,15 +232,112 @@ chainlayout(const Gpu *g, int v, const char *in, int64_t *str, int64_t *off)
 	return -1;
 }
 
+/* The strides of v in the memory of z, where z is v through a chain of
+ * views and permutes, each link the one reader of the one before: z dense,
+ * back through the links (a view's strides as viewstrides, a permute's
+ * inverted). */
+static int
+outlayout(const Gpu *g, int v, int z, int64_t *str)
+{
+	const Fn *fn = g->fn;
+	const Type *t = &fn->val[z].t;
+	int64_t zs[DP_MAXRANK], s = 1;
+	int d;
+
+	for (d = t->rank - 1; d >= 0; d--) {
+		zs[d] = s;
+		s *= t->dim[d];
+	}
+	while (z != v) {
+		const Op *op = &fn->op[fn->val[z].def];
+		const Type *tx = &fn->val[op->in[0]].t, *tz = &fn->val[z].t;
+		int64_t xs[DP_MAXRANK];
+		if (op->kind == Aview) {
+			if (dp_numel(tz) == 0 || viewstrides(tz->dim, zs, tz->rank, tx->dim, tx->rank, xs) != 0)
+				return -1;
+		} else if (op->kind == Apermute) {
+			const Attr *a = dp_attr(op, "dims");
+			if (a == NULL || a->n != tx->rank)
+				return -1;
+			for (d = 0; d < tx->rank; d++)
+				xs[normdim(a->ints[d], tx->rank)] = zs[d];
+		} else {
+			return -1;
+		}
+		memcpy(zs, xs, sizeof zs);
+		z = op->in[0];
+	}
+	memcpy(str, zs, sizeof zs);
+	return 0;
+}
+
 int
 gviewlayout(const Gpu *g, int v, int64_t *str, int64_t *off)
 {
 	const Fn *fn = g->fn;
-	char *in = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+	char *in;
 
+	if (g->h[v].kind == G_VIEW && g->h[v].strided == 2) {
+		*off = 0;
+		return outlayout(g, v, g->h[v].base, str);
+	}
+	in = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
 	for (int x = 0; x < fn->nval; x++)
-		in[x] = g->h[x].kind == G_VIEW && g->h[x].strided;
+		in[x] = g->h[x].kind == G_VIEW && g->h[x].strided == 1;
 	return chainlayout(g, v, in, str, off);
+}
+
+/* Attention's result written in place: where it is read by nothing but a
+ * chain of views and permutes (on the device, each link the one reader of
+ * the one before, the last in memory: GPT-2's and ViT's
+ * transpose(1, 2).reshape()), attention writes the chain's last value z
+ * through strides (its result a window of z, strided 2), and the links
+ * are views: the copy kernel that made z is gone.  z's kernel position is
+ * the attention's (its memory is written there). */
+static void
+attnwrites(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int64_t str[DP_MAXRANK];
+
+	for (int i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		int y, z, r, k;
+		if (op->kind != Asdpa || op->dev != DEV_CUDA || op->nout != 1)
+			continue;
+		y = z = op->out[0];
+		if (fn->val[y].t.dtype != DP_F32 || g->h[y].kind != G_ARENA)
+			continue;
+		for (;;) {   /* follow the one reader while it is a view or permute */
+			int u = g->user[z], out = 0;
+			for (k = 0; k < fn->nout; k++)
+				out |= fn->out[k].val == z;
+			if (out || g->nuse[z] != 1 || u < 0 || !windowop(fn, &fn->op[u]) ||
+			    (fn->op[u].kind != Aview && fn->op[u].kind != Apermute) ||
+			    fn->op[u].part != op->part)
+				break;
+			z = fn->op[u].out[0];
+		}
+		r = fn->val[y].t.rank;
+		if (z == y || g->h[z].kind != G_ARENA || r < 2 || outlayout(g, y, z, str) != 0 ||
+		    str[r - 1] != 1)
+			continue;
+		for (int v = z; v != y; ) {   /* the links: views */
+			int x = fn->op[fn->val[v].def].in[0];
+			if (v != z) {
+				g->h[v].kind = G_VIEW;
+				g->h[v].base = x;
+				g->h[v].trans = 0;
+				g->h[v].strided = 1;
+			}
+			v = x;
+		}
+		g->h[y].kind = G_VIEW;
+		g->h[y].base = z;
+		g->h[y].trans = 0;
+		g->h[y].strided = 2;
+		g->h[z].wrby = 1 + i;
+	}
 }
 
 /* Whether attention may read value v (op i's result) through strides:
@@ -381,6 +478,7 @@ gpu_homes(Gpu *g)
 		}
 	}
 	attnwindows(g);
+	attnwrites(g);
 }
 
 /* The transfers and the readers of each value. */
@@ -428,6 +526,8 @@ gplan(Gpu *g)
 	for (i = fn->nop - 1; i >= 0; i--) {
 		const Op *op = &fn->op[i];
 		g->exec[i] = g->addnorm[i] >= 0 ? g->addnorm[i] : i;
+		if (op->nout == 1 && g->h[op->out[0]].wrby)   /* written by attention */
+			g->exec[i] = g->h[op->out[0]].wrby - 1;
 		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
 			g->exec[i] = g->exec[g->user[op->out[0]]];
 	}

@@ -7,7 +7,8 @@
  * prefill, tails of rows and keys, causal attention with fewer queries
  * than keys, boolean and added masks broadcast over batch axes, a row
  * whose keys are all masked (zeros), and q, k, v read through strides as
- * windows of one packed qkv tensor (ViT's layout).  The output is poisoned (NaN) before
+ * windows of one packed qkv tensor (ViT's layout), y written through
+ * strides (as transpose(1, 2) of it).  The output is poisoned (NaN) before
  * each run, so an element left unwritten fails.  Prints one line per case
  * and method, "ok" or "FAIL", max|err|/max|ref| against the tolerance
  * (1e-5 for simt and 3xTF32, 5e-3 for TF32); exit 1 on a failure.
@@ -29,7 +30,8 @@ typedef struct Case {
 	int maskb0;                       /* the mask has the B0 axis (else broadcast) */
 	int deadrow;                      /* bool mask: this row has every key masked (-1 none) */
 	int packed;                       /* q, k, v windows of one [B0][L][3][B1][64] (L = S),
-	                                     as ViT's qkv, read through strides */
+	                                     as ViT's qkv, read through strides, and y
+	                                     written as [B0][L][B1][64] */
 } Case;
 
 static const Case cases[] = {
@@ -174,6 +176,7 @@ setup(Run *r, const Case *c, dprt_cuda *g, float **hq, float **hk, float **hv, v
 		r->a.qbs[0] = r->a.kbs[0] = r->a.vbs[0] = (long long)c->L * row;
 		r->a.qbs[1] = r->a.kbs[1] = r->a.vbs[1] = D;
 		r->a.qrs = r->a.krs = r->a.vrs = (long long)row;
+		r->a.ybs[0] = (long long)c->L * c->B1 * D, r->a.ybs[1] = D, r->a.yrs = c->B1 * D;
 		return 0;
 	}
 	if (!ok(cudaMalloc((void **)&r->dq, nq * 4), "cudaMalloc") ||
@@ -270,6 +273,16 @@ check(dprt_cuda *g)
 			    !ok(cudaDeviceSynchronize(), "the kernel") ||
 			    !ok(cudaMemcpy(got, r.dy, ny * 4, cudaMemcpyDeviceToHost), "cudaMemcpy"))
 				return 1;
+			if (c->packed) {   /* [B0][L][B1][64] back to [B0][B1][L][64] */
+				float *t = malloc(ny * 4);
+				for (size_t x = 0; x < ny; x++) {
+					size_t e = x % 64, i = x / 64 % c->L, b1 = x / 64 / c->L % c->B1;
+					size_t b0 = x / 64 / c->L / c->B1;
+					t[x] = got[((b0 * c->L + i) * c->B1 + b1) * 64 + e];
+				}
+				memcpy(got, t, ny * 4);
+				free(t);
+			}
 			for (size_t i = 0; i < ny; i++) {
 				if (got[i] != got[i])
 					nan++;
