@@ -21,11 +21,15 @@ for z in hf_gpt2_train hf_bert_train hf_gpt2_core; do
 done
 cc -std=c11 -O2 -Iruntime -I"$cuda/include" tests/gpu/attn.c lib/libdprt_cuda.a lib/libdprt.a \
 	-L"$cuda/lib64" -lcublas -lcublasLt -lstdc++ -lcudart_static -ldl -lrt -lpthread -lm \
-	-o build/attn-bench && build/attn-bench --bench 100 | tee "$OUT/attn-bench.txt"
+	-o build/attn-bench && build/attn-bench --bench 50 | tee "$OUT/attn-bench.txt"
+# DevProc and eager first (cheap), then reduce-overhead as time allows
 PYTHONUNBUFFERED=1 python3 bench/gpu.py --models deit_tiny,vit_b16,gpt2 --batches 1 \
-	--modes devproc,eager,ro --precisions fp32,tf32 --runs 100 \
+	--modes devproc,eager --precisions fp32,tf32 --runs 100 \
 	--variant simt:DPRT_CUDA_ATTN=simt \
 	--profile build/prof --out "$OUT/gpu.md" "$@" >"$OUT/gpu.log" 2>&1
+PYTHONUNBUFFERED=1 timeout ${RO_SECONDS:-200} python3 bench/gpu.py --models deit_tiny,vit_b16,gpt2 \
+	--batches 1 --modes ro --precisions fp32,tf32 --runs 100 --out "$OUT/ro.md" >"$OUT/ro.log" 2>&1
+grep 'ro:' "$OUT/ro.log"
 grep -v 'compiled in\|^torch\||' "$OUT/gpu.log" | tail -c 5000
 cat "$OUT/gpu.md"
 for f in build/prof/*.txt; do echo "== $f"; cat "$f"; done >"$OUT/prof.txt" 2>/dev/null
