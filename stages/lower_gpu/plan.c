@@ -149,8 +149,8 @@ viewstrides(const int64_t *od, const int64_t *os, int orank, const int64_t *nd, 
 	base = os[orank - 1];
 	for (int d = orank - 1; d >= 0; d--) {
 		onum *= od[d];
-		if (d > 0 && od[d - 1] != 1 && os[d - 1] == onum * base)
-			continue;   /* axis d - 1 continues the run */
+		if (d > 0 && (od[d - 1] == 1 || os[d - 1] == onum * base))
+			continue;   /* axis d - 1 continues the run (or has one index) */
 		while (j >= 0 && (nnum < onum || nd[j] == 1)) {
 			ns[j] = nnum * base;
 			nnum *= nd[j--];
