@@ -26,8 +26,7 @@
  * mapping's precision is tf32, bf16 or f16, else in 3xTF32 (as accurate as
  * fp32); DPRT_CUDA_ATTN=simt|tf32|3xtf32 overrides the method,
  * DPRT_CUDA_ATTN_RW=1|2|4 its rows a block (16 each of 1, 2 or 4 warps).
- * The same chunks of keys split it where its blocks are fewer than the
- * SMs. */
+ * The same chunks of keys split it where a tuning database says so. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,7 +320,10 @@ launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float
 		raised[split3] = 1;
 	}
 	long long blocks = (long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B;
-	*nchunk = chunks(g, a, blocks, MC, sms, sms, &chunk);   /* a wave of blocks */
+	/* no chunks unless the tuning database asks: on the H200 the merge's
+	 * launch cost more than the wider grid gained (DeiT-tiny, GPT-2's
+	 * prefill, batch 1: bench/RESULTS.md) */
+	*nchunk = chunks(g, a, blocks, MC, 0, sms, &chunk);
 	dim3 grid((a->L + 16 * rw - 1) / (16 * rw), a->B, *nchunk);
 	f<<<grid, 128, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
 	                                  *nchunk > 1 ? (float *)g->blasws : NULL);

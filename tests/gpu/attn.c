@@ -11,7 +11,9 @@
  * strides (as transpose(1, 2) of it).  The output is poisoned (NaN) before
  * each run, so an element left unwritten fails.  Prints one line per case
  * and method, "ok" or "FAIL", max|err|/max|ref| against the tolerance
- * (1e-5 for simt and 3xTF32, 5e-3 for TF32); exit 1 on a failure.
+ * (1e-5 for simt and 3xTF32, 5e-3 for TF32); exit 1 on a failure.  The
+ * chunks of keys (split over blocks, merged by a second kernel) are also
+ * forced as a tuning database would (dprt_sdpa.split).
  * With --bench N: each method's time per call instead (median of N runs
  * of CUDA events, after 20 warm-up calls) on the models' shapes. */
 #define _POSIX_C_SOURCE 200809L
@@ -214,18 +216,21 @@ call(Run *r)
 	return 0;
 }
 
-/* The methods: DPRT_CUDA_ATTN, DPRT_CUDA_ATTN_RW, DPRT_CUDA_ATTN_SPLIT, tolerance. */
+/* The methods: DPRT_CUDA_ATTN, DPRT_CUDA_ATTN_RW, DPRT_CUDA_ATTN_SPLIT,
+ * tolerance, and chunks of keys as a tuning database sets them
+ * (dprt_sdpa.split; 0 the kernel's own choice). */
 typedef struct Method {
 	const char *attn, *rw, *split;
 	double tol;
+	int chunks;
 } Method;
 
 static const Method methods[] = {
-	{"simt", "", "", 1e-5},        {"simt", "", "0", 1e-5},
-	{"3xtf32", "", "", 1e-5},      {"3xtf32", "", "0", 1e-5},
-	{"3xtf32", "1", "0", 1e-5},    {"3xtf32", "2", "0", 1e-5},   {"3xtf32", "4", "0", 1e-5},
-	{"tf32", "", "", 5e-3},        {"tf32", "", "0", 5e-3},
-	{"tf32", "1", "", 5e-3},       {"tf32", "2", "0", 5e-3},     {"tf32", "4", "0", 5e-3},
+	{"simt", "", "", 1e-5, 0},     {"simt", "", "0", 1e-5, 0},    {"simt", "", "", 1e-5, 3},
+	{"3xtf32", "", "", 1e-5, 0},   {"3xtf32", "", "", 1e-5, 3},   {"3xtf32", "1", "", 1e-5, 0},
+	{"3xtf32", "2", "", 1e-5, 2},  {"3xtf32", "4", "", 1e-5, 0},
+	{"tf32", "", "", 5e-3, 0},     {"tf32", "", "", 5e-3, 3},     {"tf32", "1", "", 5e-3, 2},
+	{"tf32", "2", "", 5e-3, 0},    {"tf32", "4", "", 5e-3, 0},
 };
 
 static void
@@ -269,6 +274,7 @@ check(dprt_cuda *g)
 			int nan = 0;
 
 			use(m);
+			r.a.split = m->chunks;
 			if (!ok(cudaMemset(r.dy, 0xff, ny * 4), "cudaMemset") || call(&r) != 0 ||
 			    !ok(cudaDeviceSynchronize(), "the kernel") ||
 			    !ok(cudaMemcpy(got, r.dy, ny * 4, cudaMemcpyDeviceToHost), "cudaMemcpy"))
@@ -290,9 +296,9 @@ check(dprt_cuda *g)
 					e = fmax(e, fabs(got[i] - ref[i]));
 			}
 			e /= mref > 0 ? mref : 1;
-			printf("%s %-40s %-6s rw=%-1s split=%-1s: max|err|/max|ref| %.2e (tol %.0e)%s\n",
-			       nan || !(e <= m->tol) ? "FAIL" : "ok  ", c->name, m->attn,
-			       *m->rw ? m->rw : "-", *m->split ? m->split : "-", e, m->tol,
+			printf("%s %-40s %-6s rw=%-1s split=%-1s chunks=%d: max|err|/max|ref| %.2e "
+			       "(tol %.0e)%s\n", nan || !(e <= m->tol) ? "FAIL" : "ok  ", c->name, m->attn,
+			       *m->rw ? m->rw : "-", *m->split ? m->split : "-", m->chunks, e, m->tol,
 			       nan ? " unwritten or NaN elements" : "");
 			fails += nan || !(e <= m->tol);
 		}
@@ -315,8 +321,9 @@ bench(dprt_cuda *g, int n)
 {
 	static const int which[] = {0, 1, 2, 10, 11};
 	static const Method bm[] = {
-		{"simt", "", "", 0}, {"3xtf32", "", "", 0}, {"3xtf32", "", "0", 0},
-		{"tf32", "", "", 0}, {"tf32", "", "0", 0}, {"tf32", "1", "0", 0}, {"tf32", "4", "0", 0},
+		{"simt", "", "", 0, 0}, {"3xtf32", "", "", 0, 0}, {"3xtf32", "", "", 0, 4},
+		{"tf32", "", "", 0, 0}, {"tf32", "", "", 0, 4}, {"tf32", "1", "", 0, 0},
+		{"tf32", "4", "", 0, 0},
 	};
 	cudaEvent_t e0, e1;
 	float *t = malloc(sizeof(float) * (size_t)n);
@@ -332,6 +339,7 @@ bench(dprt_cuda *g, int n)
 			return 1;
 		for (size_t mi = 0; mi < sizeof bm / sizeof bm[0]; mi++) {
 			use(&bm[mi]);
+			r.a.split = bm[mi].chunks;
 			for (int i = 0; i < 20; i++)
 				if (call(&r) != 0)
 					return 1;
@@ -345,9 +353,8 @@ bench(dprt_cuda *g, int n)
 				cudaEventElapsedTime(&t[i], e0, e1);
 			}
 			qsort(t, (size_t)n, sizeof *t, cmpf);
-			printf("bench %-32s %-6s rw=%-1s split=%-1s: %8.1f us (median of %d)\n", c->name,
-			       bm[mi].attn, *bm[mi].rw ? bm[mi].rw : "-", *bm[mi].split ? bm[mi].split : "-",
-			       1e3 * t[n / 2], n);
+			printf("bench %-32s %-6s rw=%-1s chunks=%d: %8.1f us (median of %d)\n", c->name,
+			       bm[mi].attn, *bm[mi].rw ? bm[mi].rw : "-", bm[mi].chunks, 1e3 * t[n / 2], n);
 		}
 		free(hq), free(hk), free(hv), free(hm);
 		teardown(&r);
