@@ -27,8 +27,7 @@ warm-up calls, under torch.no_grad, TF32 on (matmul and cuDNN) for tf32.
 --variant also times DevProc's executable with those environment variables
 (e.g. attn-simt:DPRT_CUDA_ATTN=simt), in the notes; --profile DIR writes
 each build's --profile table (time per op) to DIR/NAME_bB.PREC.txt and
-prints its first lines.  max-autotune is compiled with
-torch._inductor's compile threads and autotuning as PyTorch sets them.
+prints its cuda time summed by op name.
 One run per measurement; each line is printed as it is measured, and the
 table (us) goes to stdout and is rewritten in --out after each one.  Measurements past --budget seconds
 are skipped and marked."""
