@@ -9,6 +9,7 @@ torch, torchvision, timm, transformers and numpy; an NVIDIA GPU):
                          [--batches 1,32] [--modes devproc,eager,ro,ma]
                          [--precisions fp32,tf32] [--runs N] [--db M=FILE ...]
                          [--budget SECONDS] [--out FILE.md] [--export-only]
+                         [--variant TAG:ENV=VAL[,ENV=VAL]] [--profile DIR]
 
 Models: ResNet-50 and GPT-2 as bench/cpu.py makes them (random weights,
 seed 0; GPT-2's logits of a prefill of 128 token ids), DeiT-tiny and
@@ -23,6 +24,10 @@ eager, ro (torch.compile mode="reduce-overhead"), ma (torch.compile
 mode="max-autotune"); PyTorch's time is the median of N calls from a
 pinned host tensor to a host tensor (.cuda(), the model, .cpu()) after 20
 warm-up calls, under torch.no_grad, TF32 on (matmul and cuDNN) for tf32.
+--variant also times DevProc's executable with those environment variables
+(e.g. attn-simt:DPRT_CUDA_ATTN=simt), in the notes; --profile DIR writes
+each build's --profile table (time per op) to DIR/NAME_bB.PREC.txt and
+prints its cuda time summed by op name.
 One run per measurement; each line is printed as it is measured, and the
 table (us) goes to stdout and is rewritten in --out after each one.  Measurements past --budget seconds
 are skipped and marked."""
@@ -85,13 +90,29 @@ def build(d, pname, prec, db):
     return f"{bd}/b/{pname}/{pname}"
 
 
-def bench_exe(exe, arg, runs):
-    r = subprocess.run([exe, "--in", arg, "--bench", str(runs)], capture_output=True, text=True)
+def bench_exe(exe, arg, runs, env=None):
+    r = subprocess.run([exe, "--in", arg, "--bench", str(runs)], capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
     for line in r.stdout.splitlines():
         if line.startswith("bench:") and "median" in line:
             return float(line.split("median ")[1].split()[0])
     log("bench failed:", (r.stdout + r.stderr)[-500:])
     return None
+
+
+def profsum(text):
+    """--profile's first line and its cuda time summed by op name."""
+    lines = text.splitlines()
+    by = {}
+    for line in lines:
+        w = line.split(None, 4)
+        if len(w) == 5 and w[1] == "cuda" and w[0].isdigit():
+            t, n = by.get(w[4], (0.0, 0))
+            by[w[4]] = (t + float(w[2]), n + 1)
+    out = [l for l in lines if l.startswith("profile:")][:1]
+    out += [f"  {t:9.1f} us {n:4d} x {name}" for name, (t, n) in
+            sorted(by.items(), key=lambda x: -x[1][0])[:12]]
+    return "\n".join(out)
 
 
 def bench_torch(f, x, runs):
@@ -116,6 +137,9 @@ def main():
     ap.add_argument("--db", action="append", default=[], metavar="NAME=FILE",
                     help="also DevProc with this tuning database (batch 1)")
     ap.add_argument("--budget", type=float, default=1e9)
+    ap.add_argument("--variant", action="append", default=[], metavar="TAG:ENV=VAL[,ENV=VAL]",
+                    help="also time DevProc with these environment variables")
+    ap.add_argument("--profile", metavar="DIR", help="write each build's --profile table here")
     ap.add_argument("--out", default=f"{ROOT}/build/bench-gpu/gpu.md")
     ap.add_argument("--export-only", action="store_true",
                     help="write build/bench-gpu/NAME_bB/ (m.pt2, in.npy, NAME_bB.dp) and stop")
@@ -177,6 +201,19 @@ def main():
                         note.append(f"{tag} err {err:.1e}")
                         res[tag] = bench_exe(exe, f"{inname}={d}/in.npy", a.runs)
                         log(f"{pname} {prec} {tag}: {res[tag]} us (err {err:.1e})")
+                        for v in a.variant if tag == "devproc" else []:
+                            vt, ve = v.split(":", 1)
+                            env = dict(x.split("=", 1) for x in ve.split(","))
+                            t = bench_exe(exe, f"{inname}={d}/in.npy", a.runs, env)
+                            note.append(f"{vt} {t:.1f}" if t else f"{vt} failed")
+                            log(f"{pname} {prec} {vt}: {t} us")
+                        if a.profile and tag == "devproc":
+                            os.makedirs(a.profile, exist_ok=True)
+                            r = subprocess.run([exe, "--in", f"{inname}={d}/in.npy", "--profile"],
+                                               capture_output=True, text=True)
+                            with open(f"{a.profile}/{pname}.{prec}.txt", "w") as f:
+                                f.write(r.stdout + r.stderr)
+                            log(profsum(r.stdout + r.stderr))
                         table(rows, a.out)
                 for mode in ("eager", "ro", "ma"):
                     if mode not in modes:

@@ -173,8 +173,8 @@ int dprt_cuda_convpack(dprt_cuda *g, const dprt_conv *c, float *wout, float *bou
 enum { DPRT_SDPA_MAXB = 6 };   /* batch axes of attention */
 
 /* Attention (runtime/cuda/attn.cu): y = softmax(q·kᵀ·scale + mask)·v over
- * B batch entries (q [L][E], k [S][E], v [S][EV], y [L][EV] each), exact
- * fp32.  mask: 0 none, 1 bool (false drops the key), 2 added; its offset is
+ * B batch entries (q [L][E], k [S][E], v [S][EV], y [L][EV] each, dense or
+ * strided), in fp32 (or TF32 after dprt_cuda_precision).  mask: 0 none, 1 bool (false drops the key), 2 added; its offset is
  * i·msl + j·mss plus, for batch entry b split over the batch axes bdim
  * (innermost last), the sum of each index times bstr. */
 typedef struct dprt_sdpa {
@@ -187,6 +187,16 @@ typedef struct dprt_sdpa {
 	float scale;
 	int split;         /* chunks of keys: 0 as many as fill the GPU, else at
 	                      most this many (a tuning database's split=N) */
+	/* q, k and v read through strides (windows of larger tensors, the
+	 * pointers at their first element; the head's axis dense): each one's
+	 * element strides over the batch axes, then between rows; a row
+	 * stride of 0: dense [B][rows][E] */
+	long long qbs[DPRT_SDPA_MAXB], kbs[DPRT_SDPA_MAXB], vbs[DPRT_SDPA_MAXB];
+	long long qrs, krs, vrs;
+	/* y written through strides likewise (a window of the tensor that its
+	 * transpose and reshape make, written in place); a row stride of 0:
+	 * dense */
+	long long ybs[DPRT_SDPA_MAXB], yrs;
 } dprt_sdpa;
 
 int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,

@@ -19,7 +19,14 @@
  * outputs to the cuBLAS workspace; a second kernel merges the chunks of
  * each row (the same rescaling as between slices).  A tuning database's
  * split=N (dprt_sdpa.split) sets the number of chunks (1: none) over that
- * guess; DPRT_CUDA_ATTN_SPLIT=0 keeps one block per row group. */
+ * guess; DPRT_CUDA_ATTN_SPLIT=0 keeps one block per row group.
+ *
+ * Head size 64 (ViT, GPT-2) runs on the tensor cores instead
+ * (attnmma.cuh, in the manner of FlashAttention-2): in TF32 where the
+ * mapping's precision is tf32, bf16 or f16, else in 3xTF32 (as accurate as
+ * fp32); DPRT_CUDA_ATTN=simt|tf32|3xtf32 overrides the method,
+ * DPRT_CUDA_ATTN_RW=1|2|4 its rows a block (16 each of 1, 2 or 4 warps).
+ * The same chunks of keys split it where a tuning database says so. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,22 +40,32 @@ struct At {
 	int L, S, E, EV, CAUSAL, NB;
 	long long MSL, MSS;
 	long long bdim[DPRT_SDPA_MAXB], bstr[DPRT_SDPA_MAXB];
+	long long qbs[DPRT_SDPA_MAXB], kbs[DPRT_SDPA_MAXB], vbs[DPRT_SDPA_MAXB];
+	long long ybs[DPRT_SDPA_MAXB];
+	long long QRS, KRS, VRS, YRS;   /* row strides of q, k, v, y */
 	float SCALE;
 	dprt_div e, ev;
 };
+
+/* The offset for batch entry b of a tensor with batch strides bs. */
+static __device__ __forceinline__ long long
+boff(const At &P, int b, const long long *bs)
+{
+	long long o = 0;
+
+	for (int k = P.NB - 1; k >= 0; k--) {
+		if (bs[k])
+			o += b % P.bdim[k] * bs[k];
+		b /= (int)P.bdim[k];
+	}
+	return o;
+}
 
 /* The mask's offset for batch entry b. */
 static __device__ __forceinline__ long long
 mbase(const At &P, int b)
 {
-	long long o = 0;
-
-	for (int k = P.NB - 1; k >= 0; k--) {
-		if (P.bstr[k])
-			o += b % P.bdim[k] * P.bstr[k];
-		b /= (int)P.bdim[k];
-	}
-	return o;
+	return boff(P, b, P.bstr);
 }
 
 /* NO: outputs per lane ((EV + 31) / 32); MASK: 0 none, 1 bool, 2 added;
@@ -66,7 +83,7 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 	int i = blockIdx.x * 4 + warp;   /* this warp's query row */
 	int send = P.CAUSAL ? min(S, (int)blockIdx.x * 4 + 4) : S;   /* keys the block sees */
 	int sbeg = (int)blockIdx.z * chunk;   /* this block's chunk of keys (part != NULL) */
-	const float *kb = k + (long long)b * S * E, *vb = v + (long long)b * S * EV;
+	const float *kb = k + boff(P, b, P.kbs), *vb = v + boff(P, b, P.vbs);
 	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
 	float m = -INFINITY, l = 0.0f, o[NO];
 
@@ -74,18 +91,18 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 		o[d] = 0.0f;
 	if (i < P.L)
 		for (int e = lane; e < E; e += 32)
-			qs[warp * E + e] = q[((long long)b * P.L + i) * E + e];
+			qs[warp * E + e] = q[boff(P, b, P.qbs) + i * P.QRS + e];
 	if (part)
 		send = min(send, sbeg + chunk);
 	for (int s0 = part ? sbeg : 0; s0 < send; s0 += 32) {
 		__syncthreads();   /* the last slice is used */
 		for (int t = threadIdx.x; t < 32 * E; t += 128) {
 			int r = D ? t / D : dprt_q(P.e, t), e = t - r * E;
-			ks[r * (E + 1) + e] = s0 + r < S ? kb[(s0 + r) * E + e] : 0.0f;
+			ks[r * (E + 1) + e] = s0 + r < S ? kb[(s0 + r) * P.KRS + e] : 0.0f;
 		}
 		for (int t = threadIdx.x; t < 32 * EV; t += 128) {
 			int r = D ? t / D : dprt_q(P.ev, t), e = t - r * EV;
-			vs[r * EV + e] = s0 + r < S ? vb[(s0 + r) * EV + e] : 0.0f;
+			vs[r * EV + e] = s0 + r < S ? vb[(s0 + r) * P.VRS + e] : 0.0f;
 		}
 		__syncthreads();
 		if (i >= P.L)
@@ -138,24 +155,26 @@ sdpa(const __grid_constant__ At P, const float *__restrict__ q, const float *__r
 	} else if (i < P.L) {
 		for (int d = 0; d < NO; d++)
 			if (lane + 32 * d < EV)
-				y[((long long)b * P.L + i) * EV + lane + 32 * d] = l > 0.0f ? o[d] / l : 0.0f;
+				y[boff(P, b, P.ybs) + i * P.YRS + lane + 32 * d] = l > 0.0f ? o[d] / l : 0.0f;
 	}
 }
 
 /* The chunks of each row merged: a warp per row of the B·L. */
 static __global__ void __launch_bounds__(128)
-merge(const float *__restrict__ part, float *__restrict__ y, int rows, int nchunk, int EV)
+merge(const __grid_constant__ At P, const float *__restrict__ part, float *__restrict__ y,
+      int rows, int nchunk, int EV)
 {
 	int r = blockIdx.x * 4 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
 	float m = -INFINITY, l = 0.0f;
 
 	if (r >= rows)
 		return;
+	float *yr = y + boff(P, r / P.L, P.ybs) + r % P.L * P.YRS;   /* row r */
 	for (int c = 0; c < nchunk; c++)
 		m = fmaxf(m, part[((long long)c * rows + r) * (EV + 2)]);
 	if (m == -INFINITY) {   /* every key masked */
 		for (int e = lane; e < EV; e += 32)
-			y[(long long)r * EV + e] = 0.0f;
+			yr[e] = 0.0f;
 		return;
 	}
 	for (int c = 0; c < nchunk; c++) {
@@ -169,12 +188,14 @@ merge(const float *__restrict__ part, float *__restrict__ y, int rows, int nchun
 			if (pr[0] != -INFINITY)
 				o = fmaf(pr[2 + e], expf(pr[0] - m), o);
 		}
-		y[(long long)r * EV + e] = l > 0.0f ? o / l : 0.0f;
+		yr[e] = l > 0.0f ? o / l : 0.0f;
 	}
 }
 
 typedef void Kernel(At, const float *, const float *, const float *, const void *, float *, int,
                     float *);
+
+#include "attnmma.cuh"
 
 /* The instance for (NO, MASK) with any head size. */
 template <int MASK>
@@ -191,15 +212,135 @@ pick(int no)
 	return NULL;
 }
 
+/* The tensor-core instance for RW row groups, SPLIT3 and the mask kind
+ * (head size 64: ViT, GPT-2, BERT, most models). */
+template <int SPLIT3>
+static Kernel *
+pickmma(int rw, int mask)
+{
+	switch (rw * 4 + mask) {
+	case 4: return sdpamma<64, 1, SPLIT3, 0>;
+	case 5: return sdpamma<64, 1, SPLIT3, 1>;
+	case 6: return sdpamma<64, 1, SPLIT3, 2>;
+	case 8: return sdpamma<64, 2, SPLIT3, 0>;
+	case 9: return sdpamma<64, 2, SPLIT3, 1>;
+	case 10: return sdpamma<64, 2, SPLIT3, 2>;
+	case 16: return sdpamma<64, 4, SPLIT3, 0>;
+	case 17: return sdpamma<64, 4, SPLIT3, 1>;
+	case 18: return sdpamma<64, 4, SPLIT3, 2>;
+	}
+	return NULL;
+}
+
+/* The method: DPRT_CUDA_ATTN=simt|tf32|3xtf32 where set, else the tensor
+ * cores where the head size is the kernel's (64, q and k as wide as v) and
+ * the rows of q, k, v and y are 16-byte aligned: in TF32 where the
+ * precision is tf32 (or bf16/f16, whose values TF32 holds exactly), else
+ * in 3xTF32.  0 SIMT, 1 TF32, 2 3xTF32. */
+static int
+method(const dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const float *k,
+       const float *v, const float *y)
+{
+	const char *env = getenv("DPRT_CUDA_ATTN");
+	long long st = P.QRS | P.KRS | P.VRS | P.YRS;
+	int mma;
+
+	for (int i = 0; i < P.NB; i++)
+		st |= P.qbs[i] | P.kbs[i] | P.vbs[i] | P.ybs[i];
+	mma = a->E == 64 && a->EV == 64 && st % 4 == 0 &&
+	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)y) % 16 == 0;
+
+	if (env && strcmp(env, "simt") == 0)
+		return 0;
+	if (!mma)
+		return 0;
+	if (env && strcmp(env, "tf32") == 0)
+		return 1;
+	if (env && strcmp(env, "3xtf32") == 0)
+		return 2;
+	return g->tf32 ? 1 : 2;
+}
+
+/* Chunks of keys: where the blocks are fewer than `fill`, the keys are
+ * split into chunks of whole slices of `slice` keys, a block per chunk, as
+ * many as make about `want` blocks (or the tuning database's count), where
+ * the cuBLAS workspace holds the partial rows; 1: none. */
+static int
+chunks(const dprt_cuda *g, const dprt_sdpa *a, long long blocks, int slice, long long fill,
+       long long want, int *chunk)
+{
+	const char *env = getenv("DPRT_CUDA_ATTN_SPLIT");
+	int n;
+
+	*chunk = a->S;
+	if (g->blasws == NULL || (env && strcmp(env, "0") == 0) || a->S <= slice ||
+	    (a->split <= 0 && blocks >= fill))
+		return 1;
+	want = a->split > 0 ? a->split : (want + blocks - 1) / blocks;
+	*chunk = (a->S + want - 1) / want;
+	*chunk = (*chunk + slice - 1) / slice * slice;
+	n = (a->S + *chunk - 1) / *chunk;
+	if ((long long)n * a->B * a->L * (a->EV + 2) * sizeof(float) > DPRT_BLAS_WORKSPACE) {
+		*chunk = a->S;
+		return 1;
+	}
+	return n;
+}
+
+/* The tensor-core kernel: RW from DPRT_CUDA_ATTN_RW (1, 2, 4) where set,
+ * else the most rows a block (fewer loads of k and v) that still make a
+ * block per SM, else 1. */
+static int
+launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float *q,
+          const float *k, const float *v, const void *mask, float *y, int sms, int *nchunk,
+          char *err, size_t errn, const char *what)
+{
+	static int raised[2];   /* the shared-memory limit raised: [split3] */
+	const char *env = getenv("DPRT_CUDA_ATTN_RW");
+	int rw = env ? atoi(env) : 0, chunk;
+	size_t smem = msmem(64);
+
+	if (rw != 1 && rw != 2 && rw != 4) {
+		for (rw = 4; rw > 1; rw /= 2)
+			if ((long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B >= sms)
+				break;
+	}
+	Kernel *f = split3 ? pickmma<1>(rw, a->mask) : pickmma<0>(rw, a->mask);
+	if (!raised[split3]) {
+		/* every instance of this head size and method: the same bytes */
+		for (int r = 1; r <= 4; r *= 2)
+			for (int m = 0; m < 3; m++) {
+				Kernel *h = split3 ? pickmma<1>(r, m) : pickmma<0>(r, m);
+				if (dprt_cuda_ok(cudaFuncSetAttribute((const void *)h,
+				                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+				                                      (int)smem),
+				                 "cudaFuncSetAttribute", err, errn) != 0)
+					return -1;
+			}
+		raised[split3] = 1;
+	}
+	long long blocks = (long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B;
+	/* no chunks unless the tuning database asks: on the H200 the merge's
+	 * launch cost more than the wider grid gained (DeiT-tiny, GPT-2's
+	 * prefill, batch 1: bench/RESULTS.md) */
+	*nchunk = chunks(g, a, blocks, MC, 0, sms, &chunk);
+	dim3 grid((a->L + 16 * rw - 1) / (16 * rw), a->B, *nchunk);
+	f<<<grid, 128, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
+	                                  *nchunk > 1 ? (float *)g->blasws : NULL);
+	return dprt_cuda_launched(what, err, errn);
+}
+
 extern "C" int
 dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
                const float *v, const void *mask, float *y, char *err, size_t errn)
 {
+	static int sms;
 	At P;
 	Kernel *f;
 	int no = (a->EV + 31) / 32, nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB;
 	size_t smem = sizeof(float) * (4 * (size_t)a->E + 32 * (size_t)(a->E + 1) + 32 * (size_t)a->EV);
 	char what[64];
+	int how, nchunk = 1, chunk = a->S;
 
 	if ((long long)a->B * a->L * a->EV == 0)
 		return 0;
@@ -209,45 +350,51 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 		P.bdim[i] = i < nb ? a->bdim[i] : 1;
 		P.bstr[i] = i < nb ? a->bstr[i] : 0;
 	}
+	for (int i = nb - 1; i >= 0; i--) {   /* dense where the row stride is 0 */
+		long long in = 1;
+		for (int j = i + 1; j < nb; j++)
+			in *= a->bdim[j];
+		P.qbs[i] = a->qrs ? a->qbs[i] : in * a->L * a->E;
+		P.kbs[i] = a->krs ? a->kbs[i] : in * a->S * a->E;
+		P.vbs[i] = a->vrs ? a->vbs[i] : in * a->S * a->EV;
+		P.ybs[i] = a->yrs ? a->ybs[i] : in * a->L * a->EV;
+	}
+	for (int i = nb; i < DPRT_SDPA_MAXB; i++)
+		P.qbs[i] = P.kbs[i] = P.vbs[i] = P.ybs[i] = 0;
+	P.YRS = a->yrs ? a->yrs : a->EV;
+	P.QRS = a->qrs ? a->qrs : a->E;
+	P.KRS = a->krs ? a->krs : a->E;
+	P.VRS = a->vrs ? a->vrs : a->EV;
 	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
 	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
-	if (a->E == 64 && a->EV == 64)
-		f = a->mask == 1 ? sdpa<2, 1, 64> : a->mask == 2 ? sdpa<2, 2, 64> : sdpa<2, 0, 64>;
-	else
-		f = a->mask == 1 ? pick<1>(no) : a->mask == 2 ? pick<2>(no) : pick<0>(no);
 	snprintf(what, sizeof what, "attention (op %d)", a->id);
-	if (f == NULL || smem > 48 * 1024) {
-		if (errn > 0)
-			snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's", what,
-			         a->E, a->EV);
+	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
+	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
+	how = method(g, a, P, q, k, v, y);
+	if (how > 0) {
+		if (launchmma(g, a, P, how == 2, q, k, v, mask, y, sms, &nchunk, err, errn, what) != 0)
+			return -1;
+	} else {
+		if (a->E == 64 && a->EV == 64)
+			f = a->mask == 1 ? sdpa<2, 1, 64> : a->mask == 2 ? sdpa<2, 2, 64> : sdpa<2, 0, 64>;
+		else
+			f = a->mask == 1 ? pick<1>(no) : a->mask == 2 ? pick<2>(no) : pick<0>(no);
+		if (f == NULL || smem > 48 * 1024) {
+			if (errn > 0)
+				snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's",
+				         what, a->E, a->EV);
+			return -1;
+		}
+		nchunk = chunks(g, a, (long long)(a->L + 3) / 4 * a->B, 32, 2LL * sms, 4LL * sms, &chunk);
+		f<<<dim3((a->L + 3) / 4, a->B, nchunk), 128, smem, g->stream>>>(
+			P, q, k, v, mask, y, chunk, nchunk > 1 ? (float *)g->blasws : NULL);
+		if (dprt_cuda_launched(what, err, errn) != 0)
+			return -1;
 	}
-	/* chunks of keys: about 4 blocks per SM, whole slices of 32 keys each,
-	 * where the cuBLAS workspace holds the partial rows */
-	const char *env = getenv("DPRT_CUDA_ATTN_SPLIT");
-	long long blocks = (long long)(a->L + 3) / 4 * a->B;
-	int sms = 0, nchunk = 1, chunk = a->S;
-	if (g->blasws && (env == NULL || strcmp(env, "0") != 0) && a->S > 32 &&
-	    (a->split > 0 ||
-	     (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess &&
-	      blocks < 2LL * sms))) {
-		/* the tuning database's count, else about 4 blocks per SM */
-		long long want = a->split > 0 ? a->split : (4LL * sms + blocks - 1) / blocks;
-		chunk = (a->S + want - 1) / want;
-		chunk = (chunk + 31) / 32 * 32;
-		nchunk = (a->S + chunk - 1) / chunk;
-		if ((long long)nchunk * a->B * a->L * (a->EV + 2) * sizeof(float) > DPRT_BLAS_WORKSPACE)
-			nchunk = 1;
-	}
-	if (nchunk < 2) {
-		f<<<dim3((a->L + 3) / 4, a->B), 128, smem, g->stream>>>(P, q, k, v, mask, y, a->S, NULL);
-		return dprt_cuda_launched(what, err, errn);
-	}
-	f<<<dim3((a->L + 3) / 4, a->B, nchunk), 128, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
-	                                                                (float *)g->blasws);
-	if (dprt_cuda_launched(what, err, errn) != 0)
-		return -1;
-	merge<<<(a->B * a->L + 3) / 4, 128, 0, g->stream>>>((const float *)g->blasws, y,
+	if (nchunk < 2)
+		return 0;
+	merge<<<(a->B * a->L + 3) / 4, 128, 0, g->stream>>>(P, (const float *)g->blasws, y,
 	                                                     a->B * a->L, nchunk, a->EV);
 	return dprt_cuda_launched(what, err, errn);
 }

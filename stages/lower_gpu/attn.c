@@ -1,8 +1,10 @@
 /* attn.c: aten.scaled_dot_product_attention on the device: one call of the
  * kernel library's attention (runtime/cuda/attn.cu: one kernel in the
- * manner of flash attention, scores and softmax never stored, exact fp32;
- * causal, boolean and additive masks as runtime/nn.c), with a constant
- * dprt_sdpa of the op's shapes, scale and mask strides. */
+ * manner of flash attention, scores and softmax never stored; causal,
+ * boolean and additive masks as runtime/nn.c), with a constant dprt_sdpa
+ * of the op's shapes, scale and mask strides, and the strides of q, k, v
+ * and y where they are windows that gplan left in place (no copy
+ * kernels). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,48 @@ enum {
 	MAXB = 6,          /* batch axes (DPRT_SDPA_MAXB of runtime/dprt_cuda.h) */
 };
 
+/* q, k and v where gplan made them windows of larger tensors, and y where
+ * it is one that attention writes (GHome.strided): their batch and row
+ * strides in the dprt_sdpa, q's, k's and v's offsets (elements) in off[3];
+ * dense ones all 0. */
+static int
+windows(Gpu *g, const Op *op, Str *s, int64_t *off)
+{
+	const Fn *fn = g->fn;
+	int64_t str[4][DP_MAXRANK] = {{0}}, o;
+	int k, j, r = fn->val[op->in[0]].t.rank, any = 0;
+
+	for (k = 0; k < 4; k++) {
+		int v = k < 3 ? op->in[k] : op->out[0];
+		if (k < 3)
+			off[k] = 0;
+		if (!(g->h[v].kind == G_VIEW && g->h[v].strided))
+			continue;
+		if (gviewlayout(g, v, str[k], k < 3 ? &off[k] : &o) != 0 || str[k][r - 1] != 1) {
+			dp_seterr(g->err, "op %d (%s): operand %d is a window with no strides (internal)",
+			          (int)(op - fn->op), dp_op_name[op->kind], k);
+			return -1;
+		}
+		any = 1;
+	}
+	if (!any)
+		return 0;
+	str_put(s, "\t/* q, k, v read in place: strides over the batch axes, then rows */\n");
+	for (k = 0; k < 4; k++) {
+		if (k == 3) {
+			str_printf(s, "\t%lld, %lld, %lld,\n", (long long)str[0][r - 2],
+			           (long long)str[1][r - 2], (long long)str[2][r - 2]);
+			str_put(s, "\t/* y written in place: the same */\n");
+		}
+		str_put(s, "\t{");
+		for (j = 0; j < r - 2; j++)
+			str_printf(s, "%s%lld", j ? ", " : "", (long long)str[k][j]);
+		str_put(s, "},\n");
+	}
+	str_printf(s, "\t%lld,\n", (long long)str[3][r - 2]);
+	return 0;
+}
+
 int
 emit_sdpa(Gpu *g, int i)
 {
@@ -26,7 +70,7 @@ emit_sdpa(Gpu *g, int i)
 	int r = tq->rank, y = op->out[0], mask = 0, k, split, line, causal;
 	char key[160];
 	long long L, S, E, EV, B = 1;
-	int64_t ms[DP_MAXRANK] = {0};
+	int64_t ms[DP_MAXRANK] = {0}, off[3];
 	Str *s = &g->kern;
 	Type scores;
 
@@ -90,15 +134,18 @@ emit_sdpa(Gpu *g, int i)
 	str_printf(s, "\t%d,   /* chunks of keys (0: as many as fill the GPU)", split);
 	if (line)
 		str_printf(s, "; tuning database line %d", line);
-	str_put(s, " */\n};\n");
-	str_printf(g->rec, "\tif (dprt_cuda_sdpa(g, &attn%d, v%d, v%d, v%d, ", i,
-	           gV(g, gbase(g, op->in[0])), gV(g, gbase(g, op->in[1])),
-	           gV(g, gbase(g, op->in[2])));
+	str_put(s, " */\n");
+	if (windows(g, op, s, off) != 0)
+		return -1;
+	str_put(s, "};\n");
+	str_printf(g->rec, "\tif (dprt_cuda_sdpa(g, &attn%d, v%d + %lld, v%d + %lld, v%d + %lld, ", i,
+	           gV(g, gbase(g, op->in[0])), (long long)off[0], gV(g, gbase(g, op->in[1])),
+	           (long long)off[1], gV(g, gbase(g, op->in[2])), (long long)off[2]);
 	if (tm)
 		str_printf(g->rec, "v%d, ", gV(g, gbase(g, op->in[3])));
 	else
 		str_put(g->rec, "NULL, ");
-	str_printf(g->rec, "v%d, err, errn) != 0)\n\t\treturn -1;\n", gV(g, y));
+	str_printf(g->rec, "v%d, err, errn) != 0)\n\t\treturn -1;\n", gV(g, gbase(g, y)));
 	g->nkern++;
 	return 0;
 }

@@ -24,6 +24,13 @@ typedef struct GHome {
 	int64_t off;       /* G_WEIGHT, G_ARENA: byte offset */
 	int base;          /* G_VIEW: the viewed value */
 	int trans;         /* G_VIEW: a transpose */
+	int strided;       /* G_VIEW: 1 a window (view, permute, slice, select)
+	                      that only attention reads, through strides; 2
+	                      attention's result, a window of base (whose
+	                      views and permutes it is) that attention writes
+	                      through strides (gviewlayout) */
+	int wrby;          /* G_ARENA: 1 + the attention op that writes it
+	                      (strided 2): no kernel of its own; else 0 */
 	int64_t bytes;
 	int last;          /* op position of its last reader (see Gpu.exec) */
 } GHome;
@@ -99,6 +106,11 @@ int gplan(Gpu *g);
 void gaddnorm(Gpu *g);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
+/* For a strided view v (GHome.strided), or any value: its element strides
+ * (str[rank]) and offset in the memory of gbase(g, v) (dense: the value
+ * itself).  0, or -1 where no strides describe it (gplan made no such
+ * view). */
+int gviewlayout(const Gpu *g, int v, int64_t *str, int64_t *off);
 /* Whether an elementwise kernel can compute op (so its operands may be
  * fused into it). */
 int fusable(const Fn *fn, const Op *op);

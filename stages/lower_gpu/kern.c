@@ -950,8 +950,8 @@ emit_elem(Gpu *g, int i)
 	char kname[80];
 	const char *name = dp_op_name[op->kind];
 
-	if (g->h[v].kind == G_VIEW)
-		return 0;   /* a free view: no code */
+	if (g->h[v].kind == G_VIEW || g->h[v].wrby)
+		return 0;   /* a free view, or written by attention: no code */
 	g->h[v].kind = G_INLINE;   /* so that elem computes it */
 	/* a grid-stride loop over long long indices where the grid or an
 	 * int index would not reach every element */

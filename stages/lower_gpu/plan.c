@@ -116,6 +116,324 @@ allmat(const Gpu *g, int v)
 	return n == g->nuse[v];
 }
 
+/* The windows attention reads in place (GHome.strided): a chain of
+ * aten.view, aten.permute, aten.slice and aten.select on the device
+ * between a value in memory and the q, k or v of attention, each link read
+ * by nothing but the chain's next links and attention, whose strides leave
+ * the head's axis dense (the kernels read rows of q, k, v).  ViT's
+ * qkv.reshape().permute().unbind() and GPT-2's split().view().transpose()
+ * then cost no copy kernels. */
+static int
+windowop(const Fn *fn, const Op *op)
+{
+	return (op->kind == Aview || op->kind == Apermute || op->kind == Aslice ||
+	        op->kind == Aselect) && op->nin == 1 && op->nout == 1 && op->dev == DEV_CUDA &&
+	       fn->val[op->out[0]].t.dtype == DP_F32 && fn->val[op->in[0]].t.dtype == DP_F32;
+}
+
+/* The strides of a view of sizes nd[nr] of a tensor of sizes od[orank] and
+ * strides os, as far as one exists without a copy: each run of old axes
+ * that are contiguous with each other splits or merges into new axes. */
+static int
+viewstrides(const int64_t *od, const int64_t *os, int orank, const int64_t *nd, int nr,
+            int64_t *ns)
+{
+	int64_t base, onum = 1, nnum = 1;
+	int j = nr - 1;
+
+	if (orank == 0) {
+		for (j = 0; j < nr; j++)
+			ns[j] = 1;
+		return 0;
+	}
+	base = os[orank - 1];
+	for (int d = orank - 1; d >= 0; d--) {
+		onum *= od[d];
+		if (d > 0 && (od[d - 1] == 1 || os[d - 1] == onum * base))
+			continue;   /* axis d - 1 continues the run (or has one index) */
+		while (j >= 0 && (nnum < onum || nd[j] == 1)) {
+			ns[j] = nnum * base;
+			nnum *= nd[j--];
+		}
+		if (nnum != onum)
+			return -1;
+		if (d > 0) {
+			base = os[d - 1];
+			onum = nnum = 1;
+		}
+	}
+	return j == -1 ? 0 : -1;
+}
+
+/* Strides and offset of v, following back the values in[] marks (windows)
+ * to the first unmarked one, which is taken as dense. */
+static int
+chainlayout(const Gpu *g, int v, const char *in, int64_t *str, int64_t *off)
+{
+	const Fn *fn = g->fn;
+	const Type *t = &fn->val[v].t;
+	const Op *op;
+	int64_t xs[DP_MAXRANK], xo;
+	int r, d, j, n;
+
+	if (!in[v] || fn->val[v].def < 0) {
+		int64_t s = 1;
+		for (d = t->rank - 1; d >= 0; d--) {
+			str[d] = s;
+			s *= t->dim[d];
+		}
+		*off = 0;
+		return 0;
+	}
+	op = &fn->op[fn->val[v].def];
+	if (chainlayout(g, op->in[0], in, xs, &xo) != 0)
+		return -1;
+	const Type *tx = &fn->val[op->in[0]].t;
+	r = tx->rank;
+	*off = xo;
+	switch (op->kind) {
+	case Aview:
+		return dp_numel(t) == 0 ? -1 : viewstrides(tx->dim, xs, r, t->dim, t->rank, str);
+	case Apermute: {
+		const Attr *a = dp_attr(op, "dims");
+		if (a == NULL || a->n != r)
+			return -1;
+		for (j = 0; j < r; j++)
+			str[j] = xs[normdim(a->ints[j], r)];
+		return 0;
+	}
+	case Aslice: {   /* start clipped as the shape rule clips it */
+		int64_t len, at;
+		d = normdim(dp_geti(op, "dim", 0), r);
+		len = tx->dim[d];
+		at = dp_geti(op, "start", 0);
+		if (at < 0)
+			at = at < -len ? 0 : at + len;
+		if (at > len)
+			at = len;
+		memcpy(str, xs, sizeof xs);
+		str[d] *= dp_geti(op, "step", 1);
+		*off += at * xs[d];
+		return 0;
+	}
+	case Aselect: {
+		int64_t at;
+		d = normdim(dp_geti(op, "dim", 0), r);
+		at = dp_geti(op, "index", 0);
+		if (at < 0)
+			at += tx->dim[d];
+		for (j = n = 0; j < r; j++)
+			if (j != d)
+				str[n++] = xs[j];
+		*off += at * xs[d];
+		return 0;
+	}
+	}
+	return -1;
+}
+
+/* The strides of v in the memory of z, where z is v through a chain of
+ * views and permutes, each link the one reader of the one before: z dense,
+ * back through the links (a view's strides as viewstrides, a permute's
+ * inverted). */
+static int
+outlayout(const Gpu *g, int v, int z, int64_t *str)
+{
+	const Fn *fn = g->fn;
+	const Type *t = &fn->val[z].t;
+	int64_t zs[DP_MAXRANK], s = 1;
+	int d;
+
+	for (d = t->rank - 1; d >= 0; d--) {
+		zs[d] = s;
+		s *= t->dim[d];
+	}
+	while (z != v) {
+		const Op *op = &fn->op[fn->val[z].def];
+		const Type *tx = &fn->val[op->in[0]].t, *tz = &fn->val[z].t;
+		int64_t xs[DP_MAXRANK];
+		if (op->kind == Aview) {
+			if (dp_numel(tz) == 0 || viewstrides(tz->dim, zs, tz->rank, tx->dim, tx->rank, xs) != 0)
+				return -1;
+		} else if (op->kind == Apermute) {
+			const Attr *a = dp_attr(op, "dims");
+			if (a == NULL || a->n != tx->rank)
+				return -1;
+			for (d = 0; d < tx->rank; d++)
+				xs[normdim(a->ints[d], tx->rank)] = zs[d];
+		} else {
+			return -1;
+		}
+		memcpy(zs, xs, sizeof zs);
+		z = op->in[0];
+	}
+	memcpy(str, zs, sizeof zs);
+	return 0;
+}
+
+int
+gviewlayout(const Gpu *g, int v, int64_t *str, int64_t *off)
+{
+	const Fn *fn = g->fn;
+	char *in;
+
+	if (g->h[v].kind == G_VIEW && g->h[v].strided == 2) {
+		*off = 0;
+		return outlayout(g, v, g->h[v].base, str);
+	}
+	in = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+	for (int x = 0; x < fn->nval; x++)
+		in[x] = g->h[x].kind == G_VIEW && g->h[x].strided == 1;
+	return chainlayout(g, v, in, str, off);
+}
+
+/* Attention's result written in place: where it is read by nothing but a
+ * chain of views and permutes (on the device, each link the one reader of
+ * the one before, the last in memory: GPT-2's and ViT's
+ * transpose(1, 2).reshape()), attention writes the chain's last value z
+ * through strides (its result a window of z, strided 2), and the links
+ * are views: the copy kernel that made z is gone.  z's kernel position is
+ * the attention's (its memory is written there). */
+static void
+attnwrites(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int64_t str[DP_MAXRANK];
+
+	for (int i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		int y, z, r, k;
+		if (op->kind != Asdpa || op->dev != DEV_CUDA || op->nout != 1)
+			continue;
+		y = z = op->out[0];
+		if (fn->val[y].t.dtype != DP_F32 || g->h[y].kind != G_ARENA)
+			continue;
+		for (;;) {   /* follow the one reader while it is a view or permute */
+			int u = g->user[z], out = 0;
+			for (k = 0; k < fn->nout; k++)
+				out |= fn->out[k].val == z;
+			if (out || g->nuse[z] != 1 || u < 0 || !windowop(fn, &fn->op[u]) ||
+			    (fn->op[u].kind != Aview && fn->op[u].kind != Apermute) ||
+			    fn->op[u].part != op->part)
+				break;
+			z = fn->op[u].out[0];
+		}
+		r = fn->val[y].t.rank;
+		if (z == y || g->h[z].kind != G_ARENA || r < 2 || outlayout(g, y, z, str) != 0 ||
+		    str[r - 1] != 1)
+			continue;
+		for (int v = z; v != y; ) {   /* the links: views */
+			int x = fn->op[fn->val[v].def].in[0];
+			if (v != z) {
+				g->h[v].kind = G_VIEW;
+				g->h[v].base = x;
+				g->h[v].trans = 0;
+				g->h[v].strided = 1;
+			}
+			v = x;
+		}
+		g->h[y].kind = G_VIEW;
+		g->h[y].base = z;
+		g->h[y].trans = 0;
+		g->h[y].strided = 2;
+		g->h[z].wrby = 1 + i;
+	}
+}
+
+/* Whether attention may read value v (op i's result) through strides:
+ * every reader is attention (q, k or v) or a window marked ok. */
+static int
+attnonly(const Gpu *g, int v, const char *ok)
+{
+	const Fn *fn = g->fn;
+	int i, k, n = 0;
+
+	for (k = 0; k < fn->nout; k++)
+		if (fn->out[k].val == v)
+			return 0;
+	for (i = 0; i < fn->nop; i++)
+		for (k = 0; k < fn->op[i].nin; k++)
+			if (fn->op[i].in[k] == v) {
+				const Op *u = &fn->op[i];
+				if (u->dev != DEV_CUDA || u->part != fn->op[fn->val[v].def].part)
+					return 0;
+				if (!(u->kind == Asdpa && k < 3) && !(windowop(fn, u) && ok[u->out[0]]))
+					return 0;
+				n++;
+			}
+	return n > 0 && n == g->nuse[v];
+}
+
+/* Whether the memory under the chain ending at v is there to read: the
+ * first value not marked is in memory, or computed inside the first link's
+ * kernel by an elementwise kernel that can run on its own instead. */
+static int
+rootok(const Gpu *g, int v, const char *ok)
+{
+	const Fn *fn = g->fn;
+	const GHome *h;
+	int d;
+
+	while (ok[v])
+		v = fn->op[fn->val[v].def].in[0];
+	h = &g->h[v];
+	d = fn->val[v].def;
+	if (h->kind == G_INLINE)
+		return d >= 0 && fusable(fn, &fn->op[d]) && !(g->fold && g->fold[d] >= 0);
+	return h->kind == G_ARENA || h->kind == G_WEIGHT || (h->kind == G_VIEW && !h->trans);
+}
+
+static void
+attnwindows(Gpu *g)
+{
+	Fn *fn = g->fn;
+	char *ok = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+	int i, k, changed = 1;
+	int64_t str[DP_MAXRANK], off;
+
+	for (i = 0; i < fn->nop; i++)
+		if (windowop(fn, &fn->op[i]))
+			ok[fn->op[i].out[0]] = 1;
+	while (changed) {
+		changed = 0;
+		for (i = fn->nop - 1; i >= 0; i--) {   /* readers first */
+			int v = fn->op[i].out[0];
+			if (windowop(fn, &fn->op[i]) && ok[v] && !attnonly(g, v, ok))
+				ok[v] = 0, changed = 1;
+		}
+		/* every chain attention reads: strides with a dense head, else
+		 * none of its links is a window */
+		for (i = 0; i < fn->nop && !changed; i++) {
+			const Op *op = &fn->op[i];
+			if (op->kind != Asdpa || op->dev != DEV_CUDA)
+				continue;
+			for (k = 0; k < 3 && k < op->nin; k++) {
+				int v = op->in[k], r = fn->val[v].t.rank;
+				if (!ok[v] || (chainlayout(g, v, ok, str, &off) == 0 && r >= 2 &&
+				               str[r - 1] == 1 && rootok(g, v, ok)))
+					continue;
+				for (; ok[v]; v = fn->op[fn->val[v].def].in[0])
+					ok[v] = 0;
+				changed = 1;
+			}
+		}
+	}
+	for (i = 0; i < fn->nop; i++) {   /* in order: a link's input is decided */
+		const Op *op = &fn->op[i];
+		if (!windowop(fn, op) || !ok[op->out[0]])
+			continue;
+		GHome *h = &g->h[op->out[0]], *in = &g->h[op->in[0]];
+		if (in->kind == G_INLINE)   /* rootok: its reader is no kernel now */
+			in->kind = G_ARENA;
+		if (in->kind == G_INLINE || in->kind == G_HOST || (in->kind == G_VIEW && in->trans))
+			dp_die("value %d: a window of attention over no memory", op->out[0]);
+		h->kind = G_VIEW;
+		h->base = op->in[0];
+		h->trans = 0;
+		h->strided = 1;
+	}
+}
+
 /* Device homes: inline, views, weights, arena. */
 static void
 gpu_homes(Gpu *g)
@@ -159,6 +477,8 @@ gpu_homes(Gpu *g)
 			h->trans = 1;
 		}
 	}
+	attnwindows(g);
+	attnwrites(g);
 }
 
 /* The transfers and the readers of each value. */
@@ -206,6 +526,8 @@ gplan(Gpu *g)
 	for (i = fn->nop - 1; i >= 0; i--) {
 		const Op *op = &fn->op[i];
 		g->exec[i] = g->addnorm[i] >= 0 ? g->addnorm[i] : i;
+		if (op->nout == 1 && g->h[op->out[0]].wrby)   /* written by attention */
+			g->exec[i] = g->h[op->out[0]].wrby - 1;
 		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
 			g->exec[i] = g->exec[g->user[op->out[0]]];
 	}
