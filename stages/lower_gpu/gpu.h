@@ -73,6 +73,8 @@ typedef struct Gpu {
 	struct Tunedb *db; /* the tuning database and the sites met, or NULL:
 	                      no mapping (tune.c) */
 	const char *prec;  /* the mapping's precision (fp32, tf32), in keys */
+	int attninplace;   /* tune cuda.attn.inplace 1: attention reads and writes
+	                      through strides (plan.c) */
 	Str init;          /* statements NAME_gpu_init runs once the constants
 	                      are on the device (packing convolution weights) */	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
 	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */

@@ -477,8 +477,10 @@ gpu_homes(Gpu *g)
 			h->trans = 1;
 		}
 	}
-	attnwindows(g);
-	attnwrites(g);
+	if (g->attninplace) {   /* tune cuda.attn.inplace 1 */
+		attnwindows(g);
+		attnwrites(g);
+	}
 }
 
 /* The transfers and the readers of each value. */

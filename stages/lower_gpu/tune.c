@@ -176,6 +176,17 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		return -1;
 	}
 	g->prec = dp_strdup(fn->arena, prec);
+	/* attention reading q, k, v and writing its result through strides
+	 * (plan.c: attnwindows, attnwrites): off unless asked for, until it
+	 * has run on a GPU */
+	{
+		const char *ip = dp_target_tune(&t, "cuda.attn.inplace", "0");
+		if (strcmp(ip, "0") != 0 && strcmp(ip, "1") != 0) {
+			dp_seterr(g->err, "%s: tune cuda.attn.inplace %s: expected 0 or 1", map, ip);
+			return -1;
+		}
+		g->attninplace = ip[0] == '1';
+	}
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (int k = 0; k < NTUNABLE; k++)
