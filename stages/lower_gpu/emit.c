@@ -24,12 +24,13 @@ gpu_supports(int kind)
 	if (dp_op_form[kind] == Fcomposite)
 		return 0;   /* dp-legalize rewrites it */
 	return kind == Oconst || kind == Ocopy || ismm(kind) || isnn(NULL, &o) || elemkind(kind) ||
-	       isreduce(NULL, &o) || isscan(kind) || kind == Oassign;
+	       isreduce(NULL, &o) || isscan(kind) || kind == Oassign || kind == Oindexwrite;
 }
 
 /* assign on cuda: the new value copied on the stream into the state's
  * bytes (in the weights block since init, the instance's), once every
- * other reader of the state has run. */
+ * other reader of the state has run; nothing where the new value is the
+ * state's bytes (an index_write in place). */
 static int
 emit_assign(Gpu *g, int i)
 {
@@ -41,6 +42,8 @@ emit_assign(Gpu *g, int i)
 		dp_seterr(g->err, "op %d (assign): its state is not on the device", i);
 		return -1;
 	}
+	if (gbase(g, op->in[1]) == st)
+		return 0;   /* written in place (index_write): nothing to copy */
 	for (j = 0; j < fn->nop; j++)   /* readers running after the update would see it */
 		for (k = 0; k < fn->op[j].nin; k++)
 			if (j != i && gbase(g, fn->op[j].in[k]) == st && g->exec[j] > g->exec[i]) {
@@ -171,6 +174,9 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 				goto done;
 		} else if (isscan(op->kind)) {
 			if (emit_scan(g, i) != 0)
+				goto done;
+		} else if (op->kind == Oindexwrite) {
+			if (emit_indexwrite(g, i) != 0)
 				goto done;
 		} else if (isreduce(fn, op)) {
 			if (emit_reduce(g, i) != 0)

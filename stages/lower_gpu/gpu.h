@@ -110,6 +110,9 @@ int gpu_hasstate(const Fn *fn);
 /* scan.c: the kernel of a scan op i (aten.cumsum). */
 int isscan(int kind);
 int emit_scan(Gpu *g, int i);
+/* iwrite.c: the kernel of index_write op i (in place into a state where
+ * dp_writesstate allows it: its result is then a view of the state). */
+int emit_indexwrite(Gpu *g, int i);
 
 /* kern.c: appends the kernel(s) of op i (a root of a fused chain, a
  * reduction) to g->kern and their launches to g->rec.  0, or -1 with

@@ -140,9 +140,10 @@ gpu_homes(Gpu *g)
 			h->kind = G_WEIGHT;   /* a state const too: the instance's, written by assign */
 			continue;
 		}
-		if (op->kind == Oassign) {   /* its result: the new value's bytes */
+		if (op->kind == Oassign ||   /* its result: the new value's bytes */
+		    (op->kind == Oindexwrite && dp_writesstate(fn, op) >= 0)) {   /* the state's */
 			h->kind = G_VIEW;
-			h->base = op->in[1];
+			h->base = op->in[op->kind == Oassign];
 			continue;
 		}
 		if (h->kind != G_ARENA || op->nin != 1)
