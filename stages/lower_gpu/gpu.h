@@ -40,6 +40,9 @@ typedef struct Gpu {
 	int *exec;         /* per op: the op whose kernel does its work (itself,
 	                      or for an inlined op the op reading its result) */
 	int *relu;         /* per op: the relu folded into a matmul, or -1 */
+	int *epi;          /* per op: for a GEMV, the add or mul folded into its
+	                      epilogue (gepilogue), or -1 */
+	int *epimm;        /* per op: for that add or mul, its GEMV, or -1 */
 	int *addnorm;      /* per op: for an add, the layer norm whose kernel does
 	                      it (gaddnorm), or -1 */
 	int *cpart;        /* per partition: its index among cuda partitions, or -1 */

@@ -64,6 +64,12 @@ typedef struct MM {
 	Mat a, b, c0;
 	int hasc0, relu;
 	int round16;       /* the result rounded to 16 bits (tune cuda.precision bf16|f16) */
+	int epi;           /* the add or mul folded after all that (plan.c, gepilogue), or -1 */
+	int eo;            /* its other operand in memory (e[m,n]), y's shape */
+	int esilu;         /* 1 + the silu op when that operand is silu(e) (SwiGLU's
+	                      gate), computed here; else 0 */
+	int ekind;         /* the op: Aadd or Amul */
+	int efirst;        /* 1: the product is the op's operand 1 (e is operand 0) */
 	char name[64];     /* kernel name */
 } MM;
 
@@ -100,6 +106,14 @@ epilogue(Str *s, const MM *p, const char *ind, const char *m, const char *n, con
 		str_printf(s, "%sr = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */\n", ind);
 	if (p->round16)
 		str_printf(s, "%sr = dp_r16(r);   /* rounded to 16 bits */\n", ind);
+	if (p->epi >= 0) {   /* as the op's own kernel computes it (kern.c) */
+		char ex[96];
+		snprintf(ex, sizeof ex, p->esilu ? "dps_silu(e[%s * %lld + %s], 0.0f, 0.0f)" :
+		         "e[%s * %lld + %s]", m, (long long)p->N, n);
+		str_printf(s, "%sr = dps_%s(%s, %s, 1.0f);   /* %%%d */\n", ind,
+		           p->epi >= 0 && p->ekind == Amul ? "mul" : "add", p->efirst ? ex : "r",
+		           p->efirst ? "r" : ex, p->y);
+	}
 	str_printf(s, "%s%s = r;\n", ind, dst);
 }
 
@@ -131,6 +145,8 @@ gemv(Gpu *g, const MM *p)
 	str_put(s, "const float *__restrict__ a, const float *__restrict__ b, ");
 	if (p->hasc0)
 		str_put(s, "const float *__restrict__ c0, ");
+	if (p->epi >= 0)
+		str_put(s, "const float *__restrict__ e, ");
 	str_printf(s, "float *__restrict__ y)\n{\n"
 	              "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
 	              "\tfloat r", WARPS);
@@ -277,6 +293,8 @@ launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 		str_printf(g->rec, "v%d, v%d, ", gV(g, p->a.v), gV(g, p->b.v));
 	if (p->hasc0)
 		str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
+	if (p->epi >= 0)
+		str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
 	str_printf(g->rec, "v%d);\n", gV(g, p->y));
 	launched(g, p->name);
 }
@@ -364,6 +382,8 @@ gemv16(Gpu *g, const MM *p)
 	str_put(s, "const float *__restrict__ a, const dp_h16 *__restrict__ b, ");
 	if (p->hasc0)
 		str_put(s, "const float *__restrict__ c0, ");
+	if (p->epi >= 0)
+		str_put(s, "const float *__restrict__ e, ");
 	str_printf(s, "float *__restrict__ y)\n{\n"
 	              "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
 	              "\tfloat r", WARPS);
@@ -451,6 +471,8 @@ mm16(Gpu *g, MM *p)
 		           gV(g, p->a.v), b);
 		if (p->hasc0)
 			str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
+		if (p->epi >= 0)
+			str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
 		str_printf(g->rec, "v%d);\n", gV(g, p->y));
 		launched(g, p->name);
 		return 1;
@@ -520,7 +542,7 @@ emit_mm(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
-	MM p = {.i = i, .alpha = 1, .beta = 1};
+	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i]};
 	int k, gv, lt, line = 0;
 	const char *algo = "";   /* the tunable's choice, where it is one */
 
@@ -534,6 +556,16 @@ emit_mm(Gpu *g, int i)
 	}
 	p.relu = g->relu[i] >= 0;
 	p.y = p.relu ? fn->op[g->relu[i]].out[0] : op->out[0];
+	if (p.epi >= 0) {   /* an add or mul after the product (plan.c, gepilogue) */
+		const Op *u = &fn->op[p.epi];
+		int o = u->in[u->in[0] == op->out[0]], od = fn->val[o].def;
+		p.ekind = u->kind;
+		p.efirst = u->in[1] == op->out[0];
+		p.esilu = fn->op[od].kind == Asilu && g->h[o].kind == G_INLINE ? od + 1 : 0;
+		p.eo = p.esilu ? fn->op[od].in[0] : o;
+		p.y = u->out[0];
+		g->scalar = 1;
+	}
 	if (op->kind == Alinear) {   /* y[..., N] = x[..., K] W^T + b, W being N x K */
 		const Type *tx = ty(g, op->in[0]), *tw = ty(g, op->in[1]);
 		Mat w;
@@ -570,9 +602,15 @@ emit_mm(Gpu *g, int i)
 	opcomment(&g->kern, fn, i, "");
 	if (p.relu)
 		opcomment(&g->kern, fn, g->relu[i], "");
+	if (p.esilu)
+		opcomment(&g->kern, fn, p.esilu - 1, "");
+	if (p.epi >= 0)
+		opcomment(&g->kern, fn, p.epi, "");
 	opcomment(g->rec, fn, i, "\t");
 	if (p.relu)
 		opcomment(g->rec, fn, g->relu[i], "\t");
+	if (p.epi >= 0)
+		opcomment(g->rec, fn, p.epi, "\t");
 	if (p.M * p.N == 0) {
 		str_put(&g->kern, "/* an empty product: nothing to compute */\n");
 		return 0;
@@ -589,6 +627,8 @@ emit_mm(Gpu *g, int i)
 	}
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
+	if (p.epi >= 0 && !(gv && (!*algo || strcmp(algo, "gemv") == 0)))
+		dp_die("op %d: an epilogue folded into a product that takes no GEMV kernel", i);
 	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
 		/* 16 bits (tune cuda.precision bf16|f16) */
 	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0)) {
