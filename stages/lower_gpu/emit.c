@@ -153,6 +153,12 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		}
 		if (g->addnorm[i] >= 0)
 			continue;   /* in its layer norm's kernel */
+		if (g->rms[i] >= 0) {   /* an RMS norm written out: one row kernel */
+			if (emit_rms(g, i) != 0)
+				goto done;
+			mark(g, i);
+			continue;
+		}
 		switch (g->x[i].kind) {
 		case X_H2D:
 			opcomment(&rec, fn, i, "\t");

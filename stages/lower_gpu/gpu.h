@@ -43,6 +43,8 @@ typedef struct Gpu {
 	int *epi;          /* per op: for a GEMV, the add or mul folded into its
 	                      epilogue (gepilogue), or -1 */
 	int *epimm;        /* per op: for that add or mul, its GEMV, or -1 */
+	int *rms;          /* per op: for the last mul of an RMS norm written out
+	                      (grms), its pow; -1 elsewhere */
 	int *addnorm;      /* per op: for an add, the layer norm whose kernel does
 	                      it (gaddnorm), or -1 */
 	int *cpart;        /* per partition: its index among cuda partitions, or -1 */
@@ -100,6 +102,11 @@ int gplan(Gpu *g);
  * once the homes are known; called by gplan before the liveness, each such
  * add running where its norm runs. */
 void gaddnorm(Gpu *g);
+/* The RMS norms written out as ops (a Llama's: w·(x·rsqrt(mean(x^c) + eps))),
+ * each computed by one row kernel (reduce.c, emit_rms) at its last mul:
+ * g->rms; called by gplan before the homes. */
+void grms(Gpu *g);
+int emit_rms(Gpu *g, int i);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
 /* Whether an elementwise kernel can compute op (so its operands may be
