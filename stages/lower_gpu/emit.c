@@ -145,6 +145,8 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 			mark(g, fn->val[op->in[0]].def);
 			continue;
 		}
+		if (g->group[i] >= 0 && g->group[i] != i)
+			continue;   /* in the GEMV kernel of its group's first */
 		if (g->epimm[i] >= 0) {   /* a GEMV's epilogue: the product runs here */
 			if (emit_mm(g, g->epimm[i]) != 0)
 				goto done;

@@ -43,6 +43,9 @@ typedef struct Gpu {
 	int *epi;          /* per op: for a GEMV, the add or mul folded into its
 	                      epilogue (gepilogue), or -1 */
 	int *epimm;        /* per op: for that add or mul, its GEMV, or -1 */
+	int *group;        /* per op: for a one-row product run with the other
+	                      products of its input in one GEMV kernel (ggroup),
+	                      the group's first (itself for the first); else -1 */
 	int *rms;          /* per op: for the last mul of an RMS norm written out
 	                      (grms), its pow; -1 elsewhere */
 	int *addnorm;      /* per op: for an add, the layer norm whose kernel does

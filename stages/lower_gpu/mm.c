@@ -69,6 +69,9 @@ typedef struct MM {
 	int esilu;         /* 1 + the silu op when that operand is silu(e) (SwiGLU's
 	                      gate), computed here; else 0 */
 	int ekind;         /* the op: Aadd or Amul */
+	int ng;            /* products in the kernel: > 1 for a group of siblings (ggroup) */
+	int gb[4], gy[4];  /* a group's weights and results, in column order */
+	int64_t gn[4];     /* their columns */
 	int efirst;        /* 1: the product is the op's operand 1 (e is operand 0) */
 	char name[64];     /* kernel name */
 } MM;
@@ -128,6 +131,47 @@ params(Str *s, const MM *p, int ab)
 	str_printf(s, "float *__restrict__ y)\n{\n");
 }
 
+/* The signature and first lines of the GEMV kernels (b of type bt): n the
+ * column, lane the warp's lane; in a group of sibling products (p->ng > 1,
+ * one row each) the column picks its product's weights b and result y. */
+static void
+gvhead(Str *s, const MM *p, const char *bt)
+{
+	int64_t m, at = 0;
+	int j;
+
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
+	str_put(s, "const float *__restrict__ a, ");
+	for (j = 0; p->ng > 1 && j < p->ng; j++)
+		str_printf(s, "const %s *__restrict__ b%d, ", bt, j);
+	for (j = 0; p->ng > 1 && j < p->ng; j++)
+		str_printf(s, "float *__restrict__ y%d%s", j, j + 1 < p->ng ? ", " : ")\n{\n");
+	if (p->ng <= 1) {
+		str_printf(s, "const %s *__restrict__ b, ", bt);
+		if (p->hasc0)
+			str_put(s, "const float *__restrict__ c0, ");
+		if (p->epi >= 0)
+			str_put(s, "const float *__restrict__ e, ");
+		str_put(s, "float *__restrict__ y)\n{\n");
+	}
+	str_printf(s, "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
+	              "\tfloat r", WARPS);
+	for (m = 0; m < p->M; m++)
+		str_printf(s, ", acc%lld = 0.0f", (long long)m);
+	if (p->ng <= 1) {
+		str_printf(s, ";\n\n\tif (n >= %lld)\n\t\treturn;\n", (long long)p->N);
+		return;
+	}
+	str_printf(s, ";\n\tconst %s *__restrict__ b;\n\tfloat *__restrict__ y;\n\n\t", bt);
+	for (j = 0; j < p->ng; j++) {
+		str_printf(s, "if (n < %lld) {   /* %%%d */\n\t\tn -= %lld;\n\t\tb = b%d;\n"
+		              "\t\ty = y%d;\n\t} else ", (long long)(at + p->gn[j]), p->gy[j],
+		           (long long)at, j, j);
+		at += p->gn[j];
+	}
+	str_put(s, "{\n\t\treturn;\n\t}\n");
+}
+
 /* The GEMV kernel: one warp per column n, lanes across k, all M rows at
  * once; B's column n is contiguous in k (a weight stored [N, K]). */
 static void
@@ -141,18 +185,10 @@ gemv(Gpu *g, const MM *p)
 	              "column n, %s */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
 	           (long long)p->M, (long long)p->N, (long long)p->K,
 	           vec ? "16-byte loads" : "4-byte loads");
-	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
-	str_put(s, "const float *__restrict__ a, const float *__restrict__ b, ");
-	if (p->hasc0)
-		str_put(s, "const float *__restrict__ c0, ");
-	if (p->epi >= 0)
-		str_put(s, "const float *__restrict__ e, ");
-	str_printf(s, "float *__restrict__ y)\n{\n"
-	              "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
-	              "\tfloat r", WARPS);
-	for (m = 0; m < p->M; m++)
-		str_printf(s, ", acc%lld = 0.0f", (long long)m);
-	str_printf(s, ";\n\n\tif (n >= %lld)\n\t\treturn;\n", (long long)p->N);
+	if (p->ng > 1)
+		str_printf(s, "/* %d sibling products of a in one kernel, their columns in turn */\n",
+		           p->ng);
+	gvhead(s, p, "float");
 	if (vec) {
 		str_printf(s, "\tconst float4 *bn = (const float4 *)(b + (long long)n * %lld);\n"
 		              "#pragma unroll 4\n"
@@ -378,18 +414,10 @@ gemv16(Gpu *g, const MM *p)
 	              "column n, b in 16 bits (%s), a rounded to 16 bits, fp32 sums, y rounded */\n",
 	           p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
 	           (long long)p->N, (long long)p->K, vec ? "16-byte loads" : "2-byte loads");
-	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
-	str_put(s, "const float *__restrict__ a, const dp_h16 *__restrict__ b, ");
-	if (p->hasc0)
-		str_put(s, "const float *__restrict__ c0, ");
-	if (p->epi >= 0)
-		str_put(s, "const float *__restrict__ e, ");
-	str_printf(s, "float *__restrict__ y)\n{\n"
-	              "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
-	              "\tfloat r", WARPS);
-	for (m = 0; m < p->M; m++)
-		str_printf(s, ", acc%lld = 0.0f", (long long)m);
-	str_printf(s, ";\n\n\tif (n >= %lld)\n\t\treturn;\n", (long long)p->N);
+	if (p->ng > 1)
+		str_printf(s, "/* %d sibling products of a in one kernel, their columns in turn */\n",
+		           p->ng);
+	gvhead(s, p, "dp_h16");
 	if (vec) {
 		str_printf(s, "\tconst uint4 *bn = (const uint4 *)(b + (long long)n * %lld);\n"
 		              "#pragma unroll 4\n"
@@ -462,6 +490,26 @@ mm16(Gpu *g, MM *p)
 		head16(g);
 	}
 	p->round16 = 1;
+	if (p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1 && p->ng > 1) {   /* siblings */
+		int64_t cols = 0;
+		int j;
+		str_put(&g->kern, "\n");
+		gemv16(g, p);
+		for (j = 0; j < p->ng; j++)
+			cols += p->gn[j];
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d", p->name,
+		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32, gV(g, p->a.v));
+		for (j = 0; j < p->ng; j++) {
+			soff = 0;
+			half16(g, p->gb[j], &soff, b, sizeof b);
+			str_printf(g->rec, ", (const dp_h16 *)(%s)", b);
+		}
+		for (j = 0; j < p->ng; j++)
+			str_printf(g->rec, ", v%d", gV(g, p->gy[j]));
+		str_put(g->rec, ");\n");
+		launched(g, p->name);
+		return 1;
+	}
 	if (p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1) {
 		half16(g, p->b.v, &soff, b, sizeof b);
 		str_put(&g->kern, "\n");
@@ -597,6 +645,16 @@ emit_mm(Gpu *g, int i)
 	}
 	snprintf(p.name, sizeof p.name, "k%d_%s", p.y,
 	         op->kind == Alinear ? "linear" : op->kind == Aaddmm ? "addmm" : "mm");
+	p.ng = 1;
+	if (g->group[i] == i) {   /* with its siblings (plan.c, ggroup) */
+		p.ng = 0;
+		for (k = i; k < fn->nop && p.ng < 4; k++)
+			if (g->group[k] == i) {
+				p.gb[p.ng] = gbase(g, fn->op[k].in[1]);
+				p.gy[p.ng] = fn->op[k].out[0];
+				p.gn[p.ng++] = ty(g, fn->op[k].in[1])->dim[0];
+			}
+	}
 
 	str_put(&g->kern, "\n");
 	opcomment(&g->kern, fn, i, "");
@@ -606,6 +664,11 @@ emit_mm(Gpu *g, int i)
 		opcomment(&g->kern, fn, p.esilu - 1, "");
 	if (p.epi >= 0)
 		opcomment(&g->kern, fn, p.epi, "");
+	for (k = i + 1; p.ng > 1 && k < fn->nop; k++)
+		if (g->group[k] == i) {
+			opcomment(&g->kern, fn, k, "");
+			opcomment(g->rec, fn, k, "\t");
+		}
 	opcomment(g->rec, fn, i, "\t");
 	if (p.relu)
 		opcomment(g->rec, fn, g->relu[i], "\t");
@@ -627,10 +690,23 @@ emit_mm(Gpu *g, int i)
 	}
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
-	if (p.epi >= 0 && !(gv && (!*algo || strcmp(algo, "gemv") == 0)))
-		dp_die("op %d: an epilogue folded into a product that takes no GEMV kernel", i);
+	if ((p.epi >= 0 || p.ng > 1) && !(gv && (!*algo || strcmp(algo, "gemv") == 0)))
+		dp_die("op %d: an epilogue or siblings for a product that takes no GEMV kernel", i);
 	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
 		/* 16 bits (tune cuda.precision bf16|f16) */
+	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0) && p.ng > 1) {   /* siblings */
+		int64_t cols = 0;
+		gemv(g, &p);
+		for (k = 0; k < p.ng; k++)
+			cols += p.gn[k];
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d", p.name,
+		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32, gV(g, p.a.v));
+		for (k = 0; k < p.ng; k++)
+			str_printf(g->rec, ", v%d", gV(g, p.gb[k]));
+		for (k = 0; k < p.ng; k++)
+			str_printf(g->rec, ", v%d", gV(g, p.gy[k]));
+		str_put(g->rec, ");\n");
+		launched(g, p.name);
 	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0)) {
 		gemv(g, &p);
 		launch(g, &p, (p.N + WARPS - 1) / WARPS, WARPS * 32, 1);

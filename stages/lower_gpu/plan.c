@@ -81,6 +81,19 @@ rooted(const Gpu *g, int v)
 	       (g->fold == NULL || g->fold[g->fn->val[v].def] < 0);
 }
 
+/* Whether op is a product gepilogue and ggroup may take: aten.linear of a
+ * constant weight [N, K], no bias, input rank >= 3, f32, few rows. */
+static int
+gemvable(const Gpu *g, const Op *op)
+{
+	const Fn *fn = g->fn;
+
+	return op->kind == Alinear && op->nin == 2 && op->dev == DEV_CUDA &&
+	       ty(g, op->out[0])->dtype == DP_F32 && ty(g, op->in[0])->rank >= 3 &&
+	       fn->op[fn->val[op->in[1]].def].kind == Oconst &&
+	       dp_numel(ty(g, op->out[0])) / ty(g, op->in[1])->dim[0] <= 8;
+}
+
 /* The GEMV epilogues: a product of few rows (aten.linear of a weight, no
  * bias: a decoder's projections) whose one reader is an add (alpha 1) or a
  * mul of its own type, the other operand in memory (or, for a mul, the silu
@@ -101,10 +114,7 @@ gepilogue(Gpu *g)
 	for (i = 0; i < fn->nop; i++) {
 		const Op *op = &fn->op[i], *u;
 		int v = op->out[0], o, od;
-		if (op->kind != Alinear || op->nin != 2 || op->dev != DEV_CUDA || g->nuse[v] != 1 ||
-		    g->user[v] < 0 || ty(g, v)->dtype != DP_F32 || ty(g, op->in[0])->rank < 3 ||
-		    fn->op[fn->val[op->in[1]].def].kind != Oconst ||
-		    dp_numel(ty(g, v)) / ty(g, op->in[1])->dim[0] > 8 || g->epimm[g->user[v]] >= 0 ||
+		if (!gemvable(g, op) || g->nuse[v] != 1 || g->user[v] < 0 || g->epimm[g->user[v]] >= 0 ||
 		    (g->fold && (g->fold[i] >= 0 || g->fold[g->user[v]] >= 0)))
 			continue;
 		u = &fn->op[g->user[v]];
@@ -123,6 +133,37 @@ gepilogue(Gpu *g)
 			continue;
 		g->epi[i] = g->user[v];
 		g->epimm[g->user[v]] = i;
+	}
+}
+
+/* Sibling products: the one-row products of one input (a decoder's q, k
+ * and v projections), none with anything folded into it, run as one GEMV
+ * kernel over all their columns at the first one's place (mm.c), up to 4
+ * at a time.  After the homes, before the liveness. */
+static void
+ggroup(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i, j, n;
+
+	for (i = 0; i < fn->nop; i++)
+		g->group[i] = -1;
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		if (g->group[i] >= 0 || !gemvable(g, op) || g->relu[i] >= 0 || g->epi[i] >= 0 ||
+		    g->h[op->out[0]].kind != G_ARENA ||
+		    dp_numel(ty(g, op->out[0])) != ty(g, op->in[1])->dim[0])
+			continue;
+		for (j = i + 1, n = 1; j < fn->nop && n < 4; j++) {
+			const Op *s = &fn->op[j];
+			if (s->in[0] != op->in[0] || s->part != op->part || !gemvable(g, s) ||
+			    g->relu[j] >= 0 || g->epi[j] >= 0 || g->h[s->out[0]].kind != G_ARENA ||
+			    dp_numel(ty(g, s->out[0])) != ty(g, s->in[1])->dim[0])
+				continue;
+			g->group[i] = i;
+			g->group[j] = i;
+			n++;
+		}
 	}
 }
 
@@ -262,6 +303,7 @@ guses(Gpu *g)
 	g->relu = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->relu);
 	g->epi = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->epi);
 	g->epimm = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->epimm);
+	g->group = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->group);
 	g->cpart = dp_alloc(fn->arena, (size_t)fn->npart + 1, sizeof *g->cpart);
 	g->used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
 	g->pinned = xfer_plan(fn, g->x);
@@ -292,10 +334,11 @@ gplan(Gpu *g)
 	grms(g);
 	gpu_homes(g);
 	gaddnorm(g);
+	ggroup(g);
 
 	for (i = fn->nop - 1; i >= 0; i--) {
 		const Op *op = &fn->op[i];
-		g->exec[i] = g->addnorm[i] >= 0 ? g->addnorm[i] : i;
+		g->exec[i] = g->addnorm[i] >= 0 ? g->addnorm[i] : g->group[i] >= 0 ? g->group[i] : i;
 		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
 			g->exec[i] = g->exec[g->user[op->out[0]]];
 	}
