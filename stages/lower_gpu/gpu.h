@@ -131,6 +131,9 @@ int emit_indexwrite(Gpu *g, int i);
  * reduction) to g->kern and their launches to g->rec.  0, or -1 with
  * g->err set when the cuda target has no kernel for it. */
 int emit_elem(Gpu *g, int i);
+/* The kernel of index_write op i whose src is a fused chain, written into
+ * y's bytes (kern.c). */
+int emit_iwrite_chain(Gpu *g, int i, int y, int inplace);
 int emit_reduce(Gpu *g, int i);
 /* Whether emit_reduce computes op: a kernel of its own reading whole rows
  * or gathering (argmax, softmax, ...). */

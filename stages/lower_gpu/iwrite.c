@@ -28,7 +28,10 @@ emit_indexwrite(Gpu *g, int i)
 		                   "cudaMemcpyDeviceToDevice, g->stream),\n"
 		                   "\t                 \"cudaMemcpyAsync\", err, errn) != 0)\n"
 		                   "\t\treturn -1;\n", gV(g, y), gV(g, x), (long long)g->h[y].bytes);
-	if (total > 0) {
+	if (g->h[op->in[2]].kind == G_INLINE) {   /* src a fused chain, computed there */
+		if (emit_iwrite_chain(g, i, y, x == y) != 0)
+			return -1;
+	} else if (total > 0) {
 		str_printf(g->rec, "\tdps_index_write<%s><<<%lld, %d, 0, g->stream>>>((const int64_t *)"
 		                   "v%d, (const %s *)v%d, (%s *)v%d, %lldLL, %lldLL, %lldLL, %lldLL);"
 		                   "%s\n", t, (long long)((total + BLOCK - 1) / BLOCK), BLOCK,

@@ -187,6 +187,9 @@ inlined(Gpu *g, int i)
 	u = g->user[v];
 	if (u >= 0 && g->epimm[u] >= 0)   /* the other operand of a GEMV's epilogue: */
 		return op->kind == Asilu;   /* in memory, or SwiGLU's silu computed there */
+	if (u >= 0 && g->nuse[v] == 1 && fn->op[u].kind == Oindexwrite && fn->op[u].in[2] == v &&
+	    fn->op[u].part == op->part && fusable(fn, op) && dp_numel(ty(g, v)) < (1 << 27))
+		return 1;   /* index_write's src: a chain computed in its kernel (kern.c) */
 	if (g->nuse[v] != 1 || u < 0 || fn->op[u].part != op->part)
 		return 0;
 	if (g->fold && g->fold[u] >= 0)   /* read by a convolution's kernel */
