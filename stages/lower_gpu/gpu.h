@@ -41,8 +41,12 @@ typedef struct Gpu {
 	                      or for an inlined op the op reading its result) */
 	int *relu;         /* per op: the relu folded into a matmul, or -1 */
 	int *epi;          /* per op: for a GEMV, the add or mul folded into its
-	                      epilogue (gepilogue), or -1 */
+	                      epilogue (gepilogue); for a gate summed in its
+	                      sibling's kernel (gate below), its silu; or -1 */
 	int *epimm;        /* per op: for that add or mul, its GEMV, or -1 */
+	int *gate;         /* per op: for a GEMV whose epilogue multiplies by silu of
+	                      a sibling product (SwiGLU's gate), that product, its
+	                      sums made in the same warp; -1 elsewhere */
 	int *group;        /* per op: for a one-row product run with the other
 	                      products of its input in one GEMV kernel (ggroup),
 	                      the group's first (itself for the first); else -1 */

@@ -110,7 +110,7 @@ gepilogue(Gpu *g)
 	int i;
 
 	for (i = 0; i < fn->nop; i++)
-		g->epi[i] = g->epimm[i] = -1;
+		g->epi[i] = g->epimm[i] = g->gate[i] = -1;
 	for (i = 0; i < fn->nop; i++) {
 		const Op *op = &fn->op[i], *u;
 		int v = op->out[0], o, od;
@@ -133,7 +133,18 @@ gepilogue(Gpu *g)
 			continue;
 		g->epi[i] = g->user[v];
 		g->epimm[g->user[v]] = i;
+		if (u->kind == Amul && fn->op[od].kind == Asilu) {   /* the gate a sibling: */
+			int t = fn->val[fn->op[od].in[0]].def;   /* summed in this kernel */
+			if (gemvable(g, &fn->op[t]) && fn->op[t].in[0] == op->in[0] &&
+			    g->nuse[fn->op[t].out[0]] == 1 && fn->op[t].part == op->part &&
+			    g->epi[t] < 0 && g->gate[t] < 0 &&
+			    ty(g, fn->op[t].in[1])->dim[0] == ty(g, op->in[1])->dim[0])
+				g->gate[i] = t;
+		}
 	}
+	for (i = 0; i < fn->nop; i++)   /* a gate summed in its sibling's kernel: no kernel */
+		if (g->gate[i] >= 0)
+			g->epi[g->gate[i]] = g->user[fn->op[g->gate[i]].out[0]];
 }
 
 /* Sibling products: the one-row products of one input (a decoder's q, k
@@ -306,6 +317,7 @@ guses(Gpu *g)
 	g->relu = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->relu);
 	g->epi = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->epi);
 	g->epimm = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->epimm);
+	g->gate = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->gate);
 	g->group = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->group);
 	g->cpart = dp_alloc(fn->arena, (size_t)fn->npart + 1, sizeof *g->cpart);
 	g->used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
