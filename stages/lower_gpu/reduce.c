@@ -353,10 +353,10 @@ formula2(Str *s, const Op *u, const char *a, const char *b)
 }
 
 /* An RMS norm written out (grms) as one row kernel at its last mul i: a
- * warp (or a block) per row sums pow(x, c) in f64 as the mean's kernel
- * does, then r = rsqrt(mean + eps) and y = w·(x·r), each op's formula in
- * its operands' order, so that the result is the separate kernels' bit for
- * bit. */
+ * block per row sums pow(x, c) in f64, then r = rsqrt(mean + eps) and
+ * y = w·(x·r), each op's formula in its operands' order: the separate
+ * kernels' results but for the order of the f64 sum (the mean's kernel
+ * sums rows up to WIDE long by a warp). */
 int
 emit_rms(Gpu *g, int i)
 {
@@ -374,7 +374,8 @@ emit_rms(Gpu *g, int i)
 
 	helpers(g);
 	g->scalar = 1;
-	wd = n > WIDE ? BLOCK : 32;
+	wd = BLOCK;   /* a block per row: with a warp per row each norm took 13.4 us
+	                 (H200, eager --profile; bench/RESULTS.md), its lanes' powf in turn */
 	snprintf(kname, sizeof kname, "k%d_rms", v);
 	str_put(s, "\n/* 6 ops, an RMS norm, in one row kernel: */\n");
 	opcomment(s, fn, (int)(p - fn->op), "");
