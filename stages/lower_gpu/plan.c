@@ -269,9 +269,12 @@ gpu_homes(Gpu *g)
 	for (i = fn->nop - 1; i >= 0; i--)
 		if (inlined(g, i))
 			g->h[fn->op[i].out[0]].kind = G_INLINE;
-	for (i = 0; i < fn->nop; i++)   /* an RMS norm's ops: in its row kernel */
+	for (i = 0; i < fn->nop; i++) {   /* an RMS norm's ops: in its row kernel, */
+		if (g->rms[i] >= 0 && g->h[fn->op[i].out[0]].kind == G_INLINE)
+			g->rms[i] = -1;   /* unless its result is computed in a reader's */
 		for (int o = g->rms[i]; o >= 0 && o != i; o = g->user[fn->op[o].out[0]])
 			g->h[fn->op[o].out[0]].kind = G_INLINE;
+	}
 	for (i = 0; i < fn->nop; i++) {
 		const Op *op = &fn->op[i];
 		GHome *h;
