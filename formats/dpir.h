@@ -173,6 +173,11 @@ int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
 int dp_isreshape(const Fn *fn, const Op *op);
 int dp_istranspose(const Fn *fn, const Op *op);
 int dp_matuse(const Fn *fn, const Op *op, int k);
+/* Whether index_write op writes into the bytes of a state in place (its
+ * operand 0 is the state, or views of it, read by nothing else but the
+ * state's assigns): the state's value, else -1 (the lowerings then copy
+ * operand 0 first). */
+int dp_writesstate(const Fn *fn, const Op *op);
 /* A legalized pool's kernel, stride, padding, dilation pairs; -1 if absent. */
 int dp_poolwin(const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2]);
 

@@ -601,6 +601,64 @@ dp_istranspose(const Fn *fn, const Op *op)
 	       a->ints[0] == 1 && a->ints[1] == 0;
 }
 
+/* The readers of value v (ports counted; a graph output counts as one)
+ * into *n, and the one reader into *who when there is exactly one (else
+ * -1). */
+static void
+readers(const Fn *fn, int v, int *n, int *who)
+{
+	*n = 0;
+	*who = -1;
+	for (int i = 0; i < fn->nop; i++)
+		for (int k = 0; k < fn->op[i].nin; k++)
+			if (fn->op[i].in[k] == v) {
+				++*n;
+				*who = i;
+			}
+	for (int k = 0; k < fn->nout; k++)
+		if (fn->out[k].val == v) {
+			++*n;
+			*who = -1;
+		}
+	if (*n != 1)
+		*who = -1;
+}
+
+/* Whether index_write op writes into its operand 0's bytes in place: that
+ * operand is a state (a const with state=1), or views of one each read by
+ * nothing else, and every other reader of the state is an assign to it,
+ * so that no op reads the state's old value after the write.  The state's
+ * value, or -1. */
+int
+dp_writesstate(const Fn *fn, const Op *op)
+{
+	int v = op->in[0], n, who, me = (int)(op - fn->op);
+	const Op *d;
+
+	if (op->kind != Oindexwrite)
+		return -1;
+	for (;;) {   /* up the views, each read by the next alone */
+		d = &fn->op[fn->val[v].def];
+		if (d->kind == Oconst)
+			break;
+		readers(fn, v, &n, &who);
+		if (!dp_isreshape(fn, d) || n != 1 || who != me)
+			return -1;
+		me = fn->val[v].def;
+		v = d->in[0];
+	}
+	if (!dp_geti(d, "state", 0) || d->dev != op->dev)
+		return -1;
+	for (int i = 0; i < fn->nop; i++)   /* the state's other readers: its assigns */
+		for (int k = 0; k < fn->op[i].nin; k++)
+			if (fn->op[i].in[k] == v && i != me && !(fn->op[i].kind == Oassign && k == 0))
+				return -1;
+	for (int k = 0; k < fn->nout; k++)
+		if (fn->out[k].val == v)
+			return -1;
+	return v;
+}
+
 /* The window of a legalized aten.max_pool2d or aten.avg_pool2d: kernel,
  * stride, padding and (max pooling; else 1) dilation as (h, w) pairs, as
  * dp-legalize writes them (it fills the defaults, an empty stride being the

@@ -92,6 +92,7 @@
 	X(Aslice,     "aten.slice",        1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "dim:i=0 end:i start:i step:i=1") \
 	X(Aselect,    "aten.select",       1, 1, Kshape, Fmove,   "",        D_CPU|D_CUDA, "dim:i index:i") \
 	X(Aindex,     "aten.index",        2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "dim:i=0") \
+	X(Oindexwrite, "index_write",     3, 1, Kindex, Fscatter, "",       D_CPU|D_CUDA, "dim:i") \
 	X(Aembedding, "aten.embedding",    2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "") \
 	X(Abmm,       "aten.bmm",          2, 1, Kmatmul, Fmatmul, "",        D_CPU|D_CUDA, "") \
 	X(Asub,       "aten.sub",          2, 1, Kelem, Fbinary, "sub",     D_CPU|D_CUDA, "alpha:f=1") \

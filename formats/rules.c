@@ -777,10 +777,13 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		out->dim[3] = t[1]->dim[2];
 		return 0;
 	case Aindexcopy:
+	case Oindexwrite:
 		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
 			return fail(err, op, "dim is out of range");
 		if ((t[1]->dtype != DP_I64 && t[1]->dtype != DP_I32) || t[1]->rank > 1)
 			return dp_failt(err, op, "index must be an i64 or i32 vector", t[1], NULL);
+		if (op->kind == Oindexwrite && (t[1]->dtype != DP_I64 || t[1]->rank != 1))
+			return dp_failt(err, op, "index must be an i64 vector", t[1], NULL);
 		if (dp_samedt(err, op, t[0], t[2]))
 			return -1;
 		if (t[2]->rank != t[0]->rank)

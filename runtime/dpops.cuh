@@ -1,7 +1,7 @@
-/* dpops.cuh: small CUDA kernels of ops that are not elementwise (scans),
- * included by the CUDA that dp-lower_gpu writes when a program needs one
- * (nvcc -I runtime).  Each is the cpu runtime's loop (runtime/elem.c), one
- * thread per row. */
+/* dpops.cuh: small CUDA kernels of ops that are not elementwise (scans,
+ * sorts, index_write), included by the CUDA that dp-lower_gpu writes when a
+ * program needs one (nvcc -I runtime).  Each is the cpu runtime's loop
+ * (runtime/elem.c), one thread per row or element. */
 #ifndef DPOPS_CUH
 #define DPOPS_CUH
 
@@ -62,6 +62,29 @@ dps_sort(const T *__restrict__ x, T *__restrict__ y, int64_t *__restrict__ idx, 
 		rank += dps_before(x[base + j * inner], j, v, i, desc);
 	y[base + rank * inner] = v;
 	idx[base + rank * inner] = i;
+}
+
+/* index_write: y[o, idx[m], i] = src[o, m, i] for y viewed as [outer, n,
+ * inner] and src as [outer, M, inner], one thread per element of src; an
+ * index outside [0, n) writes nothing and of duplicate indices the last
+ * wins (as runtime/elem.c's dprt_index_write, which writes them in order).
+ * T moves the elements' bits (float, or uint16_t for bf16). */
+template <typename T>
+static __global__ void __launch_bounds__(256)
+dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *__restrict__ y,
+                long long outer, long long M, long long n, long long inner)
+{
+	long long t = blockIdx.x * 256LL + threadIdx.x;
+
+	if (t >= outer * M * inner)
+		return;
+	long long i = t % inner, m = t / inner % M, o = t / inner / M, p = idx[m];
+	if (p < 0 || p >= n)
+		return;
+	for (long long k = m + 1; k < M; k++)
+		if (idx[k] == p)
+			return;   /* a later index writes this slice */
+	y[(o * n + p) * inner + i] = src[t];
 }
 
 #endif

@@ -331,6 +331,12 @@ void dprt_arange(void *y, int dtype, double start, double step, int64_t n);
 int dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t inner,
                 const void *idx, int dtype_idx, int64_t m, const char *what,
                 char *err, size_t errn);
+/* index_write: y viewed as [outer, n, inner] and src as [outer, m,
+ * inner] (es-byte elements): y[o, idx[j], i] = src[o, j, i], j in order
+ * (of duplicate indices the last wins); an index outside [0, n) writes
+ * nothing. */
+void dprt_index_write(void *y, const void *src, int es, int64_t outer, int64_t n,
+                      int64_t inner, const int64_t *idx, int64_t m);
 
 /* Inclusive prefix sums along the middle axis of x viewed as [outer, n,
  * inner]; dtype DPRT_F32 (summed in f64, as PyTorch's cpu kernel) or

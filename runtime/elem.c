@@ -684,6 +684,23 @@ dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t in
 	return 0;
 }
 
+/* Writes src's slices at their indices along the middle axis (see dprt.h). */
+void
+dprt_index_write(void *y, const void *src, int es, int64_t outer, int64_t n, int64_t inner,
+                 const int64_t *idx, int64_t m)
+{
+	size_t row = (size_t)(inner * es);
+	int64_t o, j;
+
+	for (j = 0; j < m; j++) {
+		if (idx[j] < 0 || idx[j] >= n)
+			continue;
+		for (o = 0; o < outer; o++)
+			memcpy((char *)y + (o * n + idx[j]) * row, (const char *)src + (o * m + j) * row,
+			       row);
+	}
+}
+
 /* ---- scans and gathers along one axis ---- */
 
 /* Inclusive prefix sums along the middle axis of [outer, n, inner]. */

@@ -111,6 +111,55 @@ npy() { # FILE DESCR SHAPE PACKED...: a .npy 1.0 file
 		print $o "\x93NUMPY\x01\x00", pack("v", 118), $d, $t eq "<f4" ? pack("f<*", @v) : pack("q<*", @v)' \
 		"$f" "$descr" "$shape" "$@"
 }
+# index_write (what dp-legalize makes of index_copy and index_put) into a
+# state c f32[4,2] = [[1,2],[3,4],[5,6],[7,8]] at positions p i64[2] of
+# rows s f32[2,2], three steps worked out by hand: p [1,3] s [[10,11],
+# [12,13]]; p [0,-1] s [[20,21],[22,23]] (-1 is out of range: nothing);
+# p [2,2] s [[30,31],[32,33]] (duplicates: the last wins).  Read by nothing
+# but its assign, the state is written in place (the result a view of it,
+# no copy; the output is a view of the result); also returned as an
+# output (old), it is copied first.
+iw() { # NAME RETURN
+	mkdir -p "$tmp/$1"
+	cat >"$tmp/$1/$1.ir" <<IR
+dpir 1.0 $1 partition
+weights "weights.bin" "0000000000000000" 64
+part 0 @cpu
+%0 = input {name="p"} : i64[2] @cpu part=0
+%1 = input {name="s"} : f32[2,2] @cpu part=0
+%2 = const {hash="c", nbytes=32, offset=0, param="c", state=1} : f32[4,2] @cpu part=0
+%3 = index_write %2, %0, %1 {dim=0} : f32[4,2] @cpu part=0
+%4 = assign %2, %3 : f32[4,2] @cpu part=0
+%5 = aten.view %3 {size=[8]} : f32[8] @cpu part=0
+return $2
+IR
+	perl -e 'print pack("f<*", 1 .. 8), "\0" x 32' >"$tmp/$1/weights.bin"
+	npy "$tmp/p1.npy" '<i8' '2,' 1 3
+	npy "$tmp/p2.npy" '<i8' '2,' 0 -1
+	npy "$tmp/p3.npy" '<i8' '2,' 2 2
+	npy "$tmp/s1.npy" '<f4' '2, 2' 10 11 12 13
+	npy "$tmp/s2.npy" '<f4' '2, 2' 20 21 22 23
+	npy "$tmp/s3.npy" '<f4' '2, 2' 30 31 32 33
+	(cd "$tmp/$1" && "$root/bin/devproc" parse "$1.ir" -o "$1.dpir" &&
+		"$root/bin/dp-lower_cpu" "$1.dpir" -o 5.cpu.c &&
+		$cc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/runtime" -c 5.cpu.c -o 5.cpu.o &&
+		"$root/bin/dp-link" "$1.dpir" 5.cpu.o --runtime "$root/lib" --cc "$cc" -o "$1") &&
+		"$tmp/$1/$1" --steps 3 --in p="$tmp/p1.npy" --in p="$tmp/p2.npy" --in p="$tmp/p3.npy" \
+			--in s="$tmp/s1.npy" --in s="$tmp/s2.npy" --in s="$tmp/s3.npy" >"$tmp/$1/out"
+}
+iwplace() {
+	iw iwp 'new=%5' && grep -q 'v3 = v2; .*view of %2' "$tmp/iwp/5.cpu.c" &&
+		printf 'step 1:\nnew = [1, 2, 10, 11, 5, 6, 12, 13]\nstep 2:\nnew = [20, 21, 10, 11, 5, 6, 12, 13]\nstep 3:\nnew = [20, 21, 10, 11, 32, 33, 12, 13]\n' |
+		diff - "$tmp/iwp/out"
+}
+check "index_write into a state read by nothing else: in place (a view of it), three steps as worked out" iwplace
+iwcopy() {
+	iw iwc 'old=%2, new=%5' && ! grep -q 'v3 = v2;' "$tmp/iwc/5.cpu.c" &&
+		printf 'step 1:\nold = [1, 2, 3, 4, 5, 6, 7, 8]\nnew = [1, 2, 10, 11, 5, 6, 12, 13]\nstep 2:\nold = [1, 2, 10, 11, 5, 6, 12, 13]\nnew = [20, 21, 10, 11, 5, 6, 12, 13]\nstep 3:\nold = [20, 21, 10, 11, 5, 6, 12, 13]\nnew = [20, 21, 10, 11, 32, 33, 12, 13]\n' |
+		diff - "$tmp/iwc/out"
+}
+check "index_write into a state also read as an output: copied first, the same values" iwcopy
+
 accum() {
 	bin/devproc build tests/data/state/accum.dp -C "$tmp/b" >/dev/null || return 1
 	bin/devproc dump "$tmp/b/accum/1.import.dpir" | grep -q 'param="k_cache", state=1' || return 1
@@ -211,10 +260,11 @@ if [ "$gpu" = yes ]; then
 			[ "$(grep -c 'state=1} : f32\[1,2,8,16\] @cuda' "$tmp/dump")" -eq 2 ] &&
 				[ "$(grep -c '= assign .* @cuda' "$tmp/dump")" -eq 2 ] &&
 				! grep -q 'state=1} : .* @cpu' "$tmp/dump" &&
-				grep -q 'cudaMemcpyDeviceToDevice' "$kvdir/c/$m/5.gpu.cu" || { echo "$m"; cat "$tmp/dump"; return 1; }
+				[ "$(grep -c 'index_write.*in place: the state' "$kvdir/c/$m/5.gpu.cu")" -eq 2 ] &&
+				! grep -q 'cudaMemcpyDeviceToDevice' "$kvdir/c/$m/5.gpu.cu" || { echo "$m"; cat "$tmp/dump"; return 1; }
 		done
 	}
-	check "cuda: the caches are state on the device, assigned there" ondev
+	check "cuda: the caches are state on the device, written there in place (no copy)" ondev
 	cudakv() { # NAME
 		r=tests/data/kvcache/${1%_core}
 		"$kvdir/c/$1/$1" --steps 2 --in x="$r/x1.npy" --in x="$r/x2.npy" --in pos="$r/pos1.npy" \

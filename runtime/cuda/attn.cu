@@ -252,8 +252,8 @@ method(const dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, cons
 
 	if (env && strcmp(env, "simt") == 0)
 		return 0;
-	if (!mma)
-		return 0;
+	if (!mma || (a->L < 16 && !env))   /* a few query rows (a decode step): the SIMT */
+		return 0;                  /* kernel, its keys split in chunks to fill the GPU */
 	if (env && strcmp(env, "tf32") == 0)
 		return 1;
 	if (env && strcmp(env, "3xtf32") == 0)

@@ -42,12 +42,15 @@ r_view(Lz *z, const Op *op)
 	return bind(z, op, lz_view(z, X(0), OT->dim, OT->rank));
 }
 
-/* aten.t, aten.transpose, permute: aten.permute with dims >= 0. */
+/* aten.t, aten.transpose, permute: aten.permute with dims >= 0; one that
+ * keeps the order of the axes longer than 1 (it moves only axes of size 1,
+ * as a decoder's [1, 1, H, D] -> [1, H, 1, D] does) is the same bytes: an
+ * aten.view. */
 static int
 r_permute(Lz *z, const Op *op)
 {
-	int64_t p[DP_MAXRANK];
-	int r = IT(0)->rank, i, a, b;
+	int64_t p[DP_MAXRANK], last = -1;
+	int r = IT(0)->rank, i, a, b, same = 1;
 	const Attr *d = dp_attr(op, "dims");
 
 	if (r < 2 && op->kind != Opermute && op->kind != Apermute)
@@ -60,7 +63,23 @@ r_permute(Lz *z, const Op *op)
 		p[a] = b;
 		p[b] = a;
 	}
+	for (i = 0; i < r; i++)
+		if (IT(0)->dim[p[i]] != 1) {
+			same &= p[i] > last;
+			last = p[i];
+		}
+	if (same)
+		return r_view(z, op);
 	return bind(z, op, lz_permute(z, X(0), p, r));
+}
+
+/* aten.expand to the operand's own sizes: the operand. */
+static int
+r_expand(Lz *z, const Op *op)
+{
+	if (dp_type_eq(IT(0), OT))
+		return bind(z, op, X(0));
+	return lz_copy(z, op);
 }
 
 /* aten.matmul: the rank promotion of torch.matmul, once.  A vector operand
@@ -1272,49 +1291,21 @@ review(Lz *z, int x, const int64_t *size, int n)
 
 /* The scatter of vals (x's shape but M along d) into x along d at the
  * vector idx [M] (the same index for every row, as index_put and
- * index_copy have): the comparison made once, eq = idx viewed [1, M] ==
- * arange(n) viewed [n, 1] (memory n·M, not n·M per row), has = any(eq)
- * over M, then aten.index of vals along d at argmax(eq) (the first of
- * duplicates) where has, else x. */
+ * index_copy have): an index_write, which writes only the M slices (in
+ * place where x is a state only it reads; formats/ops.md). */
 static int
 scat1(Lz *z, int x, int d, int idx, int vals)
 {
-	Type tx = *lz_type(z, x);
-	int64_t n = tx.dim[d], M, v[2], hv[DP_MAXRANK];
-	int ar, eq, has, pos, k, in[3];
+	int k, in[3];
 
 	if (idx < 0 || vals < 0)
 		return -1;
-	M = lz_type(z, idx)->dim[0];
-	v[0] = 1;
-	v[1] = M;
-	idx = review(z, idx, v, 2);
-	k = lz_begin(z, Aarange, NULL, 0);
-	dp_setf(z->out, k, "start", 0);
-	dp_setf(z->out, k, "end", (double)n);
-	dp_setf(z->out, k, "step", 1);
-	dp_sets(z->out, k, "dtype", "i64");
-	ar = lz_end(z, k);
-	v[0] = n;
-	v[1] = 1;
-	ar = review(z, ar, v, 2);
-	eq = lz_op2(z, Aeq, idx, ar);
-	has = reducem(z, Aany, eq, 2u);
-	pos = lz_cast(z, eq, DP_F32);
-	if (pos < 0 || has < 0)
-		return -1;
-	k = lz_begin(z, Oargmax, &pos, 1);
-	dp_seti(z->out, k, "dim", 1);
-	dp_seti(z->out, k, "keepdim", 0);
-	pos = lz_end(z, k);
-	for (int i = 0; i < tx.rank; i++)
-		hv[i] = i == d ? n : 1;
-	in[0] = review(z, has, hv, tx.rank);
-	in[1] = take(z, vals, d, pos);
-	in[2] = x;
-	if (in[0] < 0 || in[1] < 0)
-		return -1;
-	return lz_end(z, lz_begin(z, Awhere, in, 3));
+	in[0] = x;
+	in[1] = idx;
+	in[2] = vals;
+	k = lz_begin(z, Oindexwrite, in, 3);
+	dp_seti(z->out, k, "dim", d);
+	return lz_end(z, k);
 }
 
 /* index_put(x, values, idx0[, idx1...]) on the adjacent dims from dim:
@@ -1759,6 +1750,7 @@ static const struct {
 	{ Aavgpool, r_pool, "stride (empty: the kernel), padding as (h, w) pairs" },
 	{ Acumsum, r_cumsum, "integers and bool: cast to i64, then aten.cumsum" },
 	{ Aexpandas, r_expandas, "aten.expand to the other operand's sizes" },
+	{ Aexpand, r_expand, "to its operand's own sizes: the operand; else unchanged" },
 	{ Aaddcmul, r_addcmul, "s + (value·a)·b" },
 	{ Aaddcdiv, r_addcmul, "s + (value·a)/b" },
 	{ Amaskfill, r_maskfill, "aten.where(mask, value, x)" },

@@ -101,14 +101,19 @@ k_detokenize(Ctx *c, const Op *op, int i)
 
 /* assign: the new value into the state's buffer (the arena's state region,
  * emit.c), once the state's other readers have run; the result is the
- * new value. */
+ * new value.  Nothing where the new value is a view of the state (written
+ * in place by index_write, plan.c). */
 int
 k_assign(Ctx *c, const Op *op, int i)
 {
 	const Home *h = &c->plan->h[op->in[0]];
 	int64_t n = h->bytes;
-	int j, k, *e = dp_alloc(c->fn->arena, (size_t)c->fn->nop + 1, sizeof *e);
+	int j, k, v = op->in[1], *e = dp_alloc(c->fn->arena, (size_t)c->fn->nop + 1, sizeof *e);
 
+	while (c->plan->h[v].kind == H_VIEW && v != op->in[0])
+		v = c->plan->h[v].base;
+	if (v == op->in[0])
+		return 0;   /* the new value is the state's bytes (an index_write in place) */
 	if (dp_entries(c->fn, e, NULL, c->err) < 0)
 		return -1;
 	for (j = i + 1; j < c->fn->nop; j++)   /* readers after the update would see it */
@@ -122,8 +127,8 @@ k_assign(Ctx *c, const Op *op, int i)
 		}
 	if (n == 0)
 		return 0;
-	str_printf(c->body, "\tmemmove(v%d, v%d, %lld);\n", V(c, op->in[0]), V(c, op->in[1]),
-	           (long long)n);
+	str_printf(c->body, "\tif ((void *)v%d != (const void *)v%d)\n\t\tmemmove(v%d, v%d, %lld);\n",
+	           V(c, op->in[0]), V(c, op->in[1]), V(c, op->in[0]), V(c, op->in[1]), (long long)n);
 	str_printf(c->body, "\tif ((void *)v%d != (const void *)v%d)\n\t\tmemcpy(v%d, v%d, %lld);\n",
 	           V(c, op->out[0]), V(c, op->in[1]), V(c, op->out[0]), V(c, op->in[1]), (long long)n);
 	return 0;

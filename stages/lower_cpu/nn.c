@@ -388,6 +388,28 @@ k_gather(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
+/* index_write: operand 0's bytes first (none to copy where the result is
+ * them: a state written in place, plan.c), then src's slices. */
+static int
+k_indexwrite(Ctx *c, const Op *op, int i)
+{
+	int y = op->out[0], x = op->in[0];
+	const Type *tx = ty(c, x);
+	int d = normdim(dp_geti(op, "dim", 0), tx->rank);
+	int64_t nb = dp_nbytes(tx);
+
+	if (nb == 0)
+		return 0;
+	str_printf(c->body, "\tif ((const void *)v%d != (const void *)v%d)\n"
+	                    "\t\tmemcpy(v%d, v%d, %lld);\n", V(c, y), V(c, x), V(c, y), V(c, x),
+	           (long long)nb);
+	str_printf(c->body, "\tdprt_index_write(v%d, v%d, %d, %lld, %lld, %lld, v%d, %lld);\n",
+	           V(c, y), V(c, op->in[2]), dp_dtype_size[tx->dtype], (long long)prod(tx, 0, d),
+	           (long long)tx->dim[d], (long long)prod(tx, d + 1, tx->rank), V(c, op->in[1]),
+	           (long long)ty(c, op->in[1])->dim[0]);
+	return 0;
+}
+
 /* ---- sources ---- */
 
 static int
@@ -865,6 +887,8 @@ nn_emitter(int kind)
 		return k_movement;
 	case Aindex: case Aembedding:
 		return k_gather;
+	case Oindexwrite:
+		return k_indexwrite;
 	case Agather:
 		return k_gatherdim;
 	case Acumsum:

@@ -82,11 +82,11 @@ homes(Fn *fn, Plan *p, Err *err)
 			continue;
 		v = op->out[0];
 		u = op->in[0];
-		if (dp_isreshape(fn, op) ||
+		if (dp_isreshape(fn, op) || dp_writesstate(fn, op) >= 0 ||
 		    (dp_istranspose(fn, op) && nuse[v] > 0 && nuse[v] == nmat[v])) {
 			sethome(&p->h[v], H_VIEW, 0, p->h[u].ro);
 			p->h[v].base = u;
-			p->h[v].trans = !dp_isreshape(fn, op);
+			p->h[v].trans = dp_istranspose(fn, op);
 		}
 	}
 	for (i = 0; i < fn->nval; i++)

@@ -47,6 +47,18 @@ typedef struct Gpu {
 	int *exec;         /* per op: the op whose kernel does its work (itself,
 	                      or for an inlined op the op reading its result) */
 	int *relu;         /* per op: the relu folded into a matmul, or -1 */
+	int *epi;          /* per op: for a GEMV, the add or mul folded into its
+	                      epilogue (gepilogue); for a gate summed in its
+	                      sibling's kernel (gate below), its silu; or -1 */
+	int *epimm;        /* per op: for that add or mul, its GEMV, or -1 */
+	int *gate;         /* per op: for a GEMV whose epilogue multiplies by silu of
+	                      a sibling product (SwiGLU's gate), that product, its
+	                      sums made in the same warp; -1 elsewhere */
+	int *group;        /* per op: for a one-row product run with the other
+	                      products of its input in one GEMV kernel (ggroup),
+	                      the group's first (itself for the first); else -1 */
+	int *rms;          /* per op: for the last mul of an RMS norm written out
+	                      (grms), its pow; -1 elsewhere */
 	int *addnorm;      /* per op: for an add, the layer norm whose kernel does
 	                      it (gaddnorm), or -1 */
 	int *cpart;        /* per partition: its index among cuda partitions, or -1 */
@@ -106,6 +118,11 @@ int gplan(Gpu *g);
  * once the homes are known; called by gplan before the liveness, each such
  * add running where its norm runs. */
 void gaddnorm(Gpu *g);
+/* The RMS norms written out as ops (a Llama's: w·(x·rsqrt(mean(x^c) + eps))),
+ * each computed by one row kernel (reduce.c, emit_rms) at its last mul:
+ * g->rms; called by gplan before the homes. */
+void grms(Gpu *g);
+int emit_rms(Gpu *g, int i);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
 /* For a strided view v (GHome.strided), or any value: its element strides
@@ -124,11 +141,17 @@ int gpu_hasstate(const Fn *fn);
 /* scan.c: the kernel of a scan op i (aten.cumsum). */
 int isscan(int kind);
 int emit_scan(Gpu *g, int i);
+/* iwrite.c: the kernel of index_write op i (in place into a state where
+ * dp_writesstate allows it: its result is then a view of the state). */
+int emit_indexwrite(Gpu *g, int i);
 
 /* kern.c: appends the kernel(s) of op i (a root of a fused chain, a
  * reduction) to g->kern and their launches to g->rec.  0, or -1 with
  * g->err set when the cuda target has no kernel for it. */
 int emit_elem(Gpu *g, int i);
+/* The kernel of index_write op i whose src is a fused chain, written into
+ * y's bytes (kern.c). */
+int emit_iwrite_chain(Gpu *g, int i, int y, int inplace);
 int emit_reduce(Gpu *g, int i);
 /* Whether emit_reduce computes op: a kernel of its own reading whole rows
  * or gathering (argmax, softmax, ...). */

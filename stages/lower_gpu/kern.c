@@ -1004,3 +1004,68 @@ emit_elem(Gpu *g, int i)
 	str_free(&e);
 	return 0;
 }
+
+/* index_write op i whose src (operand 2) is a fused chain (plan.c inlines
+ * it there): one kernel over src's elements computing each as emit_elem
+ * would and writing it at its index into y (the state's bytes when in
+ * place), as dpops.cuh's dps_index_write does: a decoder's key after its
+ * rotary embedding goes straight into the cache. */
+int
+emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int src = op->in[2], j, ix;
+	const Type *tx = ty(g, op->in[0]), *ts = ty(g, src);
+	int d = normdim(dp_geti(op, "dim", 0), tx->rank);
+	int64_t n = tx->dim[d], inner = prod(tx, d + 1, tx->rank), M = ts->dim[d];
+	int64_t total = dp_numel(ts);
+	Kern k = {.g = g, .root = i, .ity = "int"};
+	Str e = {0};
+	char kname[80];
+
+	ix = param(&k, gbase(g, op->in[1]));
+	if (elem(&k, src, "i", &e) != 0) {
+		str_free(&k.body);
+		str_free(&e);
+		return -1;
+	}
+	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
+	snprintf(kname, sizeof kname, "k%d_index_write", op->out[0]);
+	str_printf(&g->kern, "\n/* %d ops fused into one kernel, its result written at the index: */\n",
+	           k.nops + 1);
+	for (j = 0; j < k.nops; j++)
+		opcomment(&g->kern, fn, k.ops[j], "");
+	opcomment(&g->kern, fn, i, "");
+	str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
+	for (j = 0; j < k.np; j++)
+		str_printf(&g->kern, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype), j);
+	str_printf(&g->kern, "%s *__restrict__ y)\n{\n"
+	                     "\tint i = blockIdx.x * %d + threadIdx.x;\n\n"
+	                     "\tif (i >= %lld)\n\t\treturn;\n"
+	                     "\tlong long m = i / %lld %% %lld, p = x%d[m];\n"
+	                     "\tif (p < 0 || p >= %lld)\n\t\treturn;   /* out of range: nothing */\n"
+	                     "\tfor (long long q = m + 1; q < %lld; q++)\n"
+	                     "\t\tif (x%d[q] == p)\n\t\t\treturn;   /* a later index writes here */\n",
+	           stype(tx->dtype), BLOCK, (long long)total, (long long)inner, (long long)M, ix,
+	           (long long)n, (long long)M, ix);
+	str_put(&g->kern, k.body.p ? k.body.p : "");
+	str_printf(&g->kern, "\ty[(i / %lld / %lld * %lld + p) * %lld + i %% %lld] = %s;\n}\n",
+	           (long long)inner, (long long)M, (long long)n, (long long)inner, (long long)inner,
+	           e.p);
+
+	for (j = 0; j < k.nops; j++)
+		opcomment(g->rec, fn, k.ops[j], "\t");
+	if (total > 0) {
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", kname,
+		           (long long)blocks(total, BLOCK), BLOCK);
+		for (j = 0; j < k.np; j++)
+			str_printf(g->rec, "v%d, ", gV(g, k.param[j]));
+		str_printf(g->rec, "(%s *)v%d);%s\n", stype(tx->dtype), gV(g, y),
+		           inplace ? "   /* in place: the state's bytes */" : "");
+		launched(g, kname);
+	}
+	str_free(&k.body);
+	str_free(&e);
+	return 0;
+}

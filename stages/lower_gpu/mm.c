@@ -64,6 +64,17 @@ typedef struct MM {
 	Mat a, b, c0;
 	int hasc0, relu;
 	int round16;       /* the result rounded to 16 bits (tune cuda.precision bf16|f16) */
+	int epi;           /* the add or mul folded after all that (plan.c, gepilogue), or -1 */
+	int eo;            /* its other operand in memory (e[m,n]), y's shape */
+	int esilu;         /* 1 + the silu op when that operand is silu(e) (SwiGLU's
+	                      gate), computed here; else 0 */
+	int ekind;         /* the op: Aadd or Amul */
+	int gate;          /* 1 + the weight of SwiGLU's gate product, computed in the same
+	                      warp as this (up) product for its epilogue's silu; else 0 */
+	int ng;            /* products in the kernel: > 1 for a group of siblings (ggroup) */
+	int gb[4], gy[4];  /* a group's weights and results, in column order */
+	int64_t gn[4];     /* their columns */
+	int efirst;        /* 1: the product is the op's operand 1 (e is operand 0) */
 	char name[64];     /* kernel name */
 } MM;
 
@@ -100,6 +111,20 @@ epilogue(Str *s, const MM *p, const char *ind, const char *m, const char *n, con
 		str_printf(s, "%sr = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */\n", ind);
 	if (p->round16)
 		str_printf(s, "%sr = dp_r16(r);   /* rounded to 16 bits */\n", ind);
+	if (p->epi >= 0) {   /* as the op's own kernel computes it (kern.c) */
+		char ex[96];
+		if (p->gate)   /* the gate's product, as its own kernel rounds it */
+			str_printf(s, "%sg%s = %sg%s%s;\n", ind, acc, p->round16 ? "dp_r16(" : "", acc,
+			           p->round16 ? ")" : "");
+		if (p->gate)
+			snprintf(ex, sizeof ex, "dps_silu(g%s, 0.0f, 0.0f)", acc);
+		else
+			snprintf(ex, sizeof ex, p->esilu ? "dps_silu(e[%s * %lld + %s], 0.0f, 0.0f)" :
+			         "e[%s * %lld + %s]", m, (long long)p->N, n);
+		str_printf(s, "%sr = dps_%s(%s, %s, 1.0f);   /* %%%d */\n", ind,
+		           p->epi >= 0 && p->ekind == Amul ? "mul" : "add", p->efirst ? ex : "r",
+		           p->efirst ? "r" : ex, p->y);
+	}
 	str_printf(s, "%s%s = r;\n", ind, dst);
 }
 
@@ -112,6 +137,145 @@ params(Str *s, const MM *p, int ab)
 	if (p->hasc0)
 		str_put(s, "const float *__restrict__ c0, ");
 	str_printf(s, "float *__restrict__ y)\n{\n");
+}
+
+/* The signature and first lines of the GEMV kernels (b of type bt): n the
+ * column, lane the warp's lane; in a group of sibling products (p->ng > 1,
+ * one row each) the column picks its product's weights b and result y. */
+static void
+gvhead(Str *s, const MM *p, const char *bt)
+{
+	int64_t m, at = 0;
+	int j;
+
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
+	str_put(s, "const float *__restrict__ a, ");
+	for (j = 0; p->ng > 1 && j < p->ng; j++)
+		str_printf(s, "const %s *__restrict__ b%d, ", bt, j);
+	for (j = 0; p->ng > 1 && j < p->ng; j++)
+		str_printf(s, "float *__restrict__ y%d%s", j, j + 1 < p->ng ? ", " : ")\n{\n");
+	if (p->ng <= 1) {
+		str_printf(s, "const %s *__restrict__ b, ", bt);
+		if (p->gate)
+			str_printf(s, "const %s *__restrict__ bg, ", bt);
+		if (p->hasc0)
+			str_put(s, "const float *__restrict__ c0, ");
+		if (p->epi >= 0 && !p->gate)
+			str_put(s, "const float *__restrict__ e, ");
+		str_put(s, "float *__restrict__ y)\n{\n");
+	}
+	str_printf(s, "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
+	              "\tfloat r", WARPS);
+	for (m = 0; m < p->M; m++)
+		str_printf(s, p->gate ? ", acc%lld = 0.0f, gacc%lld = 0.0f" : ", acc%lld = 0.0f",
+		           (long long)m, (long long)m);
+	if (p->ng <= 1) {
+		str_printf(s, ";\n\n\tif (n >= %lld)\n\t\treturn;\n", (long long)p->N);
+		return;
+	}
+	str_printf(s, ";\n\tconst %s *__restrict__ b;\n\tfloat *__restrict__ y;\n\n\t", bt);
+	for (j = 0; j < p->ng; j++) {
+		str_printf(s, "if (n < %lld) {   /* %%%d */\n\t\tn -= %lld;\n\t\tb = b%d;\n"
+		              "\t\ty = y%d;\n\t} else ", (long long)(at + p->gn[j]), p->gy[j],
+		           (long long)at, j, j);
+		at += p->gn[j];
+	}
+	str_put(s, "{\n\t\treturn;\n\t}\n");
+}
+
+/* The loop of a GEMV kernel over k for the product of weights b (named by
+ * b) into accumulators acc (named by acc): each lane's sums in k order. */
+static void
+gvloop32(Str *s, const MM *p, int vec, const char *b, const char *acc)
+{
+	int64_t m;
+
+	if (vec) {
+		str_printf(s, "\tconst float4 *%sn = (const float4 *)(%s + (long long)n * %lld);\n"
+		              "#pragma unroll 4\n"
+		              "\tfor (int k = lane; k < %lld; k += 32) {\n"
+		              "\t\tfloat4 w = __ldg(%sn + k), x;\n", b, b, (long long)p->b.cs,
+		           (long long)(p->K / 4), b);
+		for (m = 0; m < p->M; m++)
+			str_printf(s, "\t\tx = __ldg((const float4 *)(a + %lld) + k);\n"
+			              "\t\t%s%lld = fmaf(w.x, x.x, %s%lld);\n"
+			              "\t\t%s%lld = fmaf(w.y, x.y, %s%lld);\n"
+			              "\t\t%s%lld = fmaf(w.z, x.z, %s%lld);\n"
+			              "\t\t%s%lld = fmaf(w.w, x.w, %s%lld);\n",
+			           (long long)(m * p->a.rs), acc, (long long)m, acc, (long long)m, acc,
+			           (long long)m, acc, (long long)m, acc, (long long)m, acc, (long long)m,
+			           acc, (long long)m, acc, (long long)m);
+	} else {
+		str_printf(s, "\tconst float *%sn = %s + (long long)n * %lld;\n"
+		              "#pragma unroll 4\n"
+		              "\tfor (long long k = lane; k < %lldLL; k += 32) {\n"
+		              "\t\tfloat w = __ldg(%sn + k);\n", b, b, (long long)p->b.cs,
+		           (long long)p->K, b);
+		for (m = 0; m < p->M; m++)
+			str_printf(s, "\t\t%s%lld = fmaf(w, __ldg(a + %lld + k * %lld), %s%lld);\n",
+			           acc, (long long)m, (long long)(m * p->a.rs), (long long)p->a.cs, acc,
+			           (long long)m);
+	}
+	str_put(s, "\t}\n");
+}
+
+/* gvloop32 for weights in 16 bits, the inputs rounded to 16 bits as read. */
+static void
+gvloop16(Str *s, const MM *p, int vec, const char *b, const char *acc)
+{
+	static const char *const lane[8] = { "w0.x, dp_r16(x.x)", "w0.y, dp_r16(x.y)",
+	                                     "w1.x, dp_r16(x.z)", "w1.y, dp_r16(x.w)",
+	                                     "w2.x, dp_r16(z.x)", "w2.y, dp_r16(z.y)",
+	                                     "w3.x, dp_r16(z.z)", "w3.y, dp_r16(z.w)" };
+	int64_t m;
+	int j;
+
+	if (vec) {
+		str_printf(s, "\tconst uint4 *%sn = (const uint4 *)(%s + (long long)n * %lld);\n"
+		              "#pragma unroll 4\n"
+		              "\tfor (int k = lane; k < %lld; k += 32) {\n"
+		              "\t\tuint4 u = __ldg(%sn + k);\n"
+		              "\t\tfloat2 w0 = dp_w162(u.x), w1 = dp_w162(u.y), w2 = dp_w162(u.z), "
+		              "w3 = dp_w162(u.w);\n"
+		              "\t\tfloat4 x, z;\n", b, b, (long long)p->b.cs, (long long)(p->K / 8), b);
+		for (m = 0; m < p->M; m++) {
+			str_printf(s, "\t\tx = __ldg((const float4 *)(a + %lld) + 2 * k);\n"
+			              "\t\tz = __ldg((const float4 *)(a + %lld) + 2 * k + 1);\n",
+			           (long long)(m * p->a.rs), (long long)(m * p->a.rs));
+			for (j = 0; j < 8; j++)
+				str_printf(s, "\t\t%s%lld = fmaf(%s, %s%lld);\n", acc, (long long)m, lane[j],
+				           acc, (long long)m);
+		}
+	} else {
+		str_printf(s, "\tconst unsigned short *%sn = (const unsigned short *)%s + (long long)n * "
+		              "%lld;\n"
+		              "#pragma unroll 4\n"
+		              "\tfor (long long k = lane; k < %lldLL; k += 32) {\n"
+		              "\t\tfloat w = dp_w162(__ldg(%sn + k)).x;\n", b, b, (long long)p->b.cs,
+		           (long long)p->K, b);
+		for (m = 0; m < p->M; m++)
+			str_printf(s, "\t\t%s%lld = fmaf(w, dp_r16(__ldg(a + %lld + k * %lld)), %s%lld);\n",
+			           acc, (long long)m, (long long)(m * p->a.rs), (long long)p->a.cs, acc,
+			           (long long)m);
+	}
+	str_put(s, "\t}\n");
+}
+
+/* The warp's sums of a GEMV kernel's accumulators (and the gate's). */
+static void
+gvsum(Str *s, const MM *p)
+{
+	int64_t m;
+
+	str_put(s, "\tfor (int s = 16; s > 0; s /= 2) {\n");
+	for (m = 0; m < p->M; m++) {
+		str_printf(s, "\t\tacc%lld += __shfl_xor_sync(0xffffffffu, acc%lld, s);\n",
+		           (long long)m, (long long)m);
+		if (p->gate)
+			str_printf(s, "\t\tgacc%lld += __shfl_xor_sync(0xffffffffu, gacc%lld, s);\n",
+			           (long long)m, (long long)m);
+	}
+	str_put(s, "\t}\n");
 }
 
 /* The GEMV kernel: one warp per column n, lanes across k, all M rows at
@@ -127,45 +291,15 @@ gemv(Gpu *g, const MM *p)
 	              "column n, %s */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
 	           (long long)p->M, (long long)p->N, (long long)p->K,
 	           vec ? "16-byte loads" : "4-byte loads");
-	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
-	str_put(s, "const float *__restrict__ a, const float *__restrict__ b, ");
-	if (p->hasc0)
-		str_put(s, "const float *__restrict__ c0, ");
-	str_printf(s, "float *__restrict__ y)\n{\n"
-	              "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
-	              "\tfloat r", WARPS);
-	for (m = 0; m < p->M; m++)
-		str_printf(s, ", acc%lld = 0.0f", (long long)m);
-	str_printf(s, ";\n\n\tif (n >= %lld)\n\t\treturn;\n", (long long)p->N);
-	if (vec) {
-		str_printf(s, "\tconst float4 *bn = (const float4 *)(b + (long long)n * %lld);\n"
-		              "#pragma unroll 4\n"
-		              "\tfor (int k = lane; k < %lld; k += 32) {\n"
-		              "\t\tfloat4 w = __ldg(bn + k), x;\n", (long long)p->b.cs,
-		           (long long)(p->K / 4));
-		for (m = 0; m < p->M; m++)
-			str_printf(s, "\t\tx = __ldg((const float4 *)(a + %lld) + k);\n"
-			              "\t\tacc%lld = fmaf(w.x, x.x, acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w.y, x.y, acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w.z, x.z, acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w.w, x.w, acc%lld);\n",
-			           (long long)(m * p->a.rs), (long long)m, (long long)m, (long long)m,
-			           (long long)m, (long long)m, (long long)m, (long long)m, (long long)m);
-	} else {
-		str_printf(s, "\tconst float *bn = b + (long long)n * %lld;\n"
-		              "#pragma unroll 4\n"
-		              "\tfor (long long k = lane; k < %lldLL; k += 32) {\n"
-		              "\t\tfloat w = __ldg(bn + k);\n", (long long)p->b.cs, (long long)p->K);
-		for (m = 0; m < p->M; m++)
-			str_printf(s, "\t\tacc%lld = fmaf(w, __ldg(a + %lld + k * %lld), acc%lld);\n",
-			           (long long)m, (long long)(m * p->a.rs), (long long)p->a.cs,
-			           (long long)m);
-	}
-	str_put(s, "\t}\n\tfor (int s = 16; s > 0; s /= 2) {\n");
-	for (m = 0; m < p->M; m++)
-		str_printf(s, "\t\tacc%lld += __shfl_xor_sync(0xffffffffu, acc%lld, s);\n",
-		           (long long)m, (long long)m);
-	str_put(s, "\t}\n\tif (lane != 0)\n\t\treturn;\n");
+	if (p->ng > 1)
+		str_printf(s, "/* %d sibling products of a in one kernel, their columns in turn */\n",
+		           p->ng);
+	gvhead(s, p, "float");
+	gvloop32(s, p, vec, "b", "acc");
+	if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
+		gvloop32(s, p, vec, "bg", "gacc");
+	gvsum(s, p);
+	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	for (m = 0; m < p->M; m++) {
 		char mm[32], acc[32], dst[64];
 		snprintf(mm, sizeof mm, "%lld", (long long)m);
@@ -275,8 +409,12 @@ launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 	str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p->name, (long long)blocks, threads);
 	if (ab)
 		str_printf(g->rec, "v%d, v%d, ", gV(g, p->a.v), gV(g, p->b.v));
+	if (ab && p->gate)
+		str_printf(g->rec, "v%d, ", gV(g, p->gate - 1));
 	if (p->hasc0)
 		str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
+	if (p->epi >= 0 && !p->gate)
+		str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
 	str_printf(g->rec, "v%d);\n", gV(g, p->y));
 	launched(g, p->name);
 }
@@ -360,57 +498,15 @@ gemv16(Gpu *g, const MM *p)
 	              "column n, b in 16 bits (%s), a rounded to 16 bits, fp32 sums, y rounded */\n",
 	           p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
 	           (long long)p->N, (long long)p->K, vec ? "16-byte loads" : "2-byte loads");
-	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
-	str_put(s, "const float *__restrict__ a, const dp_h16 *__restrict__ b, ");
-	if (p->hasc0)
-		str_put(s, "const float *__restrict__ c0, ");
-	str_printf(s, "float *__restrict__ y)\n{\n"
-	              "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
-	              "\tfloat r", WARPS);
-	for (m = 0; m < p->M; m++)
-		str_printf(s, ", acc%lld = 0.0f", (long long)m);
-	str_printf(s, ";\n\n\tif (n >= %lld)\n\t\treturn;\n", (long long)p->N);
-	if (vec) {
-		str_printf(s, "\tconst uint4 *bn = (const uint4 *)(b + (long long)n * %lld);\n"
-		              "#pragma unroll 4\n"
-		              "\tfor (int k = lane; k < %lld; k += 32) {\n"
-		              "\t\tuint4 u = __ldg(bn + k);\n"
-		              "\t\tfloat2 w0 = dp_w162(u.x), w1 = dp_w162(u.y), w2 = dp_w162(u.z), "
-		              "w3 = dp_w162(u.w);\n"
-		              "\t\tfloat4 x, z;\n", (long long)p->b.cs, (long long)(p->K / 8));
-		for (m = 0; m < p->M; m++)
-			str_printf(s, "\t\tx = __ldg((const float4 *)(a + %lld) + 2 * k);\n"
-			              "\t\tz = __ldg((const float4 *)(a + %lld) + 2 * k + 1);\n"
-			              "\t\tacc%lld = fmaf(w0.x, dp_r16(x.x), acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w0.y, dp_r16(x.y), acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w1.x, dp_r16(x.z), acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w1.y, dp_r16(x.w), acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w2.x, dp_r16(z.x), acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w2.y, dp_r16(z.y), acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w3.x, dp_r16(z.z), acc%lld);\n"
-			              "\t\tacc%lld = fmaf(w3.y, dp_r16(z.w), acc%lld);\n",
-			           (long long)(m * p->a.rs), (long long)(m * p->a.rs),
-			           (long long)m, (long long)m, (long long)m, (long long)m,
-			           (long long)m, (long long)m, (long long)m, (long long)m,
-			           (long long)m, (long long)m, (long long)m, (long long)m,
-			           (long long)m, (long long)m, (long long)m, (long long)m);
-	} else {
-		str_printf(s, "\tconst unsigned short *bn = (const unsigned short *)b + (long long)n * "
-		              "%lld;\n"
-		              "#pragma unroll 4\n"
-		              "\tfor (long long k = lane; k < %lldLL; k += 32) {\n"
-		              "\t\tfloat w = dp_w162(__ldg(bn + k)).x;\n", (long long)p->b.cs,
-		           (long long)p->K);
-		for (m = 0; m < p->M; m++)
-			str_printf(s, "\t\tacc%lld = fmaf(w, dp_r16(__ldg(a + %lld + k * %lld)), acc%lld);\n",
-			           (long long)m, (long long)(m * p->a.rs), (long long)p->a.cs,
-			           (long long)m);
-	}
-	str_put(s, "\t}\n\tfor (int s = 16; s > 0; s /= 2) {\n");
-	for (m = 0; m < p->M; m++)
-		str_printf(s, "\t\tacc%lld += __shfl_xor_sync(0xffffffffu, acc%lld, s);\n",
-		           (long long)m, (long long)m);
-	str_put(s, "\t}\n\tif (lane != 0)\n\t\treturn;\n");
+	if (p->ng > 1)
+		str_printf(s, "/* %d sibling products of a in one kernel, their columns in turn */\n",
+		           p->ng);
+	gvhead(s, p, "dp_h16");
+	gvloop16(s, p, vec, "b", "acc");
+	if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
+		gvloop16(s, p, vec, "bg", "gacc");
+	gvsum(s, p);
+	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	for (m = 0; m < p->M; m++) {
 		char mm[32], acc[32], dst[64];
 		snprintf(mm, sizeof mm, "%lld", (long long)m);
@@ -442,6 +538,26 @@ mm16(Gpu *g, MM *p)
 		head16(g);
 	}
 	p->round16 = 1;
+	if (p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1 && p->ng > 1) {   /* siblings */
+		int64_t cols = 0;
+		int j;
+		str_put(&g->kern, "\n");
+		gemv16(g, p);
+		for (j = 0; j < p->ng; j++)
+			cols += p->gn[j];
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d", p->name,
+		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32, gV(g, p->a.v));
+		for (j = 0; j < p->ng; j++) {
+			soff = 0;
+			half16(g, p->gb[j], &soff, b, sizeof b);
+			str_printf(g->rec, ", (const dp_h16 *)(%s)", b);
+		}
+		for (j = 0; j < p->ng; j++)
+			str_printf(g->rec, ", v%d", gV(g, p->gy[j]));
+		str_put(g->rec, ");\n");
+		launched(g, p->name);
+		return 1;
+	}
 	if (p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1) {
 		half16(g, p->b.v, &soff, b, sizeof b);
 		str_put(&g->kern, "\n");
@@ -449,8 +565,15 @@ mm16(Gpu *g, MM *p)
 		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d, (const dp_h16 *)(%s), ",
 		           p->name, (long long)((p->N + WARPS - 1) / WARPS), WARPS * 32,
 		           gV(g, p->a.v), b);
+		if (p->gate) {   /* the gate's weights, in 16 bits at init */
+			soff = 0;
+			half16(g, p->gate - 1, &soff, b, sizeof b);
+			str_printf(g->rec, "(const dp_h16 *)(%s), ", b);
+		}
 		if (p->hasc0)
 			str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
+		if (p->epi >= 0 && !p->gate)
+			str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
 		str_printf(g->rec, "v%d);\n", gV(g, p->y));
 		launched(g, p->name);
 		return 1;
@@ -520,7 +643,7 @@ emit_mm(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
-	MM p = {.i = i, .alpha = 1, .beta = 1};
+	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i]};
 	int k, gv, lt, line = 0;
 	const char *algo = "";   /* the tunable's choice, where it is one */
 
@@ -534,6 +657,18 @@ emit_mm(Gpu *g, int i)
 	}
 	p.relu = g->relu[i] >= 0;
 	p.y = p.relu ? fn->op[g->relu[i]].out[0] : op->out[0];
+	if (p.epi >= 0) {   /* an add or mul after the product (plan.c, gepilogue) */
+		const Op *u = &fn->op[p.epi];
+		int o = u->in[u->in[0] == op->out[0]], od = fn->val[o].def;
+		p.ekind = u->kind;
+		p.efirst = u->in[1] == op->out[0];
+		p.esilu = fn->op[od].kind == Asilu && g->h[o].kind == G_INLINE ? od + 1 : 0;
+		p.eo = p.esilu ? fn->op[od].in[0] : o;
+		p.y = u->out[0];
+		g->scalar = 1;
+		if (g->gate[i] >= 0)   /* SwiGLU's gate summed here too (plan.c) */
+			p.gate = 1 + gbase(g, fn->op[g->gate[i]].in[1]);
+	}
 	if (op->kind == Alinear) {   /* y[..., N] = x[..., K] W^T + b, W being N x K */
 		const Type *tx = ty(g, op->in[0]), *tw = ty(g, op->in[1]);
 		Mat w;
@@ -565,14 +700,39 @@ emit_mm(Gpu *g, int i)
 	}
 	snprintf(p.name, sizeof p.name, "k%d_%s", p.y,
 	         op->kind == Alinear ? "linear" : op->kind == Aaddmm ? "addmm" : "mm");
+	p.ng = 1;
+	if (g->group[i] == i) {   /* with its siblings (plan.c, ggroup) */
+		p.ng = 0;
+		for (k = i; k < fn->nop && p.ng < 4; k++)
+			if (g->group[k] == i) {
+				p.gb[p.ng] = gbase(g, fn->op[k].in[1]);
+				p.gy[p.ng] = fn->op[k].out[0];
+				p.gn[p.ng++] = ty(g, fn->op[k].in[1])->dim[0];
+			}
+	}
 
 	str_put(&g->kern, "\n");
 	opcomment(&g->kern, fn, i, "");
 	if (p.relu)
 		opcomment(&g->kern, fn, g->relu[i], "");
+	if (p.gate) {
+		opcomment(&g->kern, fn, g->gate[i], "");
+		opcomment(g->rec, fn, g->gate[i], "\t");
+	}
+	if (p.esilu)
+		opcomment(&g->kern, fn, p.esilu - 1, "");
+	if (p.epi >= 0)
+		opcomment(&g->kern, fn, p.epi, "");
+	for (k = i + 1; p.ng > 1 && k < fn->nop; k++)
+		if (g->group[k] == i) {
+			opcomment(&g->kern, fn, k, "");
+			opcomment(g->rec, fn, k, "\t");
+		}
 	opcomment(g->rec, fn, i, "\t");
 	if (p.relu)
 		opcomment(g->rec, fn, g->relu[i], "\t");
+	if (p.epi >= 0)
+		opcomment(g->rec, fn, p.epi, "\t");
 	if (p.M * p.N == 0) {
 		str_put(&g->kern, "/* an empty product: nothing to compute */\n");
 		return 0;
@@ -589,8 +749,23 @@ emit_mm(Gpu *g, int i)
 	}
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
+	if ((p.epi >= 0 || p.ng > 1) && !(gv && (!*algo || strcmp(algo, "gemv") == 0)))
+		dp_die("op %d: an epilogue or siblings for a product that takes no GEMV kernel", i);
 	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
 		/* 16 bits (tune cuda.precision bf16|f16) */
+	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0) && p.ng > 1) {   /* siblings */
+		int64_t cols = 0;
+		gemv(g, &p);
+		for (k = 0; k < p.ng; k++)
+			cols += p.gn[k];
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d", p.name,
+		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32, gV(g, p.a.v));
+		for (k = 0; k < p.ng; k++)
+			str_printf(g->rec, ", v%d", gV(g, p.gb[k]));
+		for (k = 0; k < p.ng; k++)
+			str_printf(g->rec, ", v%d", gV(g, p.gy[k]));
+		str_put(g->rec, ");\n");
+		launched(g, p.name);
 	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0)) {
 		gemv(g, &p);
 		launch(g, &p, (p.N + WARPS - 1) / WARPS, WARPS * 32, 1);

@@ -68,6 +68,116 @@ gpu_uses(Gpu *g)
 	}
 }
 
+/* Whether value v is in device memory whatever the plan: read by several
+ * ops or computed by no elementwise kernel (a product, a reduction...), so
+ * never inside a reader's kernel. */
+static int
+rooted(const Gpu *g, int v)
+{
+	const Op *d = &g->fn->op[g->fn->val[v].def];
+
+	return d->dev == DEV_CUDA && d->nout == 1 && g->fn->val[v].t.dev == DEV_CUDA &&
+	       (g->nuse[v] > 1 || !fusable(g->fn, d)) && !dp_isreshape(g->fn, d) &&
+	       (g->fold == NULL || g->fold[g->fn->val[v].def] < 0);
+}
+
+/* Whether op is a product gepilogue and ggroup may take: aten.linear of a
+ * constant weight [N, K], no bias, input rank >= 3, f32, few rows. */
+static int
+gemvable(const Gpu *g, const Op *op)
+{
+	const Fn *fn = g->fn;
+
+	return op->kind == Alinear && op->nin == 2 && op->dev == DEV_CUDA &&
+	       ty(g, op->out[0])->dtype == DP_F32 && ty(g, op->in[0])->rank >= 3 &&
+	       fn->op[fn->val[op->in[1]].def].kind == Oconst &&
+	       dp_numel(ty(g, op->out[0])) / ty(g, op->in[1])->dim[0] <= 8;
+}
+
+/* The GEMV epilogues: a product of few rows (aten.linear of a weight, no
+ * bias: a decoder's projections) whose one reader is an add (alpha 1) or a
+ * mul of its own type, the other operand in memory (or, for a mul, the silu
+ * of a value in memory: SwiGLU's gate), computes that op in its epilogue
+ * (mm.c), as the op's own kernel would: the residual adds after the
+ * attention's and the MLP's output projections, the gate times the up
+ * projection.  After nnplan, before the inlining, which then leaves the
+ * folded op and its other operand alone (the silu is computed in the
+ * epilogue). */
+static void
+gepilogue(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i;
+
+	for (i = 0; i < fn->nop; i++)
+		g->epi[i] = g->epimm[i] = g->gate[i] = -1;
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i], *u;
+		int v = op->out[0], o, od;
+		if (!gemvable(g, op) || g->nuse[v] != 1 || g->user[v] < 0 || g->epimm[g->user[v]] >= 0 ||
+		    (g->fold && (g->fold[i] >= 0 || g->fold[g->user[v]] >= 0)))
+			continue;
+		u = &fn->op[g->user[v]];
+		if ((u->kind != Aadd && u->kind != Amul) || u->dev != DEV_CUDA || u->part != op->part ||
+		    (u->kind == Aadd && dp_getf(u, "alpha", 1) != 1) || u->in[0] == u->in[1] ||
+		    !dp_type_eq(ty(g, u->out[0]), ty(g, v)))
+			continue;
+		o = u->in[u->in[0] == v];
+		if (!dp_type_eq(ty(g, o), ty(g, v)))
+			continue;
+		od = fn->val[o].def;
+		if (!rooted(g, o) && !(u->kind == Amul && fn->op[od].kind == Asilu &&
+		                       g->nuse[o] == 1 && fn->op[od].dev == DEV_CUDA &&
+		                       dp_type_eq(ty(g, fn->op[od].in[0]), ty(g, v)) &&
+		                       rooted(g, fn->op[od].in[0])))
+			continue;
+		g->epi[i] = g->user[v];
+		g->epimm[g->user[v]] = i;
+		if (u->kind == Amul && fn->op[od].kind == Asilu) {   /* the gate a sibling: */
+			int t = fn->val[fn->op[od].in[0]].def;   /* summed in this kernel */
+			if (gemvable(g, &fn->op[t]) && fn->op[t].in[0] == op->in[0] &&
+			    g->nuse[fn->op[t].out[0]] == 1 && fn->op[t].part == op->part &&
+			    g->epi[t] < 0 && g->gate[t] < 0 &&
+			    ty(g, fn->op[t].in[1])->dim[0] == ty(g, op->in[1])->dim[0])
+				g->gate[i] = t;
+		}
+	}
+	for (i = 0; i < fn->nop; i++)   /* a gate summed in its sibling's kernel: no kernel */
+		if (g->gate[i] >= 0)
+			g->epi[g->gate[i]] = g->user[fn->op[g->gate[i]].out[0]];
+}
+
+/* Sibling products: the one-row products of one input (a decoder's q, k
+ * and v projections), none with anything folded into it, run as one GEMV
+ * kernel over all their columns at the first one's place (mm.c), up to 4
+ * at a time.  After the homes, before the liveness. */
+static void
+ggroup(Gpu *g)
+{
+	Fn *fn = g->fn;
+	int i, j, n;
+
+	for (i = 0; i < fn->nop; i++)
+		g->group[i] = -1;
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		if (g->group[i] >= 0 || !gemvable(g, op) || g->relu[i] >= 0 || g->epi[i] >= 0 ||
+		    g->h[op->out[0]].kind != G_ARENA ||
+		    dp_numel(ty(g, op->out[0])) != ty(g, op->in[1])->dim[0])
+			continue;
+		for (j = i + 1, n = 1; j < fn->nop && n < 4; j++) {
+			const Op *s = &fn->op[j];
+			if (s->in[0] != op->in[0] || s->part != op->part || !gemvable(g, s) ||
+			    g->relu[j] >= 0 || g->epi[j] >= 0 || g->h[s->out[0]].kind != G_ARENA ||
+			    dp_numel(ty(g, s->out[0])) != ty(g, s->in[1])->dim[0])
+				continue;
+			g->group[i] = i;
+			g->group[j] = i;
+			n++;
+		}
+	}
+}
+
 /* Whether op i's one result is computed inside the kernel of its reader. */
 static int
 inlined(Gpu *g, int i)
@@ -80,8 +190,17 @@ inlined(Gpu *g, int i)
 		return 0;
 	if (g->fold && g->fold[i] >= 0)   /* a convolution's chain (nnplan) */
 		return g->fold[i] != i;
+	if (g->epi[i] >= 0)   /* a GEMV computing its reader in its epilogue */
+		return 1;
+	if (g->epimm[i] >= 0)   /* that reader: where the GEMV runs */
+		return 0;
 	v = op->out[0];
 	u = g->user[v];
+	if (u >= 0 && g->epimm[u] >= 0)   /* the other operand of a GEMV's epilogue: */
+		return op->kind == Asilu;   /* in memory, or SwiGLU's silu computed there */
+	if (u >= 0 && g->nuse[v] == 1 && fn->op[u].kind == Oindexwrite && fn->op[u].in[2] == v &&
+	    fn->op[u].part == op->part && fusable(fn, op) && dp_numel(ty(g, v)) < (1 << 27))
+		return 1;   /* index_write's src: a chain computed in its kernel (kern.c) */
 	if (g->nuse[v] != 1 || u < 0 || fn->op[u].part != op->part)
 		return 0;
 	if (g->fold && g->fold[u] >= 0)   /* read by a convolution's kernel */
@@ -434,6 +553,26 @@ attnwindows(Gpu *g)
 	}
 }
 
+/* Whether value v's bytes are in device memory, seen through reshapes that
+ * were to be computed inside their reader's kernel: those become views
+ * (a chain of reshapes, [1,1,768] -> [1,1,12,64] -> [1,12,1,64], read by
+ * several kernels is then no copy). */
+static int
+inmemory(Gpu *g, int v)
+{
+	const Op *d = &g->fn->op[g->fn->val[v].def];
+	GHome *h = &g->h[v];
+
+	if (h->kind != G_INLINE)
+		return h->kind != G_HOST && !(h->kind == G_VIEW && h->trans);
+	if (!dp_isreshape(g->fn, d) || (g->fold && g->fold[g->fn->val[v].def] >= 0) ||
+	    !inmemory(g, d->in[0]))
+		return 0;
+	h->kind = G_VIEW;
+	h->base = d->in[0];
+	return 1;
+}
+
 /* Device homes: inline, views, weights, arena. */
 static void
 gpu_homes(Gpu *g)
@@ -448,6 +587,12 @@ gpu_homes(Gpu *g)
 	for (i = fn->nop - 1; i >= 0; i--)
 		if (inlined(g, i))
 			g->h[fn->op[i].out[0]].kind = G_INLINE;
+	for (i = 0; i < fn->nop; i++) {   /* an RMS norm's ops: in its row kernel, */
+		if (g->rms[i] >= 0 && g->h[fn->op[i].out[0]].kind == G_INLINE)
+			g->rms[i] = -1;   /* unless its result is computed in a reader's */
+		for (int o = g->rms[i]; o >= 0 && o != i; o = g->user[fn->op[o].out[0]])
+			g->h[fn->op[o].out[0]].kind = G_INLINE;
+	}
 	for (i = 0; i < fn->nop; i++) {
 		const Op *op = &fn->op[i];
 		GHome *h;
@@ -458,20 +603,19 @@ gpu_homes(Gpu *g)
 			h->kind = G_WEIGHT;   /* a state const too: the instance's, written by assign */
 			continue;
 		}
-		if (op->kind == Oassign) {   /* its result: the new value's bytes */
+		if (op->kind == Oassign ||   /* its result: the new value's bytes */
+		    (op->kind == Oindexwrite && dp_writesstate(fn, op) >= 0)) {   /* the state's */
 			h->kind = G_VIEW;
-			h->base = op->in[1];
+			h->base = op->in[op->kind == Oassign];
 			continue;
 		}
 		if (h->kind != G_ARENA || op->nin != 1)
 			continue;
-		const GHome *in = &g->h[op->in[0]];
-		if (in->kind == G_INLINE || in->kind == G_HOST || (in->kind == G_VIEW && in->trans))
-			continue;
-		if (dp_isreshape(fn, op)) {
+		if (dp_isreshape(fn, op) && inmemory(g, op->in[0])) {
 			h->kind = G_VIEW;
 			h->base = op->in[0];
-		} else if (dp_istranspose(fn, op) && allmat(g, op->out[0])) {
+		} else if (dp_istranspose(fn, op) && allmat(g, op->out[0]) &&
+		           g->h[op->in[0]].kind != G_INLINE && inmemory(g, op->in[0])) {
 			h->kind = G_VIEW;
 			h->base = op->in[0];
 			h->trans = 1;
@@ -496,6 +640,10 @@ guses(Gpu *g)
 	g->user = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *g->user);
 	g->exec = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->exec);
 	g->relu = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->relu);
+	g->epi = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->epi);
+	g->epimm = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->epimm);
+	g->gate = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->gate);
+	g->group = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->group);
 	g->cpart = dp_alloc(fn->arena, (size_t)fn->npart + 1, sizeof *g->cpart);
 	g->used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
 	g->pinned = xfer_plan(fn, g->x);
@@ -522,12 +670,15 @@ gplan(Gpu *g)
 	int64_t *size, *off;
 	int *birth, *death, *who;
 
+	gepilogue(g);
+	grms(g);
 	gpu_homes(g);
 	gaddnorm(g);
+	ggroup(g);
 
 	for (i = fn->nop - 1; i >= 0; i--) {
 		const Op *op = &fn->op[i];
-		g->exec[i] = g->addnorm[i] >= 0 ? g->addnorm[i] : i;
+		g->exec[i] = g->addnorm[i] >= 0 ? g->addnorm[i] : g->group[i] >= 0 ? g->group[i] : i;
 		if (op->nout == 1 && g->h[op->out[0]].wrby)   /* written by attention */
 			g->exec[i] = g->h[op->out[0]].wrby - 1;
 		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)

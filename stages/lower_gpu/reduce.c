@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "nn.h"   /* gpu_isconst */
 
 enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096 };
 enum { HELPERS = 1 };   /* Gpu.helpers: runtime/cuda/reduce.cuh included */
@@ -265,6 +266,157 @@ gaddnorm(Gpu *g)
 		if (ok)
 			g->addnorm[i] = u;
 	}
+}
+
+/* The one reader of v's op when v has exactly one, on the device in op's
+ * partition; else -1. */
+static int
+only(const Gpu *g, int v)
+{
+	const Fn *fn = g->fn;
+	int u = g->user[v];
+
+	if (g->nuse[v] != 1 || u < 0 || fn->op[u].dev != DEV_CUDA ||
+	    fn->op[u].part != fn->op[fn->val[v].def].part || fn->op[u].nout != 1 ||
+	    (g->fold && g->fold[u] >= 0) || g->epimm[u] >= 0 || g->epi[u] >= 0)
+		return -1;
+	return u;
+}
+
+/* Whether v is an f32 constant on the device of n elements (1: a scalar). */
+static int
+isconstn(const Gpu *g, int v, int64_t n)
+{
+	const Type *t = ty(g, v);
+
+	return gpu_isconst(g, v) && t->dtype == DP_F32 && dp_numel(t) == n &&
+	       (n == 1 || (t->rank == 1 && t->dim[0] == n));
+}
+
+/* The other operand of binary op u than v. */
+static int
+other(const Op *u, int v)
+{
+	return u->in[0] == v ? u->in[1] : u->in[0];
+}
+
+void
+grms(Gpu *g)
+{
+	const Fn *fn = g->fn;
+	int i;
+
+	g->rms = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->rms);
+	for (i = 0; i < fn->nop; i++)
+		g->rms[i] = -1;
+	for (i = 0; i < fn->nop; i++) {   /* p = pow(x, c) -> mean -> add eps -> rsqrt -> mul x -> mul w */
+		const Op *p = &fn->op[i], *m, *a, *r, *nm, *y;
+		int x = p->in[0], k, mi, ai, ri, ni, yi;
+		const Type *tx = ty(g, x);
+		const Attr *d;
+		int64_t n = tx->rank ? tx->dim[tx->rank - 1] : 0;
+		if (p->kind != Apow || p->dev != DEV_CUDA || tx->dtype != DP_F32 || n < 1 ||
+		    !dp_type_eq(ty(g, p->out[0]), tx) || !isconstn(g, p->in[1], 1) ||
+		    (mi = only(g, p->out[0])) < 0)
+			continue;
+		m = &fn->op[mi];
+		d = dp_attr(m, "dim");
+		if (m->kind != Amean || !dp_geti(m, "keepdim", 0) || !d || d->n != 1 ||
+		    normdim(d->ints[0], tx->rank) != tx->rank - 1 || (ai = only(g, m->out[0])) < 0)
+			continue;
+		a = &fn->op[ai];
+		if (a->kind != Aadd || a->in[0] != m->out[0] || !isconstn(g, a->in[1], 1) ||
+		    dp_getf(a, "alpha", 1) != 1 || (ri = only(g, a->out[0])) < 0)
+			continue;
+		r = &fn->op[ri];
+		if (r->kind != Arsqrt || (ni = only(g, r->out[0])) < 0)
+			continue;
+		nm = &fn->op[ni];
+		if (nm->kind != Amul || other(nm, r->out[0]) != x || (yi = only(g, nm->out[0])) < 0)
+			continue;
+		y = &fn->op[yi];
+		k = other(y, nm->out[0]);
+		if (y->kind != Amul || !isconstn(g, k, n) || !dp_type_eq(ty(g, y->out[0]), tx))
+			continue;
+		g->rms[yi] = i;
+	}
+}
+
+/* The expression of binary op u's formula on operands a (u's operand 0)
+ * and b, as kern.c writes it (alpha its third argument). */
+static void
+formula2(Str *s, const Op *u, const char *a, const char *b)
+{
+	str_printf(s, "dps_%s(%s, %s, ", dp_op_formula[u->kind], a, b);
+	str_float(s, dp_getf(u, "alpha", 1));
+	str_put(s, ")");
+}
+
+/* An RMS norm written out (grms) as one row kernel at its last mul i: a
+ * block per row sums pow(x, c) in f64, then r = rsqrt(mean + eps) and
+ * y = w·(x·r), each op's formula in its operands' order: the separate
+ * kernels' results but for the order of the f64 sum (the mean's kernel
+ * sums rows up to WIDE long by a warp). */
+int
+emit_rms(Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *p = &fn->op[g->rms[i]], *m = &fn->op[g->user[p->out[0]]];
+	const Op *a = &fn->op[g->user[m->out[0]]], *r = &fn->op[g->user[a->out[0]]];
+	const Op *nm = &fn->op[g->user[r->out[0]]], *y = &fn->op[i];
+	int x = p->in[0], w = other(y, nm->out[0]), v = y->out[0], wd;
+	const Type *tx = ty(g, x);
+	int64_t n = tx->dim[tx->rank - 1], rows = dp_numel(tx) / n;
+	char kname[64], f[32], args[160];
+	double fp[2];
+	Str *s = &g->kern, e = {0};
+	int rc;
+
+	helpers(g);
+	g->scalar = 1;
+	wd = BLOCK;   /* a block per row: with a warp per row each norm took 13.4 us
+	                 (H200, eager --profile; bench/RESULTS.md), its lanes' powf in turn */
+	snprintf(kname, sizeof kname, "k%d_rms", v);
+	str_put(s, "\n/* 6 ops, an RMS norm, in one row kernel: */\n");
+	opcomment(s, fn, (int)(p - fn->op), "");
+	opcomment(s, fn, (int)(m - fn->op), "");
+	opcomment(s, fn, (int)(a - fn->op), "");
+	opcomment(s, fn, (int)(r - fn->op), "");
+	opcomment(s, fn, (int)(nm - fn->op), "");
+	opcomment(s, fn, i, "");
+	str_printf(s, "/* %lld rows of %lld: %s */\n", (long long)rows, (long long)n,
+	           wd == 32 ? "a warp each" : "a block each");
+	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, "
+	              "const float *__restrict__ c, const float *__restrict__ eps, "
+	              "const float *__restrict__ w, float *__restrict__ y)\n{\n", BLOCK, kname);
+	rowhead(s, wd, rows);
+	str_printf(s, "\tconst float *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n"
+	              "\tdouble a = 0;\n\tfloat r;\n\n"
+	              "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\ta += (double)",
+	           (long long)n, (long long)n, (long long)n, wd);
+	formula2(s, p, "xr[j]", "c[0]");
+	str_printf(s, ";\n\ta = %s(a);\n\tr = ", wd == 32 ? "wsum" : "bsum");
+	snprintf(args, sizeof args, "(float)(a / %lld.0)", (long long)n);
+	formula2(&e, a, args, "eps[0]");
+	dp_formula(r, f, sizeof f, fp);
+	str_printf(s, "dps_%s(%s, ", f, e.p);
+	str_float(s, fp[0]);
+	str_put(s, ", ");
+	str_float(s, fp[1]);
+	str_printf(s, ");\n\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\tyr[j] = ",
+	           (long long)n, wd);
+	str_free(&e);
+	formula2(&e, nm, nm->in[0] == x ? "xr[j]" : "r", nm->in[0] == x ? "r" : "xr[j]");
+	formula2(s, y, y->in[0] == w ? "w[j]" : e.p, y->in[0] == w ? e.p : "w[j]");
+	str_put(s, ";\n}\n");
+	str_free(&e);
+
+	opcomment(g->rec, fn, (int)(p - fn->op), "\t");
+	opcomment(g->rec, fn, i, "\t");
+	snprintf(args, sizeof args, "v%d, v%d, v%d, v%d, v%d", gV(g, gbase(g, x)),
+	         gV(g, gbase(g, p->in[1])), gV(g, gbase(g, a->in[1])), gV(g, gbase(g, w)), gV(g, v));
+	rc = rowlaunch(g, kname, wd, rows, args);
+	return rc;
 }
 
 /* aten.layer_norm and aten.rms_norm over the trailing n elements of each
