@@ -53,8 +53,9 @@ dprt_conv_prep_floats(const dprt_conv *cv)
 	return cv->groups * apanels(cv) + cv->O;
 }
 
-int64_t
-dprt_conv_scratch_floats(const dprt_conv *cv)
+/* The scratch of our kernels, without the plain copies of blocked operands. */
+static int64_t
+ownscratch(const dprt_conv *cv)
 {
 	int64_t Hq, Wq;
 
@@ -64,6 +65,181 @@ dprt_conv_scratch_floats(const dprt_conv *cv)
 	                              image without groups), slack */
 	return 2 * kg(cv) + (cv->groups == 1 ? cv->N : 1) * cv->C / cv->groups * cv->s[0] *
 	       cv->s[1] * Hq * Wq + NRBOUND;
+}
+
+/* Then, 64-byte aligned, plain copies of a blocked x, y and res, for when
+ * our kernels run a convolution between blocked activations. */
+int64_t
+dprt_conv_scratch_floats(const dprt_conv *cv)
+{
+	int64_t n = (ownscratch(cv) + 15) / 16 * 16;
+
+	if (cv->lay & DPRT_LAY_X)
+		n += (cv->N * cv->C * cv->H * cv->W + 15) / 16 * 16;
+	if (cv->lay & DPRT_LAY_Y)
+		n += (cv->res ? 2 : 1) * ((cv->N * cv->O * cv->OH * cv->OW + 15) / 16 * 16);
+	return n;
+}
+
+/* ---- the blocked layout (dprt.h) ---- */
+
+typedef struct Blk {
+	float *y;
+	const float *x;
+	int64_t C, HW, B, CB;   /* CB = ⌈C/B⌉ */
+	int toblk;
+} Blk;
+
+/* One block of channels of one image: plain <-> blocked. */
+static void
+blk_task(void *arg, int64_t t)
+{
+	const Blk *b = arg;
+	int64_t n = t / b->CB, cb = t % b->CB, B = b->B, HW = b->HW, c, i, m;
+	float *blk;
+	const float *pl;
+
+	m = b->C - cb * B < B ? b->C - cb * B : B;
+	if (b->toblk) {
+		blk = b->y + (n * b->CB + cb) * HW * B;
+		pl = b->x + (n * b->C + cb * B) * HW;
+		for (i = 0; i < HW; i++) {
+			for (c = 0; c < m; c++)
+				blk[i * B + c] = pl[c * HW + i];
+			for (; c < B; c++)
+				blk[i * B + c] = 0.0f;
+		}
+	} else {
+		const float *bx = b->x + (n * b->CB + cb) * HW * B;
+		float *py = b->y + (n * b->C + cb * B) * HW;
+		for (c = 0; c < m; c++)
+			for (i = 0; i < HW; i++)
+				py[c * HW + i] = bx[i * B + c];
+	}
+}
+
+/* y = x from plain to blocked (toblk) or back, block B. */
+static void
+reblock(float *y, const float *x, int64_t N, int64_t C, int64_t HW, int64_t B, int toblk)
+{
+	Blk b = { y, x, C, HW, B, (C + B - 1) / B, toblk };
+
+	dprt_parallel(N * b.CB, blk_task, &b);
+}
+
+typedef struct BPool {
+	float *y;
+	const float *x;
+	int64_t H, W, OH, OW, B;
+	const int64_t *k, *s, *p, *d;
+} BPool;
+
+static inline __attribute__((always_inline)) void
+bpool_plane(const BPool *bp, int64_t t)
+{
+	int64_t B = bp->B, H = bp->H, W = bp->W, OH = bp->OH, OW = bp->OW, oh, ow, ih, iw, c;
+	const int64_t *k = bp->k, *s = bp->s, *p = bp->p, *d = bp->d;
+	const float *x = bp->x + t * H * W * B;
+	float *y = bp->y + t * OH * OW * B;
+
+	for (oh = 0; oh < OH; oh++) {
+		int64_t h0 = oh * s[0] - p[0], h1 = h0 + (k[0] - 1) * d[0] + 1;
+		if (h1 > H)
+			h1 = H;
+		while (h0 < 0)
+			h0 += d[0];
+		for (ow = 0; ow < OW; ow++) {
+			int64_t w0 = ow * s[1] - p[1], w1 = w0 + (k[1] - 1) * d[1] + 1;
+			float m[16];
+			if (w1 > W)
+				w1 = W;
+			while (w0 < 0)
+				w0 += d[1];
+			for (c = 0; c < B; c++)
+				m[c] = -INFINITY;
+			for (ih = h0; ih < h1; ih += d[0])
+				for (iw = w0; iw < w1; iw += d[1]) {
+					const float *v = x + (ih * W + iw) * B;
+					for (c = 0; c < B; c++)   /* NaN propagates */
+						m[c] = v[c] > m[c] || v[c] != v[c] ? v[c] : m[c];
+				}
+			for (c = 0; c < B; c++)
+				y[(oh * OW + ow) * B + c] = m[c];
+		}
+	}
+}
+
+static void
+bpool_generic(void *arg, int64_t t)
+{
+	bpool_plane(arg, t);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx2,fma")))
+static void
+bpool_avx512(void *arg, int64_t t)
+{
+	bpool_plane(arg, t);
+}
+#endif
+
+void
+dprt_maxpool2d_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H, int64_t W,
+                       int64_t OH, int64_t OW, const int64_t *k, const int64_t *s,
+                       const int64_t *p, const int64_t *d)
+{
+	int64_t B = dprt_conv_block();
+	BPool bp = { y, x, H, W, OH, OW, B, k, s, p, d };
+	void (*fn)(void *, int64_t) = bpool_generic;
+
+	if (B == 0) {
+		dprt_maxpool2d_f32(y, x, N * C, H, W, OH, OW, k, s, p, d);
+		return;
+	}
+#if defined(__x86_64__)
+	if (dprt_isa() == DPRT_ISA_AVX512)
+		fn = bpool_avx512;
+#endif
+	dprt_parallel(N * ((C + B - 1) / B), fn, &bp);
+}
+
+typedef struct Gap {
+	float *y;
+	const float *x;
+	int64_t C, H, W, B, CB;
+} Gap;
+
+/* Channel block t of one image: the sum in the plain kernel's order. */
+static void
+gap_task(void *arg, int64_t t)
+{
+	const Gap *g = arg;
+	int64_t B = g->B, HW = g->H * g->W, n = t / g->CB, cb = t % g->CB, c, i, m;
+	const float *x = g->x + t * HW * B;
+	float s[16];
+
+	m = g->C - cb * B < B ? g->C - cb * B : B;
+	for (c = 0; c < B; c++)
+		s[c] = 0.0f;
+	for (i = 0; i < HW; i++)
+		for (c = 0; c < B; c++)
+			s[c] += x[i * B + c];
+	for (c = 0; c < m; c++)
+		g->y[n * g->C + cb * B + c] = s[c] / (float)g->H / (float)g->W;
+}
+
+void
+dprt_gap_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H, int64_t W)
+{
+	int64_t B = dprt_conv_block();
+	Gap g = { y, x, C, H, W, B, B ? (C + B - 1) / B : 0 };
+
+	if (B == 0) {
+		dprt_adaptive_avgpool2d_f32(y, x, N * C, H, W, 1, 1);
+		return;
+	}
+	dprt_parallel(N * g.CB, gap_task, &g);
 }
 
 void
@@ -247,9 +423,52 @@ dw_avx512(void *arg, int64_t t)
 
 /* ---- the convolution ---- */
 
+static void conv_own(const dprt_conv *cv, float *y, const float *x, const float *prep,
+                     const float *res, float *scratch);
+
 void
 dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
               const float *res, float *scratch)
+{
+	int64_t B = dprt_conv_block(), n, ny = cv->N * cv->O * cv->OH * cv->OW;
+	float *at, *px = NULL, *py = NULL, *pr = NULL;
+
+	switch (dprt_dnnl_conv_run(cv, y, x, prep, res)) {
+	case 1:
+		return;
+	case -1:   /* oneDNN failed: no result (cannot happen short of memory) */
+		for (n = 0; n < ny; n++)
+			y[n] = NAN;
+		return;
+	}
+	if (B == 0 || !cv->lay) {
+		conv_own(cv, y, x, prep, res, scratch);
+		return;
+	}
+	/* blocked operands through plain copies in the scratch */
+	at = scratch + (ownscratch(cv) + 15) / 16 * 16;
+	if (cv->lay & DPRT_LAY_X) {
+		px = at;
+		at += (cv->N * cv->C * cv->H * cv->W + 15) / 16 * 16;
+		reblock(px, x, cv->N, cv->C, cv->H * cv->W, B, 0);
+	}
+	if (cv->lay & DPRT_LAY_Y) {
+		py = at;
+		at += (ny + 15) / 16 * 16;
+		if (res) {
+			pr = at;
+			reblock(pr, res, cv->N, cv->O, cv->OH * cv->OW, B, 0);
+		}
+	}
+	conv_own(cv, py ? py : y, px ? px : x, prep, py ? pr : res, scratch);
+	if (py)
+		reblock(y, py, cv->N, cv->O, cv->OH * cv->OW, B, 1);
+}
+
+/* Our kernels, on plain x, y and res. */
+static void
+conv_own(const dprt_conv *cv, float *y, const float *x, const float *prep,
+         const float *res, float *scratch)
 {
 	int64_t n, g, P = cv->OH * cv->OW, K = kg(cv), Og = cv->O / cv->groups;
 	int64_t Cg = cv->C / cv->groups, HW = cv->H * cv->W;
@@ -257,14 +476,6 @@ dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
 	dprt_gemm gm;
 	Phase ph;
 
-	switch (dprt_dnnl_conv_run(cv, y, x, prep, res)) {
-	case 1:
-		return;
-	case -1:   /* oneDNN failed: no result (cannot happen short of memory) */
-		for (n = 0; n < cv->N * cv->O * P; n++)
-			y[n] = NAN;
-		return;
-	}
 	if (isdepthwise(cv)) {
 		Dw dw = { cv, y, x, prep, prep + cv->O * cv->k[0] * cv->k[1], res };
 		void (*fn)(void *, int64_t) = dw_generic;

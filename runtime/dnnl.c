@@ -77,11 +77,27 @@ dprt_dnnl_policy(void)
 	return policy;
 }
 
+/* DPRT_LAYOUT=plain: no blocked activations (for comparison). */
+static int
+layout_plain(void)
+{
+	const char *e = getenv("DPRT_LAYOUT");
+
+	return e && strcmp(e, "plain") == 0;
+}
+
 #ifndef DPRT_HAVE_DNNL
 
 int
 dprt_dnnl_available(void)
 {
+	return 0;
+}
+
+int
+dprt_conv_block(void)
+{
+	(void)layout_plain;
 	return 0;
 }
 
@@ -218,6 +234,27 @@ dprt_dnnl_available(void)
 {
 	pthread_once(&libonce, lib_init);
 	return lib != NULL;
+}
+
+/* The block of the blocked activations (dprt.h): oneDNN's for this CPU
+ * where it runs every convolution, else 0 (plain). */
+static int block = -1;
+static pthread_once_t blockonce = PTHREAD_ONCE_INIT;
+
+static void
+block_init(void)
+{
+	block = 0;
+	if ((dprt_dnnl_policy() & (USE_CONV | USE_DW)) == (USE_CONV | USE_DW) && !layout_plain() &&
+	    dprt_dnnl_available())
+		block = dprt_isa() == DPRT_ISA_AVX512 ? 16 : 8;
+}
+
+int
+dprt_conv_block(void)
+{
+	pthread_once(&blockonce, block_init);
+	return block;
 }
 
 /* ---- an instance's state ---- */
@@ -535,7 +572,9 @@ conv_desc(Layer *l, dnnl_convolution_desc_t *cd)
 	dnnl_dims_t dg = { cv->groups, cv->O / cv->groups, cv->C / cv->groups, cv->k[0], cv->k[1] };
 	dnnl_dims_t db = { cv->O }, st = { cv->s[0], cv->s[1] };
 	dnnl_dims_t dil = { cv->d[0] - 1, cv->d[1] - 1 }, pl = { cv->p[0], cv->p[1] }, pr;
-	int g = cv->groups > 1, i;
+	int g = cv->groups > 1, i, B = dprt_conv_block();
+	dnnl_format_tag_t bt = B == 16 ? dnnl_nChw16c : dnnl_nChw8c;
+	int bx = B && (cv->lay & DPRT_LAY_X), by = B && (cv->lay & DPRT_LAY_Y);
 
 	for (i = 0; i < 2; i++) {
 		int64_t in = i ? cv->W : cv->H, out = i ? cv->OW : cv->OH;
@@ -543,8 +582,9 @@ conv_desc(Layer *l, dnnl_convolution_desc_t *cd)
 		if (pr[i] < 0)
 			return -1;
 	}
-	if (p_dnnl_memory_desc_init_by_tag(&l->umd[0], 4, ds, dnnl_f32, dnnl_nchw) ||
-	    p_dnnl_memory_desc_init_by_tag(&l->umd[1], 4, dd, dnnl_f32, dnnl_nchw) ||
+	/* a blocked src or dst is the primitive's own: never reordered */
+	if (p_dnnl_memory_desc_init_by_tag(&l->umd[0], 4, ds, dnnl_f32, bx ? bt : dnnl_nchw) ||
+	    p_dnnl_memory_desc_init_by_tag(&l->umd[1], 4, dd, dnnl_f32, by ? bt : dnnl_nchw) ||
 	    p_dnnl_memory_desc_init_by_tag(&l->umd[2], g ? 5 : 4, g ? dg : dw, dnnl_f32,
 	                                   g ? dnnl_goihw : dnnl_oihw) ||
 	    p_dnnl_memory_desc_init_by_tag(&any[0], 4, ds, dnnl_f32, dnnl_format_tag_any) ||
@@ -553,6 +593,10 @@ conv_desc(Layer *l, dnnl_convolution_desc_t *cd)
 	                                   dnnl_format_tag_any) ||
 	    p_dnnl_memory_desc_init_by_tag(&bmd, 1, db, dnnl_f32, dnnl_a))
 		return -1;
+	if (bx)
+		any[0] = l->umd[0];
+	if (by)
+		any[1] = l->umd[1];
 	return p_dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_inference,
 		dnnl_convolution_direct, &any[0], &any[2], &bmd, &any[1], st, dil, pl, pr) ==
 		dnnl_success ? 0 : -1;
