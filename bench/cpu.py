@@ -19,7 +19,8 @@ with PyTorch's (max|err| / max|ref|).  Then, one mode after the other on the
 same input: DevProc (--bench, run() host to host) at N threads and at 1,
 each with the default mapping (oneDNN where present, see runtime/dprt.h)
 and with our own kernels only (DPRT_DNNL=0; for MobileNetV2 also with the
-depthwise layers on ours, DPRT_DNNL=conv,linear; for ViT-B/16 and GPT-2
+depthwise layers on ours, DPRT_DNNL=conv,linear; for the CNNs with the
+activations plain between convolutions, DPRT_LAYOUT=plain; for ViT-B/16 and GPT-2
 with the linear layers on ours, DPRT_DNNL=conv,dw), the outputs at N threads
 and at 1 compared with PyTorch's,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
@@ -149,12 +150,14 @@ def timeit(fn, budget=1.0, lo=3, hi=100):
     return statistics.median(t), len(t)
 
 
-def devproc_bench(exe, inarg, threads, budget=1.0, dnnl=None):
+def devproc_bench(exe, inarg, threads, budget=1.0, dnnl=None, layout=None):
     """Median ms of --bench, its run count sized from one timed run; dnnl:
-    DPRT_DNNL's value (None: the default mapping)."""
+    DPRT_DNNL's value (None: the default mapping); layout: DPRT_LAYOUT's."""
     env = dict(os.environ)
     if dnnl is not None:
         env["DPRT_DNNL"] = dnnl
+    if layout is not None:
+        env["DPRT_LAYOUT"] = layout
     t0 = time.perf_counter()
     subprocess.run([exe, "--in", inarg, "--threads", str(threads)], check=True,
                    capture_output=True, env=env)
@@ -288,6 +291,8 @@ def main():
                 row["dp_ours"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="0")
                 if j["name"] == "mobilenet_v2":
                     row["dp_nodw"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,linear")
+                if j["name"] in ("resnet18", "resnet50", "mobilenet_v2"):   # before the blocked layout
+                    row["dp_plain"], _, _, _ = devproc_bench(j["exe"], inarg, N, layout="plain")
                 if j["name"] in ("vit_b_16", "gpt2"):
                     row["dp_nolin"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,dw")
                 if one:
@@ -336,7 +341,9 @@ def main():
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = lambda a, b: "%.2f" % (r[a] / r[b]) if a in r and b in r else "n/a"
-        nodw = "DevProc N, depthwise on own kernels (DPRT_DNNL=conv,linear): %.2f" % r["dp_nodw"] \
+        nodw = "DevProc N, plain layout between convolutions (DPRT_LAYOUT=plain): %.2f" % r["dp_plain"] \
+            if "dp_plain" in r else ""
+        nodw += "; DevProc N, depthwise on own kernels, plain layout (DPRT_DNNL=conv,linear): %.2f" % r["dp_nodw"] \
             if "dp_nodw" in r else ""
         nodw += "DevProc N, linear layers on own kernels (DPRT_DNNL=conv,dw): %.2f" % r["dp_nolin"] \
             if "dp_nolin" in r else ""

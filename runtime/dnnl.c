@@ -77,13 +77,34 @@ dprt_dnnl_policy(void)
 	return policy;
 }
 
-/* DPRT_LAYOUT=plain: no blocked activations (for comparison). */
-static int
-layout_plain(void)
+/* The block of the blocked activations (dprt.h): oneDNN's for this CPU
+ * where it runs the convolutions (the depthwise ones on oneDNN or ours),
+ * else 0 (plain).  DPRT_LAYOUT=plain
+ * keeps them plain, DPRT_LAYOUT=8 or 16 forces that block (for tests: our
+ * kernels then run on blocked activations too). */
+static int block = -1;
+static pthread_once_t blockonce = PTHREAD_ONCE_INIT;
+
+static void
+block_init(void)
 {
 	const char *e = getenv("DPRT_LAYOUT");
 
-	return e && strcmp(e, "plain") == 0;
+	block = 0;
+	if (e && (strcmp(e, "8") == 0 || strcmp(e, "16") == 0)) {
+		block = atoi(e);
+		return;
+	}
+	if ((dprt_dnnl_policy() & USE_CONV) &&
+	    !(e && strcmp(e, "plain") == 0) && dprt_dnnl_available())
+		block = dprt_isa() == DPRT_ISA_AVX512 ? 16 : 8;
+}
+
+int
+dprt_conv_block(void)
+{
+	pthread_once(&blockonce, block_init);
+	return block;
 }
 
 #ifndef DPRT_HAVE_DNNL
@@ -94,12 +115,6 @@ dprt_dnnl_available(void)
 	return 0;
 }
 
-int
-dprt_conv_block(void)
-{
-	(void)layout_plain;
-	return 0;
-}
 
 int
 dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w, const float *bias,
@@ -234,27 +249,6 @@ dprt_dnnl_available(void)
 {
 	pthread_once(&libonce, lib_init);
 	return lib != NULL;
-}
-
-/* The block of the blocked activations (dprt.h): oneDNN's for this CPU
- * where it runs every convolution, else 0 (plain). */
-static int block = -1;
-static pthread_once_t blockonce = PTHREAD_ONCE_INIT;
-
-static void
-block_init(void)
-{
-	block = 0;
-	if ((dprt_dnnl_policy() & (USE_CONV | USE_DW)) == (USE_CONV | USE_DW) && !layout_plain() &&
-	    dprt_dnnl_available())
-		block = dprt_isa() == DPRT_ISA_AVX512 ? 16 : 8;
-}
-
-int
-dprt_conv_block(void)
-{
-	pthread_once(&blockonce, block_init);
-	return block;
 }
 
 /* ---- an instance's state ---- */

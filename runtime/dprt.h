@@ -511,7 +511,7 @@ typedef struct dprt_conv {
  * family ops: [N][⌈C/B⌉][H][W][B], the padding channels 0, B =
  * dprt_conv_block() (16 or 8: what oneDNN's kernels for this CPU read);
  * its buffers are sized for B = 16.  Where dprt_conv_block() is 0 (oneDNN
- * absent, or not running every convolution: DPRT_DNNL) a "blocked" buffer
+ * absent, or not running the convolutions: DPRT_DNNL) a "blocked" buffer
  * holds the plain [N, C, H, W] layout, so that one program runs either way. */
 enum { DPRT_LAY_X = 1, DPRT_LAY_Y = 2 };
 int dprt_conv_block(void);
