@@ -434,22 +434,62 @@ typedef struct DwB {
 	int64_t CB, RB;         /* channel blocks, row chunks */
 } DwB;
 
-/* B floats as one vector (GCC's and Clang's vector extension): the loads
- * and stores through memcpy, which compiles to unaligned vector moves. */
+/* B floats as one vector (GCC's and Clang's vector extension); loads and
+ * stores through memcpy, which compiles to unaligned vector moves. */
 typedef float dwv16 __attribute__((vector_size(64)));
 typedef float dwv8 __attribute__((vector_size(32)));
 
-/* The task's body for block B, vector type V. */
+enum { DWRUN = 8 };   /* output pixels a step of the inner loop */
+
+/* The activation of a row of n pixels of B channels, the padding
+ * channels (from m on) 0. */
+static inline __attribute__((always_inline)) void
+dwb_act(const dprt_conv *cv, float *restrict row, int64_t n, int64_t B, int64_t m)
+{
+	float lo = cv->lo, hi = cv->hi;
+	int64_t e, c;
+
+	n *= B;
+	if (cv->act == DPRT_ACT_RELU)
+		for (e = 0; e < n; e++)
+			row[e] = row[e] < 0.0f ? 0.0f : row[e];
+	else if (cv->act == DPRT_ACT_CLAMP)
+		for (e = 0; e < n; e++)
+			row[e] = row[e] < lo ? lo : row[e] > hi ? hi : row[e];
+	else if (cv->act != DPRT_ACT_NONE)
+		for (e = 0; e < n; e++)
+			row[e] = dprt_act(cv->act, row[e], lo, hi);
+	if (m < B)
+		for (e = 0; e < n; e += B)
+			for (c = m; c < B; c++)
+				row[e + c] = 0.0f;
+}
+
+/* The epilogue of pixel (oh, ow) but for the activation (dwb_act, per
+ * row): bias, residual, the store. */
+#define DWB_OUT(B, V, acc, oh, ow) do { \
+	V v_ = (acc) + bias, r_; \
+	if (res) { \
+		memcpy(&r_, res + ((oh) * OW + (ow)) * B, sizeof r_); \
+		v_ += r_; \
+	} \
+	memcpy(y + ((oh) * OW + (ow)) * B, &v_, sizeof v_); \
+} while (0)
+
+/* The task's body for block B, vector types V and VI: DWRUN pixels at a
+ * time where all their taps are inside the row, one at a time (taps
+ * outside skipped) at the edges; taps summed in the same order either way. */
 #define DWB_BODY(B, V) \
 	const dprt_conv *cv = a->cv; \
 	int64_t n = t / (a->CB * a->RB), cb = t / a->RB % a->CB, r0 = t % a->RB * DWROWS; \
 	int64_t H = cv->H, W = cv->W, OH = cv->OH, OW = cv->OW, k0 = cv->k[0], k1 = cv->k[1]; \
-	int64_t taps = k0 * k1, oh, ow, i, j, c, r1 = r0 + DWROWS < OH ? r0 + DWROWS : OH; \
-	int64_t m = cv->C - cb * B < B ? cv->C - cb * B : B; \
+	int64_t s1 = cv->s[1], p1 = cv->p[1], d1 = cv->d[1]; \
+	int64_t taps = k0 * k1, oh, ow, i, j, c, q, r1 = r0 + DWROWS < OH ? r0 + DWROWS : OH; \
+	int64_t m = cv->C - cb * B < B ? cv->C - cb * B : B, olo, ohi; \
 	const float *x = a->x + (n * a->CB + cb) * H * W * B; \
 	const float *res = a->res ? a->res + (n * a->CB + cb) * OH * OW * B : NULL; \
-	float *y = a->y + (n * a->CB + cb) * OH * OW * B, lo = cv->lo, hi = cv->hi; \
-	V w[TAPMAX], bias, acc, xv; \
+	float *y = a->y + (n * a->CB + cb) * OH * OW * B; \
+	V w[TAPMAX], bias, acc[DWRUN], xv, zero; \
 	float f[B]; \
 	for (i = 0; i < taps; i++) { \
 		for (c = 0; c < B; c++) \
@@ -459,39 +499,51 @@ typedef float dwv8 __attribute__((vector_size(32)));
 	for (c = 0; c < B; c++) \
 		f[c] = c < m ? a->bias[cb * B + c] : 0.0f; \
 	memcpy(&bias, f, sizeof f); \
-	for (oh = r0; oh < r1; oh++) \
-		for (ow = 0; ow < OW; ow++) { \
-			acc = bias - bias; \
+	zero = bias - bias; \
+	/* the pixels whose taps all fall inside a row: [olo, ohi) */ \
+	olo = (p1 + s1 - 1) / s1; \
+	ohi = W - 1 + p1 - (k1 - 1) * d1 < 0 ? 0 : (W - 1 + p1 - (k1 - 1) * d1) / s1 + 1; \
+	if (ohi > OW) \
+		ohi = OW; \
+	for (oh = r0; oh < r1; dwb_act(cv, y + oh * OW * B, OW, B, m), oh++) \
+		for (ow = 0; ow < OW;) { \
+			if (ow >= olo && ow + DWRUN <= ohi) { \
+				for (q = 0; q < DWRUN; q++) \
+					acc[q] = zero; \
+				for (i = 0; i < k0; i++) { \
+					int64_t ih = oh * cv->s[0] - cv->p[0] + i * cv->d[0]; \
+					const float *xr; \
+					if (ih < 0 || ih >= H) \
+						continue; \
+					xr = x + (ih * W + ow * s1 - p1) * B; \
+					for (j = 0; j < k1; j++) { \
+						V wv = w[i * k1 + j]; \
+						for (q = 0; q < DWRUN; q++) { \
+							memcpy(&xv, xr + (q * s1 + j * d1) * B, sizeof xv); \
+							acc[q] += wv * xv; \
+						} \
+					} \
+				} \
+				for (q = 0; q < DWRUN; q++) \
+					DWB_OUT(B, V, acc[q], oh, ow + q); \
+				ow += DWRUN; \
+				continue; \
+			} \
+			acc[0] = zero; \
 			for (i = 0; i < k0; i++) { \
 				int64_t ih = oh * cv->s[0] - cv->p[0] + i * cv->d[0]; \
 				if (ih < 0 || ih >= H) \
 					continue; \
 				for (j = 0; j < k1; j++) { \
-					int64_t iw = ow * cv->s[1] - cv->p[1] + j * cv->d[1]; \
+					int64_t iw = ow * s1 - p1 + j * d1; \
 					if (iw < 0 || iw >= W) \
 						continue; \
 					memcpy(&xv, x + (ih * W + iw) * B, sizeof xv); \
-					acc += w[i * k1 + j] * xv; \
+					acc[0] += w[i * k1 + j] * xv; \
 				} \
 			} \
-			acc += bias; \
-			if (res) { \
-				memcpy(&xv, res + (oh * OW + ow) * B, sizeof xv); \
-				acc += xv; \
-			} \
-			memcpy(f, &acc, sizeof f); \
-			if (cv->act == DPRT_ACT_RELU) \
-				for (c = 0; c < B; c++) \
-					f[c] = f[c] < 0.0f ? 0.0f : f[c]; \
-			else if (cv->act == DPRT_ACT_CLAMP) \
-				for (c = 0; c < B; c++) \
-					f[c] = f[c] < lo ? lo : f[c] > hi ? hi : f[c]; \
-			else if (cv->act != DPRT_ACT_NONE) \
-				for (c = 0; c < B; c++) \
-					f[c] = dprt_act(cv->act, f[c], lo, hi); \
-			for (c = m; c < B; c++) \
-				f[c] = 0.0f; \
-			memcpy(y + (oh * OW + ow) * B, f, sizeof f); \
+			DWB_OUT(B, V, acc[0], oh, ow); \
+			ow++; \
 		}
 
 static inline __attribute__((always_inline)) void
