@@ -19,8 +19,11 @@ with PyTorch's (max|err| / max|ref|).  Then, one mode after the other on the
 same input: DevProc (--bench, run() host to host) at N threads and at 1,
 each with the default mapping (oneDNN where present, see runtime/dprt.h)
 and with our own kernels only (DPRT_DNNL=0; for MobileNetV2 also with the
-depthwise layers on ours, DPRT_DNNL=conv,linear; for the CNNs with the
-activations plain between convolutions, DPRT_LAYOUT=plain; for ViT-B/16 and GPT-2
+depthwise layers on ours at every batch, DPRT_DNNL=conv,linear, and on
+oneDNN at every batch, DPRT_DNNL=conv,dw,dw1,linear,gemm; for the CNNs
+with the activations plain between convolutions, DPRT_LAYOUT=plain, and
+with oneDNN's Winograd for the 3x3 stride-1 convolutions,
+DPRT_DNNL=conv,dw,linear,gemm,wino, its output compared too; for ViT-B/16 and GPT-2
 with the linear layers on ours, DPRT_DNNL=conv,dw), the outputs at N threads
 and at 1 compared with PyTorch's,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
@@ -289,10 +292,18 @@ def main():
                 # our own kernels only, and (MobileNetV2) oneDNN without the
                 # depthwise layers: which of the two won where
                 row["dp_ours"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="0")
-                if j["name"] == "mobilenet_v2":
+                if j["name"] == "mobilenet_v2":   # depthwise: ours / oneDNN at every batch
                     row["dp_nodw"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,linear")
-                if j["name"] in ("resnet18", "resnet50", "mobilenet_v2"):   # before the blocked layout
+                    row["dp_dw1"], _, _, _ = devproc_bench(j["exe"], inarg, N,
+                                                           dnnl="conv,dw,dw1,linear,gemm")
+                if j["name"] in ("resnet18", "resnet50", "mobilenet_v2"):
+                    # before the blocked layout; with oneDNN's Winograd for 3x3 stride 1
                     row["dp_plain"], _, _, _ = devproc_bench(j["exe"], inarg, N, layout="plain")
+                    wino = "conv,dw,linear,gemm,wino"
+                    row["dp_wino"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl=wino)
+                    subprocess.run([j["exe"], "--in", inarg, *outs], check=True, capture_output=True,
+                                   env=dict(os.environ, DPRT_DNNL=wino))
+                    row["err_wino"] = relerr(np.load(os.path.join(d, "y.npy")), ref)
                 if j["name"] in ("vit_b_16", "gpt2"):
                     row["dp_nolin"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,dw")
                 if one:
@@ -343,8 +354,12 @@ def main():
         ratio = lambda a, b: "%.2f" % (r[a] / r[b]) if a in r and b in r else "n/a"
         nodw = "DevProc N, plain layout between convolutions (DPRT_LAYOUT=plain): %.2f" % r["dp_plain"] \
             if "dp_plain" in r else ""
-        nodw += "; DevProc N, depthwise on own kernels, plain layout (DPRT_DNNL=conv,linear): %.2f" % r["dp_nodw"] \
-            if "dp_nodw" in r else ""
+        nodw += "; DevProc N, Winograd for 3x3 stride 1 (DPRT_DNNL=conv,dw,linear,gemm,wino): " \
+            "%.2f, err %.1e" % (r["dp_wino"], r["err_wino"]) if "dp_wino" in r else ""
+        nodw += "; DevProc N, depthwise on our kernel at every batch (DPRT_DNNL=conv,linear): " \
+            "%.2f" % r["dp_nodw"] if "dp_nodw" in r else ""
+        nodw += "; DevProc N, depthwise on oneDNN at every batch (DPRT_DNNL=conv,dw,dw1,linear," \
+            "gemm): %.2f" % r["dp_dw1"] if "dp_dw1" in r else ""
         nodw += "DevProc N, linear layers on own kernels (DPRT_DNNL=conv,dw): %.2f" % r["dp_nolin"] \
             if "dp_nolin" in r else ""
         lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (

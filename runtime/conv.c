@@ -127,11 +127,14 @@ reblock(float *y, const float *x, int64_t N, int64_t C, int64_t HW, int64_t B, i
 	dprt_parallel(N * b.CB, blk_task, &b);
 }
 
+enum { POOLROWS = 8 };   /* output rows a task */
+
 typedef struct BPool {
 	float *y;
 	const float *x;
 	int64_t H, W, OH, OW, B;
 	const int64_t *k, *s, *p, *d;
+	int64_t RB;             /* row chunks of a plane */
 } BPool;
 
 static inline __attribute__((always_inline)) void
@@ -139,10 +142,11 @@ bpool_plane(const BPool *bp, int64_t t)
 {
 	int64_t B = bp->B, H = bp->H, W = bp->W, OH = bp->OH, OW = bp->OW, oh, ow, ih, iw, c;
 	const int64_t *k = bp->k, *s = bp->s, *p = bp->p, *d = bp->d;
-	const float *x = bp->x + t * H * W * B;
-	float *y = bp->y + t * OH * OW * B;
+	int64_t r0 = t % bp->RB * POOLROWS, r1 = r0 + POOLROWS < OH ? r0 + POOLROWS : OH;
+	const float *x = bp->x + t / bp->RB * H * W * B;
+	float *y = bp->y + t / bp->RB * OH * OW * B;
 
-	for (oh = 0; oh < OH; oh++) {
+	for (oh = r0; oh < r1; oh++) {
 		int64_t h0 = oh * s[0] - p[0], h1 = h0 + (k[0] - 1) * d[0] + 1;
 		if (h1 > H)
 			h1 = H;
@@ -190,7 +194,7 @@ dprt_maxpool2d_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H
                        const int64_t *p, const int64_t *d)
 {
 	int64_t B = dprt_conv_block();
-	BPool bp = { y, x, H, W, OH, OW, B, k, s, p, d };
+	BPool bp = { y, x, H, W, OH, OW, B, k, s, p, d, (OH + POOLROWS - 1) / POOLROWS };
 	void (*fn)(void *, int64_t) = bpool_generic;
 
 	if (B == 0) {
@@ -201,7 +205,7 @@ dprt_maxpool2d_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H
 	if (dprt_isa() == DPRT_ISA_AVX512)
 		fn = bpool_avx512;
 #endif
-	dprt_parallel(N * ((C + B - 1) / B), fn, &bp);
+	dprt_parallel(N * ((C + B - 1) / B) * bp.RB, fn, &bp);
 }
 
 typedef struct Gap {

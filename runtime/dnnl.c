@@ -33,7 +33,7 @@
 void (*dprt_gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
 
 /* DPRT_DNNL: which layers oneDNN runs (see dprt.h). */
-enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_GEMM = 8,
+enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_GEMM = 8, USE_DW1 = 16, USE_WINO = 32,
        USE_AUTO = USE_CONV | USE_DW | USE_LINEAR | USE_GEMM };
 
 static int policy = -1;
@@ -59,6 +59,10 @@ policy_init(void)
 			p |= USE_CONV;
 		else if (n == 2 && strncmp(s, "dw", 2) == 0)
 			p |= USE_DW;
+		else if (n == 3 && strncmp(s, "dw1", 3) == 0)
+			p |= USE_DW1;
+		else if (n == 4 && strncmp(s, "wino", 4) == 0)
+			p |= USE_WINO;
 		else if (n == 6 && strncmp(s, "linear", 6) == 0)
 			p |= USE_LINEAR;
 		else if (n == 4 && strncmp(s, "gemm", 4) == 0)
@@ -258,6 +262,7 @@ enum { KCONV, KLINEAR };
 typedef struct Layer {
 	int kind, nthr;
 	dprt_conv cv;                   /* KCONV */
+	int wino;                       /* KCONV: Winograd */
 	int64_t M, N, K;                /* KLINEAR (M = 0: not made yet) */
 	int nobias;                     /* KLINEAR: made without a bias */
 	int act;
@@ -573,6 +578,8 @@ conv_desc(Layer *l, dnnl_convolution_desc_t *cd)
 	for (i = 0; i < 2; i++) {
 		int64_t in = i ? cv->W : cv->H, out = i ? cv->OW : cv->OH;
 		pr[i] = (out - 1) * cv->s[i] + (cv->k[i] - 1) * cv->d[i] + 1 - in - cv->p[i];
+		if (pr[i] < 0 && pr[i] > -cv->s[i])   /* input rows a stride leaves unread */
+			pr[i] = 0;
 		if (pr[i] < 0)
 			return -1;
 	}
@@ -592,8 +599,8 @@ conv_desc(Layer *l, dnnl_convolution_desc_t *cd)
 	if (by)
 		any[1] = l->umd[1];
 	return p_dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_inference,
-		dnnl_convolution_direct, &any[0], &any[2], &bmd, &any[1], st, dil, pl, pr) ==
-		dnnl_success ? 0 : -1;
+		l->wino ? dnnl_convolution_winograd : dnnl_convolution_direct, &any[0], &any[2], &bmd,
+		&any[1], st, dil, pl, pr) == dnnl_success ? 0 : -1;
 }
 
 int
@@ -613,6 +620,8 @@ dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w, const floa
 	int ok = 0;
 
 	if (!dprt_pool_prepping() || !(dprt_dnnl_policy() & (dw ? USE_DW : USE_CONV)) ||
+	    (dw && cv->N == 1 && dprt_conv_block() && cv->lay == (DPRT_LAY_X | DPRT_LAY_Y) &&
+	     !(dprt_dnnl_policy() & USE_DW1)) ||   /* ours won there (bench/RESULTS.md) */
 	    cv->act > DPRT_ACT_GELU_TANH || !dprt_dnnl_available())
 		return 0;
 	if (room < sizeof(Tag) + (size_t)O * sizeof(float) + 64 || !(c = ctx_get(1)))
@@ -624,7 +633,11 @@ dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w, const floa
 	/* the bias first (O floats after the tag), then the packed weights */
 	bf = prep + TAGF;
 	wf = malloc(sizeof *wf * (size_t)(O * K));
-	if (!wf || conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0)
+	l->wino = (dprt_dnnl_policy() & USE_WINO) && cv->k[0] == 3 && cv->k[1] == 3 && cv->s[0] == 1 &&
+	          cv->s[1] == 1 && cv->d[0] == 1 && cv->d[1] == 1 && cv->groups == 1;
+	if (l->wino && (conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0))
+		l->wino = 0;
+	if (!l->wino && (!wf || conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0))
 		goto out;
 	for (o = 0; o < O; o++) {
 		float a = 1.0f, b = bias ? bias[o] : 0.0f;
@@ -740,7 +753,7 @@ run(Ctx *c, Layer *l, float *y, const float *x, const float *res)
 		                                             { DNNL_ARG_TO, l->mdst } }) != 0)
 			return -1;
 	} else if (res && res != y) {
-		memcpy(y, res, p_dnnl_memory_desc_get_size(&l->umd[1]));
+		dprt_memcpy(y, res, (int64_t)p_dnnl_memory_desc_get_size(&l->umd[1]));
 	}
 	if (l->mscr)
 		p_dnnl_memory_set_data_handle(l->mscr, c->buf[2]);
