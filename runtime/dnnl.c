@@ -34,7 +34,7 @@ void (*dprt_gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
 
 /* DPRT_DNNL: which layers oneDNN runs (see dprt.h). */
 enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_GEMM = 8, USE_DW1 = 16, USE_WINO = 32,
-       USE_AUTO = USE_CONV | USE_DW | USE_LINEAR | USE_GEMM };
+       USE_AUTO = USE_CONV | USE_DW | USE_LINEAR | USE_GEMM | USE_WINO };
 
 static int policy = -1;
 static pthread_once_t policyonce = PTHREAD_ONCE_INIT;

@@ -487,9 +487,10 @@ const char *dprt_isa_name(void);
  * post-ops); every other layer, and every layer where oneDNN is absent, on
  * our kernels.  DPRT_DNNL picks: unset, "auto" or "1": the mapping measured
  * fastest (bench/RESULTS.md); "0" or "none": our kernels only; or a comma
- * list of "conv" (not depthwise), "dw" (depthwise, but for one image
- * between blocked activations: our kernel won there), "dw1" (that one too),
- * "wino" (3×3 stride-1 convolutions through oneDNN's Winograd), "linear"
+ * list of "conv" (not depthwise; 3×3 stride 1 directly), "dw" (depthwise,
+ * but for one image between blocked activations: our kernel won there),
+ * "dw1" (that one too), "wino" (3×3 stride-1 convolutions through oneDNN's
+ * Winograd, as auto does), "linear"
  * (more than 32 rows), "gemm" (other matrix products of 2^24 multiply-adds
  * or more, through oneDNN's sgemm).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
  * within rounding (1e-6 relative on the test models), not bitwise. */

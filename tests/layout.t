@@ -7,12 +7,15 @@
 # generated code is checked to keep their convolution chains blocked (max
 # pool and global average pool included), and each program runs at 1 and 2
 # threads in every layout mode against PyTorch's outputs (fp32, max|err| /
-# max|ref| <= 1e-5): the default (oneDNN's block where it is loaded), the
+# max|ref| <= 1e-5): the default (oneDNN's block where it is loaded, its
+# Winograd for 3x3 stride 1), the
 # plain layout (DPRT_LAYOUT=plain), our kernels on plain activations
 # (DPRT_DNNL=0), and our kernels on blocks of 16 and 8 (DPRT_DNNL=0
 # DPRT_LAYOUT=16|8: the convolutions through plain copies, our blocked max
 # pool and average pool), our depthwise kernel on oneDNN's blocks
-# (DPRT_DNNL=conv,linear), and oneDNN on blocks of 8 (DPRT_LAYOUT=8).
+# (DPRT_DNNL=conv,linear), oneDNN's direct and depthwise convolutions
+# everywhere (DPRT_DNNL=conv,dw,dw1,linear,gemm), and oneDNN on blocks of 8
+# (DPRT_LAYOUT=8).
 cd "$(dirname "$0")/.." || exit 1
 . tests/tap.sh
 root=$(pwd)
@@ -51,7 +54,8 @@ run() {
 		 '$bin/npycmp' --tol 1e-5 '$tmp/o.npy' '$ref'"
 }
 for mode in DPRT_LAYOUT=auto DPRT_LAYOUT=plain DPRT_DNNL=0 "DPRT_DNNL=0 DPRT_LAYOUT=16" \
-	"DPRT_DNNL=0 DPRT_LAYOUT=8" DPRT_DNNL=conv,linear DPRT_LAYOUT=8; do
+	"DPRT_DNNL=0 DPRT_LAYOUT=8" DPRT_DNNL=conv,linear DPRT_DNNL=conv,dw,dw1,linear,gemm \
+	DPRT_LAYOUT=8; do
 	for t in 1 2; do
 		run "$mode" $t cnn "x=$data/cnn/in0.npy" y "$data/cnn/out.npy"
 		run "$mode" $t dwnet "x=$data/dwnet/in0.npy" y "$data/dwnet/out.npy"
