@@ -83,9 +83,8 @@ dprt_dnnl_policy(void)
 
 /* The block of the blocked activations (dprt.h): oneDNN's for this CPU
  * where it runs the convolutions (the depthwise ones on oneDNN or ours),
- * else 0 (plain).  DPRT_LAYOUT=plain
- * keeps them plain, DPRT_LAYOUT=8 or 16 forces that block (for tests: our
- * kernels then run on blocked activations too). */
+ * else 0 (plain).  DPRT_LAYOUT=plain keeps them plain, DPRT_LAYOUT=8 or 16
+ * forces that block (for tests: our kernels then run on blocks too). */
 static int block = -1;
 static pthread_once_t blockonce = PTHREAD_ONCE_INIT;
 
@@ -118,7 +117,6 @@ dprt_dnnl_available(void)
 {
 	return 0;
 }
-
 
 int
 dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w, const float *bias,
@@ -633,11 +631,14 @@ dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w, const floa
 	/* the bias first (O floats after the tag), then the packed weights */
 	bf = prep + TAGF;
 	wf = malloc(sizeof *wf * (size_t)(O * K));
-	l->wino = (dprt_dnnl_policy() & USE_WINO) && cv->k[0] == 3 && cv->k[1] == 3 && cv->s[0] == 1 &&
-	          cv->s[1] == 1 && cv->d[0] == 1 && cv->d[1] == 1 && cv->groups == 1;
+	if (!wf)
+		goto out;
+	/* 3×3 stride 1 through Winograd where oneDNN has it, else direct */
+	l->wino = (dprt_dnnl_policy() & USE_WINO) && cv->k[0] == 3 && cv->k[1] == 3 &&
+	          cv->s[0] == 1 && cv->s[1] == 1 && cv->d[0] == 1 && cv->d[1] == 1 && cv->groups == 1;
 	if (l->wino && (conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0))
 		l->wino = 0;
-	if (!l->wino && (!wf || conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0))
+	if (!l->wino && (conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0))
 		goto out;
 	for (o = 0; o < O; o++) {
 		float a = 1.0f, b = bias ? bias[o] : 0.0f;
