@@ -19,7 +19,11 @@ with PyTorch's (max|err| / max|ref|).  Then, one mode after the other on the
 same input: DevProc (--bench, run() host to host) at N threads and at 1,
 each with the default mapping (oneDNN where present, see runtime/dprt.h)
 and with our own kernels only (DPRT_DNNL=0; for MobileNetV2 also with the
-depthwise layers on ours, DPRT_DNNL=conv,linear; for ViT-B/16 and GPT-2
+depthwise layers on ours at every batch, DPRT_DNNL=conv,linear, and on
+oneDNN at every batch, DPRT_DNNL=conv,dw,dw1,linear,gemm; for the CNNs
+with the activations plain between convolutions, DPRT_LAYOUT=plain, and
+with the 3x3 stride-1 convolutions direct rather than through oneDNN's
+Winograd, DPRT_DNNL=conv,dw,linear,gemm; for ViT-B/16 and GPT-2
 with the linear layers on ours, DPRT_DNNL=conv,dw), the outputs at N threads
 and at 1 compared with PyTorch's,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
@@ -149,12 +153,14 @@ def timeit(fn, budget=1.0, lo=3, hi=100):
     return statistics.median(t), len(t)
 
 
-def devproc_bench(exe, inarg, threads, budget=1.0, dnnl=None):
+def devproc_bench(exe, inarg, threads, budget=1.0, dnnl=None, layout=None):
     """Median ms of --bench, its run count sized from one timed run; dnnl:
-    DPRT_DNNL's value (None: the default mapping)."""
+    DPRT_DNNL's value (None: the default mapping); layout: DPRT_LAYOUT's."""
     env = dict(os.environ)
     if dnnl is not None:
         env["DPRT_DNNL"] = dnnl
+    if layout is not None:
+        env["DPRT_LAYOUT"] = layout
     t0 = time.perf_counter()
     subprocess.run([exe, "--in", inarg, "--threads", str(threads)], check=True,
                    capture_output=True, env=env)
@@ -286,8 +292,15 @@ def main():
                 # our own kernels only, and (MobileNetV2) oneDNN without the
                 # depthwise layers: which of the two won where
                 row["dp_ours"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="0")
-                if j["name"] == "mobilenet_v2":
+                if j["name"] == "mobilenet_v2":   # depthwise: ours / oneDNN at every batch
                     row["dp_nodw"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,linear")
+                    row["dp_dw1"], _, _, _ = devproc_bench(j["exe"], inarg, N,
+                                                           dnnl="conv,dw,dw1,linear,gemm")
+                if j["name"] in ("resnet18", "resnet50", "mobilenet_v2"):
+                    # before the blocked layout; with oneDNN's Winograd for 3x3 stride 1
+                    row["dp_plain"], _, _, _ = devproc_bench(j["exe"], inarg, N, layout="plain")
+                    row["dp_direct"], _, _, _ = devproc_bench(j["exe"], inarg, N,
+                                                              dnnl="conv,dw,linear,gemm")
                 if j["name"] in ("vit_b_16", "gpt2"):
                     row["dp_nolin"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,dw")
                 if one:
@@ -336,8 +349,14 @@ def main():
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = lambda a, b: "%.2f" % (r[a] / r[b]) if a in r and b in r else "n/a"
-        nodw = "DevProc N, depthwise on own kernels (DPRT_DNNL=conv,linear): %.2f" % r["dp_nodw"] \
-            if "dp_nodw" in r else ""
+        nodw = "DevProc N, plain layout between convolutions (DPRT_LAYOUT=plain): %.2f" % r["dp_plain"] \
+            if "dp_plain" in r else ""
+        nodw += "; DevProc N, 3x3 stride 1 direct, not Winograd (DPRT_DNNL=conv,dw,linear,gemm): " \
+            "%.2f" % r["dp_direct"] if "dp_direct" in r else ""
+        nodw += "; DevProc N, depthwise on our kernel at every batch (DPRT_DNNL=conv,linear): " \
+            "%.2f" % r["dp_nodw"] if "dp_nodw" in r else ""
+        nodw += "; DevProc N, depthwise on oneDNN at every batch (DPRT_DNNL=conv,dw,dw1,linear," \
+            "gemm): %.2f" % r["dp_dw1"] if "dp_dw1" in r else ""
         nodw += "DevProc N, linear layers on own kernels (DPRT_DNNL=conv,dw): %.2f" % r["dp_nolin"] \
             if "dp_nolin" in r else ""
         lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (

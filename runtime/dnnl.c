@@ -33,8 +33,8 @@
 void (*dprt_gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
 
 /* DPRT_DNNL: which layers oneDNN runs (see dprt.h). */
-enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_GEMM = 8,
-       USE_AUTO = USE_CONV | USE_DW | USE_LINEAR | USE_GEMM };
+enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_GEMM = 8, USE_DW1 = 16, USE_WINO = 32,
+       USE_AUTO = USE_CONV | USE_DW | USE_LINEAR | USE_GEMM | USE_WINO };
 
 static int policy = -1;
 static pthread_once_t policyonce = PTHREAD_ONCE_INIT;
@@ -59,6 +59,10 @@ policy_init(void)
 			p |= USE_CONV;
 		else if (n == 2 && strncmp(s, "dw", 2) == 0)
 			p |= USE_DW;
+		else if (n == 3 && strncmp(s, "dw1", 3) == 0)
+			p |= USE_DW1;
+		else if (n == 4 && strncmp(s, "wino", 4) == 0)
+			p |= USE_WINO;
 		else if (n == 6 && strncmp(s, "linear", 6) == 0)
 			p |= USE_LINEAR;
 		else if (n == 4 && strncmp(s, "gemm", 4) == 0)
@@ -75,6 +79,35 @@ dprt_dnnl_policy(void)
 {
 	pthread_once(&policyonce, policy_init);
 	return policy;
+}
+
+/* The block of the blocked activations (dprt.h): oneDNN's for this CPU
+ * where it runs the convolutions (the depthwise ones on oneDNN or ours),
+ * else 0 (plain).  DPRT_LAYOUT=plain keeps them plain, DPRT_LAYOUT=8 or 16
+ * forces that block (for tests: our kernels then run on blocks too). */
+static int block = -1;
+static pthread_once_t blockonce = PTHREAD_ONCE_INIT;
+
+static void
+block_init(void)
+{
+	const char *e = getenv("DPRT_LAYOUT");
+
+	block = 0;
+	if (e && (strcmp(e, "8") == 0 || strcmp(e, "16") == 0)) {
+		block = atoi(e);
+		return;
+	}
+	if ((dprt_dnnl_policy() & USE_CONV) &&
+	    !(e && strcmp(e, "plain") == 0) && dprt_dnnl_available())
+		block = dprt_isa() == DPRT_ISA_AVX512 ? 16 : 8;
+}
+
+int
+dprt_conv_block(void)
+{
+	pthread_once(&blockonce, block_init);
+	return block;
 }
 
 #ifndef DPRT_HAVE_DNNL
@@ -227,6 +260,7 @@ enum { KCONV, KLINEAR };
 typedef struct Layer {
 	int kind, nthr;
 	dprt_conv cv;                   /* KCONV */
+	int wino;                       /* KCONV: Winograd */
 	int64_t M, N, K;                /* KLINEAR (M = 0: not made yet) */
 	int nobias;                     /* KLINEAR: made without a bias */
 	int act;
@@ -535,16 +569,21 @@ conv_desc(Layer *l, dnnl_convolution_desc_t *cd)
 	dnnl_dims_t dg = { cv->groups, cv->O / cv->groups, cv->C / cv->groups, cv->k[0], cv->k[1] };
 	dnnl_dims_t db = { cv->O }, st = { cv->s[0], cv->s[1] };
 	dnnl_dims_t dil = { cv->d[0] - 1, cv->d[1] - 1 }, pl = { cv->p[0], cv->p[1] }, pr;
-	int g = cv->groups > 1, i;
+	int g = cv->groups > 1, i, B = dprt_conv_block();
+	dnnl_format_tag_t bt = B == 16 ? dnnl_nChw16c : dnnl_nChw8c;
+	int bx = B && (cv->lay & DPRT_LAY_X), by = B && (cv->lay & DPRT_LAY_Y);
 
 	for (i = 0; i < 2; i++) {
 		int64_t in = i ? cv->W : cv->H, out = i ? cv->OW : cv->OH;
 		pr[i] = (out - 1) * cv->s[i] + (cv->k[i] - 1) * cv->d[i] + 1 - in - cv->p[i];
+		if (pr[i] < 0 && pr[i] > -cv->s[i])   /* input rows a stride leaves unread */
+			pr[i] = 0;
 		if (pr[i] < 0)
 			return -1;
 	}
-	if (p_dnnl_memory_desc_init_by_tag(&l->umd[0], 4, ds, dnnl_f32, dnnl_nchw) ||
-	    p_dnnl_memory_desc_init_by_tag(&l->umd[1], 4, dd, dnnl_f32, dnnl_nchw) ||
+	/* a blocked src or dst is the primitive's own: never reordered */
+	if (p_dnnl_memory_desc_init_by_tag(&l->umd[0], 4, ds, dnnl_f32, bx ? bt : dnnl_nchw) ||
+	    p_dnnl_memory_desc_init_by_tag(&l->umd[1], 4, dd, dnnl_f32, by ? bt : dnnl_nchw) ||
 	    p_dnnl_memory_desc_init_by_tag(&l->umd[2], g ? 5 : 4, g ? dg : dw, dnnl_f32,
 	                                   g ? dnnl_goihw : dnnl_oihw) ||
 	    p_dnnl_memory_desc_init_by_tag(&any[0], 4, ds, dnnl_f32, dnnl_format_tag_any) ||
@@ -553,9 +592,13 @@ conv_desc(Layer *l, dnnl_convolution_desc_t *cd)
 	                                   dnnl_format_tag_any) ||
 	    p_dnnl_memory_desc_init_by_tag(&bmd, 1, db, dnnl_f32, dnnl_a))
 		return -1;
+	if (bx)
+		any[0] = l->umd[0];
+	if (by)
+		any[1] = l->umd[1];
 	return p_dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_inference,
-		dnnl_convolution_direct, &any[0], &any[2], &bmd, &any[1], st, dil, pl, pr) ==
-		dnnl_success ? 0 : -1;
+		l->wino ? dnnl_convolution_winograd : dnnl_convolution_direct, &any[0], &any[2], &bmd,
+		&any[1], st, dil, pl, pr) == dnnl_success ? 0 : -1;
 }
 
 int
@@ -575,6 +618,8 @@ dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w, const floa
 	int ok = 0;
 
 	if (!dprt_pool_prepping() || !(dprt_dnnl_policy() & (dw ? USE_DW : USE_CONV)) ||
+	    (dw && cv->N == 1 && dprt_conv_block() && cv->lay == (DPRT_LAY_X | DPRT_LAY_Y) &&
+	     !(dprt_dnnl_policy() & USE_DW1)) ||   /* ours won there (bench/RESULTS.md) */
 	    cv->act > DPRT_ACT_GELU_TANH || !dprt_dnnl_available())
 		return 0;
 	if (room < sizeof(Tag) + (size_t)O * sizeof(float) + 64 || !(c = ctx_get(1)))
@@ -586,7 +631,14 @@ dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w, const floa
 	/* the bias first (O floats after the tag), then the packed weights */
 	bf = prep + TAGF;
 	wf = malloc(sizeof *wf * (size_t)(O * K));
-	if (!wf || conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0)
+	if (!wf)
+		goto out;
+	/* 3×3 stride 1 through Winograd where oneDNN has it, else direct */
+	l->wino = (dprt_dnnl_policy() & USE_WINO) && cv->k[0] == 3 && cv->k[1] == 3 &&
+	          cv->s[0] == 1 && cv->s[1] == 1 && cv->d[0] == 1 && cv->d[1] == 1 && cv->groups == 1;
+	if (l->wino && (conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0))
+		l->wino = 0;
+	if (!l->wino && (conv_desc(l, &cd) != 0 || make(c, l, &cd, cv->res) != 0))
 		goto out;
 	for (o = 0; o < O; o++) {
 		float a = 1.0f, b = bias ? bias[o] : 0.0f;
@@ -702,7 +754,7 @@ run(Ctx *c, Layer *l, float *y, const float *x, const float *res)
 		                                             { DNNL_ARG_TO, l->mdst } }) != 0)
 			return -1;
 	} else if (res && res != y) {
-		memcpy(y, res, p_dnnl_memory_desc_get_size(&l->umd[1]));
+		dprt_memcpy(y, res, (int64_t)p_dnnl_memory_desc_get_size(&l->umd[1]));
 	}
 	if (l->mscr)
 		p_dnnl_memory_set_data_handle(l->mscr, c->buf[2]);

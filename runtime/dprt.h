@@ -511,9 +511,12 @@ const char *dprt_isa_name(void);
  * post-ops); every other layer, and every layer where oneDNN is absent, on
  * our kernels.  DPRT_DNNL picks: unset, "auto" or "1": the mapping measured
  * fastest (bench/RESULTS.md); "0" or "none": our kernels only; or a comma
- * list of "conv" (not depthwise), "dw" (depthwise), "linear" (more than 32
- * rows), "gemm" (other matrix products of 2^24 multiply-adds or more, through
- * oneDNN's sgemm).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
+ * list of "conv" (not depthwise; 3×3 stride 1 directly), "dw" (depthwise,
+ * but for one image between blocked activations: our kernel won there),
+ * "dw1" (that one too), "wino" (3×3 stride-1 convolutions through oneDNN's
+ * Winograd, as auto does), "linear"
+ * (more than 32 rows), "gemm" (other matrix products of 2^24 multiply-adds
+ * or more, through oneDNN's sgemm).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
  * within rounding (1e-6 relative on the test models), not bitwise. */
 
 /* ---- Convolution with prepared weights (conv.c) ----
@@ -529,7 +532,23 @@ typedef struct dprt_conv {
 	int act;
 	float lo, hi;           /* DPRT_ACT_CLAMP's bounds */
 	int res;                /* 1: dprt_conv_run is given res (a fused residual add) */
+	int lay;                /* DPRT_LAY_X: x blocked; DPRT_LAY_Y: y and res blocked */
 } dprt_conv;
+/* The blocked activation layout that lower_cpu keeps between convolution-
+ * family ops: [N][⌈C/B⌉][H][W][B], the padding channels 0, B =
+ * dprt_conv_block() (16 or 8: what oneDNN's kernels for this CPU read);
+ * its buffers are sized for B = 16.  Where dprt_conv_block() is 0 (oneDNN
+ * absent, or not running the convolutions: DPRT_DNNL) a "blocked" buffer
+ * holds the plain [N, C, H, W] layout, so that one program runs either way. */
+enum { DPRT_LAY_X = 1, DPRT_LAY_Y = 2 };
+int dprt_conv_block(void);
+/* Max pooling (as dprt_maxpool2d_f32) of blocked x [N, C, H, W] into
+ * blocked y [N, C, OH, OW]. */
+void dprt_maxpool2d_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H,
+                            int64_t W, int64_t OH, int64_t OW, const int64_t *k,
+                            const int64_t *s, const int64_t *p, const int64_t *d);
+/* The mean over H and W of blocked x [N, C, H, W] into plain y [N, C]. */
+void dprt_gap_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H, int64_t W);
 /* Floats of the prepared weights / the scratch of one convolution. */
 int64_t dprt_conv_prep_floats(const dprt_conv *cv);
 int64_t dprt_conv_scratch_floats(const dprt_conv *cv);

@@ -24,7 +24,8 @@ check "classify builds, embedded and apart (dp-link --apart)" build
 
 driver_apart() {
 	bin/devproc build examples/classify/classify.dp --apart -C "$tmp/d" >/dev/null &&
-		[ "$(wc -c <"$tmp/d/classify/classify")" -lt "$(wc -c <"$tmp/d/classify/weights.bin")" ] &&
+		[ $(($(wc -c <"$tmp/d/classify/classify") + $(wc -c <"$tmp/d/classify/weights.bin") / 2)) \
+			-lt "$(wc -c <"$b/classify")" ] &&
 		"$tmp/d/classify/classify" --in image=$img --out logits="$tmp/ld.npy" &&
 		bin/npycmp "$tmp/ld.npy" $ref &&
 		grep -qx 'dp_genflags = --apart' "$tmp/d/build.ninja" &&
@@ -36,7 +37,9 @@ apart_small() {
 	blob=$(wc -c <"$b/weights.bin")
 	exe=$(wc -c <"$tmp/apart/classify")
 	echo "apart: $exe bytes, blob: $blob bytes, embedded: $(wc -c <"$b/classify") bytes"
-	[ "$exe" -lt "$blob" ] && [ "$(wc -c <"$b/classify")" -gt "$blob" ]
+	# less than the embedded one by most of the blob (the runtime alone
+	# outgrows the 6 MB blob under the sanitizers)
+	[ $((exe + blob / 2)) -lt "$(wc -c <"$b/classify")" ] && [ "$(wc -c <"$b/classify")" -gt "$blob" ]
 }
 check "the apart executable holds no blob; the embedded one does" apart_small
 

@@ -546,9 +546,10 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	Ctx c;
 	int np, i, rc = -1, nin = 0, nout = 0, hasblob, gpustate = 0;
 	Fuse *fu = nn_fuse(fn);
+	char *blk = nn_layout(fn, fu);
 	int64_t *prepoff, nb, prep0, prep1;
 
-	if (capi_params(fn, &par, &np, err) != 0 || plan(fn, &pl, err) != 0)
+	if (capi_params(fn, &par, &np, err) != 0 || plan(fn, blk, &pl, err) != 0)
 		return -1;
 	/* prepared weights (nn_prep) after the plan's arena, never reused */
 	prepoff = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *prepoff);
@@ -587,7 +588,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		nout += par[i].isout;
 	}
 	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err, .fuse = fu,
-	          .prep = &prep, .prepoff = prepoff};
+	          .prep = &prep, .prepoff = prepoff, .blk = blk};
 	ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
 	ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
 	if ((nent = dp_entries(fn, ent, ename, err)) < 0)

@@ -38,11 +38,12 @@ typedef struct Plan {
 	int ncuda;         /* cuda partitions */
 	int64_t *scratch;  /* per op: arena byte offset of its scratch (nn.c) */
 	int64_t arena;     /* arena size in bytes, a multiple of 64 */
+	const char *blk;   /* per value: blocked layout (nn_layout) */
 } Plan;
 
 /* plan.c: computes the static buffer plan of fn (memory owned by fn's
  * arena).  0, or -1 with err set. */
-int plan(Fn *fn, Plan *p, Err *err);
+int plan(Fn *fn, const char *blk, Plan *p, Err *err);
 
 /* A convolution fused with the ops after it (nn.c, nn_fuse): its operands
  * in[0..nconv-1] as before, then the batch norm's w, b, mean, var at
@@ -65,6 +66,7 @@ typedef struct Ctx {
 	Fuse *fuse;        /* per op (nn_fuse) */
 	Str *prep;         /* NAME_prep(): weights prepared once per instance */
 	int64_t *prepoff;  /* per op: arena byte offset of its prepared weights */
+	const char *blk;   /* per value: in the blocked layout (nn_layout) */
 } Ctx;
 
 typedef int Emitter(Ctx *c, const Op *op, int i);
@@ -128,7 +130,7 @@ int k_gatherdim(Ctx *c, const Op *op, int i);
 int k_sort(Ctx *c, const Op *op, int i);
 /* Whether the cpu target has a kernel for op kind (kernels.c). */
 int cpu_supports(int kind);
-int64_t nn_scratch(const Fn *fn, const Op *op);
+int64_t nn_scratch(const Fn *fn, const Op *op, const char *blk);
 /* Fuses each f32 convolution with a following batch norm (constant
  * parameters, folded into the weights when they are prepared), residual add
  * and activation, when each intermediate has no other reader: the op list
@@ -137,6 +139,13 @@ int64_t nn_scratch(const Fn *fn, const Op *op);
  * bytes of prepared weights op keeps in the arena for good (0 for none). */
 Fuse *nn_fuse(Fn *fn);
 int64_t nn_prep(const Fn *fn, const Op *op);
+/* The values (per value, 1) kept in runtime/dprt.h's blocked layout: the
+ * 4-D f32 results of fused convolutions and max pools read only as the
+ * input or residual of such ops or by a global average pool, with a
+ * convolution's residual and result, and a pool's input and result, alike.
+ * blkbytes is the bytes of a blocked value (channels padded to 16). */
+char *nn_layout(Fn *fn, const Fuse *fu);
+int64_t nn_blkbytes(const Type *t);
 
 /* image.c: the emitters of resize, center_crop and topk (as emit_op's). */
 int k_resize(Ctx *c, const Op *op, int i);

@@ -452,6 +452,8 @@ k_source(Ctx *c, const Op *op, int i)
 
 /* ---- reductions ---- */
 
+static int k_gap(Ctx *c, const Op *op, int i);
+
 static int
 k_reduce(Ctx *c, const Op *op, int i)
 {
@@ -468,6 +470,8 @@ k_reduce(Ctx *c, const Op *op, int i)
 		return nokernel(c, op, i, dt, "f32");
 	if (dp_numel(ty(c, y)) == 0)
 		return 0;
+	if (c->blk[x])   /* a global average of a blocked value */
+		return k_gap(c, op, i);
 	for (k = 0; k < tx->rank; k++)
 		red[k] = d->n == 0;
 	for (k = 0; k < d->n; k++)
@@ -543,6 +547,19 @@ k_norm(Ctx *c, const Op *op, int i)
 
 /* ---- pooling and convolution ---- */
 
+/* The global average pool of a blocked 4-D value (adaptive_avg_pool2d to
+ * 1×1, or the mean over H and W) into a plain [N, C]. */
+static int
+k_gap(Ctx *c, const Op *op, int i)
+{
+	const Type *tx = ty(c, op->in[0]);
+
+	str_printf(c->body, "\tdprt_gap_blk_f32(v%d, v%d, %lld, %lld, %lld, %lld);\n",
+	           V(c, op->out[0]), V(c, op->in[0]), (long long)tx->dim[0], (long long)tx->dim[1],
+	           (long long)tx->dim[2], (long long)tx->dim[3]);
+	return 0;
+}
+
 static int
 k_pool(Ctx *c, const Op *op, int i)
 {
@@ -555,6 +572,8 @@ k_pool(Ctx *c, const Op *op, int i)
 		return -1;
 	if (dp_numel(to) == 0)
 		return 0;
+	if (c->blk[x] && op->kind == Aadaptavg)
+		return k_gap(c, op, i);
 	if (op->kind == Aadaptavg) {
 		str_printf(c->body, "\tdprt_adaptive_avgpool2d_f32(v%d, v%d, %lld, %lld, %lld, %lld, "
 		           "%lld);\n", V(c, y), V(c, x), (long long)NC, (long long)tx->dim[r - 2],
@@ -567,10 +586,16 @@ k_pool(Ctx *c, const Op *op, int i)
 		          dp_op_name[op->kind]);
 		return -1;
 	}
-	str_printf(c->body, "\tdprt_%s_f32(v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
-	           op->kind == Amaxpool ? "maxpool2d" : "avgpool2d", V(c, y), V(c, x),
-	           (long long)NC, (long long)tx->dim[r - 2], (long long)tx->dim[r - 1],
-	           (long long)to->dim[r - 2], (long long)to->dim[r - 1]);
+	if (c->blk[x])   /* a max pool between blocked values (nn_layout) */
+		str_printf(c->body, "\tdprt_maxpool2d_blk_f32(v%d, v%d, %lld, %lld, %lld, %lld, "
+		           "%lld, %lld, ", V(c, y), V(c, x), (long long)tx->dim[0],
+		           (long long)tx->dim[1], (long long)tx->dim[2], (long long)tx->dim[3],
+		           (long long)to->dim[2], (long long)to->dim[3]);
+	else
+		str_printf(c->body, "\tdprt_%s_f32(v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
+		           op->kind == Amaxpool ? "maxpool2d" : "avgpool2d", V(c, y), V(c, x),
+		           (long long)NC, (long long)tx->dim[r - 2], (long long)tx->dim[r - 1],
+		           (long long)to->dim[r - 2], (long long)to->dim[r - 1]);
 	ints(c, k, 2);
 	str_put(c->body, ", ");
 	ints(c, s, 2);
@@ -610,20 +635,34 @@ depthwise(int64_t C, int64_t O, int64_t g)
  * offsets (int64), the padded input split into s0×s1 phases (of every image
  * when groups is 1), 32 of slack. */
 static int64_t
-convscratch(const Fn *fn, const Op *op)
+convscratch(const Fn *fn, const Op *op, int lay)
 {
 	const Type *x = &fn->val[op->in[0]].t, *y = &fn->val[op->out[0]].t;
 	int64_t k[2], s[2], p[2], d[2], g = dp_geti(op, "groups", 1), C = x->dim[1];
-	int64_t Hq, Wq;
+	int64_t Hq, Wq, n = 0;
 
 	convgeom(fn, op, k, s, p, d);
-	if (depthwise(C, y->dim[1], g) ||
-	    (k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 && p[0] == 0 && p[1] == 0))
-		return 0;
-	Hq = (x->dim[2] + 2 * p[0] + s[0] - 1) / s[0];
-	Wq = (x->dim[3] + 2 * p[1] + s[1] - 1) / s[1];
-	return 2 * (C / g * k[0] * k[1]) + (g == 1 ? x->dim[0] : 1) * C / g * s[0] * s[1] * Hq * Wq +
-	       32;
+	if (!depthwise(C, y->dim[1], g) &&
+	    !(k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 && p[0] == 0 && p[1] == 0)) {
+		Hq = (x->dim[2] + 2 * p[0] + s[0] - 1) / s[0];
+		Wq = (x->dim[3] + 2 * p[1] + s[1] - 1) / s[1];
+		n = 2 * (C / g * k[0] * k[1]) + (g == 1 ? x->dim[0] : 1) * C / g * s[0] * s[1] *
+		    Hq * Wq + 32;
+	}
+	/* plain copies of blocked operands, 16-float aligned (with res) */
+	n = (n + 15) / 16 * 16;
+	if (lay & 1)
+		n += (dp_numel(x) + 15) / 16 * 16;
+	if (lay & 2)
+		n += 2 * ((dp_numel(y) + 15) / 16 * 16);
+	return n;
+}
+
+/* The layout bits of a convolution (dprt_conv's lay). */
+static int
+convlay(const char *blk, const Op *op)
+{
+	return (blk[op->in[0]] ? 1 : 0) | (blk[op->out[0]] ? 2 : 0);
 }
 
 /* Floats of a linear layer's weights packed at init (runtime/gemm.c's
@@ -737,6 +776,7 @@ k_conv(Ctx *c, const Op *op, int i)
 	const Type *tx = ty(c, x), *to = ty(c, y);
 	const Fuse *f = &c->fuse[i];
 	int64_t k[2], s[2], p[2], d[2];
+	int lay = convlay(c->blk, op);
 	Str *ps;
 
 	if (needf32(c, op, i) != 0)
@@ -755,7 +795,7 @@ k_conv(Ctx *c, const Op *op, int i)
 	str_float(c->top, f->lo);
 	str_put(c->top, ", ");
 	str_float(c->top, f->hi);
-	str_put(c->top, f->res ? ", 1};\n" : "};\n");   /* .res */
+	str_printf(c->top, ", %d, %d};\n", f->res ? 1 : 0, lay);   /* .res, .lay */
 	/* the preparation: once per instance when every operand is a constant */
 	for (j = 1; j < f->nconv; j++)
 		inprep &= c->plan->h[op->in[j]].kind == H_CONST;
@@ -787,7 +827,7 @@ k_conv(Ctx *c, const Op *op, int i)
 		str_printf(c->body, "v%d, ", V(c, op->in[f->res]));
 	else
 		str_put(c->body, "NULL, ");
-	if (convscratch(c->fn, op) > 0)
+	if (convscratch(c->fn, op, lay) > 0)
 		scratchp(c, i);
 	else
 		str_put(c->body, "NULL");
@@ -856,13 +896,13 @@ k_sdpa(Ctx *c, const Op *op, int i)
 
 /* Bytes of arena scratch op needs while it runs (0 for none). */
 int64_t
-nn_scratch(const Fn *fn, const Op *op)
+nn_scratch(const Fn *fn, const Op *op, const char *blk)
 {
 	switch (op->kind) {
 	case Aconv:
 		if (fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4)
 			return 0;
-		return 4 * convscratch(fn, op);
+		return 4 * convscratch(fn, op, convlay(blk, op));
 	}
 	return 0;
 }
@@ -1135,4 +1175,101 @@ nn_fuse(Fn *fn)
 		if (orphan[k] >= 2)
 			fn->val[k].def = at[orphan[k] - 2];
 	return nf;
+}
+
+/* ---- the blocked layout ---- */
+
+int64_t
+nn_blkbytes(const Type *t)
+{
+	return t->dim[0] * ((t->dim[1] + 15) / 16 * 16) * t->dim[2] * t->dim[3] *
+	       dp_dtype_size[t->dtype];
+}
+
+static int
+f32rank4(const Fn *fn, int v)
+{
+	const Type *t = &fn->val[v].t;
+
+	return t->dtype == DP_F32 && t->rank == 4 && dp_numel(t) > 0;
+}
+
+/* Whether op is a fused convolution the runtime's dprt_conv_run takes. */
+static int
+lconv(const Fn *fn, const Op *op)
+{
+	return op->kind == Aconv && op->dev == DEV_CPU && op->nout == 1 &&
+	       f32rank4(fn, op->in[0]) && fn->val[op->in[1]].t.rank == 4 && f32rank4(fn, op->out[0]);
+}
+
+static int
+lmaxpool(const Fn *fn, const Op *op)
+{
+	int64_t k[2], s[2], p[2], d[2];
+
+	return op->kind == Amaxpool && op->dev == DEV_CPU && op->nout == 1 &&
+	       f32rank4(fn, op->in[0]) && f32rank4(fn, op->out[0]) &&
+	       dp_poolwin(op, k, s, p, d) == 0;
+}
+
+/* A global average pool of a 4-D value: to [N, C, 1, 1] or [N, C]. */
+static int
+lgap(const Fn *fn, const Op *op)
+{
+	const Type *x = &fn->val[op->in[0]].t, *y;
+	const Attr *d;
+	int k, red = 0;
+
+	if (op->dev != DEV_CPU || op->nout != 1 || op->nin != 1 || !f32rank4(fn, op->in[0]))
+		return 0;
+	y = &fn->val[op->out[0]].t;
+	if (y->dtype != DP_F32 || dp_numel(y) != x->dim[0] * x->dim[1])
+		return 0;
+	if (op->kind == Aadaptavg)
+		return y->rank == 4;
+	if (op->kind != Amean || !(d = dp_attr(op, "dim")) || d->n != 2)
+		return 0;
+	for (k = 0; k < 2; k++) {
+		int64_t a = d->ints[k] < 0 ? d->ints[k] + 4 : d->ints[k];
+		red |= a == 2 ? 1 : a == 3 ? 2 : 4;
+	}
+	return red == 3;
+}
+
+char *
+nn_layout(Fn *fn, const Fuse *fu)
+{
+	char *b = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+	int i, k, changed;
+
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		if (lconv(fn, op) || lmaxpool(fn, op))
+			b[op->out[0]] = 1;
+	}
+	for (i = 0; i < fn->nout; i++)
+		b[fn->out[i].val] = 0;
+	for (i = 0; i < fn->nop; i++) {   /* every reader must take it */
+		const Op *op = &fn->op[i];
+		int conv = lconv(fn, op), pool = lmaxpool(fn, op) || lgap(fn, op);
+		for (k = 0; k < op->nin; k++)
+			if (!((conv && (k == 0 || (fu[i].res && k == fu[i].res))) || (pool && k == 0)))
+				b[op->in[k]] = 0;
+	}
+	do {   /* a residual like its result, a pool's input like its result */
+		changed = 0;
+		for (i = 0; i < fn->nop; i++) {
+			const Op *op = &fn->op[i];
+			int u = -1, y = op->out[0];
+			if (lconv(fn, op) && fu[i].res)
+				u = op->in[fu[i].res];
+			else if (lmaxpool(fn, op))
+				u = op->in[0];
+			if (u >= 0 && b[u] != b[y]) {
+				b[u] = b[y] = 0;
+				changed = 1;
+			}
+		}
+	} while (changed);
+	return b;
 }

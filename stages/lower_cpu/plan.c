@@ -101,7 +101,7 @@ homes(Fn *fn, Plan *p, Err *err)
 static void
 scratch(Fn *fn, Plan *p, int i, const int64_t *off, const int64_t *len, int nb)
 {
-	int64_t size = (nn_scratch(fn, &fn->op[i]) + ALIGN - 1) / ALIGN * ALIGN, at = 0;
+	int64_t size = (nn_scratch(fn, &fn->op[i], p->blk) + ALIGN - 1) / ALIGN * ALIGN, at = 0;
 	int b;
 
 	if (size <= 0 || fn->op[i].dev != DEV_CPU)
@@ -182,11 +182,12 @@ arena(Fn *fn, Plan *p)
 /* Computes the plan: homes, sizes, liveness (views keep their base alive)
  * and arena offsets. */
 int
-plan(Fn *fn, Plan *p, Err *err)
+plan(Fn *fn, const char *blk, Plan *p, Err *err)
 {
 	int i, k;
 
 	memset(p, 0, sizeof *p);
+	p->blk = blk;
 	p->h = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *p->h);
 	p->copy = dp_alloc(fn->arena, (size_t)fn->nout + 1, sizeof *p->copy);
 	p->inidx = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *p->inidx);
@@ -196,7 +197,7 @@ plan(Fn *fn, Plan *p, Err *err)
 	for (i = 0; i < fn->npart; i++)
 		p->ncuda += fn->part[i].dev == DEV_CUDA;
 	for (i = 0; i < fn->nval; i++) {
-		p->h[i].bytes = dp_nbytes(&fn->val[i].t);
+		p->h[i].bytes = blk[i] ? nn_blkbytes(&fn->val[i].t) : dp_nbytes(&fn->val[i].t);
 		p->h[i].last = fn->val[i].def;
 		if (p->h[i].bytes < 0) {
 			dp_seterr(err, "op %d (%s): its result is too large", fn->val[i].def,

@@ -769,7 +769,7 @@ test_conv_run(void)
 		int64_t OH = outsize(H, k[0], c[t].s, c[t].p, c[t].d, 0);
 		int64_t OW = outsize(W, k[1], c[t].s, c[t].p, c[t].d, 0);
 		dprt_conv cv = { N, C, H, W, O, OH, OW, g, { k[0], k[1] }, { c[t].s, c[t].s },
-		                 { c[t].p, c[t].p }, { c[t].d, c[t].d }, c[t].act, 0.0f, 1.5f, c[t].res };
+		                 { c[t].p, c[t].p }, { c[t].d, c[t].d }, c[t].act, 0.0f, 1.5f, c[t].res, 0 };
 		int64_t ny = N * O * OH * OW, ns = dprt_conv_scratch_floats(&cv);
 		float *x = frand(N * C * H * W, -1, 1), *w = frand(O * Cg * k[0] * k[1], -1, 1);
 		float *b = frand(O, -1, 1), *bw = frand(O, 0.5, 2), *bb = frand(O, -1, 1);
