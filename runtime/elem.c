@@ -6,6 +6,7 @@
 #include <string.h>
 #include "dprtint.h"
 #include "dpscalar.h"
+#include "gemm.h"
 
 /* ---- strided loop nests ---- */
 
@@ -195,10 +196,78 @@ dprt_unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
 		dprt_parallel((n + CHUNK - 1) / CHUNK, unary_task, &u);
 }
 
+/* tanh and GELU's tanh form, vectorized (gemm.h's polynomials): tanhf
+ * per element was most of GPT-2's elementwise time. */
+static inline __attribute__((always_inline)) void
+tanh_body(float *restrict y, const float *restrict x, int64_t n, int gelu)
+{
+	int64_t i;
+
+	if (gelu)
+		for (i = 0; i < n; i++)
+			y[i] = dprt_gelu_tanh_poly(x[i]);
+	else
+		for (i = 0; i < n; i++)
+			y[i] = dprt_tanh_poly(x[i]);
+}
+
+static void
+tanh_generic(float *y, const float *x, int64_t n, int gelu)
+{
+	tanh_body(y, x, n, gelu);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma")))
+static void
+tanh_avx2(float *y, const float *x, int64_t n, int gelu)
+{
+	tanh_body(y, x, n, gelu);
+}
+
+__attribute__((target("avx512f,avx2,fma")))
+static void
+tanh_avx512(float *y, const float *x, int64_t n, int gelu)
+{
+	tanh_body(y, x, n, gelu);
+}
+#endif
+
+static void
+tanh_loop(float *y, const float *x, int64_t n, int gelu)
+{
+	if (y == x) {   /* in place: through a block on the stack (restrict) */
+		_Alignas(64) float t[256];
+		int64_t i, m;
+		for (i = 0; i < n; i += m) {
+			m = n - i < 256 ? n - i : 256;
+			tanh_loop(t, x + i, m, gelu);
+			memcpy(y + i, t, sizeof *t * (size_t)m);
+		}
+		return;
+	}
+#if defined(__x86_64__)
+	if (dprt_isa() == DPRT_ISA_AVX512) {
+		tanh_avx512(y, x, n, gelu);
+		return;
+	}
+	if (dprt_isa() == DPRT_ISA_AVX2) {
+		tanh_avx2(y, x, n, gelu);
+		return;
+	}
+#endif
+	tanh_generic(y, x, n, gelu);
+}
+
 static void
 unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
 {
 	int64_t i;
+
+	if (op == DPRT_TANH || op == DPRT_GELU_TANH) {
+		tanh_loop(y, x, n, op == DPRT_GELU_TANH);
+		return;
+	}
 
 #define U(F) for (i = 0; i < n; i++) y[i] = dps_##F(x[i], lo, hi); break;
 	switch (op) {

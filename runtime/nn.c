@@ -515,7 +515,63 @@ typedef struct Attn {
 	const void *mask;
 	const int64_t *bdim, *mbst;
 	int64_t msl, mss;
+	const int64_t *st;      /* NULL: dense; else for y, q, k, v in turn the nb
+	                           batch strides then the row stride */
 } Attn;
+
+/* Batch entry b of a task: where its rows of y, q, k, v start, their row
+ * strides, its offset in the mask. */
+typedef struct Ent {
+	float *y;
+	const float *q, *k, *v;
+	int64_t ry, rq, rk, rv, mo;
+} Ent;
+
+static inline __attribute__((always_inline)) void
+entry(const Attn *at, int64_t b, Ent *en)
+{
+	int64_t rem = b, ix, off[4] = { 0 };
+	int d, t, nb = at->nb;
+
+	en->mo = 0;
+	for (d = nb - 1; d >= 0; d--) {   /* b's index in the batch shape */
+		ix = rem % at->bdim[d];
+		rem /= at->bdim[d];
+		if (at->mask)
+			en->mo += ix * at->mbst[d];
+		if (at->st)
+			for (t = 0; t < 4; t++)
+				off[t] += ix * at->st[t * (nb + 1) + d];
+	}
+	if (at->st) {
+		en->y = at->y + off[0], en->ry = at->st[nb];
+		en->q = at->q + off[1], en->rq = at->st[2 * nb + 1];
+		en->k = at->k + off[2], en->rk = at->st[3 * nb + 2];
+		en->v = at->v + off[3], en->rv = at->st[4 * nb + 3];
+		return;
+	}
+	en->y = at->y + b * at->L * at->Ev, en->ry = at->Ev;
+	en->q = at->q + b * at->L * at->E, en->rq = at->E;
+	en->k = at->k + b * at->S * at->E, en->rk = at->E;
+	en->v = at->v + b * at->S * at->Ev, en->rv = at->Ev;
+}
+
+/* Whether a bool mask hides every key of [j0, j1) from rows [i0, i1):
+ * the block is then skipped (each of its rows would skip it anyway). */
+static inline int
+hidden(const Attn *at, int64_t mo, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+	const uint8_t *m = at->mask;
+	int64_t i, j;
+
+	if (!m || at->dtype_mask != DPRT_BOOL)
+		return 0;
+	for (i = i0; i < i1; i++)
+		for (j = j0; j < j1; j++)
+			if (m[mo + i * at->msl + j * at->mss])
+				return 0;
+	return 1;
+}
 
 /* q·k over n in 16 independent lanes, summed pairwise. */
 static inline __attribute__((always_inline)) float
@@ -541,34 +597,34 @@ attn_rows(void *arg, int64_t t)
 {
 	const Attn *at = arg;
 	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
-	int64_t E = at->E, Ev = at->Ev, mo = 0, rem = b, i, j, j0, j1, e;
+	int64_t E = at->E, Ev = at->Ev, mo, i, j, j0, j1, e;
 	float m[QB], l[QB], sc[KB];
-	int r, d;
+	int r;
+	Ent en;
 
 	if (i1 > L)
 		i1 = L;
-	if (at->mask)   /* b's offset in the mask: its index in the batch shape */
-		for (d = at->nb - 1; d >= 0; d--) {
-			mo += rem % at->bdim[d] * at->mbst[d];
-			rem /= at->bdim[d];
-		}
+	entry(at, b, &en);
+	mo = en.mo;
 	for (i = i0; i < i1; i++) {
 		m[i - i0] = -INFINITY;
 		l[i - i0] = 0;
-		memset(at->y + (b * L + i) * Ev, 0, sizeof(float) * (size_t)Ev);
+		memset(en.y + i * en.ry, 0, sizeof(float) * (size_t)Ev);
 	}
 	for (j0 = 0; j0 < S; j0 += KB) {
 		if (at->causal && j0 > i1 - 1)
 			break;
+		if (hidden(at, mo, i0, i1, j0, j0 + KB < S ? j0 + KB : S))
+			continue;
 		for (i = i0; i < i1; i++) {
-			const float *qi = at->q + (b * L + i) * E;
-			float *yi = at->y + (b * L + i) * Ev, mb = -INFINITY, mn, corr;
+			const float *qi = en.q + i * en.rq;
+			float *yi = en.y + i * en.ry, mb = -INFINITY, mn, corr;
 			r = (int)(i - i0);
 			j1 = j0 + KB < S ? j0 + KB : S;
 			if (at->causal && j1 > i + 1)
 				j1 = i + 1;
 			for (j = j0; j < j1; j++) {
-				float sv = at->scale * adot(qi, at->k + (b * S + j) * E, E);
+				float sv = at->scale * adot(qi, en.k + j * en.rk, E);
 				if (at->mask) {
 					int64_t o = mo + i * at->msl + j * at->mss;
 					if (at->dtype_mask == DPRT_BOOL)
@@ -591,7 +647,7 @@ attn_rows(void *arg, int64_t t)
 			}
 			m[r] = mn;
 			for (j = j0; j < j1; j++) {
-				const float *vj = at->v + (b * S + j) * Ev;
+				const float *vj = en.v + j * en.rv;
 				float pj = expf(sc[j - j0] - mn);
 				l[r] += pj;
 				for (e = 0; e < Ev; e++)
@@ -600,7 +656,7 @@ attn_rows(void *arg, int64_t t)
 		}
 	}
 	for (i = i0; i < i1; i++) {
-		float *yi = at->y + (b * L + i) * Ev, inv;
+		float *yi = en.y + i * en.ry, inv;
 		r = (int)(i - i0);
 		if (m[r] == -INFINITY)   /* every key masked: zeros (already) */
 			continue;
@@ -641,10 +697,11 @@ attn_body(void *arg, int64_t t)
 {
 	const Attn *at = arg;
 	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
-	int64_t E = at->E, Ev = at->Ev, mo = 0, rem = b, i, j0, j1, e, e0, n;
+	int64_t E = at->E, Ev = at->Ev, mo, i, j0, j1, e, e0, n;
 	float m[QB], l[QB];
 	_Alignas(64) float sc[KB], pr[KB];
-	int r, d, jj, c, nc, bad;
+	int r, jj, c, nc, bad;
+	Ent en;
 
 	if (E > EMAX) {
 		attn_rows(arg, t);
@@ -652,22 +709,21 @@ attn_body(void *arg, int64_t t)
 	}
 	if (i1 > L)
 		i1 = L;
-	if (at->mask)   /* b's offset in the mask: its index in the batch shape */
-		for (d = at->nb - 1; d >= 0; d--) {
-			mo += rem % at->bdim[d] * at->mbst[d];
-			rem /= at->bdim[d];
-		}
+	entry(at, b, &en);
+	mo = en.mo;
 	for (i = i0; i < i1; i++) {
 		m[i - i0] = -INFINITY;
 		l[i - i0] = 0;
-		memset(at->y + (b * L + i) * Ev, 0, sizeof(float) * (size_t)Ev);
+		memset(en.y + i * en.ry, 0, sizeof(float) * (size_t)Ev);
 	}
 	for (j0 = 0; j0 < S; j0 += KB) {
 		if (at->causal && j0 > i1 - 1)
 			break;
 		j1 = j0 + KB < S ? j0 + KB : S;
+		if (hidden(at, mo, i0, i1, j0, j1))
+			continue;
 		for (jj = 0; jj < KB; jj++) {
-			const float *kj = at->k + (b * S + j0 + jj) * E;
+			const float *kj = en.k + (j0 + jj) * en.rk;
 			if (j0 + jj < j1)
 				for (e = 0; e < E; e++)
 					attn_kt[e * KB + jj] = kj[e];
@@ -676,8 +732,8 @@ attn_body(void *arg, int64_t t)
 					attn_kt[e * KB + jj] = 0.0f;
 		}
 		for (i = i0; i < i1; i++) {
-			const float *qi = at->q + (b * L + i) * E;
-			float *yi = at->y + (b * L + i) * Ev, mb = -INFINITY, mn, corr, ls;
+			const float *qi = en.q + i * en.rq;
+			float *yi = en.y + i * en.ry, mb = -INFINITY, mn, corr, ls;
 			v16 acc[KB / 16], s16;
 			r = (int)(i - i0);
 			n = j1 - j0;
@@ -742,7 +798,7 @@ attn_body(void *arg, int64_t t)
 					acc[c] *= corr;
 				}
 				for (jj = 0; jj < n; jj++) {
-					const float *vj = at->v + (b * S + j0 + jj) * Ev + e0;
+					const float *vj = en.v + (j0 + jj) * en.rv + e0;
 					float pj = pr[jj];
 					for (c = 0; c < nc; c++) {
 						v16 vv;
@@ -756,13 +812,13 @@ attn_body(void *arg, int64_t t)
 			for (e = Ev / 16 * 16; e < Ev; e++) {
 				float ye = yi[e] * corr;
 				for (jj = 0; jj < n; jj++)
-					ye += pr[jj] * at->v[(b * S + j0 + jj) * Ev + e];
+					ye += pr[jj] * en.v[(j0 + jj) * en.rv + e];
 				yi[e] = ye;
 			}
 		}
 	}
 	for (i = i0; i < i1; i++) {
-		float *yi = at->y + (b * L + i) * Ev, inv;
+		float *yi = en.y + i * en.ry, inv;
 		r = (int)(i - i0);
 		if (m[r] == -INFINITY)   /* every key masked: zeros (already) */
 			continue;
@@ -800,11 +856,21 @@ dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t 
               const void *mask, int dtype_mask, int nb, const int64_t *bdim,
               const int64_t *mbst, int64_t msl, int64_t mss, float *scratch)
 {
+	dprt_sdpa_strided_f32(y, q, k, v, B, L, S, E, Ev, scale, causal, mask, dtype_mask, nb, bdim,
+	                      mbst, msl, mss, NULL);
+	(void)scratch;
+}
+
+void
+dprt_sdpa_strided_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
+                      int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
+                      const void *mask, int dtype_mask, int nb, const int64_t *bdim,
+                      const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st)
+{
 	Attn at = { y, q, k, v, L, S, E, Ev, (L + QB - 1) / QB, scale, causal, dtype_mask, nb,
-	            mask, bdim, mbst, msl, mss };
+	            mask, bdim, mbst, msl, mss, st };
 	void (*fn)(void *, int64_t) = attn_generic;
 
-	(void)scratch;
 #if defined(__x86_64__)
 	if (dprt_isa() == DPRT_ISA_AVX512)
 		fn = attn_avx512;
