@@ -162,6 +162,34 @@ dprt_batchnorm_f32(float *y, const float *x, const float *w, const float *b,
 	dprt_parallel(ntasks(C, &nm.rows), bn_task, &nm);
 }
 
+/* Σ x[i] (f64 in 8 independent lanes, summed pairwise: the compiler
+ * vectorizes it; one chain of dependent adds was most of a layer norm). */
+static double
+sum8(const float *x, int64_t n, double m)
+{
+	double s[8] = { 0 };
+	int64_t i;
+	int l, w;
+
+	if (m != m) {   /* the plain sum */
+		for (i = 0; i + 8 <= n; i += 8)
+			for (l = 0; l < 8; l++)
+				s[l] += x[i + l];
+		for (l = 0; i < n; i++, l++)
+			s[l] += x[i];
+	} else {   /* Σ (x - m)² */
+		for (i = 0; i + 8 <= n; i += 8)
+			for (l = 0; l < 8; l++)
+				s[l] += (x[i + l] - m) * (x[i + l] - m);
+		for (l = 0; i < n; i++, l++)
+			s[l] += (x[i] - m) * (x[i] - m);
+	}
+	for (w = 4; w > 0; w /= 2)
+		for (l = 0; l < w; l++)
+			s[l] += s[l + w];
+	return s[0];
+}
+
 /* Layer norm: mean and variance of each row in f64, then
  * y = (x·rstd - mean·rstd)·w + b. */
 static void
@@ -174,14 +202,12 @@ ln_task(void *arg, int64_t t)
 	for (o = t * nm->rows; o < o1; o++) {
 		const float *xp = nm->x + o * n;
 		float *yp = nm->y + o * n;
-		double s = 0, ss = 0, m;
+		double s, ss, m;
 		float rstd, bias;
 
-		for (i = 0; i < n; i++)
-			s += xp[i];
+		s = sum8(xp, n, NAN);
 		m = n > 0 ? s / (double)n : 0;
-		for (i = 0; i < n; i++)
-			ss += (xp[i] - m) * (xp[i] - m);
+		ss = sum8(xp, n, m);
 		rstd = (float)(1.0 / sqrt(ss / (double)(n > 0 ? n : 1) + nm->eps));
 		bias = -rstd * (float)m;
 		for (i = 0; i < n; i++) {
@@ -693,14 +719,16 @@ enum { EMAX = 256 };
 static _Thread_local _Alignas(64) float attn_kt[EMAX * KB];
 
 static inline __attribute__((always_inline)) void
-attn_body(void *arg, int64_t t)
+attn_body(void *arg, int64_t t, const int R)
 {
 	const Attn *at = arg;
 	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
-	int64_t E = at->E, Ev = at->Ev, mo, i, j0, j1, e, e0, n;
-	float m[QB], l[QB];
-	_Alignas(64) float sc[KB], pr[KB];
-	int r, jj, c, nc, bad;
+	int64_t E = at->E, Ev = at->Ev, mo, i, j0, j1, e, e0, n, nr[4];
+	float m[QB], l[QB], corr[4];
+	_Alignas(64) float sc[4][KB], pr[4][KB];
+	int r, jj, c, nc, bad, g, k, act[4], same;
+	const float *qr[4];
+	float *yr[4];
 	Ent en;
 
 	if (E > EMAX) {
@@ -731,89 +759,136 @@ attn_body(void *arg, int64_t t)
 				for (e = 0; e < E; e++)
 					attn_kt[e * KB + jj] = 0.0f;
 		}
-		for (i = i0; i < i1; i++) {
-			const float *qi = en.q + i * en.rq;
-			float *yi = en.y + i * en.ry, mb = -INFINITY, mn, corr, ls;
-			v16 acc[KB / 16], s16;
-			r = (int)(i - i0);
-			n = j1 - j0;
-			if (at->causal && j0 + n > i + 1)
-				n = i + 1 - j0;
-			for (c = 0; c < KB / 16; c++)
-				acc[c] = (v16){ 0 };
+		/* R rows at a time (each key vector loaded once for all of them);
+		 * every row's sums in the same order as alone */
+		for (i = i0; i < i1; i += R) {
+			v16 acc[4][KB / 16], s16;
+			g = i1 - i < R ? (int)(i1 - i) : R;
+			for (k = 0; k < R; k++) {   /* rows past the block repeat its last */
+				qr[k] = en.q + (i + (k < g ? k : g - 1)) * en.rq;
+				yr[k] = en.y + (i + k) * en.ry;
+				for (c = 0; c < KB / 16; c++)
+					acc[k][c] = (v16){ 0 };
+			}
 			for (e = 0; e < E; e++) {
-				float qe = qi[e];
-				for (c = 0; c < KB / 16; c++) {
-					v16 kv;
-					memcpy(&kv, attn_kt + e * KB + c * 16, sizeof kv);
-					acc[c] += qe * kv;
+				v16 kv[KB / 16];
+				for (c = 0; c < KB / 16; c++)
+					memcpy(&kv[c], attn_kt + e * KB + c * 16, sizeof kv[c]);
+				for (k = 0; k < R; k++) {
+					float qe = qr[k][e];
+					for (c = 0; c < KB / 16; c++)
+						acc[k][c] += qe * kv[c];
 				}
 			}
-			for (c = 0; c < KB / 16; c++)
-				memcpy(sc + c * 16, &acc[c], sizeof acc[c]);
-			for (jj = 0; jj < KB; jj++)
-				sc[jj] = jj < n ? at->scale * sc[jj] : -INFINITY;
-			if (at->mask)
-				for (jj = 0; jj < n; jj++) {
-					int64_t o = mo + i * at->msl + (j0 + jj) * at->mss;
-					if (at->dtype_mask == DPRT_BOOL)
-						sc[jj] = ((const uint8_t *)at->mask)[o] ? sc[jj] : -INFINITY;
-					else
-						sc[jj] += ((const float *)at->mask)[o];
-				}
-			bad = 0;
-			for (jj = 0; jj < KB; jj++) {
-				mb = sc[jj] > mb ? sc[jj] : mb;
-				bad |= sc[jj] != sc[jj];
-			}
-			if (bad)
-				mb = NAN;
-			if (n <= 0 || mb == -INFINITY)
-				continue;   /* every key of the block masked */
-			mn = mb > m[r] || mb != mb ? mb : m[r];
-			corr = m[r] == -INFINITY ? 0.0f : expf(m[r] - mn);
-			m[r] = mn;
-			for (jj = 0; jj < KB; jj++)
-				sc[jj] -= mn;
-			if (bad || mn == INFINITY)
+			for (k = 0; k < g; k++) {   /* each row's softmax over the block */
+				float mb = -INFINITY, mn, ls, *sk = sc[k], *pk = pr[k];
+				r = (int)(i + k - i0);
+				act[k] = 0;
+				n = j1 - j0;
+				if (at->causal && j0 + n > i + k + 1)
+					n = i + k + 1 - j0;
+				nr[k] = n;
+				for (c = 0; c < KB / 16; c++)
+					memcpy(sk + c * 16, &acc[k][c], sizeof acc[k][c]);
 				for (jj = 0; jj < KB; jj++)
-					pr[jj] = jj < n ? expf(sc[jj]) : 0.0f;
-			else
-				vexp_block(pr, sc);
-			s16 = (v16){ 0 };
-			for (c = 0; c < KB / 16; c++) {
-				v16 pv;
-				memcpy(&pv, pr + c * 16, sizeof pv);
-				s16 += pv;
+					sk[jj] = jj < n ? at->scale * sk[jj] : -INFINITY;
+				if (at->mask)
+					for (jj = 0; jj < n; jj++) {
+						int64_t o = mo + (i + k) * at->msl + (j0 + jj) * at->mss;
+						if (at->dtype_mask == DPRT_BOOL)
+							sk[jj] = ((const uint8_t *)at->mask)[o] ? sk[jj] : -INFINITY;
+						else
+							sk[jj] += ((const float *)at->mask)[o];
+					}
+				bad = 0;
+				for (jj = 0; jj < KB; jj++) {
+					mb = sk[jj] > mb ? sk[jj] : mb;
+					bad |= sk[jj] != sk[jj];
+				}
+				if (bad)
+					mb = NAN;
+				if (n <= 0 || mb == -INFINITY)
+					continue;   /* every key of the block masked */
+				act[k] = 1;
+				mn = mb > m[r] || mb != mb ? mb : m[r];
+				corr[k] = m[r] == -INFINITY ? 0.0f : expf(m[r] - mn);
+				m[r] = mn;
+				for (jj = 0; jj < KB; jj++)
+					sk[jj] -= mn;
+				if (bad || mn == INFINITY)
+					for (jj = 0; jj < KB; jj++)
+						pk[jj] = jj < n ? expf(sk[jj]) : 0.0f;
+				else
+					vexp_block(pk, sk);
+				s16 = (v16){ 0 };
+				for (c = 0; c < KB / 16; c++) {
+					v16 pv;
+					memcpy(&pv, pk + c * 16, sizeof pv);
+					s16 += pv;
+				}
+				ls = 0;
+				for (c = 0; c < 16; c++)
+					ls += s16[c];
+				l[r] = l[r] * corr[k] + ls;
 			}
-			ls = 0;
-			for (c = 0; c < 16; c++)
-				ls += s16[c];
-			l[r] = l[r] * corr + ls;
-			/* y = y·corr + Σ p·v, 64 columns (4 vectors) at a time */
+			same = g == R;
+			for (k = 0; k < g; k++)
+				same &= act[k] && nr[k] == nr[0];
+			/* y = y·corr + Σ p·v, 64 columns (4 vectors) at a time: all R
+			 * rows together when they take the same keys, else row by row */
 			for (e0 = 0; e0 + 16 <= Ev; e0 += 64) {
 				nc = (int)((Ev - e0) / 16 < 4 ? (Ev - e0) / 16 : 4);
-				for (c = 0; c < nc; c++) {
-					memcpy(&acc[c], yi + e0 + c * 16, sizeof acc[c]);
-					acc[c] *= corr;
-				}
-				for (jj = 0; jj < n; jj++) {
-					const float *vj = en.v + (j0 + jj) * en.rv + e0;
-					float pj = pr[jj];
-					for (c = 0; c < nc; c++) {
-						v16 vv;
-						memcpy(&vv, vj + c * 16, sizeof vv);
-						acc[c] += pj * vv;
+				if (same) {
+					for (k = 0; k < R; k++)
+						for (c = 0; c < nc; c++) {
+							memcpy(&acc[k][c], yr[k] + e0 + c * 16, sizeof acc[k][c]);
+							acc[k][c] *= corr[k];
+						}
+					for (jj = 0; jj < nr[0]; jj++) {
+						const float *vj = en.v + (j0 + jj) * en.rv + e0;
+						v16 vv[4];
+						for (c = 0; c < nc; c++)
+							memcpy(&vv[c], vj + c * 16, sizeof vv[c]);
+						for (k = 0; k < R; k++) {
+							float pj = pr[k][jj];
+							for (c = 0; c < nc; c++)
+								acc[k][c] += pj * vv[c];
+						}
 					}
+					for (k = 0; k < R; k++)
+						for (c = 0; c < nc; c++)
+							memcpy(yr[k] + e0 + c * 16, &acc[k][c], sizeof acc[k][c]);
+					continue;
 				}
-				for (c = 0; c < nc; c++)
-					memcpy(yi + e0 + c * 16, &acc[c], sizeof acc[c]);
+				for (k = 0; k < g; k++) {
+					if (!act[k])
+						continue;
+					for (c = 0; c < nc; c++) {
+						memcpy(&acc[0][c], yr[k] + e0 + c * 16, sizeof acc[0][c]);
+						acc[0][c] *= corr[k];
+					}
+					for (jj = 0; jj < nr[k]; jj++) {
+						const float *vj = en.v + (j0 + jj) * en.rv + e0;
+						float pj = pr[k][jj];
+						for (c = 0; c < nc; c++) {
+							v16 vv;
+							memcpy(&vv, vj + c * 16, sizeof vv);
+							acc[0][c] += pj * vv;
+						}
+					}
+					for (c = 0; c < nc; c++)
+						memcpy(yr[k] + e0 + c * 16, &acc[0][c], sizeof acc[0][c]);
+				}
 			}
-			for (e = Ev / 16 * 16; e < Ev; e++) {
-				float ye = yi[e] * corr;
-				for (jj = 0; jj < n; jj++)
-					ye += pr[jj] * en.v[(j0 + jj) * en.rv + e];
-				yi[e] = ye;
+			for (k = 0; k < g; k++) {
+				if (!act[k])
+					continue;
+				for (e = Ev / 16 * 16; e < Ev; e++) {
+					float ye = yr[k][e] * corr[k];
+					for (jj = 0; jj < nr[k]; jj++)
+						ye += pr[k][jj] * en.v[(j0 + jj) * en.rv + e];
+					yr[k][e] = ye;
+				}
 			}
 		}
 	}
@@ -831,7 +906,7 @@ attn_body(void *arg, int64_t t)
 static void
 attn_generic(void *arg, int64_t t)
 {
-	attn_body(arg, t);
+	attn_body(arg, t, 1);
 }
 
 #if defined(__x86_64__)
@@ -839,14 +914,14 @@ __attribute__((target("avx2,fma")))
 static void
 attn_avx2(void *arg, int64_t t)
 {
-	attn_body(arg, t);
+	attn_body(arg, t, 2);
 }
 
 __attribute__((target("avx512f,avx2,fma")))
 static void
 attn_avx512(void *arg, int64_t t)
 {
-	attn_body(arg, t);
+	attn_body(arg, t, 4);
 }
 #endif
 
