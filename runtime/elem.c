@@ -366,7 +366,19 @@ row_f32(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
 		break;
 	case DPRT_MUL: ROW(float, float, dps_mul(u, v, 1.0f)) break;
 	case DPRT_DIV: ROW(float, float, dps_div(u, v, 1.0f)) break;
-	case DPRT_POW: ROW(float, float, dps_pow(u, v, 1.0f)) break;
+	case DPRT_POW:
+		/* a scalar exponent PyTorch special-cases (pow_tensor_scalar):
+		 * its products, and vectorized (powf per element was most of
+		 * an RMS norm's time) */
+		if (st[2] == 0 && ((const float *)c->b)[off[2]] == 2.0f)
+			ROW(float, float, ((void)v, u * u))
+		else if (st[2] == 0 && ((const float *)c->b)[off[2]] == 3.0f)
+			ROW(float, float, ((void)v, u * u * u))
+		else if (st[2] == 0 && ((const float *)c->b)[off[2]] == 0.5f)
+			ROW(float, float, ((void)v, sqrtf(u)))
+		else
+			ROW(float, float, dps_pow(u, v, 1.0f))
+		break;
 	CMPS(float)
 	default: break;
 	}

@@ -1029,6 +1029,27 @@ test_sdpa_strided(void)
 	}
 }
 
+/* pow by a scalar 2, 3 or 0.5: PyTorch's products and square root exactly
+ * (pow_tensor_scalar), not powf's rounding. */
+static void
+test_pow_scalar(void)
+{
+	static const float ex[] = { 2.0f, 3.0f, 0.5f };
+	int64_t n = 70000, one = 1, z = 0;
+	float *x = frand(n, 0, 3), *y = malloc((size_t)n * 4);
+	for (size_t k = 0; k < sizeof ex / sizeof *ex; k++) {
+		int same = 1;
+		dprt_binary(DPRT_POW, DPRT_F32, y, x, &one, &ex[k], &z, 1, &n, 1.0);
+		for (int64_t i = 0; i < n; i++) {
+			float w = ex[k] == 2.0f ? x[i] * x[i] : ex[k] == 3.0f ? x[i] * x[i] * x[i] :
+			          sqrtf(x[i]);
+			same &= memcmp(&w, &y[i], 4) == 0;
+		}
+		ok(same, "pow(x, %g): PyTorch's special case, bit for bit", ex[k]);
+	}
+	free(x), free(y);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1050,6 +1071,7 @@ main(int argc, char **argv)
 	test_linear_act();
 	test_linear_ex();
 	test_sdpa_strided();
+	test_pow_scalar();
 	printf("1..%d\n", ntest);
 	return nfail != 0;
 }
