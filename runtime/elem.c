@@ -662,8 +662,9 @@ dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es, 
 	pwalk(&t, row_copy, &m);
 }
 
-/* dprt_memcpy's chunks: 1 MiB, enough to keep a core streaming. */
-enum { MEMCPY_CHUNK = 1 << 20 };
+/* dprt_memcpy's chunks: 256 KiB, enough to keep a core streaming (a KV
+ * cache's 1.5 MB update is six of them). */
+enum { MEMCPY_CHUNK = 1 << 18 };
 
 typedef struct Memcpy {
 	unsigned char *y;
@@ -741,6 +742,35 @@ dprt_arange(void *y, int dtype, double start, double step, int64_t n)
 /* ---- gathers ---- */
 
 /* Gathers rows along the middle axis (see dprt.h). */
+/* A large gather's rows in pieces of about GATHER_CHUNK bytes over the
+ * pool (a KV cache rewritten row by row every step). */
+enum { GATHER_CHUNK = 1 << 17 };
+
+typedef struct Gather {
+	void *y;
+	const void *x, *idx;
+	int dtype_idx;
+	int64_t outer, n, m;
+	size_t row;
+	int64_t per;            /* rows per task */
+} Gather;
+
+static void
+gather_task(void *arg, int64_t t)
+{
+	const Gather *g = arg;
+	int64_t r, r1 = (t + 1) * g->per < g->outer * g->m ? (t + 1) * g->per : g->outer * g->m;
+
+	for (r = t * g->per; r < r1; r++) {
+		int64_t o = r / g->m, j = r % g->m;
+		int64_t ix = g->dtype_idx == DPRT_I32 ? ((const int32_t *)g->idx)[j] :
+		             ((const int64_t *)g->idx)[j];
+		if (ix < 0)
+			ix += g->n;
+		memcpy((char *)g->y + r * g->row, (const char *)g->x + (o * g->n + ix) * g->row, g->row);
+	}
+}
+
 int
 dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t inner,
             const void *idx, int dtype_idx, int64_t m, const char *what, char *err,
@@ -754,6 +784,12 @@ dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t in
 		if (ix < -n || ix >= n)
 			return dprt_errf(err, errn, "%s: index %lld is out of range for a dimension "
 			                 "of size %lld", what, (long long)ix, (long long)n);
+	}
+	if ((int64_t)row * outer * m >= 2 * GATHER_CHUNK && dprt_threads() > 1) {
+		Gather g = { y, x, idx, dtype_idx, outer, n, m, row,
+		             GATHER_CHUNK / (int64_t)row > 0 ? GATHER_CHUNK / (int64_t)row : 1 };
+		dprt_parallel((outer * m + g.per - 1) / g.per, gather_task, &g);
+		return 0;
 	}
 	for (o = 0; o < outer; o++)
 		for (j = 0; j < m; j++) {

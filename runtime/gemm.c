@@ -457,6 +457,7 @@ typedef struct Small {
 	int64_t M, N, K;
 	const float *A, *B;
 	int64_t rsa, csa, rsb, csb;
+	int64_t w;              /* the dot path's columns per task (<= W) */
 } Small;
 
 /* C = A·B for few rows whose rows are contiguous along K and B's columns
@@ -466,7 +467,7 @@ dot_task(void *arg, int64_t t)
 {
 	const Small *s = arg;
 	float r[DOTM][W];
-	int64_t i, j, j0 = t * W, n = s->N - j0 < W ? s->N - j0 : W;
+	int64_t i, j, j0 = t * s->w, n = s->N - j0 < s->w ? s->N - j0 : s->w;
 
 	for (j = 0; j < n; j++)
 		for (i = 0; i < s->M; i++)
@@ -567,9 +568,13 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 		t = o.rs0, o.rs0 = o.cs0, o.cs0 = t;
 		t = o.rsc, o.rsc = o.csc, o.csc = t;
 	}
-	s = (Small){&o, M, N, K, A, B, rsa, csa, rsb, csb};
+	s = (Small){&o, M, N, K, A, B, rsa, csa, rsb, csb, W};
 	if (M <= DOTM && csa == 1 && rsb == 1) {
-		dprt_parallel((N + W - 1) / W, dot_task, &s);
+		/* narrower tasks when there are few: a decode step's 768 columns
+		 * kept 12 of 16 threads busy at 64 a task */
+		while (s.w > 8 && (N + s.w - 1) / s.w < 4 * (int64_t)dprt_threads())
+			s.w /= 2;
+		dprt_parallel((N + s.w - 1) / s.w, dot_task, &s);
 		return;
 	}
 	if (M == 1 && csb == 1) {

@@ -1050,6 +1050,37 @@ test_pow_scalar(void)
 	free(x), free(y);
 }
 
+/* A large gather (a KV cache's rows) split over a pool: the rows of the
+ * plain loop, byte for byte. */
+static void
+test_gather_pool(void)
+{
+	int64_t outer = 12, n = 3, m = 512, inner = 64, *ix = malloc((size_t)m * 8);
+	float *x = frand(outer * n * inner, -1, 1), *y1 = malloc((size_t)(outer * m * inner) * 4);
+	float *y3 = malloc((size_t)(outer * m * inner) * 4);
+	dprt_pool *pool;
+	char err[200];
+	int rc;
+	for (int64_t j = 0; j < m; j++)
+		ix[j] = (j * 7) % n - (j % 5 == 0 ? n : 0);   /* negative ones too */
+	rc = dprt_gather(y1, x, 4, outer, n, inner, ix, DPRT_I64, m, "t", err, sizeof err);
+	if (dprt_pool_create(&pool, 3, err, sizeof err) != 0) {
+		ok(0, "a pool: %s", err);
+		return;
+	}
+	dprt_pool_enter(pool);
+	rc |= dprt_gather(y3, x, 4, outer, n, inner, ix, DPRT_I64, m, "t", err, sizeof err);
+	dprt_pool_leave(pool);
+	dprt_pool_destroy(pool);
+	int same = rc == 0 && memcmp(y1, y3, (size_t)(outer * m * inner) * 4) == 0;
+	for (int64_t o = 0; o < outer && same; o++)
+		for (int64_t j = 0; j < m; j++)
+			same &= memcmp(y1 + (o * m + j) * inner,
+			               x + (o * n + (ix[j] + n) % n) * inner, (size_t)inner * 4) == 0;
+	ok(same, "gather of 12x512 rows on 3 threads: the rows it names");
+	free(ix), free(x), free(y1), free(y3);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1072,6 +1103,7 @@ main(int argc, char **argv)
 	test_linear_ex();
 	test_sdpa_strided();
 	test_pow_scalar();
+	test_gather_pool();
 	printf("1..%d\n", ntest);
 	return nfail != 0;
 }
