@@ -162,22 +162,23 @@ dprt_batchnorm_f32(float *y, const float *x, const float *w, const float *b,
 	dprt_parallel(ntasks(C, &nm.rows), bn_task, &nm);
 }
 
-/* Σ x[i] (f64 in 8 independent lanes, summed pairwise: the compiler
- * vectorizes it; one chain of dependent adds was most of a layer norm). */
+/* Σ x[i], or Σ (x[i] - m)² when sq (f64 in 8 independent lanes, summed
+ * pairwise: the compiler vectorizes it; one chain of dependent adds was
+ * most of a layer norm). */
 static double
-sum8(const float *x, int64_t n, double m)
+sum8(const float *x, int64_t n, int sq, double m)
 {
 	double s[8] = { 0 };
 	int64_t i;
 	int l, w;
 
-	if (m != m) {   /* the plain sum */
+	if (!sq) {
 		for (i = 0; i + 8 <= n; i += 8)
 			for (l = 0; l < 8; l++)
 				s[l] += x[i + l];
 		for (l = 0; i < n; i++, l++)
 			s[l] += x[i];
-	} else {   /* Σ (x - m)² */
+	} else {
 		for (i = 0; i + 8 <= n; i += 8)
 			for (l = 0; l < 8; l++)
 				s[l] += (x[i + l] - m) * (x[i + l] - m);
@@ -205,9 +206,9 @@ ln_task(void *arg, int64_t t)
 		double s, ss, m;
 		float rstd, bias;
 
-		s = sum8(xp, n, NAN);
+		s = sum8(xp, n, 0, 0);
 		m = n > 0 ? s / (double)n : 0;
-		ss = sum8(xp, n, m);
+		ss = sum8(xp, n, 1, m);
 		rstd = (float)(1.0 / sqrt(ss / (double)(n > 0 ? n : 1) + nm->eps));
 		bias = -rstd * (float)m;
 		for (i = 0; i < n; i++) {
