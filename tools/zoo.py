@@ -96,7 +96,11 @@ def make(name):
         return Wrap(m.eval(), kind == "bert").eval(), (ids,)
     import torchvision
     size = 299 if name == "inception_v3" else 224
-    kw = {"aux_logits": True, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
+    # googlenet's own init (truncated normal, std 0.01, through 22 layers)
+    # shrinks its logits until they round to the same values whatever the
+    # trunk computes (an exact 0 error): PyTorch's default init keeps them
+    kw = {"aux_logits": True, "init_weights": name == "inception_v3"} \
+        if name in ("inception_v3", "googlenet") else {}
     if name in SEG:
         kw = {"weights_backbone": None, "aux_loss": False}
     m = torchvision.models.get_model(name, weights=None, **kw).eval()
@@ -144,10 +148,14 @@ def build_run(d, stem, target, args, r, root, timeout):
     returns (seconds, result, error, imported)."""
     import numpy as np
     b = os.path.join(d, "build_" + target)
+    # over 1 GB, the programs map their blob (--apart) instead of holding it:
+    # an embedded blob is on disk twice more per target (program, library),
+    # which for two 2.5 GB models at once fills a 64 GB disk
+    apart = ["--apart"] if os.path.getsize(os.path.join(d, stem + ".pt2")) > 1e9 else []
     t0 = time.time()
     try:
         p = subprocess.run([os.path.join(root, "bin/devproc"), "build", stem + ".dp", "--target",
-                            target, "-C", b], cwd=d, capture_output=True, text=True,
+                            target, "-C", b] + apart, cwd=d, capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"{time.time() - t0:.1f}", "build timeout", f"{target} build: over {timeout:.0f} s", None
