@@ -191,8 +191,11 @@ def main():
     ap.add_argument("--budget", type=float, default=1e9,
                     help="seconds after which the remaining measurements are skipped")
     ap.add_argument("--out", default=os.path.join(ROOT, "build/bench-cpu/cpu.md"))
+    ap.add_argument("--quick", action="store_true",
+                    help="half a second per mode, and no DPRT_DNNL variants (device time)")
     args = ap.parse_args()
     N = args.threads
+    mb = 0.5 if args.quick else 1.0   # seconds of runs per mode
     base = os.path.join(ROOT, "build/bench-cpu")
     os.makedirs(base, exist_ok=True)
     import onnxruntime as ort
@@ -288,24 +291,26 @@ def main():
                     outs = ["--out", "logits=" + os.path.join(d, "y.npy")]
                 subprocess.run([j["exe"], "--in", inarg, *outs], check=True, capture_output=True)
                 row["err"] = relerr(np.load(os.path.join(d, "y.npy")), ref)
-                row["dp"], row["dp_runs"], row["mem"], row["isa"] = devproc_bench(j["exe"], inarg, N)
+                row["dp"], row["dp_runs"], row["mem"], row["isa"] = devproc_bench(j["exe"], inarg, N, mb)
                 # our own kernels only, and (MobileNetV2) oneDNN without the
                 # depthwise layers: which of the two won where
-                row["dp_ours"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="0")
-                if j["name"] == "mobilenet_v2":   # depthwise: ours / oneDNN at every batch
+                if not args.quick:
+                    row["dp_ours"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="0")
+                if j["name"] == "mobilenet_v2" and not args.quick:   # depthwise: ours / oneDNN
                     row["dp_nodw"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,linear")
                     row["dp_dw1"], _, _, _ = devproc_bench(j["exe"], inarg, N,
                                                            dnnl="conv,dw,dw1,linear,gemm")
-                if j["name"] in ("resnet18", "resnet50", "mobilenet_v2"):
+                if j["name"] in ("resnet18", "resnet50", "mobilenet_v2") and not args.quick:
                     # before the blocked layout; with oneDNN's Winograd for 3x3 stride 1
                     row["dp_plain"], _, _, _ = devproc_bench(j["exe"], inarg, N, layout="plain")
                     row["dp_direct"], _, _, _ = devproc_bench(j["exe"], inarg, N,
                                                               dnnl="conv,dw,linear,gemm")
-                if j["name"] in ("vit_b_16", "gpt2"):
+                if j["name"] in ("vit_b_16", "gpt2") and not args.quick:
                     row["dp_nolin"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,dw")
                 if one:
-                    row["dp1"], _, _, _ = devproc_bench(j["exe"], inarg, 1)
-                    row["dp1_ours"], _, _, _ = devproc_bench(j["exe"], inarg, 1, dnnl="0")
+                    row["dp1"], _, _, _ = devproc_bench(j["exe"], inarg, 1, mb)
+                    if not args.quick:
+                        row["dp1_ours"], _, _, _ = devproc_bench(j["exe"], inarg, 1, dnnl="0")
                     if j["name"] != "classify":   # the 1-thread outputs too
                         subprocess.run([j["exe"], "--in", inarg, "--threads", "1", *outs],
                                        check=True, capture_output=True)
@@ -313,7 +318,7 @@ def main():
             with torch.inference_mode():
                 for t, key in ((N, "pt"), (1, "pt1"))[:2 if one else 1]:
                     torch.set_num_threads(t)
-                    row[key], _ = timeit(lambda: model(x))
+                    row[key], _ = timeit(lambda: model(x), mb)
             torch.set_num_threads(N)
         except Exception as e:
             row["note"] = (row["note"] + "; " if row["note"] else "") + "failed: %s" % str(e).splitlines()[0][:120]
@@ -331,7 +336,7 @@ def main():
                 so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 s = ort.InferenceSession(onnx, so, providers=["CPUExecutionProvider"])
                 feed = {s.get_inputs()[0].name: x.numpy()}
-                row[key], _ = timeit(lambda: s.run(None, feed))
+                row[key], _ = timeit(lambda: s.run(None, feed), mb)
         except Exception as e:
             row["onnx"] = "ONNX: %s" % str(e).splitlines()[0][:100]
             traceback.print_exc()

@@ -7,13 +7,14 @@ same machine.
 
 Run from the repository root after ./configure && make, on the GPU machine
 (torch, transformers):
-    python3 bench/llm.py [--out FILE.md] [--threads 16] [--skip-cpu]
+    python3 bench/llm.py [--out FILE.md] [--threads 16] [--skip-cpu | --cpu-only]
                          [--precisions fp32 bf16] [--build-only | --no-build]
 
 bf16: DevProc built with targets/cuda plus "tune cuda.precision bf16"
 (formats/target.md: the products in bf16 on the tensor cores, f32 sums;
 the KV cache stays f32), PyTorch's model.to(torch.bfloat16); the cpu
-target is fp32 only.  --build-only exports and builds (CPU work, which can
+target is fp32 only.  --cpu-only builds and times the cpu target alone
+(no CUDA needed: DevProc cpu against PyTorch eager on the host CPU).  --build-only exports and builds (CPU work, which can
 overlap other work), --no-build then times what it made.
 
 The model is exported twice with a static KV cache of C = 512 positions
@@ -171,7 +172,8 @@ def build(d, a):
             f.write("input ids: i64[1,%d]\ninput pos: i64[%d]\nlogits = model(\"%s.pt2\", ids, pos)\n"
                     "output logits\n" % (s, s, name))
     log("exported")
-    builds = [("cuda", p) for p in a.precisions] + ([] if a.skip_cpu else [("cpu", "fp32")])
+    builds = [] if a.cpu_only else [("cuda", p) for p in a.precisions]
+    builds += [] if a.skip_cpu else [("cpu", "fp32")]
     for t, prec in builds:
         target = t
         if prec != "fp32":
@@ -194,6 +196,8 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--skip-cpu", action="store_true")
+    ap.add_argument("--cpu-only", action="store_true",
+                    help="the cpu target against PyTorch on the host CPU alone (no CUDA)")
     ap.add_argument("--precisions", nargs="+", default=["fp32", "bf16"])
     ap.add_argument("--build-only", action="store_true", help="export and build, time nothing")
     ap.add_argument("--no-build", action="store_true", help="time what --build-only made")
@@ -223,8 +227,8 @@ def main():
         ref = Cached(m, C).eval()(tok, torch.tensor([0])).numpy()
     z = {"ids": ins_d["ids"], "pos": npy(os.path.join(d, "pos0.npy"), np.array([0], dtype=np.int64))}
     errs = {}
-    for prec in a.precisions:
-        exe = os.path.join(d, "cuda." + prec, "decode", "decode")
+    for prec in (["cpu"] if not a.skip_cpu else []) + ([] if a.cpu_only else a.precisions):
+        exe = os.path.join(d, ("cpu.fp32" if prec == "cpu" else "cuda." + prec), "decode", "decode")
         o = os.path.join(d, "check.%s.npy" % prec)
         if not os.path.exists(exe):
             continue
@@ -234,11 +238,11 @@ def main():
         log("decode check", prec, "max|err|/max|ref| against fp32 PyTorch %.2e" % errs[prec])
 
     res = {}
-    bw = bandwidth()
+    bw = float("nan") if a.cpu_only else bandwidth()
     log("bandwidth %.0f GB/s" % (bw / 1e9))
-    mc = m.to("cuda")
-    idc = ids.to("cuda")
-    for prec in a.precisions:
+    mc = None if a.cpu_only else m.to("cuda")
+    idc = None if a.cpu_only else ids.to("cuda")
+    for prec in [] if a.cpu_only else a.precisions:
         dt = {"fp32": torch.float32, "bf16": torch.bfloat16}[prec]
         exe = os.path.join(d, "cuda." + prec, "%s", "%s")
         if os.path.exists(exe % ("decode", "decode")):
@@ -284,7 +288,7 @@ def main():
                      nparam, wbytes / 1e6, wbytes / 2e6, bw / 1e9, wbytes / bw * 1e6,
                      wbytes / 2 / bw * 1e6,
                      ", ".join("%s %.1e" % kv for kv in errs.items()), torch.__version__,
-                     torch.cuda.get_device_name()))
+                     "cpu only" if a.cpu_only else torch.cuda.get_device_name()))
     text = "\n".join(lines)
     print(text)
     if a.out:

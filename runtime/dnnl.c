@@ -141,7 +141,8 @@ dprt_dnnl_linear_prep(float *prep, const float *w, int64_t N, int64_t K)
 
 int
 dprt_dnnl_linear_run(float *y, const float *x, const float *w, const float *prep,
-                     const float *bias, int64_t M, int64_t N, int64_t K, int act)
+                     const float *bias, const float *res, int64_t M, int64_t N, int64_t K,
+                     int act, int wt)
 {
 	return 0;
 }
@@ -263,6 +264,7 @@ typedef struct Layer {
 	int wino;                       /* KCONV: Winograd */
 	int64_t M, N, K;                /* KLINEAR (M = 0: not made yet) */
 	int nobias;                     /* KLINEAR: made without a bias */
+	int wt, sum;                    /* KLINEAR: w stored [K, N]; a residual summed */
 	int act;
 	float lo, hi;
 	dnnl_memory_desc_t umd[3];      /* the plain src, dst, weights */
@@ -792,13 +794,14 @@ dprt_dnnl_conv_run(const dprt_conv *cv, float *y, const float *x, const float *p
 	return run(c, l, y, x, res) == 0 ? 1 : -1;
 }
 
-/* ---- linear layers: a matmul x [M, K] · wᵀ, w [N, K] read as [K, N] ---- */
+/* ---- linear layers: a matmul x [M, K] · wᵀ, w [N, K] read as [K, N]
+ * (or w [K, N] itself: wt), a residual as the sum post-op ---- */
 
 static int
 linear_desc(Layer *l, dnnl_matmul_desc_t *md)
 {
 	dnnl_dims_t dx = { l->M, l->K }, dy = { l->M, l->N }, dw = { l->K, l->N }, db = { 1, l->N };
-	dnnl_dims_t sw = { 1, l->K };
+	dnnl_dims_t sw = { l->wt ? l->N : 1, l->wt ? 1 : l->K };
 	dnnl_memory_desc_t anyw, bmd;
 
 	if (p_dnnl_memory_desc_init_by_tag(&l->umd[0], 2, dx, dnnl_f32, dnnl_ab) ||
@@ -838,7 +841,7 @@ linear_make(Ctx *c, Layer *l, const float *w, float *prep, const float *bias)
 	dnnl_dims_t db = { 1, l->N };
 
 	l->nthr = c->nthr;
-	if (linear_desc(l, &md) != 0 || make(c, l, &md, 0) != 0)
+	if (linear_desc(l, &md) != 0 || make(c, l, &md, l->sum) != 0)
 		return -1;
 	if (l->rsrc || l->rdst)   /* plain src and dst asked for: never reordered */
 		return -1;
@@ -854,7 +857,8 @@ linear_make(Ctx *c, Layer *l, const float *w, float *prep, const float *bias)
 
 int
 dprt_dnnl_linear_run(float *y, const float *x, const float *w, const float *prep,
-                     const float *bias, int64_t M, int64_t N, int64_t K, int act)
+                     const float *bias, const float *res, int64_t M, int64_t N, int64_t K,
+                     int act, int wt)
 {
 	Layer *l;
 	Ctx *c;
@@ -864,9 +868,10 @@ dprt_dnnl_linear_run(float *y, const float *x, const float *w, const float *prep
 	if (l->M < 0)   /* no primitive to be had: the unpacked path */
 		return -1;
 	c->nthr = dprt_threads();
-	if (l->M != M || l->act != act || l->nobias != !bias || l->nthr != c->nthr || !l->prim) {
+	if (l->M != M || l->act != act || l->nobias != !bias || l->nthr != c->nthr || !l->prim ||
+	    l->wt != wt || l->sum != !!res) {
 		layer_free(l);
-		l->M = M, l->act = act, l->nobias = !bias;
+		l->M = M, l->act = act, l->nobias = !bias, l->wt = wt, l->sum = !!res;
 		if (linear_make(c, l, w, (float *)prep, bias) != 0) {
 			layer_free(l);
 			l->M = -1;
@@ -875,7 +880,7 @@ dprt_dnnl_linear_run(float *y, const float *x, const float *w, const float *prep
 	}
 	if (bias)
 		p_dnnl_memory_set_data_handle(l->mbias, (void *)bias);
-	return run(c, l, y, x, NULL) == 0 ? 1 : -1;
+	return run(c, l, y, x, res) == 0 ? 1 : -1;
 }
 
 /* ---- other large products: oneDNN's sgemm (packs per call) ---- */

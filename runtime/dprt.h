@@ -419,6 +419,14 @@ void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int
                    int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
                    const void *mask, int dtype_mask, int nb, const int64_t *bdim,
                    const int64_t *mbst, int64_t msl, int64_t mss, float *scratch);
+/* The same with q, k, v, y read and written in place through strides:
+ * st holds, for y, q, k, v in turn, nb + 1 element strides: those of the
+ * batch dims bdim, then the row stride (the last dim is contiguous); B is
+ * the product of bdim.  NULL: dense, as dprt_sdpa_f32. */
+void dprt_sdpa_strided_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
+                           int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
+                           const void *mask, int dtype_mask, int nb, const int64_t *bdim,
+                           const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st);
 
 /* ---- Text (tokenize.c): byte-level BPE tokenizers from a Hugging Face
  * tokenizer.json (GPT-2 and Llama-3 style), giving the ids and text of the
@@ -571,6 +579,14 @@ int64_t dprt_linear_prep_floats(int64_t N, int64_t K);
 void dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K);
 void dprt_linear_packed_f32(float *y, const float *x, const float *w, const float *prep,
                             const float *bias, int64_t M, int64_t N, int64_t K, int act);
+/* Both in one, more general: y [M, N] = act(x [M, K]·W + bias + res), W =
+ * wᵀ for w [N, K], or w itself for w [K, N] when wt (an addmm's weight);
+ * res [M, N] or NULL; prep packed by dprt_linear_prep_ex (same wt), or
+ * NULL (unpacked). */
+void dprt_linear_prep_ex(float *prep, const float *w, int64_t N, int64_t K, int wt);
+void dprt_linear_ex_f32(float *y, const float *x, const float *w, const float *prep,
+                        const float *bias, const float *res, int64_t M, int64_t N, int64_t K,
+                        int act, int wt);
 
 /* ---- Generation (sample.c; formats/dp.md, "Generation") ---- */
 

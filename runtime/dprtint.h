@@ -85,8 +85,8 @@ DPRT_HIDDEN int dprt_dnnl_conv_run(const dprt_conv *cv, float *y, const float *x
                                    const float *prep, const float *res);
 DPRT_HIDDEN int dprt_dnnl_linear_prep(float *prep, const float *w, int64_t N, int64_t K);
 DPRT_HIDDEN int dprt_dnnl_linear_run(float *y, const float *x, const float *w,
-                                     const float *prep, const float *bias, int64_t M,
-                                     int64_t N, int64_t K, int act);
+                                     const float *prep, const float *bias, const float *res,
+                                     int64_t M, int64_t N, int64_t K, int act, int wt);
 /* C [M, N] (rows ldc apart) = A·B + bias (per column, or NULL) through
  * oneDNN's sgemm when it is loaded, DPRT_DNNL has "gemm" and the product is
  * large (M·N·K >= 2^24): 1 done, 0 not taken, -1 failed. */

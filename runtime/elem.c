@@ -6,6 +6,7 @@
 #include <string.h>
 #include "dprtint.h"
 #include "dpscalar.h"
+#include "gemm.h"
 
 /* ---- strided loop nests ---- */
 
@@ -195,10 +196,78 @@ dprt_unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
 		dprt_parallel((n + CHUNK - 1) / CHUNK, unary_task, &u);
 }
 
+/* tanh and GELU's tanh form, vectorized (gemm.h's polynomials): tanhf
+ * per element was most of GPT-2's elementwise time. */
+static inline __attribute__((always_inline)) void
+tanh_body(float *restrict y, const float *restrict x, int64_t n, int gelu)
+{
+	int64_t i;
+
+	if (gelu)
+		for (i = 0; i < n; i++)
+			y[i] = dprt_gelu_tanh_poly(x[i]);
+	else
+		for (i = 0; i < n; i++)
+			y[i] = dprt_tanh_poly(x[i]);
+}
+
+static void
+tanh_generic(float *y, const float *x, int64_t n, int gelu)
+{
+	tanh_body(y, x, n, gelu);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma")))
+static void
+tanh_avx2(float *y, const float *x, int64_t n, int gelu)
+{
+	tanh_body(y, x, n, gelu);
+}
+
+__attribute__((target("avx512f,avx2,fma")))
+static void
+tanh_avx512(float *y, const float *x, int64_t n, int gelu)
+{
+	tanh_body(y, x, n, gelu);
+}
+#endif
+
+static void
+tanh_loop(float *y, const float *x, int64_t n, int gelu)
+{
+	if (y == x) {   /* in place: through a block on the stack (restrict) */
+		_Alignas(64) float t[256];
+		int64_t i, m;
+		for (i = 0; i < n; i += m) {
+			m = n - i < 256 ? n - i : 256;
+			tanh_loop(t, x + i, m, gelu);
+			memcpy(y + i, t, sizeof *t * (size_t)m);
+		}
+		return;
+	}
+#if defined(__x86_64__)
+	if (dprt_isa() == DPRT_ISA_AVX512) {
+		tanh_avx512(y, x, n, gelu);
+		return;
+	}
+	if (dprt_isa() == DPRT_ISA_AVX2) {
+		tanh_avx2(y, x, n, gelu);
+		return;
+	}
+#endif
+	tanh_generic(y, x, n, gelu);
+}
+
 static void
 unary_f32(int op, float *y, const float *x, int64_t n, float lo, float hi)
 {
 	int64_t i;
+
+	if (op == DPRT_TANH || op == DPRT_GELU_TANH) {
+		tanh_loop(y, x, n, op == DPRT_GELU_TANH);
+		return;
+	}
 
 #define U(F) for (i = 0; i < n; i++) y[i] = dps_##F(x[i], lo, hi); break;
 	switch (op) {
@@ -297,7 +366,19 @@ row_f32(void *ctx, const int64_t *off, int64_t n, const int64_t *st)
 		break;
 	case DPRT_MUL: ROW(float, float, dps_mul(u, v, 1.0f)) break;
 	case DPRT_DIV: ROW(float, float, dps_div(u, v, 1.0f)) break;
-	case DPRT_POW: ROW(float, float, dps_pow(u, v, 1.0f)) break;
+	case DPRT_POW:
+		/* a scalar exponent PyTorch special-cases (pow_tensor_scalar):
+		 * its products, and vectorized (powf per element was most of
+		 * an RMS norm's time) */
+		if (st[2] == 0 && ((const float *)c->b)[off[2]] == 2.0f)
+			ROW(float, float, ((void)v, u * u))
+		else if (st[2] == 0 && ((const float *)c->b)[off[2]] == 3.0f)
+			ROW(float, float, ((void)v, u * u * u))
+		else if (st[2] == 0 && ((const float *)c->b)[off[2]] == 0.5f)
+			ROW(float, float, ((void)v, sqrtf(u)))
+		else
+			ROW(float, float, dps_pow(u, v, 1.0f))
+		break;
 	CMPS(float)
 	default: break;
 	}
@@ -581,8 +662,9 @@ dprt_copy(void *y, const int64_t *sy, const void *x, const int64_t *sx, int es, 
 	pwalk(&t, row_copy, &m);
 }
 
-/* dprt_memcpy's chunks: 1 MiB, enough to keep a core streaming. */
-enum { MEMCPY_CHUNK = 1 << 20 };
+/* dprt_memcpy's chunks: 256 KiB, enough to keep a core streaming (a KV
+ * cache's 1.5 MB update is six of them). */
+enum { MEMCPY_CHUNK = 1 << 18 };
 
 typedef struct Memcpy {
 	unsigned char *y;
@@ -660,6 +742,35 @@ dprt_arange(void *y, int dtype, double start, double step, int64_t n)
 /* ---- gathers ---- */
 
 /* Gathers rows along the middle axis (see dprt.h). */
+/* A large gather's rows in pieces of about GATHER_CHUNK bytes over the
+ * pool (a KV cache rewritten row by row every step). */
+enum { GATHER_CHUNK = 1 << 17 };
+
+typedef struct Gather {
+	void *y;
+	const void *x, *idx;
+	int dtype_idx;
+	int64_t outer, n, m;
+	size_t row;
+	int64_t per;            /* rows per task */
+} Gather;
+
+static void
+gather_task(void *arg, int64_t t)
+{
+	const Gather *g = arg;
+	int64_t r, r1 = (t + 1) * g->per < g->outer * g->m ? (t + 1) * g->per : g->outer * g->m;
+
+	for (r = t * g->per; r < r1; r++) {
+		int64_t o = r / g->m, j = r % g->m;
+		int64_t ix = g->dtype_idx == DPRT_I32 ? ((const int32_t *)g->idx)[j] :
+		             ((const int64_t *)g->idx)[j];
+		if (ix < 0)
+			ix += g->n;
+		memcpy((char *)g->y + r * g->row, (const char *)g->x + (o * g->n + ix) * g->row, g->row);
+	}
+}
+
 int
 dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t inner,
             const void *idx, int dtype_idx, int64_t m, const char *what, char *err,
@@ -673,6 +784,12 @@ dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_t in
 		if (ix < -n || ix >= n)
 			return dprt_errf(err, errn, "%s: index %lld is out of range for a dimension "
 			                 "of size %lld", what, (long long)ix, (long long)n);
+	}
+	if ((int64_t)row * outer * m >= 2 * GATHER_CHUNK && dprt_threads() > 1) {
+		Gather g = { y, x, idx, dtype_idx, outer, n, m, row,
+		             GATHER_CHUNK / (int64_t)row > 0 ? GATHER_CHUNK / (int64_t)row : 1 };
+		dprt_parallel((outer * m + g.per - 1) / g.per, gather_task, &g);
+		return 0;
 	}
 	for (o = 0; o < outer; o++)
 		for (j = 0; j < m; j++) {

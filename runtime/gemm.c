@@ -201,6 +201,10 @@ epilogue(const dprt_gemm *g, float *c, const float *v, int64_t n, const float *c
 		for (j = 0; j < n; j++)
 			c[j] = dprt_gelu_poly(c[j]);
 		break;
+	case DPRT_ACT_GELU_TANH:   /* vectorized: tanhf per element cost more than the product */
+		for (j = 0; j < n; j++)
+			c[j] = dprt_gelu_tanh_poly(c[j]);
+		break;
 	case DPRT_ACT_NONE:
 		break;
 	default:
@@ -453,6 +457,7 @@ typedef struct Small {
 	int64_t M, N, K;
 	const float *A, *B;
 	int64_t rsa, csa, rsb, csb;
+	int64_t w;              /* the dot path's columns per task (<= W) */
 } Small;
 
 /* C = A·B for few rows whose rows are contiguous along K and B's columns
@@ -462,7 +467,7 @@ dot_task(void *arg, int64_t t)
 {
 	const Small *s = arg;
 	float r[DOTM][W];
-	int64_t i, j, j0 = t * W, n = s->N - j0 < W ? s->N - j0 : W;
+	int64_t i, j, j0 = t * s->w, n = s->N - j0 < s->w ? s->N - j0 : s->w;
 
 	for (j = 0; j < n; j++)
 		for (i = 0; i < s->M; i++)
@@ -563,9 +568,13 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 		t = o.rs0, o.rs0 = o.cs0, o.cs0 = t;
 		t = o.rsc, o.rsc = o.csc, o.csc = t;
 	}
-	s = (Small){&o, M, N, K, A, B, rsa, csa, rsb, csb};
+	s = (Small){&o, M, N, K, A, B, rsa, csa, rsb, csb, W};
 	if (M <= DOTM && csa == 1 && rsb == 1) {
-		dprt_parallel((N + W - 1) / W, dot_task, &s);
+		/* narrower tasks when there are few: a decode step's 768 columns
+		 * kept 12 of 16 threads busy at 64 a task */
+		while (s.w > 8 && (N + s.w - 1) / s.w < 4 * (int64_t)dprt_threads())
+			s.w /= 2;
+		dprt_parallel((N + s.w - 1) / s.w, dot_task, &s);
 		return;
 	}
 	if (M == 1 && csb == 1) {
@@ -579,6 +588,7 @@ dprt_sgemm(int64_t M, int64_t N, int64_t K, float alpha,
 
 typedef struct Act {
 	float *y;
+	const float *res;       /* added before the activation, or NULL */
 	int64_t n, rows;        /* row length, rows per task */
 	int64_t M;
 	int act;
@@ -591,31 +601,59 @@ act_task(void *arg, int64_t t)
 	int64_t i, i1 = (t + 1) * a->rows < a->M ? (t + 1) * a->rows : a->M;
 
 	for (i = t * a->rows * a->n; i < i1 * a->n; i++)
-		a->y[i] = dprt_act(a->act, a->y[i], 0.0f, 0.0f);
+		a->y[i] = dprt_act(a->act, a->res ? a->y[i] + a->res[i] : a->y[i], 0.0f, 0.0f);
+}
+
+/*
+ * y [M, N] = act(x [M, K]·W + bias + res): W is wᵀ for w [N, K] (a linear
+ * layer), or w itself for w [K, N] when wt (an addmm's weight); prep, when
+ * not NULL, holds it packed by dprt_linear_prep_ex (or oneDNN's layer).
+ * Few rows take the dot products (or axpys), then the residual and
+ * activation; more the packed path with both in its epilogue.
+ */
+void
+dprt_linear_ex_f32(float *y, const float *x, const float *w, const float *prep,
+                   const float *bias, const float *res, int64_t M, int64_t N, int64_t K,
+                   int act, int wt)
+{
+	dprt_gemm g;
+	Act a;
+	int64_t rsb = wt ? N : 1, csb = wt ? 1 : K;
+	int r = prep && M > DOTM && K > 0 ?
+		dprt_dnnl_linear_run(y, x, w, prep, bias, res, M, N, K, act, wt) : 0;
+
+	if (r > 0)
+		return;
+	if (r < 0)   /* oneDNN's layer, run unpacked */
+		prep = NULL;
+	if (M <= DOTM || K <= 0) {   /* few rows: the dot products, then the activation */
+		dprt_sgemm(M, N, K, 1.0f, x, K, 1, w, rsb, csb, bias ? 1.0f : 0.0f, bias, 0, 1, y, N);
+		if (act != DPRT_ACT_NONE || res) {
+			a = (Act){ y, res, N, 1, M, act };
+			dprt_parallel(M, act_task, &a);
+		}
+		return;
+	}
+	memset(&g, 0, sizeof g);
+	g.M = M, g.N = N, g.K = K;
+	g.a = x, g.rsa = K, g.csa = 1;
+	if (prep)
+		g.bp = prep;
+	else
+		g.b = w, g.rsb = rsb, g.csb = csb;
+	g.c = y, g.ldc = N;
+	g.alpha = 1.0f, g.beta = 1.0f;
+	g.c0 = bias, g.rs0 = 0, g.cs0 = 1;
+	g.res = res, g.ldr = N;
+	g.act = act;
+	dprt_gemm_run(&g);
 }
 
 void
 dprt_linear_f32(float *y, const float *x, const float *w, const float *bias, int64_t M,
                 int64_t N, int64_t K, int act)
 {
-	dprt_gemm g;
-	Act a;
-
-	if (M <= DOTM || K <= 0) {   /* few rows: the dot products, then the activation */
-		dprt_sgemm(M, N, K, 1.0f, x, K, 1, w, 1, K, bias ? 1.0f : 0.0f, bias, 0, 1, y, N);
-		a = (Act){ y, N, 1, M, act };
-		dprt_parallel(M, act_task, &a);
-		return;
-	}
-	memset(&g, 0, sizeof g);
-	g.M = M, g.N = N, g.K = K;
-	g.a = x, g.rsa = K, g.csa = 1;
-	g.b = w, g.rsb = 1, g.csb = K;
-	g.c = y, g.ldc = N;
-	g.alpha = 1.0f, g.beta = 1.0f;
-	g.c0 = bias, g.rs0 = 0, g.cs0 = 1;
-	g.act = act;
-	dprt_gemm_run(&g);
+	dprt_linear_ex_f32(y, x, w, NULL, bias, NULL, M, N, K, act, 0);
 }
 
 int64_t
@@ -625,38 +663,27 @@ dprt_linear_prep_floats(int64_t N, int64_t K)
 }
 
 void
-dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K)
+dprt_linear_prep_ex(float *prep, const float *w, int64_t N, int64_t K, int wt)
 {
 	const dprt_kern *kr = dprt_kern_get();
-	int64_t q;
+	int64_t q, rsb = wt ? N : 1, csb = wt ? 1 : K;
 
 	if (dprt_dnnl_linear_prep(prep, w, N, K))
 		return;   /* oneDNN packs it at the first run (dnnl.c) */
 	for (q = 0; q * kr->nr < N; q++)
 		pack_b1(kr->nr, K, N - q * kr->nr < kr->nr ? N - q * kr->nr : kr->nr,
-		        w + q * kr->nr * K, 1, K, prep + q * kr->nr * K);
+		        w + q * kr->nr * csb, rsb, csb, prep + q * kr->nr * K);
+}
+
+void
+dprt_linear_prep(float *prep, const float *w, int64_t N, int64_t K)
+{
+	dprt_linear_prep_ex(prep, w, N, K, 0);
 }
 
 void
 dprt_linear_packed_f32(float *y, const float *x, const float *w, const float *prep,
                        const float *bias, int64_t M, int64_t N, int64_t K, int act)
 {
-	dprt_gemm g;
-	int r = M > DOTM && K > 0 ? dprt_dnnl_linear_run(y, x, w, prep, bias, M, N, K, act) : 0;
-
-	if (r > 0)
-		return;
-	if (M <= DOTM || K <= 0 || r < 0) {   /* r < 0: oneDNN's layer, run unpacked */
-		dprt_linear_f32(y, x, w, bias, M, N, K, act);
-		return;
-	}
-	memset(&g, 0, sizeof g);
-	g.M = M, g.N = N, g.K = K;
-	g.a = x, g.rsa = K, g.csa = 1;
-	g.bp = prep;
-	g.c = y, g.ldc = N;
-	g.alpha = 1.0f, g.beta = 1.0f;
-	g.c0 = bias, g.rs0 = 0, g.cs0 = 1;
-	g.act = act;
-	dprt_gemm_run(&g);
+	dprt_linear_ex_f32(y, x, w, prep, bias, NULL, M, N, K, act, 0);
 }

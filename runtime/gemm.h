@@ -118,6 +118,43 @@ dprt_gelu_poly(float v)
 	return v * 0.5f * (1.0f + (x < 0.0f ? -erf : erf));
 }
 
+/*
+ * tanh in straight-line code for vectorized loops: below |x| = 0.5 its
+ * Taylor series to x¹⁵ (the next term is under 5e-9 of the value), above
+ * it (1 − e)/(1 + e) with e = exp(−2|x|) (dprt_exp_le0; no cancellation
+ * there, 1 − e >= 0.63), the sign put back.  Within 3 ulp of tanhf; NaN
+ * gives NaN.
+ */
+static inline __attribute__((always_inline)) float
+dprt_tanh_poly(float x)
+{
+	float ax = x < 0.0f ? -x : x, z = x * x, p, e, big, r;
+
+	p = -5.9002744e-4f;                  /* −6404582/10854718875, the x¹⁷ term */
+	p = p * z + 1.4558344e-3f;           /* 929569/638512875 */
+	p = p * z - 3.5921280e-3f;           /* −21844/6081075 */
+	p = p * z + 8.8632355e-3f;           /* 1382/155925 */
+	p = p * z - 2.1869488e-2f;           /* −62/2835 */
+	p = p * z + 5.3968254e-2f;           /* 17/315 */
+	p = p * z - 1.3333334e-1f;           /* −2/15 */
+	p = p * z + 3.3333334e-1f;           /* 1/3 */
+	p = x * (1.0f - z * p);   /* odd: −0 stays −0 */
+	e = dprt_exp_le0(ax > 44.0f ? -88.0f : -2.0f * ax);
+	big = (1.0f - e) / (1.0f + e);
+	r = ax < 0.5f ? p : x < 0.0f ? -big : big;
+	return x != x ? x : r;
+}
+
+/* 0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³))), step by step as the
+ * decomposed form computes it (GPT-2's NewGELU), tanh by dprt_tanh_poly. */
+static inline __attribute__((always_inline)) float
+dprt_gelu_tanh_poly(float v)
+{
+	float c = v + (v * v * v) * 0.044715f;
+
+	return (0.5f * v) * (1.0f + dprt_tanh_poly(c * 0.7978845608028654f));
+}
+
 /* The activation of the epilogues, as dprt_unary_f32 computes it. */
 static inline float
 dprt_act(int act, float v, float lo, float hi)

@@ -162,6 +162,35 @@ dprt_batchnorm_f32(float *y, const float *x, const float *w, const float *b,
 	dprt_parallel(ntasks(C, &nm.rows), bn_task, &nm);
 }
 
+/* Σ x[i], or Σ (x[i] - m)² when sq (f64 in 8 independent lanes, summed
+ * pairwise: the compiler vectorizes it; one chain of dependent adds was
+ * most of a layer norm). */
+static double
+sum8(const float *x, int64_t n, int sq, double m)
+{
+	double s[8] = { 0 };
+	int64_t i;
+	int l, w;
+
+	if (!sq) {
+		for (i = 0; i + 8 <= n; i += 8)
+			for (l = 0; l < 8; l++)
+				s[l] += x[i + l];
+		for (l = 0; i < n; i++, l++)
+			s[l] += x[i];
+	} else {
+		for (i = 0; i + 8 <= n; i += 8)
+			for (l = 0; l < 8; l++)
+				s[l] += (x[i + l] - m) * (x[i + l] - m);
+		for (l = 0; i < n; i++, l++)
+			s[l] += (x[i] - m) * (x[i] - m);
+	}
+	for (w = 4; w > 0; w /= 2)
+		for (l = 0; l < w; l++)
+			s[l] += s[l + w];
+	return s[0];
+}
+
 /* Layer norm: mean and variance of each row in f64, then
  * y = (x·rstd - mean·rstd)·w + b. */
 static void
@@ -174,14 +203,12 @@ ln_task(void *arg, int64_t t)
 	for (o = t * nm->rows; o < o1; o++) {
 		const float *xp = nm->x + o * n;
 		float *yp = nm->y + o * n;
-		double s = 0, ss = 0, m;
+		double s, ss, m;
 		float rstd, bias;
 
-		for (i = 0; i < n; i++)
-			s += xp[i];
+		s = sum8(xp, n, 0, 0);
 		m = n > 0 ? s / (double)n : 0;
-		for (i = 0; i < n; i++)
-			ss += (xp[i] - m) * (xp[i] - m);
+		ss = sum8(xp, n, 1, m);
 		rstd = (float)(1.0 / sqrt(ss / (double)(n > 0 ? n : 1) + nm->eps));
 		bias = -rstd * (float)m;
 		for (i = 0; i < n; i++) {
@@ -515,7 +542,63 @@ typedef struct Attn {
 	const void *mask;
 	const int64_t *bdim, *mbst;
 	int64_t msl, mss;
+	const int64_t *st;      /* NULL: dense; else for y, q, k, v in turn the nb
+	                           batch strides then the row stride */
 } Attn;
+
+/* Batch entry b of a task: where its rows of y, q, k, v start, their row
+ * strides, its offset in the mask. */
+typedef struct Ent {
+	float *y;
+	const float *q, *k, *v;
+	int64_t ry, rq, rk, rv, mo;
+} Ent;
+
+static inline __attribute__((always_inline)) void
+entry(const Attn *at, int64_t b, Ent *en)
+{
+	int64_t rem = b, ix, off[4] = { 0 };
+	int d, t, nb = at->nb;
+
+	en->mo = 0;
+	for (d = nb - 1; d >= 0; d--) {   /* b's index in the batch shape */
+		ix = rem % at->bdim[d];
+		rem /= at->bdim[d];
+		if (at->mask)
+			en->mo += ix * at->mbst[d];
+		if (at->st)
+			for (t = 0; t < 4; t++)
+				off[t] += ix * at->st[t * (nb + 1) + d];
+	}
+	if (at->st) {
+		en->y = at->y + off[0], en->ry = at->st[nb];
+		en->q = at->q + off[1], en->rq = at->st[2 * nb + 1];
+		en->k = at->k + off[2], en->rk = at->st[3 * nb + 2];
+		en->v = at->v + off[3], en->rv = at->st[4 * nb + 3];
+		return;
+	}
+	en->y = at->y + b * at->L * at->Ev, en->ry = at->Ev;
+	en->q = at->q + b * at->L * at->E, en->rq = at->E;
+	en->k = at->k + b * at->S * at->E, en->rk = at->E;
+	en->v = at->v + b * at->S * at->Ev, en->rv = at->Ev;
+}
+
+/* Whether a bool mask hides every key of [j0, j1) from rows [i0, i1):
+ * the block is then skipped (each of its rows would skip it anyway). */
+static inline int
+hidden(const Attn *at, int64_t mo, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+	const uint8_t *m = at->mask;
+	int64_t i, j;
+
+	if (!m || at->dtype_mask != DPRT_BOOL)
+		return 0;
+	for (i = i0; i < i1; i++)
+		for (j = j0; j < j1; j++)
+			if (m[mo + i * at->msl + j * at->mss])
+				return 0;
+	return 1;
+}
 
 /* q·k over n in 16 independent lanes, summed pairwise. */
 static inline __attribute__((always_inline)) float
@@ -541,34 +624,34 @@ attn_rows(void *arg, int64_t t)
 {
 	const Attn *at = arg;
 	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
-	int64_t E = at->E, Ev = at->Ev, mo = 0, rem = b, i, j, j0, j1, e;
+	int64_t E = at->E, Ev = at->Ev, mo, i, j, j0, j1, e;
 	float m[QB], l[QB], sc[KB];
-	int r, d;
+	int r;
+	Ent en;
 
 	if (i1 > L)
 		i1 = L;
-	if (at->mask)   /* b's offset in the mask: its index in the batch shape */
-		for (d = at->nb - 1; d >= 0; d--) {
-			mo += rem % at->bdim[d] * at->mbst[d];
-			rem /= at->bdim[d];
-		}
+	entry(at, b, &en);
+	mo = en.mo;
 	for (i = i0; i < i1; i++) {
 		m[i - i0] = -INFINITY;
 		l[i - i0] = 0;
-		memset(at->y + (b * L + i) * Ev, 0, sizeof(float) * (size_t)Ev);
+		memset(en.y + i * en.ry, 0, sizeof(float) * (size_t)Ev);
 	}
 	for (j0 = 0; j0 < S; j0 += KB) {
 		if (at->causal && j0 > i1 - 1)
 			break;
+		if (hidden(at, mo, i0, i1, j0, j0 + KB < S ? j0 + KB : S))
+			continue;
 		for (i = i0; i < i1; i++) {
-			const float *qi = at->q + (b * L + i) * E;
-			float *yi = at->y + (b * L + i) * Ev, mb = -INFINITY, mn, corr;
+			const float *qi = en.q + i * en.rq;
+			float *yi = en.y + i * en.ry, mb = -INFINITY, mn, corr;
 			r = (int)(i - i0);
 			j1 = j0 + KB < S ? j0 + KB : S;
 			if (at->causal && j1 > i + 1)
 				j1 = i + 1;
 			for (j = j0; j < j1; j++) {
-				float sv = at->scale * adot(qi, at->k + (b * S + j) * E, E);
+				float sv = at->scale * adot(qi, en.k + j * en.rk, E);
 				if (at->mask) {
 					int64_t o = mo + i * at->msl + j * at->mss;
 					if (at->dtype_mask == DPRT_BOOL)
@@ -591,7 +674,7 @@ attn_rows(void *arg, int64_t t)
 			}
 			m[r] = mn;
 			for (j = j0; j < j1; j++) {
-				const float *vj = at->v + (b * S + j) * Ev;
+				const float *vj = en.v + j * en.rv;
 				float pj = expf(sc[j - j0] - mn);
 				l[r] += pj;
 				for (e = 0; e < Ev; e++)
@@ -600,7 +683,7 @@ attn_rows(void *arg, int64_t t)
 		}
 	}
 	for (i = i0; i < i1; i++) {
-		float *yi = at->y + (b * L + i) * Ev, inv;
+		float *yi = en.y + i * en.ry, inv;
 		r = (int)(i - i0);
 		if (m[r] == -INFINITY)   /* every key masked: zeros (already) */
 			continue;
@@ -637,14 +720,17 @@ enum { EMAX = 256 };
 static _Thread_local _Alignas(64) float attn_kt[EMAX * KB];
 
 static inline __attribute__((always_inline)) void
-attn_body(void *arg, int64_t t)
+attn_body(void *arg, int64_t t, const int R)
 {
 	const Attn *at = arg;
 	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
-	int64_t E = at->E, Ev = at->Ev, mo = 0, rem = b, i, j0, j1, e, e0, n;
-	float m[QB], l[QB];
-	_Alignas(64) float sc[KB], pr[KB];
-	int r, d, jj, c, nc, bad;
+	int64_t E = at->E, Ev = at->Ev, mo, i, j0, j1, e, e0, n, nr[4];
+	float m[QB], l[QB], corr[4];
+	_Alignas(64) float sc[4][KB], pr[4][KB];
+	int r, jj, c, nc, bad, g, k, act[4], same;
+	const float *qr[4];
+	float *yr[4];
+	Ent en;
 
 	if (E > EMAX) {
 		attn_rows(arg, t);
@@ -652,22 +738,21 @@ attn_body(void *arg, int64_t t)
 	}
 	if (i1 > L)
 		i1 = L;
-	if (at->mask)   /* b's offset in the mask: its index in the batch shape */
-		for (d = at->nb - 1; d >= 0; d--) {
-			mo += rem % at->bdim[d] * at->mbst[d];
-			rem /= at->bdim[d];
-		}
+	entry(at, b, &en);
+	mo = en.mo;
 	for (i = i0; i < i1; i++) {
 		m[i - i0] = -INFINITY;
 		l[i - i0] = 0;
-		memset(at->y + (b * L + i) * Ev, 0, sizeof(float) * (size_t)Ev);
+		memset(en.y + i * en.ry, 0, sizeof(float) * (size_t)Ev);
 	}
 	for (j0 = 0; j0 < S; j0 += KB) {
 		if (at->causal && j0 > i1 - 1)
 			break;
 		j1 = j0 + KB < S ? j0 + KB : S;
+		if (hidden(at, mo, i0, i1, j0, j1))
+			continue;
 		for (jj = 0; jj < KB; jj++) {
-			const float *kj = at->k + (b * S + j0 + jj) * E;
+			const float *kj = en.k + (j0 + jj) * en.rk;
 			if (j0 + jj < j1)
 				for (e = 0; e < E; e++)
 					attn_kt[e * KB + jj] = kj[e];
@@ -675,94 +760,141 @@ attn_body(void *arg, int64_t t)
 				for (e = 0; e < E; e++)
 					attn_kt[e * KB + jj] = 0.0f;
 		}
-		for (i = i0; i < i1; i++) {
-			const float *qi = at->q + (b * L + i) * E;
-			float *yi = at->y + (b * L + i) * Ev, mb = -INFINITY, mn, corr, ls;
-			v16 acc[KB / 16], s16;
-			r = (int)(i - i0);
-			n = j1 - j0;
-			if (at->causal && j0 + n > i + 1)
-				n = i + 1 - j0;
-			for (c = 0; c < KB / 16; c++)
-				acc[c] = (v16){ 0 };
+		/* R rows at a time (each key vector loaded once for all of them);
+		 * every row's sums in the same order as alone */
+		for (i = i0; i < i1; i += R) {
+			v16 acc[4][KB / 16], s16;
+			g = i1 - i < R ? (int)(i1 - i) : R;
+			for (k = 0; k < R; k++) {   /* rows past the block repeat its last */
+				qr[k] = en.q + (i + (k < g ? k : g - 1)) * en.rq;
+				yr[k] = en.y + (i + k) * en.ry;
+				for (c = 0; c < KB / 16; c++)
+					acc[k][c] = (v16){ 0 };
+			}
 			for (e = 0; e < E; e++) {
-				float qe = qi[e];
-				for (c = 0; c < KB / 16; c++) {
-					v16 kv;
-					memcpy(&kv, attn_kt + e * KB + c * 16, sizeof kv);
-					acc[c] += qe * kv;
+				v16 kv[KB / 16];
+				for (c = 0; c < KB / 16; c++)
+					memcpy(&kv[c], attn_kt + e * KB + c * 16, sizeof kv[c]);
+				for (k = 0; k < R; k++) {
+					float qe = qr[k][e];
+					for (c = 0; c < KB / 16; c++)
+						acc[k][c] += qe * kv[c];
 				}
 			}
-			for (c = 0; c < KB / 16; c++)
-				memcpy(sc + c * 16, &acc[c], sizeof acc[c]);
-			for (jj = 0; jj < KB; jj++)
-				sc[jj] = jj < n ? at->scale * sc[jj] : -INFINITY;
-			if (at->mask)
-				for (jj = 0; jj < n; jj++) {
-					int64_t o = mo + i * at->msl + (j0 + jj) * at->mss;
-					if (at->dtype_mask == DPRT_BOOL)
-						sc[jj] = ((const uint8_t *)at->mask)[o] ? sc[jj] : -INFINITY;
-					else
-						sc[jj] += ((const float *)at->mask)[o];
-				}
-			bad = 0;
-			for (jj = 0; jj < KB; jj++) {
-				mb = sc[jj] > mb ? sc[jj] : mb;
-				bad |= sc[jj] != sc[jj];
-			}
-			if (bad)
-				mb = NAN;
-			if (n <= 0 || mb == -INFINITY)
-				continue;   /* every key of the block masked */
-			mn = mb > m[r] || mb != mb ? mb : m[r];
-			corr = m[r] == -INFINITY ? 0.0f : expf(m[r] - mn);
-			m[r] = mn;
-			for (jj = 0; jj < KB; jj++)
-				sc[jj] -= mn;
-			if (bad || mn == INFINITY)
+			for (k = 0; k < g; k++) {   /* each row's softmax over the block */
+				float mb = -INFINITY, mn, ls, *sk = sc[k], *pk = pr[k];
+				r = (int)(i + k - i0);
+				act[k] = 0;
+				n = j1 - j0;
+				if (at->causal && j0 + n > i + k + 1)
+					n = i + k + 1 - j0;
+				nr[k] = n;
+				for (c = 0; c < KB / 16; c++)
+					memcpy(sk + c * 16, &acc[k][c], sizeof acc[k][c]);
 				for (jj = 0; jj < KB; jj++)
-					pr[jj] = jj < n ? expf(sc[jj]) : 0.0f;
-			else
-				vexp_block(pr, sc);
-			s16 = (v16){ 0 };
-			for (c = 0; c < KB / 16; c++) {
-				v16 pv;
-				memcpy(&pv, pr + c * 16, sizeof pv);
-				s16 += pv;
+					sk[jj] = jj < n ? at->scale * sk[jj] : -INFINITY;
+				if (at->mask)
+					for (jj = 0; jj < n; jj++) {
+						int64_t o = mo + (i + k) * at->msl + (j0 + jj) * at->mss;
+						if (at->dtype_mask == DPRT_BOOL)
+							sk[jj] = ((const uint8_t *)at->mask)[o] ? sk[jj] : -INFINITY;
+						else
+							sk[jj] += ((const float *)at->mask)[o];
+					}
+				bad = 0;
+				for (jj = 0; jj < KB; jj++) {
+					mb = sk[jj] > mb ? sk[jj] : mb;
+					bad |= sk[jj] != sk[jj];
+				}
+				if (bad)
+					mb = NAN;
+				if (n <= 0 || mb == -INFINITY)
+					continue;   /* every key of the block masked */
+				act[k] = 1;
+				mn = mb > m[r] || mb != mb ? mb : m[r];
+				corr[k] = m[r] == -INFINITY ? 0.0f : expf(m[r] - mn);
+				m[r] = mn;
+				for (jj = 0; jj < KB; jj++)
+					sk[jj] -= mn;
+				if (bad || mn == INFINITY)
+					for (jj = 0; jj < KB; jj++)
+						pk[jj] = jj < n ? expf(sk[jj]) : 0.0f;
+				else
+					vexp_block(pk, sk);
+				s16 = (v16){ 0 };
+				for (c = 0; c < KB / 16; c++) {
+					v16 pv;
+					memcpy(&pv, pk + c * 16, sizeof pv);
+					s16 += pv;
+				}
+				ls = 0;
+				for (c = 0; c < 16; c++)
+					ls += s16[c];
+				l[r] = l[r] * corr[k] + ls;
 			}
-			ls = 0;
-			for (c = 0; c < 16; c++)
-				ls += s16[c];
-			l[r] = l[r] * corr + ls;
-			/* y = y·corr + Σ p·v, 64 columns (4 vectors) at a time */
+			same = g == R;
+			for (k = 0; k < g; k++)
+				same &= act[k] && nr[k] == nr[0];
+			/* y = y·corr + Σ p·v, 64 columns (4 vectors) at a time: all R
+			 * rows together when they take the same keys, else row by row */
 			for (e0 = 0; e0 + 16 <= Ev; e0 += 64) {
 				nc = (int)((Ev - e0) / 16 < 4 ? (Ev - e0) / 16 : 4);
-				for (c = 0; c < nc; c++) {
-					memcpy(&acc[c], yi + e0 + c * 16, sizeof acc[c]);
-					acc[c] *= corr;
-				}
-				for (jj = 0; jj < n; jj++) {
-					const float *vj = at->v + (b * S + j0 + jj) * Ev + e0;
-					float pj = pr[jj];
-					for (c = 0; c < nc; c++) {
-						v16 vv;
-						memcpy(&vv, vj + c * 16, sizeof vv);
-						acc[c] += pj * vv;
+				if (same) {
+					for (k = 0; k < R; k++)
+						for (c = 0; c < nc; c++) {
+							memcpy(&acc[k][c], yr[k] + e0 + c * 16, sizeof acc[k][c]);
+							acc[k][c] *= corr[k];
+						}
+					for (jj = 0; jj < nr[0]; jj++) {
+						const float *vj = en.v + (j0 + jj) * en.rv + e0;
+						v16 vv[4];
+						for (c = 0; c < nc; c++)
+							memcpy(&vv[c], vj + c * 16, sizeof vv[c]);
+						for (k = 0; k < R; k++) {
+							float pj = pr[k][jj];
+							for (c = 0; c < nc; c++)
+								acc[k][c] += pj * vv[c];
+						}
 					}
+					for (k = 0; k < R; k++)
+						for (c = 0; c < nc; c++)
+							memcpy(yr[k] + e0 + c * 16, &acc[k][c], sizeof acc[k][c]);
+					continue;
 				}
-				for (c = 0; c < nc; c++)
-					memcpy(yi + e0 + c * 16, &acc[c], sizeof acc[c]);
+				for (k = 0; k < g; k++) {
+					if (!act[k])
+						continue;
+					for (c = 0; c < nc; c++) {
+						memcpy(&acc[0][c], yr[k] + e0 + c * 16, sizeof acc[0][c]);
+						acc[0][c] *= corr[k];
+					}
+					for (jj = 0; jj < nr[k]; jj++) {
+						const float *vj = en.v + (j0 + jj) * en.rv + e0;
+						float pj = pr[k][jj];
+						for (c = 0; c < nc; c++) {
+							v16 vv;
+							memcpy(&vv, vj + c * 16, sizeof vv);
+							acc[0][c] += pj * vv;
+						}
+					}
+					for (c = 0; c < nc; c++)
+						memcpy(yr[k] + e0 + c * 16, &acc[0][c], sizeof acc[0][c]);
+				}
 			}
-			for (e = Ev / 16 * 16; e < Ev; e++) {
-				float ye = yi[e] * corr;
-				for (jj = 0; jj < n; jj++)
-					ye += pr[jj] * at->v[(b * S + j0 + jj) * Ev + e];
-				yi[e] = ye;
+			for (k = 0; k < g; k++) {
+				if (!act[k])
+					continue;
+				for (e = Ev / 16 * 16; e < Ev; e++) {
+					float ye = yr[k][e] * corr[k];
+					for (jj = 0; jj < nr[k]; jj++)
+						ye += pr[k][jj] * en.v[(j0 + jj) * en.rv + e];
+					yr[k][e] = ye;
+				}
 			}
 		}
 	}
 	for (i = i0; i < i1; i++) {
-		float *yi = at->y + (b * L + i) * Ev, inv;
+		float *yi = en.y + i * en.ry, inv;
 		r = (int)(i - i0);
 		if (m[r] == -INFINITY)   /* every key masked: zeros (already) */
 			continue;
@@ -775,7 +907,7 @@ attn_body(void *arg, int64_t t)
 static void
 attn_generic(void *arg, int64_t t)
 {
-	attn_body(arg, t);
+	attn_body(arg, t, 1);
 }
 
 #if defined(__x86_64__)
@@ -783,14 +915,14 @@ __attribute__((target("avx2,fma")))
 static void
 attn_avx2(void *arg, int64_t t)
 {
-	attn_body(arg, t);
+	attn_body(arg, t, 2);
 }
 
 __attribute__((target("avx512f,avx2,fma")))
 static void
 attn_avx512(void *arg, int64_t t)
 {
-	attn_body(arg, t);
+	attn_body(arg, t, 4);
 }
 #endif
 
@@ -800,11 +932,21 @@ dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t 
               const void *mask, int dtype_mask, int nb, const int64_t *bdim,
               const int64_t *mbst, int64_t msl, int64_t mss, float *scratch)
 {
+	dprt_sdpa_strided_f32(y, q, k, v, B, L, S, E, Ev, scale, causal, mask, dtype_mask, nb, bdim,
+	                      mbst, msl, mss, NULL);
+	(void)scratch;
+}
+
+void
+dprt_sdpa_strided_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
+                      int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
+                      const void *mask, int dtype_mask, int nb, const int64_t *bdim,
+                      const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st)
+{
 	Attn at = { y, q, k, v, L, S, E, Ev, (L + QB - 1) / QB, scale, causal, dtype_mask, nb,
-	            mask, bdim, mbst, msl, mss };
+	            mask, bdim, mbst, msl, mss, st };
 	void (*fn)(void *, int64_t) = attn_generic;
 
-	(void)scratch;
 #if defined(__x86_64__)
 	if (dprt_isa() == DPRT_ISA_AVX512)
 		fn = attn_avx512;

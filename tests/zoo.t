@@ -37,5 +37,17 @@ for d in tests/zoo/*/; do
 		fi
 	done
 done
+
+# The cpu target's transformer fusions (lower_cpu/xf.c) on GPT-2's block:
+# the 8 ops of its tanh GELU one epilogue of the MLP's first product, the
+# addmm products packed linear layers reading [K, N] with the residual adds
+# in their epilogues, attention reading the fused projection in place.
+c=$tmp/hf_gpt2_train.cpu/m_hf_gpt2_train/5.cpu.c
+check "hf_gpt2_train cpu: tanh GELU fused into the linear layer before it" \
+	sh -c "grep -c 'dprt_linear_ex_f32(.*DPRT_ACT_GELU_TANH, 1)' '$c' | grep -qx 2 && ! grep -q 'aten.tanh\|aten.pow' '$c'"
+check "hf_gpt2_train cpu: residual adds in the epilogues of the projections" \
+	sh -c "test \$(grep 'dprt_linear_ex_f32(' '$c' | grep -vc ', NULL, [0-9]*, [0-9]*, [0-9]*, DPRT_ACT') -eq 4"
+check "hf_gpt2_train cpu: attention strided, no slice or permute copies" \
+	sh -c "grep -c 'dprt_sdpa_strided_f32(' '$c' | grep -qx 2 && ! grep -q 'dprt_permute(' '$c'"
 echo "1..$n"
 [ $fails -eq 0 ]

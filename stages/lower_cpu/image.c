@@ -127,9 +127,18 @@ k_assign(Ctx *c, const Op *op, int i)
 		}
 	if (n == 0)
 		return 0;
-	str_printf(c->body, "\tif ((void *)v%d != (const void *)v%d)\n\t\tmemmove(v%d, v%d, %lld);\n",
-	           V(c, op->in[0]), V(c, op->in[1]), V(c, op->in[0]), V(c, op->in[1]), (long long)n);
-	str_printf(c->body, "\tif ((void *)v%d != (const void *)v%d)\n\t\tmemcpy(v%d, v%d, %lld);\n",
-	           V(c, op->out[0]), V(c, op->in[1]), V(c, op->out[0]), V(c, op->in[1]), (long long)n);
+	/* over the pool when the two do not overlap (a KV cache's update) */
+	str_printf(c->body, "\tif ((const char *)v%d + %lld <= (const char *)v%d || "
+	           "(const char *)v%d + %lld <= (const char *)v%d)\n\t\tdprt_memcpy(v%d, v%d, %lld);\n"
+	           "\telse\n\t\tmemmove(v%d, v%d, %lld);\n", V(c, op->in[0]), (long long)n,
+	           V(c, op->in[1]), V(c, op->in[1]), (long long)n, V(c, op->in[0]), V(c, op->in[0]),
+	           V(c, op->in[1]), (long long)n, V(c, op->in[0]), V(c, op->in[1]), (long long)n);
+	k = c->plan->h[op->out[0]].last > i;   /* the result read (through views too), */
+	for (j = 0; j < c->fn->nout; j++)        /* or an output */
+		k |= c->fn->out[j].val == op->out[0];
+	if (k)
+		str_printf(c->body, "\tif ((void *)v%d != (const void *)v%d)\n\t\tdprt_memcpy(v%d, "
+		           "v%d, %lld);\n", V(c, op->out[0]), V(c, op->in[1]), V(c, op->out[0]),
+		           V(c, op->in[1]), (long long)n);
 	return 0;
 }

@@ -355,7 +355,8 @@ emit_op(Ctx *c, int i)
 	op_text(c->body, c->fn, op);
 	str_put(c->body, " */\n");
 	if (emitters[op->kind] == NULL ||
-	    (op->kind == Alinear && c->fuse && (c->fuse[i].act || nn_prep(c->fn, op) > 0)))
+	    (op->kind == Alinear && c->fuse && (c->fuse[i].act || nn_prep(c->fn, op) > 0 ||
+	                                        dp_attr(op, "wt") || dp_attr(op, "res"))))
 		return emit_nn(c, op, i);   /* nn.c: the NN_OPS (a fused linear), or the error */
 	return emitters[op->kind](c, op, i);
 }

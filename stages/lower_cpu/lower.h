@@ -146,6 +146,18 @@ int64_t nn_prep(const Fn *fn, const Op *op);
  * blkbytes is the bytes of a blocked value (channels padded to 16). */
 char *nn_layout(Fn *fn, const Fuse *fu);
 int64_t nn_blkbytes(const Type *t);
+/* nn.c's fusion helpers: the one reader of v after op i (or -1), whether
+ * v is a cpu f32 constant, whether two types are equal, an op's
+ * activation (DPRT_ACT_*, 0 for none). */
+int reader(const Fn *fn, const int *nuse, const int *gone, int v, int i);
+int isconst(const Fn *fn, int v);
+int sametype(const Type *a, const Type *b);
+int actof(const Op *op, double *lo, double *hi);
+/* xf.c: nn_fuse's transformer rewrites (see there). */
+void xf_gelu(Fn *fn, int *nuse, int *gone, int *orphan);
+void xf_addmm(Fn *fn, int i);
+int xf_linear(Fn *fn, const int *nuse, int *gone, int *orphan, char *moved, Fuse *fu, int i);
+void xf_sdpa(Fn *fn, int *nuse, int *gone, int *orphan, int i);
 
 /* image.c: the emitters of resize, center_crop and topk (as emit_op's). */
 int k_resize(Ctx *c, const Op *op, int i);

@@ -673,20 +673,21 @@ linearprep(const Fn *fn, const Op *op)
 {
 	const Op *d;
 	int64_t N, K;
+	int nin = dp_geti(op, "res", 0) ? op->nin - 1 : op->nin, wt = (int)dp_geti(op, "wt", 0);
 
-	if (op->kind != Alinear || op->dev != DEV_CPU || op->nout != 1 || op->nin < 2 ||
-	    op->nin > 3 || fn->val[op->in[1]].t.rank != 2 ||
+	if (op->kind != Alinear || op->dev != DEV_CPU || op->nout != 1 || nin < 2 ||
+	    nin > 3 || fn->val[op->in[1]].t.rank != 2 ||
 	    fn->val[op->out[0]].t.dtype != DP_F32 || fn->val[op->in[0]].t.dtype != DP_F32 ||
 	    fn->val[op->in[1]].t.dtype != DP_F32)
 		return 0;
-	if (op->nin == 3 && (fn->val[op->in[2]].t.rank != 1 || fn->val[op->in[2]].t.dtype != DP_F32))
+	if (nin == 3 && (fn->val[op->in[2]].t.rank != 1 || fn->val[op->in[2]].t.dtype != DP_F32))
 		return 0;
 	d = &fn->op[fn->val[op->in[1]].def];
 	if (d->kind != Oconst || d->dev != DEV_CPU || dp_geti(d, "state", 0) ||
 	    dp_istranspose(fn, &fn->op[fn->val[op->in[0]].def]))
 		return 0;
-	N = fn->val[op->in[1]].t.dim[0];
-	K = fn->val[op->in[1]].t.dim[1];
+	N = fn->val[op->in[1]].t.dim[wt ? 1 : 0];
+	K = fn->val[op->in[1]].t.dim[wt ? 0 : 1];
 	if (N <= 0 || K <= 0 || dp_numel(&fn->val[op->in[0]].t) / K <= 32)
 		return 0;
 	return (N + 31) * K;
@@ -741,14 +742,40 @@ static int
 k_linear_act(Ctx *c, const Op *op, int i)
 {
 	int y = op->out[0], x = op->in[0], w = op->in[1];
+	int wt = (int)dp_geti(op, "wt", 0), res = (int)dp_geti(op, "res", 0);
 	const Type *tw = ty(c, w);
-	int64_t N = tw->dim[0], K = tw->dim[1], M = K ? dp_numel(ty(c, x)) / K : 0;
+	int64_t N = tw->dim[wt ? 1 : 0], K = tw->dim[wt ? 0 : 1], M = K ? dp_numel(ty(c, x)) / K : 0;
 	int packed = linearprep(c->fn, op) > 0 && c->plan->h[w].kind == H_CONST;
 
 	if (needf32(c, op, i) != 0)
 		return -1;
 	if (dp_numel(ty(c, y)) == 0)
 		return 0;
+	if (wt || res) {   /* an addmm's weight [K, N], or a residual */
+		if (packed) {
+			str_printf(c->prep, "\tdprt_linear_prep_ex((float *)((unsigned char *)arena + "
+			           "%lld), ", (long long)c->prepoff[i]);
+			prepoperand(c, c->prep, w, 1);
+			str_printf(c->prep, ", %lld, %lld, %d);\n", (long long)N, (long long)K, wt);
+		}
+		str_printf(c->body, "\tdprt_linear_ex_f32(v%d, v%d, v%d, ", V(c, y), V(c, x), V(c, w));
+		if (packed)
+			str_printf(c->body, "(const float *)((unsigned char *)arena + %lld), ",
+			           (long long)c->prepoff[i]);
+		else
+			str_put(c->body, "NULL, ");
+		if ((res ? op->nin - 1 : op->nin) == 3)
+			str_printf(c->body, "v%d, ", V(c, op->in[2]));
+		else
+			str_put(c->body, "NULL, ");
+		if (res)
+			str_printf(c->body, "v%d, ", V(c, op->in[res]));
+		else
+			str_put(c->body, "NULL, ");
+		str_printf(c->body, "%lld, %lld, %lld, %s, %d);\n", (long long)M, (long long)N,
+		           (long long)K, actname[c->fuse[i].act], wt);
+		return 0;
+	}
 	if (packed) {
 		str_printf(c->prep, "\tdprt_linear_prep((float *)((unsigned char *)arena + %lld), ",
 		           (long long)c->prepoff[i]);
@@ -861,23 +888,40 @@ k_sdpa(Ctx *c, const Op *op, int i)
 	int y = op->out[0], q = op->in[0], k = op->in[1], v = op->in[2], r, j;
 	const Type *tq = ty(c, q), *tk = ty(c, k), *tv = ty(c, v);
 	int64_t L, S, E, Ev, ms[DP_MAXRANK] = { 0 }, zero = 0;
-	const Attr *sc = dp_attr(op, "scale");
-	Type scores;
+	const Attr *sc = dp_attr(op, "scale"), *xd = dp_attr(op, "xdims");
+	const Attr *xs = dp_attr(op, "xst"), *xo = dp_attr(op, "xoff");
+	Type scores, lq;
 
 	for (j = 0; j < 3; j++)
 		if (ty(c, op->in[j])->dtype != DP_F32 || ty(c, y)->dtype != DP_F32)
 			return nokernel(c, op, i, ty(c, op->in[j])->dtype, "f32");
 	if (dp_numel(ty(c, y)) == 0)
 		return 0;
-	r = tq->rank;
-	L = tq->dim[r - 2], E = tq->dim[r - 1], S = tk->dim[r - 2], Ev = tv->dim[r - 1];
+	if (xd && xs && xo) {   /* operands read in place through strides (xf_sdpa) */
+		lq = *tq;
+		lq.rank = (uint8_t)(xd->n - 2);
+		memcpy(lq.dim, xd->ints, (size_t)lq.rank * sizeof *lq.dim);
+		tq = &lq;
+		r = tq->rank;
+		L = tq->dim[r - 2], E = tq->dim[r - 1], S = xd->ints[r], Ev = xd->ints[r + 1];
+	} else {
+		r = tq->rank;
+		L = tq->dim[r - 2], E = tq->dim[r - 1], S = tk->dim[r - 2], Ev = tv->dim[r - 1];
+	}
 	scores = *tq;
 	scores.dim[r - 1] = S;
 	if (op->nin == 4)
 		dp_bstrides(ty(c, op->in[3]), &scores, ms);
-	str_printf(c->body, "\tdprt_sdpa_f32(v%d, v%d, v%d, v%d, %lld, %lld, %lld, %lld, %lld, ",
-	           V(c, y), V(c, q), V(c, k), V(c, v), (long long)prod(tq, 0, r - 2), (long long)L,
-	           (long long)S, (long long)E, (long long)Ev);
+	if (xd && xs && xo)
+		str_printf(c->body, "\tdprt_sdpa_strided_f32(v%d + %lld, v%d + %lld, v%d + %lld, "
+		           "v%d + %lld, %lld, %lld, %lld, %lld, %lld, ", V(c, y), (long long)xo->ints[0],
+		           V(c, q), (long long)xo->ints[1], V(c, k), (long long)xo->ints[2], V(c, v),
+		           (long long)xo->ints[3], (long long)prod(tq, 0, r - 2), (long long)L,
+		           (long long)S, (long long)E, (long long)Ev);
+	else
+		str_printf(c->body, "\tdprt_sdpa_f32(v%d, v%d, v%d, v%d, %lld, %lld, %lld, %lld, "
+		           "%lld, ", V(c, y), V(c, q), V(c, k), V(c, v), (long long)prod(tq, 0, r - 2),
+		           (long long)L, (long long)S, (long long)E, (long long)Ev);
 	str_float(c->body, sc ? sc->f : 1.0 / sqrt((double)E));
 	str_printf(c->body, ", %d,\n\t\t", (int)dp_geti(op, "is_causal", 0));
 	if (op->nin == 4)
@@ -888,7 +932,12 @@ k_sdpa(Ctx *c, const Op *op, int i)
 	ints(c, r > 2 ? tq->dim : &zero, r > 2 ? r - 2 : 1);
 	str_put(c->body, ", ");
 	ints(c, r > 2 ? ms : &zero, r > 2 ? r - 2 : 1);
-	str_printf(c->body, ", %lld, %lld, NULL);\n", (long long)ms[r - 2], (long long)ms[r - 1]);
+	str_printf(c->body, ", %lld, %lld, ", (long long)ms[r - 2], (long long)ms[r - 1]);
+	if (xd && xs && xo)
+		ints(c, xs->ints, xs->n);
+	else
+		str_put(c->body, "NULL");
+	str_put(c->body, ");\n");
 	return 0;
 }
 
@@ -973,7 +1022,7 @@ emit_nn(Ctx *c, const Op *op, int i)
 
 /* The one op reading v after op i (nuse[v] == 1), or -1 (also when that
  * op is already fused into a convolution: gone). */
-static int
+int
 reader(const Fn *fn, const int *nuse, const int *gone, int v, int i)
 {
 	int j, k;
@@ -988,7 +1037,7 @@ reader(const Fn *fn, const int *nuse, const int *gone, int v, int i)
 }
 
 /* Whether v is a constant of the cpu. */
-static int
+int
 isconst(const Fn *fn, int v)
 {
 	const Op *d = &fn->op[fn->val[v].def];
@@ -996,7 +1045,7 @@ isconst(const Fn *fn, int v)
 	return d->kind == Oconst && d->dev == DEV_CPU && fn->val[v].t.dtype == DP_F32;
 }
 
-static int
+int
 sametype(const Type *a, const Type *b)
 {
 	return a->dtype == b->dtype && a->rank == b->rank &&
@@ -1004,7 +1053,7 @@ sametype(const Type *a, const Type *b)
 }
 
 /* The activation code of op (0: not one a kernel epilogue applies). */
-static int
+int
 actof(const Op *op, double *lo, double *hi)
 {
 	const Attr *a = dp_attr(op, "min"), *b = dp_attr(op, "max");
@@ -1025,37 +1074,6 @@ actof(const Op *op, double *lo, double *hi)
 	return 0;
 }
 
-/* Whether linear op i (f32, a constant 2-D weight, an input that is not a
- * transposed view) has its result read only by an activation (its index
- * into *j, the fusion into *f). */
-static int
-linearact(const Fn *fn, const int *nuse, const int *gone, int i, Fuse *f, int *j)
-{
-	const Op *op = &fn->op[i], *d;
-	int y = op->out[0], k;
-
-	if (op->dev != DEV_CPU || op->nout != 1 || op->nin < 2 || op->nin > 3 ||
-	    fn->val[op->in[1]].t.rank != 2 || !isconst(fn, op->in[1]) ||
-	    fn->val[y].t.dtype != DP_F32 || fn->val[op->in[0]].t.dtype != DP_F32)
-		return 0;
-	if (op->nin == 3 && (fn->val[op->in[2]].t.rank != 1 || fn->val[op->in[2]].t.dtype != DP_F32))
-		return 0;
-	d = &fn->op[fn->val[op->in[0]].def];
-	if (dp_istranspose(fn, d))
-		return 0;
-	if ((*j = reader(fn, nuse, gone, y, i)) < 0)
-		return 0;
-	for (k = 0; k < fn->op[*j].nin; k++)   /* y its one operand */
-		if (fn->op[*j].in[k] != y)
-			return 0;
-	if (fn->op[*j].nout != 1 || fn->op[*j].dev != DEV_CPU ||
-	    !sametype(&fn->val[fn->op[*j].out[0]].t, &fn->val[y].t))
-		return 0;
-	*f = (Fuse){ .nconv = op->nin };
-	f->act = actof(&fn->op[*j], &f->lo, &f->hi);
-	return f->act != 0 && f->act != 2;   /* a clamp's bounds have no place in the call */
-}
-
 Fuse *
 nn_fuse(Fn *fn)
 {
@@ -1074,25 +1092,18 @@ nn_fuse(Fn *fn)
 		nuse[fn->out[i].val] += 2;   /* a graph output is never fused away */
 	for (i = 0; i < fn->nval; i++)
 		orphan[i] = -1;
+	xf_gelu(fn, nuse, gone, orphan);   /* the transformer rewrites (xf.c) */
 	for (i = 0; i < fn->nop; i++) {
 		Op *op = &fn->op[i];
 		Fuse f = { .nconv = op->nin };
 		int cur, last = i, *in, nin;
 
-		if (moved[i])
-			continue;   /* a fused convolution, already done */
-		if (op->kind == Alinear && linearact(fn, nuse, gone, i, &f, &j)) {
-			orphan[op->out[0]] = 1;
-			op->out[0] = fn->op[j].out[0];
-			fu[j] = f;
-			fn->op[j] = *op;   /* the linear layer runs where its activation did */
-			moved[j] = 1;
-			gone[i] = 1;
-			for (k = 0; k < fn->nval; k++)
-				if (orphan[k] == 1)
-					orphan[k] = 2 + j;
+		if (moved[i] || gone[i])
+			continue;   /* a fused op, already done */
+		xf_addmm(fn, i);
+		if (op->kind == Alinear && xf_linear(fn, nuse, gone, orphan, moved, fu, i))
 			continue;
-		}
+		xf_sdpa(fn, nuse, gone, orphan, i);
 		if (op->kind != Aconv || op->dev != DEV_CPU || op->nout != 1 ||
 		    fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4 ||
 		    fn->val[op->out[0]].t.dtype != DP_F32 || fn->val[op->in[0]].t.dtype != DP_F32) {

@@ -926,6 +926,161 @@ test_linear_act(void)
 		}
 }
 
+/* dprt_linear_ex_f32: the weight stored [K, N] (an addmm's, wt) or [N, K],
+ * a residual and an activation in the epilogue, packed or not, against
+ * f64; the same bits on 1 to 4 threads. */
+static void
+test_linear_ex(void)
+{
+	static const int64_t sz[][3] = { { 197, 300, 200 }, { 5, 70, 33 }, { 128, 96, 64 } };
+	for (size_t t = 0; t < sizeof sz / sizeof sz[0]; t++)
+		for (int v = 0; v < 4; v++) {   /* bit 0: wt, bit 1: gelu tanh (else none) */
+			int64_t M = sz[t][0], N = sz[t][1], K = sz[t][2];
+			int wt = v & 1, act = v & 2 ? DPRT_ACT_GELU_TANH : DPRT_ACT_NONE, same = 1;
+			float *x = frand(M * K, -1, 1), *w = frand(N * K, -1, 1), *b = frand(N, -1, 1);
+			float *r = frand(M * N, -2, 2);
+			float *y = malloc((size_t)(M * N) * 4), *y2 = malloc((size_t)(M * N) * 4);
+			float *pw = malloc((size_t)dprt_linear_prep_floats(N, K) * 4);
+			double *ref = malloc((size_t)(M * N) * sizeof *ref);
+			dprt_linear_prep_ex(pw, w, N, K, wt);
+			for (int th = 1; th <= 4; th++) {
+				dprt_pool *pool;
+				char err[200];
+				if (dprt_pool_create(&pool, th, err, sizeof err) != 0) {
+					ok(0, "a pool: %s", err);
+					return;
+				}
+				dprt_pool_enter(pool);
+				dprt_linear_ex_f32(th == 1 ? y : y2, x, w, th % 2 ? NULL : pw, b, r, M, N, K,
+				                   act, wt);
+				dprt_pool_leave(pool);
+				dprt_pool_destroy(pool);
+				if (th > 1)
+					same &= memcmp(y, y2, (size_t)(M * N) * 4) == 0;
+			}
+			for (int64_t i = 0; i < M; i++)
+				for (int64_t j = 0; j < N; j++) {
+					double a = b[j] + (double)r[i * N + j];
+					for (int64_t l = 0; l < K; l++)
+						a += (double)x[i * K + l] * (wt ? w[l * N + j] : w[j * K + l]);
+					if (act)
+						a = 0.5 * a * (1 + tanh(sqrt(2 / M_PI) * (a + 0.044715 * a * a * a)));
+					ref[i * N + j] = a;
+				}
+			char name[128];
+			snprintf(name, sizeof name, "linear_ex %lldx%lldx%lld, weight %s, + bias + residual%s",
+			         (long long)M, (long long)N, (long long)K, wt ? "[K, N]" : "[N, K]",
+			         act ? ", gelu tanh" : "");
+			close_rel(y, ref, M * N, 1e-5, name);
+			ok(same, "  the same bits on 1 to 4 threads, packed on 2 and 4");
+			free(x), free(w), free(b), free(r), free(y), free(y2), free(pw), free(ref);
+		}
+}
+
+/* dprt_sdpa_strided_f32 reading q, k, v in one [B, L, 3, H, E] tensor (a
+ * fused projection, GPT-2's) and writing y as [B, L, H, Ev]: the same bits
+ * as dprt_sdpa_f32 on dense copies, with and without a causal bool mask
+ * (whose hidden key blocks are skipped). */
+static void
+test_sdpa_strided(void)
+{
+	static const struct { int64_t B, H, L, E; int mask; } c[] = {
+		{ 1, 12, 128, 64, 1 }, { 2, 3, 70, 16, 0 }, { 1, 2, 150, 32, 1 },
+	};
+	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
+		int64_t B = c[t].B, H = c[t].H, L = c[t].L, E = c[t].E, n = B * H * L * E;
+		float *qkv = frand(B * L * 3 * H * E, -2, 2), *d[3], *y = malloc((size_t)n * 4);
+		float *ys = malloc((size_t)n * 4);
+		uint8_t *bm = malloc((size_t)(L * L));
+		int64_t st[4 * 3], zero[2] = { 0, 0 };
+		int same = 1;
+		for (int64_t i = 0; i < L * L; i++)
+			bm[i] = i % L <= i / L;   /* causal, as a tensor */
+		for (int k = 0; k < 3; k++) {   /* dense [B, H, L, E] copies */
+			d[k] = malloc((size_t)n * 4);
+			for (int64_t b = 0; b < B; b++)
+				for (int64_t h = 0; h < H; h++)
+					for (int64_t i = 0; i < L; i++)
+						memcpy(d[k] + ((b * H + h) * L + i) * E,
+						       qkv + ((b * L + i) * 3 + k) * H * E + h * E, (size_t)E * 4);
+		}
+		/* y [B, L, H, E]; q, k, v at offsets 0, H·E, 2·H·E of rows 3·H·E apart */
+		int64_t ys_[3] = { L * H * E, E, H * E }, xs[3] = { L * 3 * H * E, E, 3 * H * E };
+		memcpy(st, ys_, sizeof ys_);
+		for (int k = 1; k < 4; k++)
+			memcpy(st + 3 * k, xs, sizeof xs);
+		dprt_sdpa_f32(y, d[0], d[1], d[2], B * H, L, L, E, E, 0.125f, 0,
+		              c[t].mask ? bm : NULL, DPRT_BOOL, 2, (const int64_t[]){ B, H }, zero, L, 1,
+		              NULL);
+		dprt_sdpa_strided_f32(ys, qkv, qkv + H * E, qkv + 2 * H * E, B * H, L, L, E, E, 0.125f,
+		                      0, c[t].mask ? bm : NULL, DPRT_BOOL, 2, (const int64_t[]){ B, H },
+		                      zero, L, 1, st);
+		for (int64_t b = 0; b < B; b++)
+			for (int64_t h = 0; h < H; h++)
+				for (int64_t i = 0; i < L; i++)
+					same &= memcmp(y + ((b * H + h) * L + i) * E,
+					               ys + ((b * L + i) * H + h) * E, (size_t)E * 4) == 0;
+		ok(same, "sdpa strided [%lld, %lld] L%lld E%lld%s: the same bits as on dense copies",
+		   (long long)B, (long long)H, (long long)L, (long long)E,
+		   c[t].mask ? ", causal bool mask" : "");
+		for (int k = 0; k < 3; k++)
+			free(d[k]);
+		free(qkv), free(y), free(ys), free(bm);
+	}
+}
+
+/* pow by a scalar 2, 3 or 0.5: PyTorch's products and square root exactly
+ * (pow_tensor_scalar), not powf's rounding. */
+static void
+test_pow_scalar(void)
+{
+	static const float ex[] = { 2.0f, 3.0f, 0.5f };
+	int64_t n = 70000, one = 1, z = 0;
+	float *x = frand(n, 0, 3), *y = malloc((size_t)n * 4);
+	for (size_t k = 0; k < sizeof ex / sizeof *ex; k++) {
+		int same = 1;
+		dprt_binary(DPRT_POW, DPRT_F32, y, x, &one, &ex[k], &z, 1, &n, 1.0);
+		for (int64_t i = 0; i < n; i++) {
+			float w = ex[k] == 2.0f ? x[i] * x[i] : ex[k] == 3.0f ? x[i] * x[i] * x[i] :
+			          sqrtf(x[i]);
+			same &= memcmp(&w, &y[i], 4) == 0;
+		}
+		ok(same, "pow(x, %g): PyTorch's special case, bit for bit", ex[k]);
+	}
+	free(x), free(y);
+}
+
+/* A large gather (a KV cache's rows) split over a pool: the rows of the
+ * plain loop, byte for byte. */
+static void
+test_gather_pool(void)
+{
+	int64_t outer = 12, n = 3, m = 512, inner = 64, *ix = malloc((size_t)m * 8);
+	float *x = frand(outer * n * inner, -1, 1), *y1 = malloc((size_t)(outer * m * inner) * 4);
+	float *y3 = malloc((size_t)(outer * m * inner) * 4);
+	dprt_pool *pool;
+	char err[200];
+	int rc;
+	for (int64_t j = 0; j < m; j++)
+		ix[j] = (j * 7) % n - (j % 5 == 0 ? n : 0);   /* negative ones too */
+	rc = dprt_gather(y1, x, 4, outer, n, inner, ix, DPRT_I64, m, "t", err, sizeof err);
+	if (dprt_pool_create(&pool, 3, err, sizeof err) != 0) {
+		ok(0, "a pool: %s", err);
+		return;
+	}
+	dprt_pool_enter(pool);
+	rc |= dprt_gather(y3, x, 4, outer, n, inner, ix, DPRT_I64, m, "t", err, sizeof err);
+	dprt_pool_leave(pool);
+	dprt_pool_destroy(pool);
+	int same = rc == 0 && memcmp(y1, y3, (size_t)(outer * m * inner) * 4) == 0;
+	for (int64_t o = 0; o < outer && same; o++)
+		for (int64_t j = 0; j < m; j++)
+			same &= memcmp(y1 + (o * m + j) * inner,
+			               x + (o * n + (ix[j] + n) % n) * inner, (size_t)inner * 4) == 0;
+	ok(same, "gather of 12x512 rows on 3 threads: the rows it names");
+	free(ix), free(x), free(y1), free(y3);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -945,6 +1100,10 @@ main(int argc, char **argv)
 	test_conv_run();
 	test_sgemm_threads();
 	test_linear_act();
+	test_linear_ex();
+	test_sdpa_strided();
+	test_pow_scalar();
+	test_gather_pool();
 	printf("1..%d\n", ntest);
 	return nfail != 0;
 }
