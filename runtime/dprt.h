@@ -19,12 +19,16 @@ extern const int dprt_dtype_size[DPRT_NDTYPE];
 
 /* A named graph input or output of a program.  An input with DPRT_DYN
  * sizes (u8[?,?,C]) is an image of any size: its in[] entry points at a
- * dprt_image, not at the pixels. */
+ * dprt_image, not at the pixels.  An output with len set has a leading
+ * size known only at run time: dim[0] is its bound, its buffer has room
+ * for that many rows, and output len - 1 (an int64_t) receives the row
+ * count (formats/ops.md, "Bounded sizes"). */
 typedef struct dprt_io {
 	const char *name;
 	int dtype;
 	int rank;
 	int64_t dim[DPRT_MAXRANK];
+	int len;           /* 1 + the index of the output of its row count; 0: none */
 } dprt_io;
 
 /* An image of any size: h × w × c u8 pixels, dense HWC (RGB for c = 3). */

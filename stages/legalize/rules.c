@@ -1671,20 +1671,19 @@ r_complex(Lz *z, const Op *op)
 	                          OT->rank - 1));
 }
 
-/* aten.nonzero_static: row k is the coordinates of the (k+1)-th nonzero of
- * x in row-major order, or fill_value past the last.  The running count c
+/* The rows of aten.nonzero_static(x, size, fill): row k is the coordinates
+ * of the (k+1)-th nonzero of x in row-major order, or fill past the last.  The running count c
  * of nonzeros (aten.cumsum of x != 0 viewed flat [N]) marks element j as
  * the (k+1)-th where c[j] = k + 1 and x[j] != 0: an [size, N] aten.eq
  * (memory size·N bools), aten.any per row, argmax the first mark; each
  * coordinate an aten.index into that dim's aten.arange expanded to x's
  * shape and viewed flat; aten.stack, aten.where. */
 static int
-r_nonzeros(Lz *z, const Op *op)
+nzcoords(Lz *z, int x, const Type *t, int64_t size, int64_t fill)
 {
-	const Type *t = IT(0);
-	int64_t n = dp_numel(t), size = dp_geti(op, "size", 0), row[2] = { 1, n }, col[2] = { size, 1 };
+	int64_t n = dp_numel(t), row[2] = { 1, n }, col[2] = { size, 1 };
 	int64_t v[DP_MAXRANK], one = 1;
-	int x = X(0), nz, c, eq, has, pos, k, d, co[DP_MAXRANK];
+	int nz, c, eq, has, pos, k, d, co[DP_MAXRANK];
 
 	nz = t->dtype == DP_BOOL ? x : lz_op2(z, Ane, x, lz_scalar(z, 0, t->dtype));
 	nz = lz_view(z, nz, &n, 1);
@@ -1733,11 +1732,43 @@ r_nonzeros(Lz *z, const Op *op)
 	dp_seti(z->out, k, "dim", 1);
 	c = lz_end(z, k);
 	{
-		int in[3] = { lz_view(z, has, col, 2), c, lz_scalar(z, (double)dp_geti(op, "fill_value", -1), DP_I64) };
+		int in[3] = { lz_view(z, has, col, 2), c, lz_scalar(z, (double)fill, DP_I64) };
 		if (in[0] < 0 || c < 0 || in[2] < 0)
 			return -1;
-		return bind(z, op, lz_end(z, lz_begin(z, Awhere, in, 3)));
+		return lz_end(z, lz_begin(z, Awhere, in, 3));
 	}
+}
+
+static int
+r_nonzeros(Lz *z, const Op *op)
+{
+	return bind(z, op, nzcoords(z, X(0), IT(0), dp_geti(op, "size", 0),
+	                            dp_geti(op, "fill_value", -1)));
+}
+
+/* aten.nonzero: the coordinates as aten.nonzero_static's with a bound of
+ * every element (rows past the count 0, valid indices for the gathers
+ * after it), the count (aten.sum of x != 0 as i64), and bound of the two
+ * (formats/ops.md, "Bounded sizes"). */
+static int
+r_nonzero(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int64_t n = dp_numel(t), zero = 0;
+	int x = X(0), co = nzcoords(z, x, t, n, 0), nz, k, in[2];
+
+	nz = t->dtype == DP_BOOL ? x : lz_op2(z, Ane, x, lz_scalar(z, 0, t->dtype));
+	nz = lz_cast(z, lz_view(z, nz, &n, 1), DP_I64);
+	if (nz < 0 || co < 0)
+		return -1;
+	k = lz_begin(z, Asum, &nz, 1);
+	dp_setints(z->out, k, "dim", &zero, 1);
+	in[0] = co;
+	in[1] = lz_end(z, k);
+	if (in[1] < 0)
+		return -1;
+	z->map[op->out[1]] = in[1];
+	return bind(z, op, lz_end(z, lz_begin(z, Obound, in, 2)));
 }
 
 static const struct {
@@ -1831,6 +1862,8 @@ static const struct {
 	{ Acangle, r_complex, "atan2(im, re)" },
 	{ Anonzeros, r_nonzeros, "aten.cumsum of x != 0, aten.eq with aten.arange(1, size + 1), aten.any, "
 	  "argmax, an aten.index per dim into its coordinates, aten.stack, aten.where" },
+	{ Anonzero, r_nonzero, "bound of aten.nonzero_static(x, size=numel, fill_value=0)'s rewrite "
+	  "and the count, aten.sum of x != 0 as i64" },
 };
 
 int

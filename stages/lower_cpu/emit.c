@@ -147,6 +147,8 @@ iotable(Str *s, const Fn *fn, const Param *p, int np, int isout)
 		str_cstring(s, p[i].io);
 		str_printf(s, ", %s, %d, ", dprt_enum(p[i].t.dtype), p[i].t.rank);
 		str_ints(s, p[i].t.dim, p[i].t.rank);
+		if (isout && p[i].t.bnd)   /* the next output is its row count */
+			str_printf(s, ", %d", i - (np - fn->nout) + 2);
 		str_put(s, "},\n");
 	}
 	str_put(s, "};\n");
