@@ -121,15 +121,15 @@ keeps(const Fn *fn, const Op *op, const Type *out, int k, int64_t b, const char 
 	case Aslice: case Aselect:
 		*why = "it slices or selects along its rows";
 		return notrows(op, "dim", x->rank);
-	case Aindex: case Aindexn: case Aembedding: {
-		/* rows gathered by a bounded index at dim 0, or a bounded x's rows kept */
-		int dim = op->kind == Aembedding ? 0 : (int)dp_geti(op, "dim", 0);
-		int xk = op->kind == Aembedding ? 1 : 0;
+	case Aembedding:   /* rows of the weight by a bounded index */
 		*why = "it gathers along its rows";
-		if (k == xk)
-			return dim > 0 && x->rank > 0;
-		return dim == 0 && !fn->val[op->in[xk]].t.bnd;
-	}
+		return k == 1;
+	case Aindex: case Aindexn:
+		/* rows gathered by a bounded index at dim 0, or a bounded x's rows kept */
+		*why = "it gathers along its rows";
+		if (k == 0)
+			return dp_geti(op, "dim", 0) > 0;
+		return dp_geti(op, "dim", 0) == 0 && !fn->val[op->in[0]].t.bnd;
 	}
 	if (form == Freduce) {
 		*why = "a reduction over its rows would need the run-time length";
@@ -144,6 +144,12 @@ dp_bound_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 	int n = dp_op_nout[op->kind], first = -1, len = -1;
 	int64_t b = 0;
 
+	if ((op->kind == Oinput || op->kind == Oconst) && op->nout == 1 &&
+	    fn->val[op->out[0]].t.bnd) {
+		dp_seterr(err, "%s: its sizes are static; a bounded one (<=) is made by aten.nonzero "
+		          "alone", dp_op_name[op->kind]);
+		return -1;
+	}
 	for (int i = 0; i < n; i++)
 		out[i].bnd = 0;
 	if (op->kind == Anonzero || op->kind == Obound) {

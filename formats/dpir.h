@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #define DP_MAJOR 1     /* bumped only on structural change; others rejected */
-#define DP_MINOR 1     /* 1: bounded sizes (a value's 4th entry) */
+#define DP_MINOR 0
 #define DP_MAXRANK 8
 #define DP_MAXOUT 2    /* the most results a non-imported op has (topk) */
 #define DP_DYN (-1)    /* a size known only at run time ("?"): see dp_isdyn */

@@ -1679,7 +1679,7 @@ r_complex(Lz *z, const Op *op)
  * coordinate an aten.index into that dim's aten.arange expanded to x's
  * shape and viewed flat; aten.stack, aten.where. */
 static int
-nzcoords(Lz *z, int x, const Type *t, int64_t size, int64_t fill)
+nzcoords(Lz *z, int x, const Type *t, int64_t size, int64_t fill, int *count)
 {
 	int64_t n = dp_numel(t), row[2] = { 1, n }, col[2] = { size, 1 };
 	int64_t v[DP_MAXRANK], one = 1;
@@ -1694,6 +1694,13 @@ nzcoords(Lz *z, int x, const Type *t, int64_t size, int64_t fill)
 	c = lz_end(z, k);
 	if (c < 0)
 		return -1;
+	if (count) {   /* the count of nonzeros, i64[] */
+		int64_t zero = 0;
+		k = lz_begin(z, Asum, &c, 1);
+		dp_setints(z->out, k, "dim", &zero, 1);
+		if ((*count = lz_end(z, k)) < 0)
+			return -1;
+	}
 	k = lz_begin(z, Acumsum, &c, 1);
 	dp_seti(z->out, k, "dim", 0);
 	c = lz_end(z, k);
@@ -1743,7 +1750,7 @@ static int
 r_nonzeros(Lz *z, const Op *op)
 {
 	return bind(z, op, nzcoords(z, X(0), IT(0), dp_geti(op, "size", 0),
-	                            dp_geti(op, "fill_value", -1)));
+	                            dp_geti(op, "fill_value", -1), NULL));
 }
 
 /* aten.nonzero: the coordinates as aten.nonzero_static's with a bound of
@@ -1754,18 +1761,10 @@ static int
 r_nonzero(Lz *z, const Op *op)
 {
 	const Type *t = IT(0);
-	int64_t n = dp_numel(t), zero = 0;
-	int x = X(0), co = nzcoords(z, x, t, n, 0), nz, k, in[2];
+	int in[2];
 
-	nz = t->dtype == DP_BOOL ? x : lz_op2(z, Ane, x, lz_scalar(z, 0, t->dtype));
-	nz = lz_cast(z, lz_view(z, nz, &n, 1), DP_I64);
-	if (nz < 0 || co < 0)
-		return -1;
-	k = lz_begin(z, Asum, &nz, 1);
-	dp_setints(z->out, k, "dim", &zero, 1);
-	in[0] = co;
-	in[1] = lz_end(z, k);
-	if (in[1] < 0)
+	in[0] = nzcoords(z, X(0), t, dp_numel(t), 0, &in[1]);
+	if (in[0] < 0)
 		return -1;
 	z->map[op->out[1]] = in[1];
 	return bind(z, op, lz_end(z, lz_begin(z, Obound, in, 2)));
