@@ -19,16 +19,12 @@ extern const int dprt_dtype_size[DPRT_NDTYPE];
 
 /* A named graph input or output of a program.  An input with DPRT_DYN
  * sizes (u8[?,?,C]) is an image of any size: its in[] entry points at a
- * dprt_image, not at the pixels.  An output with len set has a leading
- * size known only at run time: dim[0] is its bound, its buffer has room
- * for that many rows, and output len - 1 (an int64_t) receives the row
- * count (formats/ops.md, "Bounded sizes"). */
+ * dprt_image, not at the pixels. */
 typedef struct dprt_io {
 	const char *name;
 	int dtype;
 	int rank;
 	int64_t dim[DPRT_MAXRANK];
-	int len;           /* 1 + the index of the output of its row count; 0: none */
 } dprt_io;
 
 /* An image of any size: h × w × c u8 pixels, dense HWC (RGB for c = 3). */
@@ -68,6 +64,11 @@ typedef struct dprt_prog {
 	/* The generation loop the pipeline declares ("IN=OUT,key=value...", the
 	 * spec of --generate), or NULL. */
 	const char *generate;
+	/* Per output, 1 + the index of the output receiving its row count when
+	 * its leading size is known only at run time (dim[0] is then its bound,
+	 * the room its buffer has; formats/ops.md, "Bounded sizes"), else 0;
+	 * NULL: none. */
+	const int *outlen;
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */

@@ -718,9 +718,10 @@ static dprt_io
 outio(const Cli *c, int i)
 {
 	dprt_io io = c->p->out[i];
+	int k = c->p->outlen ? c->p->outlen[i] - 1 : -1;
 
-	if (io.len > 0 && io.len <= c->p->nout) {
-		int64_t n = *(const int64_t *)c->out[io.len - 1];
+	if (k >= 0 && k < c->p->nout) {
+		int64_t n = *(const int64_t *)c->out[k];
 		io.dim[0] = n < 0 ? 0 : n < io.dim[0] ? n : io.dim[0];
 	}
 	return io;

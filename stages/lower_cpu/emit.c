@@ -147,8 +147,6 @@ iotable(Str *s, const Fn *fn, const Param *p, int np, int isout)
 		str_cstring(s, p[i].io);
 		str_printf(s, ", %s, %d, ", dprt_enum(p[i].t.dtype), p[i].t.rank);
 		str_ints(s, p[i].t.dim, p[i].t.rank);
-		if (isout && p[i].t.bnd)   /* the next output is its row count */
-			str_printf(s, ", %d", i - (np - fn->nout) + 2);
 		str_put(s, "},\n");
 	}
 	str_put(s, "};\n");
@@ -534,6 +532,14 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		for (i = 0; i < fn->nout; i++)
 			str_printf(out, "%s%d", i ? ", " : "",
 			           fn->op[fn->val[fn->out[i].val].def].kind == Odetokenize);
+		str_put(out, "},\n");
+	}
+	for (i = 0; i < fn->nout && !fn->val[fn->out[i].val].t.bnd; i++)
+		;
+	if (i < fn->nout) {   /* bounded outputs: the next output is the row count */
+		str_put(out, "\t.outlen = (const int[]){");
+		for (i = 0; i < fn->nout; i++)
+			str_printf(out, "%s%d", i ? ", " : "", fn->val[fn->out[i].val].t.bnd ? i + 2 : 0);
 		str_put(out, "},\n");
 	}
 	if (prep.n)
