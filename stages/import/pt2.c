@@ -586,7 +586,6 @@ unbacked(Model *m, const char *expr, int64_t *bound)
 	return 1;
 }
 
-
 /* A size of the archive: an int, or a symbolic size of a dynamic-shape
  * export, which import takes at the export example's value (the hint the
  * archive records with the expression); with bnd, a leading size that is
