@@ -58,6 +58,8 @@ DPS_U(asin, asinf(v))
 DPS_U(asinh, asinhf(v))
 DPS_U(atan, atanf(v))
 DPS_U(atanh, atanhf(v))
+/* x·tanh(softplus(x)), as PyTorch computes it: x·tanh(log1p(eˣ)) */
+DPS_U(mish, DPS_MUL(v, tanhf(log1pf(expf(v)))))
 DPS_U(ceil, ceilf(v))
 DPS_U(cosh, coshf(v))
 DPS_U(erf, erff(v))

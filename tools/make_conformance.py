@@ -351,7 +351,7 @@ def cases():
             ("round", torch.round, halves), ("sign", torch.sign, r), ("sinh", torch.sinh, r),
             ("tan", torch.tan, unit), ("trunc", torch.trunc, r),
             ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), r), ("elu", F.elu, r),
-            ("selu", torch.selu, r)):
+            ("selu", torch.selu, r), ("mish", F.mish, r)):
         case(n, (lambda f: lambda s, x: f(x))(f), (lambda inp: lambda: inp(2, 3, 4) * 2)(inp))
     case("isnan_isinf", lambda s, x: torch.isnan(x.log()) | torch.isinf(1 / x.round()),
          lambda: r(3, 4))

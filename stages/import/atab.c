@@ -91,6 +91,7 @@ static const Aten aten[] = {
 	UNARY("tanh", Atanh), UNARY("silu", Asilu), UNARY("hardswish", Ahardswish),
 	UNARY("hardsigmoid", Ahardsigm),
 	UNARY("acos", Aacos), UNARY("acosh", Aacosh), UNARY("asin", Aasin), UNARY("asinh", Aasinh),
+	UNARY("mish", Amish),
 	UNARY("atan", Aatan), UNARY("atanh", Aatanh), UNARY("ceil", Aceil), UNARY("cosh", Acosh),
 	UNARY("erf", Aerf), UNARY("expm1", Aexpm1), UNARY("floor", Afloor), UNARY("log10", Alog10),
 	UNARY("log1p", Alog1p), UNARY("log2", Alog2), UNARY("round", Around), UNARY("sign", Asign),
