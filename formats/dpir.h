@@ -237,6 +237,16 @@ char *dp_type_str(const Type *t, int dev, char *buf, size_t n);
  * outputs.  0, or -1 with err naming the op. */
 int dp_verify(const Fn *fn, Err *err);
 
+/* entry.c: a program's entry points (formats/dp.md, "Entries").  Fills
+ * e[0..nop-1] with each op's entry, 1..n, n the count returned: an input's
+ * from its "entry" attribute (numbered in order of first appearance, the
+ * names into names[0..n-1] unless NULL), another op's from its operands',
+ * one reading no entry's value from its readers'; 0 for constants (shared).
+ * 0 (every e[i] 0) when no input names an entry; -1 with err when an op
+ * reads two entries' values, is read by two, or an input or output belongs
+ * to none. */
+int dp_entries(const Fn *fn, int *e, const char **names, Err *err);
+
 /* DPIR (msgpack).  Encoding canonicalizes nothing and is deterministic.
  * dp_read verifies after decoding; dp_write verifies before encoding and
  * writes only when the bytes differ from the file's (temp file + rename). */

@@ -25,7 +25,7 @@
  * and a conformance case (tools/make_conformance.py).
  */
 #define DP_OPS(X) \
-	X(Oinput,     "input",        0, 1, Kio, Fio,     "",        D_CPU,        "generate:s? name:s") \
+	X(Oinput,     "input",        0, 1, Kio, Fio,     "",        D_CPU,        "entry:s? generate:s? name:s") \
 	X(Oconst,     "const",        0, 1, Kconst, Fconst,  "",        D_CPU|D_CUDA, "hash:s nbytes:i offset:i param:s? state:i?") \
 	X(Ocopy,      "copy",         1, 1, Kcopy, Fcopy,   "",        D_CPU|D_CUDA, "to:s") \
 	X(Ocast,      "cast",         1, 1, Kelem, Fcast,   "",        D_CPU|D_CUDA, "dtype:s") \

@@ -204,6 +204,8 @@ dp_verify(const Fn *fn, Err *err)
 				goto out;
 			}
 	}
+	if (dp_entries(fn, dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof(int)), NULL, err) < 0)
+		goto out;   /* entry points: every op in one (formats/dp.md, "Entries") */
 	rc = 0;
 out:
 	free(defby);

@@ -41,6 +41,20 @@ typedef struct dprt_image {
  * in err[0..errn-1].  The CUDA side, when present, lives in state made by
  * init() and freed by fini() (both NULL for CPU-only programs).
  */
+/* An entry point of a program with several (formats/dp.md, "Entries"):
+ * run takes the program's in[] and out[] arrays (as dprt_prog's run), of
+ * which it reads the inputs in[0..nin-1] and writes the outputs
+ * out[0..nout-1] (indices into the program's); the others may be NULL. */
+typedef struct dprt_entry {
+	const char *name;
+	int (*run)(void *state, const unsigned char *weights, void *arena,
+	           const void *const *in, void *const *out, char *err, size_t errn);
+	int nin;
+	const int *in;
+	int nout;
+	const int *out;
+} dprt_entry;
+
 typedef struct dprt_prog {
 	const char *name;
 	int nin, nout;
@@ -64,6 +78,10 @@ typedef struct dprt_prog {
 	/* The generation loop the pipeline declares ("IN=OUT,key=value...", the
 	 * spec of --generate), or NULL. */
 	const char *generate;
+	/* Entry points sharing the weights and the state (0 and NULL for a
+	 * program of one; run is then entry[0]'s). */
+	int nentry;
+	const dprt_entry *entry;
 	/* Per output, 1 + the index of the output receiving its row count when
 	 * its leading size is known only at run time (dim[0] is then its bound,
 	 * the room its buffer has; formats/ops.md, "Bounded sizes"), else 0;
@@ -566,6 +584,14 @@ typedef struct dprt_generation {
 	int64_t *pos;		/* the positions input, or NULL */
 	const int64_t *prompt;	/* with pos: the prompt's tokens */
 	int posin;		/* dprt_genspec: the index of pos=NAME's input, or -1 */
+	/* prefill=ENTRY: the entry taking the prompt plen tokens a run, through
+	 * its inputs pids and ppos and its logits plogits (rows of vocab, plen
+	 * of them), run by prefill(ctx); dprt_genspec sets prefill (the entry's
+	 * index, else -1), pin, pposin and plout (its io indices) and plen. */
+	int prefill, pin, pposin, plout;
+	int64_t plen, *pids, *ppos;
+	const float *plogits;
+	int (*prefill_run)(void *ctx);
 } dprt_generation;
 /* Runs run(ctx), chooses a token from the last position's logits, gives it
  * to token(ctx, tok) and appends it to ids, until max_tokens, the end token

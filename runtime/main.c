@@ -41,6 +41,7 @@ typedef struct Cli {
 	int threads;			/* --threads, or 0: DPRT_THREADS or the cores */
 	dprt_pool *pool;
 	char **tmp;			/* temporary output files not yet renamed */
+	const dprt_entry *ent;		/* --entry, or the first; NULL: none */
 	char err[1024];
 } Cli;
 
@@ -122,8 +123,23 @@ usage(const dprt_prog *p, FILE *f)
 
 	fprintf(f, "usage: %s --in NAME=FILE.npy ... [--out NAME=FILE.npy ...] "
 	        "[--full] [--bench N] [--threads N] [--trace FILE] [--profile] [--weights FILE ...]\n"
-	        "       [--steps N] [--generate IN=OUT,prompt=P,...] [--help]\n", p->name);
-	fprintf(f, "inputs (all required):\n");
+	        "       [--steps N] [--generate IN=OUT,prompt=P,...]%s [--help]\n", p->name,
+	        p->nentry ? " [--entry NAME]" : "");
+	if (p->nentry) {
+		fprintf(f, "entries (--entry NAME runs one, default the first; they share the "
+		        "weights and the state):\n");
+		for (i = 0; i < p->nentry; i++) {
+			int k;
+			fprintf(f, "  %s:", p->entry[i].name);
+			for (k = 0; k < p->entry[i].nin; k++)
+				fprintf(f, " %s", p->in[p->entry[i].in[k]].name);
+			fprintf(f, " ->");
+			for (k = 0; k < p->entry[i].nout; k++)
+				fprintf(f, " %s", p->out[p->entry[i].out[k]].name);
+			fprintf(f, "\n");
+		}
+	}
+	fprintf(f, p->nentry ? "inputs (those of the entry run required):\n" : "inputs (all required):\n");
 	for (i = 0; i < p->nin; i++)
 		fprintf(f, "  %s  %s%s\n", p->in[i].name, iotype(t, sizeof t, &p->in[i]),
 		        istext(&p->in[i]) ? "  (UTF-8 text of any length: a file's bytes, or "
@@ -263,6 +279,21 @@ stepfiles(Cli *c, long k, char (*name)[4096])
 }
 
 /* Parses argv; 1 when --help was asked for, 0 to run, -1 on error. */
+/* Whether input (out: output) i belongs to the entry that runs: yes in a
+ * program without entries. */
+static int
+isused(const Cli *c, int i, int out)
+{
+	int k;
+
+	if (!c->ent)
+		return 1;
+	for (k = 0; k < (out ? c->ent->nout : c->ent->nin); k++)
+		if ((out ? c->ent->out : c->ent->in)[k] == i)
+			return 1;
+	return 0;
+}
+
 static int
 parse(Cli *c, int argc, char **argv)
 {
@@ -280,6 +311,16 @@ parse(Cli *c, int argc, char **argv)
 		}
 		if (strcmp(a, "--profile") == 0) {
 			c->profile = 1;
+			continue;
+		}
+		if (strcmp(a, "--entry") == 0 || strncmp(a, "--entry=", 8) == 0) {
+			v = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
+			for (out = 0; out < c->p->nentry && strcmp(c->p->entry[out].name, v) != 0; out++)
+				;
+			if (out == c->p->nentry)
+				return dprt_errf(c->err, sizeof c->err, "--entry %s: %s", v, c->p->nentry ?
+				                 "no such entry (see --help)" : "the program has no entries");
+			c->ent = &c->p->entry[out];
 			continue;
 		}
 		if (strcmp(a, "--prompt") == 0 || strncmp(a, "--prompt=", 9) == 0) {
@@ -347,8 +388,15 @@ parse(Cli *c, int argc, char **argv)
 	}
 	if (c->promptfile && !c->genspec)
 		return dprt_errf(c->err, sizeof c->err, "--prompt goes with --generate");
+	for (i = 0; c->ent && !c->genspec && i < c->p->nin + c->p->nout; i++) {   /* another entry's */
+		int o = i >= c->p->nin, k = o ? i - c->p->nin : i;
+		if ((o ? c->outfile : c->infile)[k] && !isused(c, k, o))
+			return dprt_errf(c->err, sizeof c->err, "--%s %s: not an %s of entry %s (see "
+			                 "--entry)", o ? "out" : "in", (o ? c->p->out : c->p->in)[k].name,
+			                 o ? "output" : "input", c->ent->name);
+	}
 	for (i = 0; i < c->p->nin && !c->promptfile; i++)   /* with --prompt: zeros */
-		if (!c->infile[i]) {
+		if (!c->infile[i] && isused(c, i, 0)) {
 			char t[256];
 			return dprt_errf(c->err, sizeof c->err, "missing --in %s (%s)",
 			                 c->p->in[i].name, iotype(t, sizeof t, &c->p->in[i]));
@@ -439,7 +487,9 @@ setup(Cli *c)
 			c->out[i - p->nin] = b;
 	}
 	for (i = 0; i < p->nin; i++)
-		if (!c->infile[i] && !isimage(&p->in[i]) && !istext(&p->in[i]))
+		if (!c->infile[i] && !isused(c, i, 0))
+			continue;   /* another entry's */
+		else if (!c->infile[i] && !isimage(&p->in[i]) && !istext(&p->in[i]))
 			memset(c->in[i], 0, dprt_io_bytes(&p->in[i]));   /* --prompt's generation fills it */
 		else if (istext(&p->in[i]) ? readtext(c, i) < 0 : isimage(&p->in[i]) ? readimage(c, i) < 0 :
 		    dprt_npy_read(c->infile[i], p->in[i].dtype, p->in[i].rank,
@@ -485,7 +535,7 @@ runonce(Cli *c)
 	int rc;
 
 	dprt_pool_enter(c->pool);
-	rc = c->p->run(c->state, dprt_weights_base(c->weights), c->arena,
+	rc = (c->ent ? c->ent->run : c->p->run)(c->state, dprt_weights_base(c->weights), c->arena,
 	               (const void *const *)c->in, (void *const *)c->out, c->err, sizeof c->err);
 	dprt_pool_leave(c->pool);
 	return rc;
@@ -495,6 +545,20 @@ static int
 genrun(void *ctx)
 {
 	return runonce(ctx);
+}
+
+/* generate's prefill=ENTRY: one run of that entry. */
+static int
+genprefill(void *ctx)
+{
+	Cli *c = ctx;
+	const dprt_entry *e = c->ent;
+	int rc;
+
+	c->ent = &c->p->entry[c->gen.prefill];
+	rc = runonce(c);
+	c->ent = e;
+	return rc;
 }
 
 static int
@@ -511,12 +575,22 @@ gentoken(void *ctx, int64_t tok)
 static int
 genparse(Cli *c)
 {
-	int i, o;
+	int i, o, j, k;
 
 	if (dprt_genspec(c->p, c->genspec, &c->gen, &i, &o, c->err, sizeof c->err) != 0)
 		return -1;
 	c->gen.ids = c->in[i];
 	c->gen.logits = c->out[o];
+	for (k = 0; k < c->p->nentry; k++)   /* the entry of the token input runs the loop */
+		for (j = 0; j < c->p->entry[k].nin; j++)
+			if (c->p->entry[k].in[j] == i)
+				c->ent = &c->p->entry[k];
+	if (c->gen.prefill >= 0) {   /* the prompt through the prefill entry */
+		c->gen.pids = c->in[c->gen.pin];
+		c->gen.ppos = c->in[c->gen.pposin];
+		c->gen.plogits = c->out[c->gen.plout];
+		c->gen.prefill_run = genprefill;
+	}
 	if (c->promptfile) {   /* the prompt's tokens from a file: any i64 .npy */
 		int dt, rank;
 		int64_t dim[DPRT_MAXRANK], ne;
@@ -760,7 +834,7 @@ finish(Cli *c)
 		c->tmp[i] = NULL;
 	}
 	for (i = 0; i < p->nout; i++) {
-		if (c->outfile[i])
+		if (c->outfile[i] || !isused(c, i, 1))
 			continue;
 		if (p->textout && p->textout[i])   /* text: up to its first NUL */
 			printf("%s = %.*s\n", p->out[i].name, (int)strnlen(c->out[i],
@@ -845,6 +919,7 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	c.stepio = calloc((size_t)argc + 1, sizeof *c.stepio);
 	c.outfmt = calloc(nout, sizeof *c.outfmt);
 	c.steps = 1;
+	c.ent = p->nentry > 0 ? &p->entry[0] : NULL;
 	outname = calloc(nout, sizeof *outname);
 	if (!c.stepin || !c.stepio || !c.outfmt || !outname) {
 		rc = dprt_errf(c.err, sizeof c.err, "out of memory");

@@ -95,17 +95,21 @@ cached(const dprt_generation *g, int (*run)(void *ctx), int (*token)(void *ctx, 
 	const float *row;
 	int rc;
 
+	int64_t len = g->prefill_run ? g->plen : g->len;   /* the prompt's run */
+	int64_t *ids = g->prefill_run ? g->pids : g->ids, *pos = g->prefill_run ? g->ppos : g->pos;
+	int64_t rows = g->prefill_run ? g->plen : g->rows;
+
 	while (at < g->n) {
-		m = g->n - at < g->len ? g->n - at : g->len;
-		for (j = 0; j < g->len; j++) {
-			g->ids[j] = j < m ? g->prompt[at + j] : 0;
-			g->pos[j] = at + j;
+		m = g->n - at < len ? g->n - at : len;
+		for (j = 0; j < len; j++) {
+			ids[j] = j < m ? g->prompt[at + j] : 0;
+			pos[j] = at + j;
 		}
-		if ((rc = run(ctx)) != 0)
+		if ((rc = (g->prefill_run ? g->prefill_run : run)(ctx)) != 0)
 			return rc;
 		at += m;
 	}
-	row = g->logits + (g->rows > 1 ? (m - 1) * g->vocab : 0);
+	row = (g->prefill_run ? g->plogits : g->logits) + (rows > 1 ? (m - 1) * g->vocab : 0);
 	while (*ngen < g->max_tokens) {
 		tok = dprt_sample(row, g->vocab, &g->s, rng, work);
 		++*ngen;
@@ -180,6 +184,47 @@ iotype(char *buf, size_t n, const dprt_io *io, char *d)
 	return buf;
 }
 
+/* The place of io index v among entry e's inputs (out: outputs), or -1;
+ * with want >= 0, the io index at place want instead. */
+static int
+place(const dprt_entry *e, int v, int out, int want)
+{
+	int k, n = out ? e->nout : e->nin;
+	const int *a = out ? e->out : e->in;
+
+	for (k = 0; k < n; k++)
+		if (want >= 0 ? k == want : a[k] == v)
+			return want >= 0 ? a[k] : k;
+	return -1;
+}
+
+/* prefill=ENTRY: its token input, positions input and logits at the places
+ * of IN, pos and OUT in the generating entry (formats/dp.md, "Entries"). */
+static int
+prefillio(const dprt_prog *p, dprt_generation *g, int in, int out, char *err, size_t errn)
+{
+	const dprt_entry *f = &p->entry[g->prefill], *d = NULL;
+	int k;
+
+	for (k = 0; k < p->nentry; k++)
+		if (place(&p->entry[k], in, 0, -1) >= 0)
+			d = &p->entry[k];
+	if (d == NULL || d == f || g->posin < 0)
+		return dprt_errf(err, errn, "generate: prefill=%s needs pos= and another entry's "
+		                 "token input", f->name);
+	g->pin = place(f, 0, 0, place(d, in, 0, -1));
+	g->pposin = place(f, 0, 0, place(d, g->posin, 0, -1));
+	g->plout = place(f, 0, 1, place(d, out, 1, -1));
+	if (g->pin < 0 || g->pposin < 0 || g->plout < 0 || p->in[g->pin].rank != 2 ||
+	    p->in[g->pin].dtype != DPRT_I64 || p->out[g->plout].rank != 3 ||
+	    p->out[g->plout].dim[1] != p->in[g->pin].dim[1] || p->out[g->plout].dim[2] != g->vocab)
+		return dprt_errf(err, errn, "generate: entry %s does not take the prompt as "
+		                 "i64 [1,P] tokens, i64 [P] positions, f32 [1,P,%lld] logits at the "
+		                 "places of the generating entry's", f->name, (long long)g->vocab);
+	g->plen = p->in[g->pin].dim[1];
+	return 0;
+}
+
 int
 dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin, int *pout,
              char *err, size_t errn)
@@ -191,6 +236,7 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 
 	memset(g, 0, sizeof *g);
 	g->posin = -1;
+	g->prefill = -1;
 	g->max_tokens = 16;
 	g->end = -1;
 	g->s.top_p = 1;
@@ -239,6 +285,16 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 				                 (long long)g->len);
 			continue;
 		}
+		if (eq - k == 7 && memcmp(k, "prefill", 7) == 0) {   /* prefill=ENTRY */
+			for (g->prefill = 0; g->prefill < p->nentry && (strlen(p->entry[g->prefill].name) !=
+			     (size_t)(e - eq - 1) || memcmp(p->entry[g->prefill].name, eq + 1,
+			     (size_t)(e - eq - 1)) != 0); g->prefill++)
+				;
+			if (g->prefill == p->nentry)
+				return dprt_errf(err, errn, "generate: prefill=%.*s names no entry of "
+				                 "the program", (int)(e - eq - 1), eq + 1);
+			continue;
+		}
 		d = strtod(eq + 1, &end);
 		if (end != e || eq + 1 == e)
 			return dprt_errf(err, errn, "generate: %.*s needs a number",
@@ -267,6 +323,8 @@ dprt_genspec(const dprt_prog *p, const char *spec, dprt_generation *g, int *pin,
 	}
 	if (*s)
 		return dprt_errf(err, errn, "generate: trailing '%s'", s);
+	if (g->prefill >= 0 && prefillio(p, g, i, o, err, errn) != 0)
+		return -1;
 	if (g->posin < 0 && g->n > g->len)
 		return dprt_errf(err, errn, "generate: prompt=%lld: the program takes 1 to %lld "
 		                 "tokens", (long long)g->n, (long long)g->len);

@@ -22,12 +22,28 @@ Writes into OUT_DIR:
                   kept in buffers it writes with index_copy_; one token ids
                   i64[1,1] at position pos i64[1] -> logits f32[1,1,V], the
                   attention mask (positions <= pos) made in the graph
+  llama_prefill.pt2  Cached again, the same module and buffers, taking P = 8
+                  tokens a run: ids i64[1,8] at positions pos i64[8] -> logits
+                  f32[1,8,V]; with llama_kv.pt2 the two entries of
+                  llama_kv.dp (prefill, then decode), sharing the weights and
+                  the cache
+  entry/          the test references of tests/entry.t: PyTorch's logits of
+                  Cached run on the prompt zero-padded to 8 at positions 0..7
+                  (prefill_logits.npy, inputs prefill_ids.npy and
+                  prefill_pos.npy), then on the greedy next token at the
+                  prompt's length (decode_logits.npy, decode_tok.npy,
+                  decode_pos.npy), one module, its cache kept between calls
   refs.txt        the prompt, its ids (tokenize with the <|begin_of_text|>
                   template), model.generate(do_sample=False)'s new tokens,
                   those of a manual argmax loop over llama.pt2 with the
                   sequence zero-padded to 32, and those of a loop over
                   llama_kv.pt2 (the prompt one token at a time, then each new
-                  token), all three of which must agree
+                  token) and those of the prefill-then-decode loop over
+                  Cached (the prompt 8 tokens a call, zero-padded, then each
+                  new token), all four of which must agree
+
+An OUT_DIR that holds a tokenizer.json keeps it (the vocabulary the
+archives were made with) rather than training a new one.
 
 The weights are drawn with a larger initializer_range than transformers'
 default 0.02, which leaves the logits of so small a model nearly flat and
@@ -48,6 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_tokenizer_refs  # noqa: E402
 
 L = 32
+P = 8      # llama_prefill.pt2's tokens per run
 NEW = 16
 PROMPT = "The pipeline language compiles"
 INITS = (0.25, 0.15, 0.4, 0.1, 0.6)   # the first whose chain is a strong check
@@ -120,6 +137,32 @@ def cachedloop(run, ids):
     return kv
 
 
+def prefillloop(run, ids):
+    """The greedy tokens of prefill then decode through one Cached module:
+    the prompt P tokens a call (the last call's tail token 0 at the
+    positions that follow), then each new token alone."""
+    out, at, m = [], 0, 0
+    with torch.no_grad():
+        while at < len(ids):
+            m = min(P, len(ids) - at)
+            x = torch.zeros(1, P, dtype=torch.int64)
+            x[0, :m] = torch.tensor(ids[at:at + m])
+            lg = run(x, torch.arange(at, at + P))
+            at += m
+        row = lg[0, m - 1]
+        while len(out) < NEW:
+            t = int(torch.argmax(row))
+            out.append(t)
+            row = run(torch.tensor([[t]]), torch.tensor([at]))[0, -1]
+            at += 1
+    return out
+
+
+def npy(path, a):
+    import numpy as np
+    np.save(path, a.detach().numpy() if hasattr(a, "detach") else a)
+
+
 def chain(model, ids):
     """generate's greedy tokens and the smallest lead of a best logit."""
     with torch.no_grad():
@@ -137,8 +180,13 @@ def main():
     os.makedirs(out, exist_ok=True)
     import glob
     files = sorted(glob.glob("*.md") + glob.glob("formats/*.md") + glob.glob("*/README.md"))
-    tok = make_tokenizer_refs.llama3(files)
-    tok.save(os.path.join(out, "tokenizer.json"), pretty=False)
+    tj = os.path.join(out, "tokenizer.json")
+    if os.path.exists(tj):   # the vocabulary the archives were made with
+        from tokenizers import Tokenizer
+        tok = Tokenizer.from_file(tj)
+    else:
+        tok = make_tokenizer_refs.llama3(files)
+        tok.save(tj, pretty=False)
     vocab = tok.get_vocab_size()
     ids = tok.encode(PROMPT, add_special_tokens=True).ids
     for init in INITS:
@@ -181,16 +229,42 @@ def main():
     torch.export.save(ek, os.path.join(out, "llama_kv.pt2"))
     print(ek.graph_signature)
     kv = cachedloop(ek.module(), ids)
+    for n, b in c.named_buffers():   # the same initial cache as llama_kv.pt2's
+        if n[0] in "kv" and n[1:].isdigit():
+            b.zero_()
+    ep = torch.export.export(c, (torch.zeros(1, P, dtype=torch.int64),
+                                 torch.zeros(P, dtype=torch.int64)))
+    torch.export.save(ep, os.path.join(out, "llama_prefill.pt2"))
+    print(ep.graph_signature)
+    pre = prefillloop(c, ids)   # eager: one module, so one cache
+    for n, b in c.named_buffers():
+        if n[0] in "kv" and n[1:].isdigit():
+            b.zero_()
+    e = os.path.join(out, "entry")
+    os.makedirs(e, exist_ok=True)
+    with torch.no_grad():
+        x = torch.zeros(1, P, dtype=torch.int64)
+        x[0, :len(ids)] = torch.tensor(ids)
+        pp = torch.arange(P)
+        lg = c(x, pp)
+        t = int(torch.argmax(lg[0, len(ids) - 1]))
+        dt, dp = torch.tensor([[t]]), torch.tensor([len(ids)])
+        ld = c(dt, dp)
+    for n, a in (("prefill_ids", x), ("prefill_pos", pp), ("prefill_logits", lg),
+                 ("decode_tok", dt), ("decode_pos", dp), ("decode_logits", ld)):
+        npy(os.path.join(e, n + ".npy"), a)
     with open(os.path.join(out, "refs.txt"), "w") as f:
         f.write("prompt: %s\nids: %s\ninitializer_range: %g\ngenerate: %s\nmanual: %s\n"
-                "cached: %s\n" % (PROMPT, " ".join(map(str, ids)), init, " ".join(map(str, hf)),
-                                   " ".join(map(str, man)), " ".join(map(str, kv))))
+                "cached: %s\nprefill: %s\n" % (PROMPT, " ".join(map(str, ids)), init,
+                                                 " ".join(map(str, hf)), " ".join(map(str, man)),
+                                                 " ".join(map(str, kv)), " ".join(map(str, pre))))
     print("vocab", vocab, "params", sum(p.numel() for p in model.parameters()))
     print("manual  ", man, "equal" if hf == man else "DIFFERENT")
     print("cached  ", kv, "equal" if hf == kv else "DIFFERENT")
+    print("prefill ", pre, "equal" if hf == pre else "DIFFERENT")
     import transformers
     print("torch", torch.__version__, "transformers", transformers.__version__)
-    if hf != man or hf != kv:
+    if hf != man or hf != kv or hf != pre:
         sys.exit("export_llama.py: the exported programs' tokens differ from generate's")
 
 

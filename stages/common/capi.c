@@ -161,18 +161,49 @@ capi_params(Fn *fn, Param **pp, int *np, Err *err)
 	return 0;
 }
 
+/* The count of inputs of entry e (NULL: of the program). */
+static int
+entryins(const Fn *fn, const char *e, size_t n)
+{
+	int i, k = 0;
+
+	for (i = 0; i < fn->nop; i++) {
+		const char *f = fn->op[i].kind == Oinput ? dp_gets(&fn->op[i], "entry") : NULL;
+		k += fn->op[i].kind == Oinput && (!e || (f && strlen(f) == n && strncmp(f, e, n) == 0));
+	}
+	return k;
+}
+
 int
 capi_generate(const Fn *fn)
 {
-	int i, g = -1, nin = 0;
+	int i, g = -1, nin;
+	const char *e = NULL, *pre;
 
 	for (i = 0; i < fn->nop; i++)
-		if (fn->op[i].kind == Oinput) {
-			nin++;
-			if (dp_gets(&fn->op[i], "generate"))
-				g = i;
+		if (fn->op[i].kind == Oinput && dp_gets(&fn->op[i], "generate")) {
+			g = i;
+			e = dp_gets(&fn->op[i], "entry");
 		}
+	nin = entryins(fn, e, e ? strlen(e) : 0);
+	if (g >= 0 && e && (pre = strstr(dp_gets(&fn->op[g], "generate"), ",prefill=")) != NULL &&
+	    entryins(fn, pre + 9, strcspn(pre + 9, ",")) != 2)
+		return -1;   /* a prefill entry of other inputs too */
 	return nin == 1 || (nin == 2 && g >= 0 && capi_genpos(fn) >= 0) ? g : -1;
+}
+
+/* The prefill entry of the generate statement's prefill=ENTRY (its name, n
+ * bytes, into *n), or NULL. */
+const char *
+capi_genprefill(const Fn *fn, size_t *n)
+{
+	int g = capi_generate(fn);
+	const char *p = g >= 0 ? strstr(dp_gets(&fn->op[g], "generate"), ",prefill=") : NULL;
+
+	if (p == NULL)
+		return NULL;
+	*n = strcspn(p + 9, ",");
+	return p + 9;
 }
 
 int
@@ -195,49 +226,39 @@ capi_genpos(const Fn *fn)
 	return -1;
 }
 
-/* Appends the declarations of the typed API, parameters commented with
- * their shapes. */
-void
-capi_decls(Str *s, const Fn *fn, const Param *p, int np)
+/* The declaration of NAME_FNAME, the run function of entry e (every input
+ * and output when ent is NULL). */
+static void
+rundecl(Str *s, const Fn *fn, const Param *p, int np, const int *ent, int e, const char *fname)
 {
+#define MINE(i) (!ent || ent[fn->val[p[i].val].def] == e)
 	const char *nm = fn->name;
 	char ty[128];
 	size_t w = 0;
-	int i;
+	int i, n = 0, last = -1;
 
-	str_printf(s, "typedef struct %s %s;\n\n", nm, nm);
-	str_printf(s, "/* How %s_create_with makes an instance; zero for the defaults. */\n"
-	              "typedef struct %s_options {\n"
-	              "\t/* NULL-terminated file names the weights come from instead of the\n"
-	              "\t * embedded blob: the program's weight blob (mapped, read as used),\n"
-	              "\t * and/or .safetensors checkpoints giving the model's tensors by name */\n"
-	              "\tconst char *const *weights;\n"
-	              "} %s_options;\n\n", nm, nm, nm);
-	str_printf(s, "/* Makes an instance with its own scratch memory, prepared weights and\n"
-	              " * threads (DPRT_THREADS, else as many as the cores the process may run\n"
-	              " * on); NULL when out of memory.  Instances are independent: several may\n"
-	              " * run at once, each from its own thread.  One instance used from two\n"
-	              " * threads at once is refused: the second %s_run returns -1 and\n"
-	              " * %s_error says so.  Outputs do not depend on the thread count (they\n"
-	              " * are bitwise equal).  When its weights or device cannot be had,\n"
-	              " * %s_run fails and %s_error says why. */\n", nm, nm, nm, nm);
-	str_printf(s, "%s *%s_create(void);\n", nm, nm);
-	str_printf(s, "%s *%s_create_with(const %s_options *o);\n", nm, nm, nm);
-	str_printf(s, "/* Runs m on n threads from now on (the caller's thread counts as one).\n"
-	              " * 0, or -1 with the message in %s_error(m) (n not from 1 to 1024). */\n",
-	           nm);
-	str_printf(s, "int %s_set_threads(%s *m, int n);\n", nm, nm);
-	str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
-	              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
-	              " * in %s_error(m). */\n", nm);
-	for (i = 0; i < np && !(p[i].isout && p[i].t.bnd); i++)
+	for (i = 0; i < np; i++)
+		if (MINE(i))
+			n++, last = i;
+	if (ent)
+		str_printf(s, "/* Runs entry %s once: reads its inputs, writes its outputs (dense,\n"
+		              " * C order, buffers that do not overlap), reading and updating the\n"
+		              " * state all the entries of m share.  0, or -1 with the message in\n"
+		              " * %s_error(m). */\n", fname, nm);
+	else
+		str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
+		              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
+		              " * in %s_error(m). */\n", nm);
+	for (i = 0; i < np && !(MINE(i) && p[i].isout && p[i].t.bnd); i++)
 		;
 	if (i < np)   /* bounded outputs (formats/ops.md, "Bounded sizes") */
 		str_printf(s, "/* An output typed T[<=B,...] has a leading size known only at run\n"
 		              " * time: pass room for B rows; the output after it (NAME_n) receives\n"
 		              " * the row count n, and only rows 0..n-1 are the result. */\n");
-	str_printf(s, "int %s_run(%s *m%s\n", nm, nm, np ? "," : ");");
+	str_printf(s, "int %s_%s(%s *m%s\n", nm, fname, nm, n ? "," : ");");
 	for (i = 0; i < np; i++) {
+		if (!MINE(i))
+			continue;
 		size_t len = strlen(p[i].ctype) + strlen(p[i].name) + (p[i].isout ? 2 : 8);
 		if (len > w)
 			w = len;
@@ -249,8 +270,10 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	for (i = 0; i < np; i++) {
 		Str a = {0};
 
+		if (!MINE(i))
+			continue;
 		str_printf(&a, "%s%s *%s%s", p[i].isout ? "" : "const ", p[i].ctype,
-		           p[i].name, i + 1 < np || p[i].hname ? "," : ");");
+		           p[i].name, i < last || p[i].hname ? "," : ");");
 		str_printf(s, "\t%-*s /* %s", (int)w + 2, a.p, p[i].isout ? "out" : "in");
 		if (strcmp(p[i].name, p[i].io) != 0) {
 			str_put(s, " \"");
@@ -270,7 +293,7 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		str_put(s, " */\n");
 		str_free(&a);
 		if (p[i].hname && !p[i].wname) {
-			str_printf(&a, "int64_t %s%s", p[i].hname, i + 1 < np ? "," : ");");
+			str_printf(&a, "int64_t %s%s", p[i].hname, i < last ? "," : ");");
 			str_printf(s, "\t%-*s /* its length */\n", (int)w + 2, a.p);
 			str_free(&a);
 		}
@@ -279,14 +302,64 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		str_printf(&a, "int64_t %s,", p[i].hname);
 		str_printf(s, "\t%-*s /* its height */\n", (int)w + 2, a.p);
 		str_free(&a);
-		str_printf(&a, "int64_t %s%s", p[i].wname, i + 1 < np ? "," : ");");
+		str_printf(&a, "int64_t %s%s", p[i].wname, i < last ? "," : ");");
 		str_printf(s, "\t%-*s /* its width */\n", (int)w + 2, a.p);
 		str_free(&a);
 	}
+#undef MINE
+}
+
+/* Appends the declarations of the typed API, parameters commented with
+ * their shapes. */
+void
+capi_decls(Str *s, const Fn *fn, const Param *p, int np)
+{
+	const char *nm = fn->name;
+	int *ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
+	const char **ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
+	Err err;
+	int i, nent = dp_entries(fn, ent, ename, &err);
+	const char *run = nent > 0 ? ename[0] : "run";   /* named in the comments */
+
+	str_printf(s, "typedef struct %s %s;\n\n", nm, nm);
+	str_printf(s, "/* How %s_create_with makes an instance; zero for the defaults. */\n"
+	              "typedef struct %s_options {\n"
+	              "\t/* NULL-terminated file names the weights come from instead of the\n"
+	              "\t * embedded blob: the program's weight blob (mapped, read as used),\n"
+	              "\t * and/or .safetensors checkpoints giving the model's tensors by name */\n"
+	              "\tconst char *const *weights;\n"
+	              "} %s_options;\n\n", nm, nm, nm);
+	str_printf(s, "/* Makes an instance with its own scratch memory, prepared weights and\n"
+	              " * threads (DPRT_THREADS, else as many as the cores the process may run\n"
+	              " * on); NULL when out of memory.  Instances are independent: several may\n"
+	              " * run at once, each from its own thread.  One instance used from two\n"
+	              " * threads at once is refused: the second %s_%s returns -1 and\n"
+	              " * %s_error says so.  Outputs do not depend on the thread count (they\n"
+	              " * are bitwise equal).  When its weights or device cannot be had,\n"
+	              " * %s_%s fails and %s_error says why. */\n", nm, run, nm, nm, run, nm);
+	str_printf(s, "%s *%s_create(void);\n", nm, nm);
+	str_printf(s, "%s *%s_create_with(const %s_options *o);\n", nm, nm, nm);
+	str_printf(s, "/* Runs m on n threads from now on (the caller's thread counts as one).\n"
+	              " * 0, or -1 with the message in %s_error(m) (n not from 1 to 1024). */\n",
+	           nm);
+	str_printf(s, "int %s_set_threads(%s *m, int n);\n", nm, nm);
+	if (nent <= 0)
+		rundecl(s, fn, p, np, NULL, 0, "run");
+	for (i = 1; i <= nent; i++)
+		rundecl(s, fn, p, np, ent, i, ename[i - 1]);
 	if ((i = capi_generate(fn)) >= 0) {
 		str_printf(s, "/* Generates tokens as the pipeline's generate statement declares (");
 		str_comment(s, dp_gets(&fn->op[i], "generate"));
-		if (capi_genpos(fn) >= 0)
+		size_t pn;
+		const char *pe = capi_genprefill(fn, &pn);
+		if (pe)
+			str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 token or more, run through entry %.*s,\n"
+			              " * its token count a run, then each new token through entry %s, on the\n"
+			              " * KV cache the entries share as state, at positions 0 on; the caller\n"
+			              " * keeps the prompt rounded up to a run plus the new tokens within the\n"
+			              " * cache); token(u, id) gets each new", (int)pn, pe,
+			           dp_gets(&fn->op[i], "entry"));
+		else if (capi_genpos(fn) >= 0)
 			str_printf(s, "):\n * prompt[0..n-1] is the prompt (1 token or more, run %lld at a time\n"
 			              " * through the KV cache the program keeps as state, at positions 0 on;\n"
 			              " * the caller keeps n plus the new tokens within the cache); token(u, id)\n"
@@ -304,9 +377,14 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		str_printf(s, "int64_t %s_generate(%s *m, const int64_t *prompt, int64_t n, const char *keys,\n"
 		              "\t%*s%s_token_fn *token, void *u);\n", nm, nm, (int)strlen(nm) + 8, "", nm);
 	}
-	str_printf(s, "/* Restores the state m keeps from run to run (the buffers the model\n"
-	              " * updates, such as a KV cache) to its initial value; nothing to do for a\n"
-	              " * program without state. */\n");
+	if (nent > 0)
+		str_put(s, "/* Restores the state the entries of m share (the buffers their models\n"
+		           " * update, such as a KV cache) to its initial value; nothing to do for a\n"
+		           " * program without state. */\n");
+	else
+		str_put(s, "/* Restores the state m keeps from run to run (the buffers the model\n"
+		           " * updates, such as a KV cache) to its initial value; nothing to do for a\n"
+		           " * program without state. */\n");
 	str_printf(s, "void %s_reset(%s *m);\n", nm, nm);
 	str_printf(s, "/* The message of the last failure of m (\"\" when none). */\n");
 	str_printf(s, "const char *%s_error(const %s *m);\n", nm, nm);

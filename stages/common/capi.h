@@ -62,5 +62,8 @@ void capi_decls(Str *s, const Fn *fn, const Param *p, int np);
 int capi_generate(const Fn *fn);
 /* The input op of its generate statement's pos=NAME, or -1. */
 int capi_genpos(const Fn *fn);
+/* The entry its prefill=ENTRY names (n bytes, into *n) when NAME_generate
+ * is part of the API, else NULL. */
+const char *capi_genprefill(const Fn *fn, size_t *n);
 
 #endif

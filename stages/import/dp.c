@@ -42,11 +42,13 @@ typedef struct Sym {       /* a named value of the pipeline */
 	const char *name;
 	int val;
 	Pos at;
+	const char *entry; /* the entry it belongs to, or NULL */
 } Sym;
 
 typedef struct Out {       /* an output statement, resolved at the end */
 	const char *name;
 	Pos at;
+	const char *entry;
 } Out;
 
 typedef struct P {
@@ -66,6 +68,15 @@ typedef struct P {
 	Pos genposat;
 	Pos genat;
 	Str genspec;       /* its keys, ",key=value..." */
+	const char *genprefill; /* and its prefill=ENTRY, or NULL */
+	Pos genprefillat;
+	const char *genentry; /* the entry it is in */
+	const char *entry; /* the entry statement being read, or NULL */
+	const char **entries; /* the entries declared, in order */
+	Pos *entryat;
+	int nentry, capentry;
+	const char **opentry; /* per op of fn: the entry whose model call made it */
+	int nopentry, capopentry;
 } P;
 
 /* ---- lexer ---- */
@@ -275,7 +286,7 @@ define(P *p, const char *name, Pos at, int val)
 	if (s)
 		errat(p->src, at, "redefinition of '%s' (first defined at %d:%d)", name, s->at.line, s->at.col);
 	p->sym = agrow(p->a, p->sym, &p->capsym, p->nsym, sizeof *p->sym);
-	p->sym[p->nsym++] = (Sym){ name, val, at };
+	p->sym[p->nsym++] = (Sym){ name, val, at, p->entry };
 }
 
 /* ---- values ---- */
@@ -382,6 +393,8 @@ input(P *p)
 	Fn *fn = p->imp->fn;
 	int op = dp_addop(fn, Oinput, NULL, 0);
 	dp_sets(fn, op, "name", name->s);
+	if (p->entry)
+		dp_sets(fn, op, "entry", p->entry);
 	int v = dp_addout(fn, op, t);
 	define(p, name->s, name->at, v);
 }
@@ -396,7 +409,7 @@ output(P *p)
 				errat(p->src, name->at, "'%s' is already an output (at %d:%d)", name->s,
 				      p->out[i].at.line, p->out[i].at.col);
 		p->out = agrow(p->a, p->out, &p->capout, p->nout, sizeof *p->out);
-		p->out[p->nout++] = (Out){ name->s, name->at };
+		p->out[p->nout++] = (Out){ name->s, name->at, p->entry };
 		if (!punct(peek(p), ','))
 			break;
 		next(p);
@@ -464,6 +477,9 @@ operand(P *p, const Value *v)
 	Sym *s = lookup(p, v->s);
 	if (!s)
 		undefined(p, v->s, v->at);
+	if (s->entry != p->entry)
+		errat(p->src, v->at, "'%s' belongs to entry '%s'; entries share only the weights "
+		      "and the state", v->s, s->entry);
 	return s->val;
 }
 
@@ -580,6 +596,51 @@ pipeop(P *p, int k, Tok *opt, Arg *arg, int narg, Pos resat, int nres)
 	return op;
 }
 
+/* After a model call in an entry (its ops from first on): its parameters
+ * and buffers are those of the other entries by state-dict name, stored
+ * once in the blob where their bytes are equal (weights.c) and so one
+ * const; a buffer one entry writes is state for every entry.  The same
+ * name with another dtype or shape, or a state starting from other bytes,
+ * is an error at the archive's path. */
+static void
+entryshare(P *p, int first, Pos at, const char *path)
+{
+	Fn *fn = p->imp->fn;
+	int i, j;
+
+	for (i = first; i < fn->nop; i++)   /* an assign makes its const state */
+		if (fn->op[i].kind == Oassign && fn->op[fn->val[fn->op[i].in[0]].def].kind == Oconst)
+			dp_seti(fn, fn->val[fn->op[i].in[0]].def, "state", 1);
+	for (i = first; i < fn->nop; i++) {
+		const Op *a = &fn->op[i];
+		const char *na = a->kind == Oconst ? dp_gets(a, "param") : NULL;
+		if (!na)
+			continue;
+		for (j = 0; j < first; j++) {
+			const Op *b = &fn->op[j];
+			const char *nb = b->kind == Oconst ? dp_gets(b, "param") : NULL;
+			if (!nb || strcmp(na, nb) != 0 || j >= p->nopentry || !p->opentry[j] ||
+			    p->opentry[j] == p->entry)
+				continue;
+			const Type *ta = &fn->val[a->out[0]].t, *tb = &fn->val[b->out[0]].t;
+			if (ta->dtype != tb->dtype || ta->rank != tb->rank ||
+			    memcmp(ta->dim, tb->dim, (size_t)ta->rank * sizeof *ta->dim) != 0)
+				errat(p->src, at, "%s: '%s' is %s here but %s in entry '%s' (entries share "
+				      "their weights and state by name)", path, na, typestr(ta), typestr(tb),
+				      p->opentry[j]);
+			if (dp_geti(a, "state", 0) || dp_geti(b, "state", 0)) {
+				if (dp_geti(a, "offset", -1) != dp_geti(b, "offset", -1))
+					errat(p->src, at, "%s: state '%s' starts from other bytes than in "
+					      "entry '%s' (entries share one state)", path, na, p->opentry[j]);
+			}
+		}
+	}
+	for (i = p->nopentry; i < fn->nop; i++) {
+		p->opentry = agrow(p->a, p->opentry, &p->capopentry, p->nopentry, sizeof *p->opentry);
+		p->opentry[p->nopentry++] = p->entry;
+	}
+}
+
 static void
 modelcall(P *p, Tok *opt, Arg *arg, int narg, Tok **res, int nres)
 {
@@ -610,7 +671,10 @@ modelcall(P *p, Tok *opt, Arg *arg, int narg, Tok **res, int nres)
 		.nres = nres, .resat = res[0]->at,
 	};
 	int *out = dp_alloc(p->a, (size_t)nres, sizeof *out);
+	int first = p->imp->fn->nop;
 	pt2_call(p->imp, &c, out, nres);
+	if (p->entry)
+		entryshare(p, first, arg[0].v.at, arg[0].v.s);
 	for (int i = 0; i < nres; i++)
 		define(p, res[i]->s, res[i]->at, out[i]);
 }
@@ -677,23 +741,24 @@ static void
 generate(P *p, Tok *t)
 {
 	static const char *const keys[] = { "max_tokens", "end", "temperature", "top_k", "top_p", "seed",
-	                                    "pos" };
+	                                    "pos", "prefill" };
 	if (p->genin)
 		errat(p->src, t->at, "second generate statement (the first is at %d:%d)",
 		      p->genat.line, p->genat.col);
 	p->genat = t->at;
+	p->genentry = p->entry;
 	p->genin = ident(p, "the token input's name after 'generate'");
 	expect(p, ',', "',' after the token input");
 	p->genout = ident(p, "the logits output's name");
 	while (punct(peek(p), ',')) {
 		next(p);
-		Tok *k = ident(p, "a key (max_tokens, end, temperature, top_k, top_p, seed, pos)");
+		Tok *k = ident(p, "a key (max_tokens, end, temperature, top_k, top_p, seed, pos, prefill)");
 		size_t j;
 		for (j = 0; j < sizeof keys / sizeof *keys && strcmp(keys[j], k->s) != 0; j++)
 			;
 		if (j == sizeof keys / sizeof *keys)
 			errat(p->src, k->at, "generate has no key '%s' (max_tokens, end, temperature, "
-			      "top_k, top_p, seed, pos)", k->s);
+			      "top_k, top_p, seed, pos, prefill)", k->s);
 		Str kk = { 0 };
 		str_printf(&kk, ",%s=", k->s);
 		int twice = p->genspec.p && strstr(p->genspec.p, kk.p);
@@ -709,6 +774,14 @@ generate(P *p, Tok *t)
 			p->genpos = v.s;
 			p->genposat = v.at;
 			str_printf(&p->genspec, ",pos=%s", v.s);
+			continue;
+		}
+		if (j == 7) {   /* prefill=ENTRY: the entry that takes the prompt */
+			if (v.kind != VNAME)
+				errat(p->src, v.at, "generate: prefill names the entry that takes the prompt");
+			p->genprefill = v.s;
+			p->genprefillat = v.at;
+			str_printf(&p->genspec, ",prefill=%s", v.s);
 			continue;
 		}
 		double d = v.kind == VINT ? (double)v.i : v.f;
@@ -735,6 +808,71 @@ generate(P *p, Tok *t)
 	}
 }
 
+/* The index of value v among the inputs (out: the outputs) of entry e, and
+ * the value at index k of entry f's into *w (-1 when f has fewer). */
+static int
+entryio(P *p, const char *e, int v, const char *f, int out, int *w)
+{
+	Fn *fn = p->imp->fn;
+	int i, ke = 0, kf = 0, at = -1, want = -1;
+
+	for (i = 0; i < (out ? p->nout : fn->nop); i++) {
+		const char *en;
+		int val;
+		if (out) {
+			en = p->out[i].entry;
+			val = fn->out[i].val;
+		} else {
+			if (fn->op[i].kind != Oinput)
+				continue;
+			en = dp_gets(&fn->op[i], "entry");
+			val = fn->op[i].out[0];
+		}
+		if (strcmp(en, e) == 0 && val == v)
+			at = ke;
+		ke += strcmp(en, e) == 0;
+	}
+	for (i = 0; i < (out ? p->nout : fn->nop); i++) {
+		const char *en = out ? p->out[i].entry :
+		                 fn->op[i].kind == Oinput ? dp_gets(&fn->op[i], "entry") : NULL;
+		if (!en || strcmp(en, f) != 0)
+			continue;
+		if (kf++ == at)
+			want = out ? fn->out[i].val : fn->op[i].out[0];
+	}
+	*w = want;
+	return at;
+}
+
+/* generate's prefill=ENTRY: that entry takes the prompt, P tokens a run,
+ * through its inputs and output at the places of the token input, the
+ * positions input and the logits among the generating entry's (the same
+ * module exported for P positions): i64[1,P], i64[P], f32[1,P,V]. */
+static void
+genprefill(P *p, int tin, int pin, int lout)
+{
+	Fn *fn = p->imp->fn;
+	int i, t, q, l;
+
+	for (i = 0; i < p->nentry && strcmp(p->entries[i], p->genprefill) != 0; i++)
+		;
+	if (i == p->nentry || strcmp(p->genprefill, p->genentry) == 0)
+		errat(p->src, p->genprefillat, "generate: prefill=%s names no other entry", p->genprefill);
+	entryio(p, p->genentry, tin, p->genprefill, 0, &t);
+	entryio(p, p->genentry, pin, p->genprefill, 0, &q);
+	entryio(p, p->genentry, lout, p->genprefill, 1, &l);
+	const Type *tt = t >= 0 ? &fn->val[t].t : NULL, *tq = q >= 0 ? &fn->val[q].t : NULL;
+	const Type *tl = l >= 0 ? &fn->val[l].t : NULL, *to = &fn->val[lout].t;
+	if (!tt || !tq || !tl || tt->dtype != DP_I64 || tt->rank != 2 || tt->dim[0] != 1 ||
+	    tq->dtype != DP_I64 || tq->rank != 1 || tq->dim[0] != tt->dim[1] ||
+	    tl->dtype != DP_F32 || tl->rank != 3 || tl->dim[0] != 1 || tl->dim[1] != tt->dim[1] ||
+	    tl->dim[2] != to->dim[to->rank - 1])
+		errat(p->src, p->genprefillat, "generate: entry '%s' takes the prompt through its "
+		      "inputs and output at the places of '%s', '%s' and '%s' in this entry: i64[1,P], "
+		      "i64[P] and f32[1,P,%lld]", p->genprefill, p->genin->s, p->genpos, p->genout->s,
+		      (long long)to->dim[to->rank - 1]);
+}
+
 /* Checks the generate statement against the inputs and outputs and records it. */
 static void
 genfinish(P *p)
@@ -742,16 +880,18 @@ genfinish(P *p)
 	Fn *fn = p->imp->fn;
 	Sym *in = lookup(p, p->genin->s);
 	int i, op;
-	if (!in || fn->op[fn->val[in->val].def].kind != Oinput)
-		errat(p->src, p->genin->at, "generate: '%s' is no input of the pipeline", p->genin->s);
+	if (!in || fn->op[fn->val[in->val].def].kind != Oinput || in->entry != p->genentry)
+		errat(p->src, p->genin->at, "generate: '%s' is no input of the %s", p->genin->s,
+		      p->genentry ? "entry" : "pipeline");
 	const Type *ti = &fn->val[in->val].t;
 	if (ti->dtype != DP_I64 || ti->rank != 2 || ti->dim[0] != 1)
 		errat(p->src, p->genin->at, "generate: input '%s' is %s; the token input is i64[1,L]",
 		      p->genin->s, typestr(ti));
 	for (i = 0; i < fn->nout && strcmp(fn->out[i].name, p->genout->s) != 0; i++)
 		;
-	if (i == fn->nout)
-		errat(p->src, p->genout->at, "generate: '%s' is no output of the pipeline", p->genout->s);
+	if (i == fn->nout || p->out[i].entry != p->genentry)
+		errat(p->src, p->genout->at, "generate: '%s' is no output of the %s", p->genout->s,
+		      p->genentry ? "entry" : "pipeline");
 	const Type *to = &fn->val[fn->out[i].val].t;
 	if (to->dtype != DP_F32 || !((to->rank == 3 && to->dim[0] == 1 && to->dim[1] == ti->dim[1]) ||
 	    (to->rank == 2 && to->dim[0] == 1)))
@@ -760,7 +900,7 @@ genfinish(P *p)
 		      (long long)ti->dim[1]);
 	if (p->genpos) {
 		Sym *ps = lookup(p, p->genpos);
-		if (!ps || fn->op[fn->val[ps->val].def].kind != Oinput || ps == in)
+		if (!ps || fn->op[fn->val[ps->val].def].kind != Oinput || ps == in || ps->entry != in->entry)
 			errat(p->src, p->genposat, "generate: pos=%s names no other input of the pipeline",
 			      p->genpos);
 		const Type *tp = &fn->val[ps->val].t;
@@ -769,12 +909,59 @@ genfinish(P *p)
 			      "(one per token of '%s')", p->genpos, typestr(tp), (long long)ti->dim[1],
 			      p->genin->s);
 	}
+	if (p->genprefill && !p->genpos)
+		errat(p->src, p->genprefillat, "generate: prefill= needs pos= (a model keeping a KV cache)");
+	if (p->genprefill)
+		genprefill(p, in->val, lookup(p, p->genpos)->val, fn->out[i].val);
 	Str s = { 0 };
 	str_printf(&s, "%s%s", p->genout->s, p->genspec.p ? p->genspec.p : "");
 	op = fn->val[in->val].def;
 	dp_sets(fn, op, "generate", s.p);
 	str_free(&s);
 	str_free(&p->genspec);
+}
+
+static Tok *
+peek2(P *p)
+{
+	return p->tok[p->k].kind == TEOF ? &p->tok[p->k] : &p->tok[p->k + 1];
+}
+
+static Tok *
+peek3(P *p)
+{
+	Tok *t = peek2(p);
+	return t->kind == TEOF ? t : t + 1;
+}
+
+/* entry NAME: the statements that follow, to the next entry statement,
+ * are the entry point NAME of the program (formats/dp.md, "Entries"). */
+static void
+entry(P *p, Tok *t)
+{
+	static const char *const taken[] = { "create", "create_with", "set_threads", "generate",
+	                                     "reset", "error", "destroy", "options", "token_fn",
+	                                     "run", "state", "prep", "inputs", "outputs", "prog",
+	                                     "blob", "weights", "gen", "genrun", "gentoken",
+	                                     "entries", "main" };
+	Tok *n = ident(p, "the entry's name after 'entry'");
+	if (!p->entry && (p->nsym || p->nout || p->genin))
+		errat(p->src, t->at, "'entry' comes before the program's inputs, ops and outputs "
+		      "(once there are entries, each statement belongs to one)");
+	for (int i = 0; i < p->nentry; i++)
+		if (strcmp(p->entries[i], n->s) == 0)
+			errat(p->src, n->at, "second entry '%s' (the first is at %d:%d)", n->s,
+			      p->entryat[i].line, p->entryat[i].col);
+	for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+		if (strcmp(n->s, taken[i]) == 0 || strncmp(n->s, "gpu_", 4) == 0)
+			errat(p->src, n->at, "entry '%s' would clash with a function of the C API; "
+			      "choose another name", n->s);
+	int cap = p->capentry;
+	p->entries = agrow(p->a, p->entries, &p->capentry, p->nentry, sizeof *p->entries);
+	p->entryat = agrow(p->a, p->entryat, &cap, p->nentry, sizeof *p->entryat);
+	p->entries[p->nentry] = n->s;
+	p->entryat[p->nentry++] = n->at;
+	p->entry = n->s;
 }
 
 static void
@@ -791,6 +978,10 @@ statement(P *p)
 	           !punct(&p->tok[p->k + 1], '=') && !punct(&p->tok[p->k + 1], ',')) {
 		next(p);
 		generate(p, t);
+	} else if (t->kind == TIDENT && strcmp(t->s, "entry") == 0 && peek2(p)->kind == TIDENT &&
+	           peek3(p)->kind == TNL) {
+		next(p);
+		entry(p, t);
 	} else if (t->kind == TIDENT && strcmp(t->s, "pipeline") == 0) {
 		next(p);
 		Tok *n = ident(p, "the pipeline's name after 'pipeline'");
@@ -861,6 +1052,9 @@ parse(Imp *imp)
 		Sym *s = lookup(&p, p.out[i].name);
 		if (!s)
 			errat(p.src, p.out[i].at, "output '%s' is never defined", p.out[i].name);
+		if (s->entry != p.out[i].entry)
+			errat(p.src, p.out[i].at, "'%s' belongs to entry '%s'; output it there", s->name,
+			      s->entry);
 		if (dp_isdyn(&fn->val[s->val].t))
 			errat(p.src, p.out[i].at, "output '%s' is an image of unknown size; outputs "
 			      "have static shapes (resize it)", p.out[i].name);
@@ -875,6 +1069,16 @@ parse(Imp *imp)
 	}
 	if (p.nout == 0)
 		errat(p.src, peek(&p)->at, "the pipeline has no outputs (add 'output NAME')");
+	for (int i = 0; i < p.nentry; i++) {   /* each entry: inputs and outputs of its own */
+		int nin = 0, nout = 0;
+		for (int j = 0; j < p.nsym; j++)
+			nin += p.sym[j].entry == p.entries[i] && fn->op[fn->val[p.sym[j].val].def].kind == Oinput;
+		for (int j = 0; j < p.nout; j++)
+			nout += p.out[j].entry == p.entries[i];
+		if (!nin || !nout)
+			errat(p.src, p.entryat[i], "entry '%s' has no %s", p.entries[i],
+			      nin ? "outputs (add 'output NAME')" : "inputs");
+	}
 	if (p.genin)
 		genfinish(&p);
 	if (p.name) {

@@ -62,10 +62,25 @@ gen_header(Fn *fn, const char *hname, const char *src, const char *lib, const ch
 	if (cudalib)
 		str_printf(s, "\n * The program runs partly on an NVIDIA GPU: where none is present,\n"
 		              " * %s_run fails and %s_error says so.", fn->name, fn->name);
+	int *ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
+	const char **ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
+	int nent = dp_entries(fn, ent, ename, err);
+	if (nent < 0)
+		return -1;
+	if (nent)
+		str_printf(s, "\n * Entry points (formats/dp.md, \"Entries\"): ");
+	for (i = 0; i < nent; i++)
+		str_printf(s, "%s%s_%s", i ? ", " : "", fn->name, ename[i]);
+	if (nent)
+		str_printf(s, ";\n * one instance's entries share its weights and its state (%s_reset\n"
+		              " * restores it for all of them).", fn->name);
 	str_printf(s, "  Use:\n"
 	              " *     %s *m = %s_create();\n"
-	              " *     if (m == NULL || %s_run(m", fn->name, fn->name, fn->name);
+	              " *     if (m == NULL || %s_%s(m", fn->name, fn->name, fn->name,
+	           nent ? ename[0] : "run");
 	for (i = 0; i < np; i++) {
+		if (nent && ent[fn->val[p[i].val].def] != 1)
+			continue;
 		str_printf(s, ", %s", p[i].name);
 		if (p[i].wname)
 			str_printf(s, ", %s, %s", p[i].hname, p[i].wname);

@@ -64,6 +64,47 @@ gpucall(Ctx *c, int i)
 	str_printf(c->body, "\tDPRT_TRACE_OP(%d, \"cuda partition %d\");\n", i, k);
 }
 
+/* The schedule of entry e (0: the program without entries), in order: host
+ * ops one by one; each cuda partition one call of NAME_gpu_partK
+ * (5.gpu.cu), whose device->host copies land in page-locked staging that
+ * the host reads in place.  An entry's schedule has its own ops and the
+ * constants on the host (partition keeps each entry's apart). */
+static int
+schedule(Ctx *c, const int *ent, int e)
+{
+	const Fn *fn = c->fn;
+	const Plan *pl = c->plan;
+	Str *body = c->body;
+	int i, last = -1;
+
+	for (i = 0; i < fn->nop; i++) {
+		const Op *op = &fn->op[i];
+		if (ent[i] != e && (ent[i] != 0 || oncuda(fn, op)))
+			continue;
+		if (oncuda(fn, op)) {
+			if (last != op->part)
+				gpucall(c, i);
+			last = op->part;
+			continue;
+		}
+		last = op->part;
+		if (pl->x[i].kind == X_D2H || pl->x[i].kind == X_HOSTCONST) {
+			str_put(body, "\t/* ");
+			op_text(body, fn, op);
+			str_put(body, pl->x[i].kind == X_D2H ? ": staged by the partition above */\n" :
+			        ": the host's own weights */\n");
+		} else {
+			size_t at = body->n;   /* the op's code: timed where it has statements */
+			if (emit_op(c, i) != 0)
+				return -1;
+			if (body->n > at && memchr(body->p + at, ';', body->n - at))
+				str_printf(body, "\tDPRT_TRACE_OP(%d, \"%s\");\n", i, dp_op_name[op->kind]);
+		}
+		portcopies(c, i);
+	}
+	return 0;
+}
+
 /* Declares the pointer of every value the schedule names: the buffer plan
  * at a glance. */
 static void
@@ -166,17 +207,21 @@ uses(const Ctx *c, int kind)
 
 /* The run() function: scratch pointer, buffer plan, schedule. */
 static void
-runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
+runfn(Ctx *c, Str *s, const Str *body, const Str *decl, const char *entry)
 {
 	const Fn *fn = c->fn;
 	int j, usesout = uses(c, H_OUT);
 
 	for (j = 0; j < fn->nout; j++)
 		usesout |= c->plan->copy[j];
-	str_put(s, "/* Runs the host schedule once (see dprt_prog in dprt.h). */\n");
-	str_printf(s, "static int\n%s_schedule(void *state, const unsigned char *W, void *arena,\n"
-	              "\tconst void *const *in, void *const *out, char *err, size_t errn)\n{\n",
-	           fn->name);
+	if (entry)
+		str_printf(s, "/* Runs the host schedule of entry %s once (see dprt_entry in dprt.h). */\n"
+		              "static int\n%s_schedule_%s(", entry, fn->name, entry);
+	else
+		str_printf(s, "/* Runs the host schedule once (see dprt_prog in dprt.h). */\n"
+		              "static int\n%s_schedule(", fn->name);
+	str_put(s, "void *state, const unsigned char *W, void *arena,\n"
+	           "\tconst void *const *in, void *const *out, char *err, size_t errn)\n{\n");
 	if (uses(c, H_ARENA))
 		str_put(s, "\tunsigned char *A = arena;\n");
 	str_put(s, decl->p ? decl->p : "");
@@ -193,11 +238,78 @@ runfn(Ctx *c, Str *s, const Str *body, const Str *decl)
 	str_put(s, "\treturn 0;\n}\n");
 }
 
+/* The typed run function NAME_FNAME: the inputs and outputs of entry e
+ * (all of them when ent is NULL) to the schedule NAME_schedule[_SCHED]. */
+static void
+runapi(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, const int *ent, int e,
+       const char *fname, const char *sched)
+{
+	const char *nm = fn->name;
+	int i, nin = 0, nout = 0;
+
+	for (i = 0; i < np; i++) {
+		if (p[i].isout)
+			nout++;
+		else
+			nin++;
+	}
+#define MINE(i) (!ent || ent[fn->val[p[i].val].def] == e)
+	str_printf(s, "int\n%s_%s(%s *m", nm, fname, nm);
+	for (i = 0; i < np; i++) {
+		if (!MINE(i))
+			continue;
+		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
+		if (p[i].wname)
+			str_printf(s, ", int64_t %s, int64_t %s", p[i].hname, p[i].wname);
+		else if (p[i].hname)
+			str_printf(s, ", int64_t %s", p[i].hname);
+	}
+	str_put(s, ")\n{\n\tconst void *in[] = {");
+	for (i = 0; i < np; i++)
+		if (!p[i].isout && !MINE(i))
+			str_printf(s, "%sNULL", i ? ", " : "");
+		else if (!p[i].isout && p[i].wname)
+			str_printf(s, "%s&(dprt_image){%s, %s, %s, %lld}", i ? ", " : "", p[i].name,
+			           p[i].hname, p[i].wname, (long long)p[i].t.dim[2]);
+		else if (!p[i].isout && p[i].hname)   /* text: h bytes */
+			str_printf(s, "%s&(dprt_image){%s, %s, 1, 1}", i ? ", " : "", p[i].name,
+			           p[i].hname);
+		else if (!p[i].isout)
+			str_printf(s, "%s%s", i ? ", " : "", p[i].name);
+	str_printf(s, "%s};\n\tvoid *out[] = {", nin ? "" : "NULL");
+	for (i = 0; i < np; i++)
+		if (p[i].isout)
+			str_printf(s, "%s%s", i > nin ? ", " : "", MINE(i) ? p[i].name : "NULL");
+	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
+	str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
+	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
+		if (MINE(i))
+			str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer "
+			              "was passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name,
+			           p[i].name, p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
+			           p[i].hname ? "text input" : "input");
+	str_printf(s, "\tif (m->pool == NULL)\n\t\treturn -1;   /* no threads: err says why */\n"
+	              "\tif (dprt_pool_enter(m->pool) != 0) {\n"
+	              "\t\tstatic const char busy[] = \"%s_%s: this instance is running in "
+	              "another thread (use one instance per thread)\";\n"
+	              "\t\tmemcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : "
+	              "sizeof m->err);\n"
+	              "\t\tm->err[sizeof m->err - 1] = '\\0';\n"
+	              "\t\treturn -1;\n\t}\n"
+	              "\tm->err[0] = '\\0';\n"
+	              "\tint rc = %s_schedule%s%s(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
+	              "\t                     sizeof m->err) == 0 ? 0 : -1;\n"
+	              "\tdprt_pool_leave(m->pool);\n"
+	              "\treturn rc;\n}\n\n", nm, fname, nm, *sched ? "_" : "", sched,
+	           pl->ncuda ? "m->gpu" : "NULL");
+#undef MINE
+}
+
 /* The typed API: an instance owns an aligned arena; run passes the typed
  * pointers to the schedule. */
 static void
 api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int state,
-    int gpustate)
+    int gpustate, const int *ent, const char **ename, int nent)
 {
 	const char *nm = fn->name;
 	int i, nin = 0, nout = 0;
@@ -250,58 +362,44 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		str_put(s, "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		           "\t\treturn -1;\n");
 	str_put(s, "\treturn 0;\n}\n\n");
-	str_printf(s, "int\n%s_run(%s *m", nm, nm);
 	for (i = 0; i < np; i++) {
-		str_printf(s, ", %s%s *%s", p[i].isout ? "" : "const ", p[i].ctype, p[i].name);
-		if (p[i].wname)
-			str_printf(s, ", int64_t %s, int64_t %s", p[i].hname, p[i].wname);
-		else if (p[i].hname)
-			str_printf(s, ", int64_t %s", p[i].hname);
 		if (p[i].isout)
 			nout++;
 		else
 			nin++;
 	}
-	str_put(s, ")\n{\n\tconst void *in[] = {");
-	for (i = 0; i < np; i++)
-		if (!p[i].isout && p[i].wname)
-			str_printf(s, "%s&(dprt_image){%s, %s, %s, %lld}", i ? ", " : "", p[i].name,
-			           p[i].hname, p[i].wname, (long long)p[i].t.dim[2]);
-		else if (!p[i].isout && p[i].hname)   /* text: h bytes */
-			str_printf(s, "%s&(dprt_image){%s, %s, 1, 1}", i ? ", " : "", p[i].name,
-			           p[i].hname);
-		else if (!p[i].isout)
-			str_printf(s, "%s%s", i ? ", " : "", p[i].name);
-	str_printf(s, "%s};\n\tvoid *out[] = {", nin ? "" : "NULL");
-	for (i = 0; i < np; i++)
-		if (p[i].isout)
-			str_printf(s, "%s%s", i > nin ? ", " : "", p[i].name);
-	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
-	str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
-	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
-		str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer was "
-		              "passed for this %s\");\n\t\treturn -1;\n\t}\n", p[i].name, p[i].name,
-		           p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
-		           p[i].hname ? "text input" : "input");
-	str_printf(s, "\tif (m->pool == NULL)\n\t\treturn -1;   /* no threads: err says why */\n"
-	              "\tif (dprt_pool_enter(m->pool) != 0) {\n"
-	              "\t\tstatic const char busy[] = \"%s_run: this instance is running in "
-	              "another thread (use one instance per thread)\";\n"
-	              "\t\tmemcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : "
-	              "sizeof m->err);\n"
-	              "\t\tm->err[sizeof m->err - 1] = '\\0';\n"
-	              "\t\treturn -1;\n\t}\n"
-	              "\tm->err[0] = '\\0';\n"
-	              "\tint rc = %s_schedule(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
-	              "\t                     sizeof m->err) == 0 ? 0 : -1;\n"
-	              "\tdprt_pool_leave(m->pool);\n"
-	              "\treturn rc;\n}\n\n", nm, nm, pl->ncuda ? "m->gpu" : "NULL");
+	if (nent == 0)
+		runapi(s, fn, pl, p, np, NULL, 0, "run", "");
+	for (i = 1; i <= nent; i++)
+		runapi(s, fn, pl, p, np, ent, i, ename[i - 1], ename[i - 1]);
 	if (capi_generate(fn) >= 0) {   /* NAME_generate: dprt_generate over NAME_run */
 		int gi = capi_generate(fn), pos = capi_genpos(fn);
-		int tin = pos >= 0 && fn->op[pos].out[0] == p[0].val;   /* the token input's place */
-		int64_t len = p[tin].t.dim[1];
+		int tin = pos >= 0 && pos < gi;   /* the token input's place: after pos */
+		int64_t len = fn->val[fn->op[gi].out[0]].t.dim[1];
+		const char *ge = dp_gets(&fn->op[gi], "entry"), *pe;
+		size_t pn = 0;
+		int ge_ = ent ? ent[gi] : 0, pe_ = 0, pi = -1, pp = -1;
 
-		if (pos >= 0)   /* with a positions input: their buffer too */
+		pe = capi_genprefill(fn, &pn);
+		for (i = 0; pe && i < fn->nop; i++)   /* the prefill entry's token and positions inputs */
+			if (fn->op[i].kind == Oinput && strlen(dp_gets(&fn->op[i], "entry")) == pn &&
+			    strncmp(dp_gets(&fn->op[i], "entry"), pe, pn) == 0) {
+				pe_ = ent[i];
+				if (pi < 0 && (tin ? pp >= 0 : 1))
+					pi = i;
+				else
+					pp = i;
+			}
+		if (pe && (pi < 0 || pp < 0))
+			dp_die("the prefill entry of the generate statement has no 2 inputs");
+		if (pe)   /* a prefill entry: its buffers too */
+			str_printf(s, "typedef struct %s_gen {\n\t%s *m;\n\tint64_t ids[%lld], pos[%lld];\n"
+			              "\tint64_t pids[%lld], ppos[%lld];\n"
+			              "\tvoid *out[%d];\n\t%s_token_fn *token;\n\tvoid *u;\n} %s_gen;\n\n",
+			           nm, nm, (long long)len, (long long)len,
+			           (long long)fn->val[fn->op[pi].out[0]].t.dim[1],
+			           (long long)fn->val[fn->op[pi].out[0]].t.dim[1], nout, nm, nm);
+		else if (pos >= 0)   /* with a positions input: their buffer too */
 			str_printf(s, "typedef struct %s_gen {\n\t%s *m;\n\tint64_t ids[%lld], pos[%lld];\n"
 			              "\tvoid *out[%d];\n\t%s_token_fn *token;\n\tvoid *u;\n} %s_gen;\n\n",
 			           nm, nm, (long long)len, (long long)len, nout, nm, nm);
@@ -311,11 +409,21 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		           nm, nm, (long long)len, nout, nm, nm);
 		(void)gi;
 		str_printf(s, "static int\n%s_genrun(void *ctx)\n{\n\t%s_gen *g = ctx;\n\n"
-		              "\treturn %s_run(g->m, %s", nm, nm, nm,
+		              "\treturn %s_%s(g->m, %s", nm, nm, nm, ge ? ge : "run",
 		           pos < 0 ? "g->ids" : tin ? "g->pos, g->ids" : "g->ids, g->pos");
 		for (i = 0; i < nout; i++)
-			str_printf(s, ", g->out[%d]", i);
+			if (!ent || ent[fn->val[fn->out[i].val].def] == ge_)
+				str_printf(s, ", g->out[%d]", i);
 		str_put(s, ");\n}\n\n");
+		if (pe) {   /* the prompt's runs: the prefill entry */
+			str_printf(s, "static int\n%s_genprefill(void *ctx)\n{\n\t%s_gen *g = ctx;\n\n"
+			              "\treturn %s_%.*s(g->m, %s", nm, nm, nm, (int)pn, pe,
+			           tin ? "g->ppos, g->pids" : "g->pids, g->ppos");
+			for (i = 0; i < nout; i++)
+				if (ent[fn->val[fn->out[i].val].def] == pe_)
+					str_printf(s, ", g->out[%d]", i);
+			str_put(s, ");\n}\n\n");
+		}
 		str_printf(s, "static int\n%s_gentoken(void *ctx, int64_t t)\n{\n\t%s_gen *g = ctx;\n\n"
 		              "\treturn g->token(g->u, t) != 0;\n}\n\n", nm, nm);
 		str_printf(s, "int64_t\n%s_generate(%s *m, const int64_t *prompt, int64_t n, const char *keys,\n"
@@ -345,6 +453,11 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 				str_printf(s, "\tif (rc == 0 && (g->out[%d] = malloc(%lld)) == NULL)\n"
 				              "\t\trc = -1, strcpy(m->err, \"out of memory\");\n",
 				           i - nin, (long long)dp_nbytes(&p[i].t));
+		if (pe)
+			str_printf(s, "\tif (rc == 0 && gen.prefill >= 0) {\n"
+			              "\t\tgen.pids = g->pids;\n\t\tgen.ppos = g->ppos;\n"
+			              "\t\tgen.plogits = g->out[gen.plout];\n"
+			              "\t\tgen.prefill_run = %s_genprefill;\n\t}\n", nm);
 		if (pos >= 0)
 			str_put(s, "\tif (rc == 0) {\n"
 			           "\t\tg->m = m;\n\t\tg->token = token;\n\t\tg->u = u;\n"
@@ -380,11 +493,54 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 	           "\tfree(m);\n}\n");
 }
 
+/* The entry of parameter p: its input's or its output's value's. */
+static int
+paramentry(const Fn *fn, const Param *p, const int *ent)
+{
+	return ent[fn->val[p->val].def];
+}
+
+/* The dprt_entry table of a program with entries: each entry's name,
+ * schedule, and its inputs and outputs among the program's. */
+static void
+entrytable(Str *s, const Fn *fn, const Param *p, int np, const int *ent, const char **ename,
+           int nent)
+{
+	int e, i, k, isout;
+
+	for (e = 1; e <= nent; e++)
+		for (isout = 0; isout < 2; isout++) {
+			str_printf(s, "static const int %s_%s_%s[] = {", fn->name, ename[e - 1],
+			           isout ? "out" : "in");
+			for (i = 0, k = 0; i < np; i++) {
+				if (p[i].isout != isout)
+					continue;
+				if (paramentry(fn, &p[i], ent) == e)
+					str_printf(s, "%s%d", k++ ? ", " : "", i - (isout ? np - fn->nout : 0));
+			}
+			str_put(s, k ? "};\n" : "-1};\n");
+		}
+	str_printf(s, "static const dprt_entry %s_entries[%d] = {\n", fn->name, nent);
+	for (e = 1; e <= nent; e++) {
+		int n[2] = {0, 0};
+		for (i = 0; i < np; i++)
+			n[p[i].isout] += paramentry(fn, &p[i], ent) == e;
+		str_put(s, "\t{");
+		str_cstring(s, ename[e - 1]);
+		str_printf(s, ", %s_schedule_%s, %d, %s_%s_in, %d, %s_%s_out},\n", fn->name,
+		           ename[e - 1], n[0], fn->name, ename[e - 1], n[1], fn->name, ename[e - 1]);
+	}
+	str_put(s, "};\n");
+}
+
 /* Writes the C file of fn into *out. */
 int
 emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 {
-	Str top = {0}, body = {0}, decl = {0}, prep = {0}, state = {0};
+	Str top = {0}, body = {0}, decl = {0}, prep = {0}, state = {0}, eruns = {0}, edecl = {0};
+	Str *esched = NULL;
+	int *ent, nent = 0, e;
+	const char **ename;
 	Param *par;
 	Plan pl;
 	Ctx c;
@@ -432,32 +588,23 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	}
 	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err, .fuse = fu,
 	          .prep = &prep, .prepoff = prepoff};
-	c.used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
-	/* The schedule, in order: host ops one by one; each cuda partition one
-	 * call of NAME_gpu_partK (5.gpu.cu), whose device->host copies land in
-	 * page-locked staging that the host reads in place. */
-	for (i = 0; i < fn->nop; i++) {
-		const Op *op = &fn->op[i];
-		if (oncuda(fn, op)) {
-			if (i == 0 || fn->op[i - 1].part != op->part)
-				gpucall(&c, i);
-			continue;
+	ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
+	ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
+	if ((nent = dp_entries(fn, ent, ename, err)) < 0)
+		goto done;
+	esched = dp_alloc(fn->arena, (size_t)nent + 1, sizeof *esched);
+	for (e = nent ? 1 : 0; e <= nent; e++) {   /* one schedule per entry */
+		c.used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+		c.body = nent ? &esched[e - 1] : &body;
+		if (schedule(&c, ent, e) != 0)
+			goto done;
+		decls(&c, nent ? &edecl : &decl);
+		if (nent) {
+			runfn(&c, &eruns, c.body, &edecl, ename[e - 1]);
+			str_put(&eruns, "\n");
+			str_free(&edecl);
 		}
-		if (pl.x[i].kind == X_D2H || pl.x[i].kind == X_HOSTCONST) {
-			str_put(&body, "\t/* ");
-			op_text(&body, fn, op);
-			str_put(&body, pl.x[i].kind == X_D2H ? ": staged by the partition above */\n" :
-			        ": the host's own weights */\n");
-		} else {
-			size_t at = body.n;   /* the op's code: timed where it has statements */
-			if (emit_op(&c, i) != 0)
-				goto done;
-			if (body.n > at && memchr(body.p + at, ';', body.n - at))
-				str_printf(&body, "\tDPRT_TRACE_OP(%d, \"%s\");\n", i, dp_op_name[op->kind]);
-		}
-		portcopies(&c, i);
 	}
-	decls(&c, &decl);
 
 	str_printf(out, "/* %s: the host code of the DevProc program \"%s\", generated by\n"
 	                " * dp-lower_cpu from ", dst, fn->name);
@@ -508,7 +655,12 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		                " * after the prepared weights) to its initial value, from the weights. */\n"
 		                "static void\n%s_state(void *arena, const unsigned char *W)\n{\n"
 		                "\tunsigned char *A = arena;\n\n%s}\n\n", fn->name, state.p);
-	runfn(&c, out, &body, &decl);
+	if (nent)
+		str_put(out, eruns.p);
+	else
+		runfn(&c, out, &body, &decl, NULL);
+	if (nent)
+		entrytable(out, fn, par, np, ent, ename, nent);
 	str_printf(out, "\n/* The program descriptor that dprt_main and the typed API run. */\n"
 	                "const dprt_prog %s_prog = {\n\t.name = ", fn->name);
 	str_cstring(out, fn->name);
@@ -522,7 +674,10 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		str_printf(out, "\t.init = %s_gpu_init,\n\t.fini = %s_gpu_fini,\n", fn->name, fn->name);
 	else
 		str_put(out, "\t.init = NULL,\n\t.fini = NULL,\n");
-	str_printf(out, "\t.run = %s_schedule,\n", fn->name);
+	if (nent)
+		str_printf(out, "\t.run = %s_schedule_%s,   /* the first entry's */\n", fn->name, ename[0]);
+	else
+		str_printf(out, "\t.run = %s_schedule,\n", fn->name);
 	if (hasblob)
 		str_printf(out, "\t.blob = &%s_blob,\n", fn->name);
 	for (i = 0; i < fn->nout && fn->op[fn->val[fn->out[i].val].def].kind != Odetokenize; i++)
@@ -556,8 +711,10 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			str_put(out, ",\n");
 			str_free(&g);
 		}
+	if (nent)
+		str_printf(out, "\t.nentry = %d,\n\t.entry = %s_entries,\n", nent, fn->name);
 	str_put(out, "};\n\n");
-	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0, gpustate);
+	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0, gpustate, ent, ename, nent);
 	rc = 0;
 done:
 	str_free(&top);
@@ -565,5 +722,8 @@ done:
 	str_free(&decl);
 	str_free(&prep);
 	str_free(&state);
+	for (e = 0; esched && e < nent; e++)
+		str_free(&esched[e]);
+	str_free(&eruns);
 	return rc;
 }

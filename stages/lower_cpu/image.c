@@ -107,10 +107,12 @@ k_assign(Ctx *c, const Op *op, int i)
 {
 	const Home *h = &c->plan->h[op->in[0]];
 	int64_t n = h->bytes;
-	int j, k;
+	int j, k, *e = dp_alloc(c->fn->arena, (size_t)c->fn->nop + 1, sizeof *e);
 
+	if (dp_entries(c->fn, e, NULL, c->err) < 0)
+		return -1;
 	for (j = i + 1; j < c->fn->nop; j++)   /* readers after the update would see it */
-		for (k = 0; k < c->fn->op[j].nin; k++) {
+		for (k = 0; k < c->fn->op[j].nin && e[j] == e[i]; k++) {   /* (its entry's) */
 			int v = c->fn->op[j].in[k];
 			if (v == op->in[0] || (c->plan->h[v].kind == H_VIEW && c->plan->h[v].base == op->in[0])) {
 				dp_seterr(c->err, "op %d (assign): op %d reads the state after its update",

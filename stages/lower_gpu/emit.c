@@ -35,14 +35,16 @@ emit_assign(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
-	int st = op->in[0], j, k;
+	int st = op->in[0], j, k, *e = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *e);
 
 	if (g->h[st].kind != G_WEIGHT) {
 		dp_seterr(g->err, "op %d (assign): its state is not on the device", i);
 		return -1;
 	}
+	if (dp_entries(fn, e, NULL, g->err) < 0)
+		return -1;
 	for (j = 0; j < fn->nop; j++)   /* readers running after the update would see it */
-		for (k = 0; k < fn->op[j].nin; k++)
+		for (k = 0; k < fn->op[j].nin && e[j] == e[i]; k++)   /* (in its entry) */
 			if (j != i && gbase(g, fn->op[j].in[k]) == st && g->exec[j] > g->exec[i]) {
 				dp_seterr(g->err, "op %d (assign): op %d reads the state after its update",
 				          i, j);

@@ -60,13 +60,42 @@ onto(P *p, int v, int dev, Err *err)
 	return p->copy[dev][v] = p->dst->op[c].out[0];
 }
 
+/* The copies to the cpu of the outputs of entry e (all outputs when the
+ * program has no entries) into port[], at the end of its ops. */
+static int
+outputs(P *p, const int *ent, int e, int *port, Err *err)
+{
+	const Fn *s = p->src;
+	for (int k = 0; k < s->nout; k++)
+		if (ent[s->val[s->out[k].val].def] == e && (port[k] = onto(p, s->out[k].val, DEV_CPU, err)) < 0)
+			return -1;
+	return 0;
+}
+
+/* Partitions in schedule order.  A program with entry points (formats/dp.md,
+ * "Entries") has each entry's ops in partitions of their own, its outputs
+ * copied back at its end and copies of shared values made again in each:
+ * an entry runs only its own partitions. */
 static int
 partition(P *p, Err *err)
 {
 	const Fn *s = p->src;
+	int *ent = dp_alloc(p->dst->arena, (size_t)s->nop + 1, sizeof *ent), cure = 0;
+	int *port = dp_alloc(p->dst->arena, (size_t)s->nout + 1, sizeof *port);
+	if (dp_entries(s, ent, NULL, err) < 0)
+		return -1;
 	for (int i = 0; i < s->nop; i++) {
 		const Op *op = &s->op[i];
 		int in[256];
+		if (ent[i] && ent[i] != cure) {   /* the next entry's ops */
+			if (cure && outputs(p, ent, cure, port, err) < 0)
+				return -1;
+			for (int d = 0; d < DEV_N; d++)
+				for (int v = 0; v < s->nval; v++)
+					p->copy[d][v] = -1;
+			p->cur = -1;
+			cure = ent[i];
+		}
 		if (op->nin > 256)
 			dp_die("op with %d operands", op->nin);
 		for (int k = 0; k < op->nin; k++)
@@ -90,12 +119,10 @@ partition(P *p, Err *err)
 			p->map[op->out[k]] = dp_addout(p->dst, j, s->val[op->out[k]].t);
 		assign(p, j);
 	}
-	for (int k = 0; k < s->nout; k++) {
-		int v = onto(p, s->out[k].val, DEV_CPU, err);
-		if (v < 0)
-			return -1;
-		dp_addport(p->dst, s->out[k].name, v);
-	}
+	if (outputs(p, ent, cure, port, err) < 0)
+		return -1;
+	for (int k = 0; k < s->nout; k++)
+		dp_addport(p->dst, s->out[k].name, port[k]);
 	return 0;
 }
 
