@@ -472,7 +472,7 @@ dp_isdyn(const Type *t)
 int
 dp_type_eq(const Type *a, const Type *b)
 {
-	if (a->dtype != b->dtype || a->rank != b->rank || a->dev != b->dev)
+	if (a->dtype != b->dtype || a->rank != b->rank || a->dev != b->dev || a->bnd != b->bnd)
 		return 0;
 	for (int i = 0; i < a->rank; i++)
 		if (a->dim[i] != b->dim[i])
@@ -513,7 +513,8 @@ dp_type_str(const Type *t, int dev, char *buf, size_t n)
 	k += snprintf(buf + k, n - k, "%s[", t->dtype < DP_NDTYPE ? dp_dtype_name[t->dtype] : "?");
 	for (int i = 0; i < t->rank && k < n; i++)
 		k += t->dim[i] == DP_DYN ? snprintf(buf + k, n - k, "%s?", i ? "," : "")
-		     : snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)t->dim[i]);
+		     : snprintf(buf + k, n - k, "%s%s%lld", i ? "," : "", !i && t->bnd ? "<=" : "",
+		                (long long)t->dim[i]);
 	if (k < n)
 		k += snprintf(buf + k, n - k, "]");
 	if (dev && k < n)

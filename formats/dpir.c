@@ -75,12 +75,14 @@ dp_encode(const Fn *fn, char **buf, size_t *len, Err *err)
 	msgpack_pack_array(&pk, fn->nval);
 	for (int v = 0; v < fn->nval; v++) {
 		const Type *t = &fn->val[v].t;
-		msgpack_pack_array(&pk, 3);
+		msgpack_pack_array(&pk, t->bnd ? 4 : 3);
 		pstr(&pk, dp_dtype_name[t->dtype]);
 		msgpack_pack_array(&pk, t->rank);
 		for (int i = 0; i < t->rank; i++)
 			msgpack_pack_int64(&pk, t->dim[i]);
 		pstr(&pk, dp_dev_name[t->dev]);
+		if (t->bnd)   /* the leading size is a bound (minor 1) */
+			msgpack_pack_int(&pk, 1);
 	}
 	pstr(&pk, "ops");
 	msgpack_pack_array(&pk, fn->nop);
@@ -329,7 +331,12 @@ dvals(Dec *d, const msgpack_object *o)
 		return fail(d, "too many values");
 	for (uint32_t v = 0; v < a->size; v++) {
 		snprintf(d->where, sizeof d->where, "fn.vals[%u]", v);
-		const msgpack_object_array *e = arr(d, &a->ptr[v], 3);
+		const msgpack_object_array *e = arr(d, &a->ptr[v], -1);
+		int64_t bnd = 0;
+		if (e && e->size != 3 && e->size != 4) {
+			fail(d, "array has the wrong length");
+			return -1;
+		}
 		const msgpack_object_array *dims;
 		const char *dt, *dev;
 		if (!e || !(dt = str(d, &e->ptr[0])) || !(dims = arr(d, &e->ptr[1], -1)) ||
@@ -349,6 +356,11 @@ dvals(Dec *d, const msgpack_object *o)
 		for (uint32_t i = 0; i < dims->size; i++)
 			if (intin(d, &dims->ptr[i], DP_DYN, INT64_MAX, &t.dim[i]))
 				return -1;
+		if (e->size == 4 && intin(d, &e->ptr[3], 1, 1, &bnd))
+			return -1;
+		if (bnd && (t.rank < 1 || t.dim[0] < 1))
+			return fail(d, "a bounded size needs a leading dim of 1 or more");
+		t.bnd = (uint8_t)bnd;
 		dp_addval(fn, t, -1);
 	}
 	return 0;

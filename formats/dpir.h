@@ -37,11 +37,15 @@ enum { DP_FORMS(DP_ENUM2) DP_NFORM };
 
 /* A tensor type; a rank-0 tensor is a scalar.  A graph input of an image of
  * any size has DP_DYN sizes (u8[?,?,C]), and one of text (u8[?]); no
- * other value has them. */
+ * other value has them.  A bounded type (bnd, text "i64[<=12,2]") has a
+ * leading size known only at run time: dim[0] is its bound B, buffers are
+ * sized by it, and the run-time length n <= B is a rank-0 i64 value of
+ * the program (dp_bndlen; formats/ops.md, "Bounded sizes"). */
 typedef struct Type {
 	uint8_t dtype;
 	uint8_t dev;
 	uint8_t rank;
+	uint8_t bnd;       /* dim[0] is a bound, the length known at run time */
 	int64_t dim[DP_MAXRANK];
 } Type;
 
@@ -165,6 +169,19 @@ int dp_infer(Fn *fn, int op, Err *err);
 /* The same shape/dtype rule, into out[0..nout-1] (room for DP_MAXOUT)
  * without touching fn. */
 int dp_rule(const Fn *fn, const Op *op, Type *out, Err *err);
+
+/* bound.c: bounded sizes (formats/ops.md, "Bounded sizes").  The value
+ * holding the run-time length of bounded value v: the count of the
+ * aten.nonzero or the bound op it comes from (through the ops that keep
+ * it, and copies); -1 when v is not bounded. */
+int dp_bndlen(const Fn *fn, int v);
+/* How op's results carry a bounded operand's length: sets bnd on out[]
+ * (computed by the op's shape rule), or fails naming the op when it would
+ * need the length in a way DevProc does not implement. */
+int dp_bound_rule(const Fn *fn, const Op *op, Type *out, Err *err);
+/* Checks that each bounded graph output is followed by the output of its
+ * run-time length (NAME then NAME_n).  0, or -1 with err set. */
+int dp_bound_ports(const Fn *fn, Err *err);
 
 /* Facts of (legalized) IR both lowerings plan by: whether op only
  * reinterprets its operand's bytes (a reshape), whether it swaps the axes

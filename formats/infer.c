@@ -287,8 +287,8 @@ matmul(const Op *op, const Type *a, const Type *b, Type *out, Err *err)
 	return 0;
 }
 
-int
-dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
+static int
+rule(const Fn *fn, const Op *op, Type *out, Err *err)
 {
 	const Type *t[8];
 	for (int i = 0; i < op->nin && i < 8; i++)
@@ -549,6 +549,16 @@ dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
 	return 0;
 }
 
+/* The op's shape/dtype rule, then how its results carry a bounded
+ * operand's length. */
+int
+dp_rule(const Fn *fn, const Op *op, Type *out, Err *err)
+{
+	if (rule(fn, op, out, err))
+		return -1;
+	return dp_bound_rule(fn, op, out, err);
+}
+
 int
 dp_infer(Fn *fn, int opi, Err *err)
 {
@@ -586,7 +596,7 @@ int
 dp_isreshape(const Fn *fn, const Op *op)
 {
 	(void)fn;
-	return op->kind == Aview;
+	return op->kind == Aview || op->kind == Obound;
 }
 
 /* Whether op swaps the two axes of a matrix: in legalized IR, aten.permute

@@ -33,6 +33,7 @@
 	X(Opermute,   "permute",      1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "dims:is") \
 	X(Oreshape,   "reshape",      1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "shape:is") \
 	X(Oflatten,   "flatten",      1, 1, Kshape, Fcomposite, "",   D_CPU|D_CUDA, "end:i=-1 start:i=1") \
+	X(Obound,     "bound",        2, 1, Kshape, Fview,   "",        D_CPU|D_CUDA, "") \
 	X(Oargmax,    "argmax",       1, 1, Kindex, Freduce, "",        D_CPU|D_CUDA, "dim:i keepdim:i=0") \
 	X(Osoftmax,   "softmax",      1, 1, Kreduce, Freduce, "",        D_CPU|D_CUDA, "dim:i") \
 	X(Aadd,       "aten.add",     2, 1, Kelem, Fbinary, "add",     D_CPU|D_CUDA, "alpha:f=1") \
@@ -227,7 +228,8 @@
 	X(Acmul,      "aten.complex_mul", 2, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Acabs,      "aten.complex_abs", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Acangle,    "aten.complex_angle", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
-	X(Anonzeros,  "aten.nonzero_static", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "fill_value:i=-1 size:i")
+	X(Anonzeros,  "aten.nonzero_static", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "fill_value:i=-1 size:i") \
+	X(Anonzero,   "aten.nonzero", 1, 2, Kindex, Fcomposite, "", D_CPU|D_CUDA, "")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

@@ -859,6 +859,22 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		out->dim[0] = dp_geti(op, "size", 0);
 		out->dim[1] = t[0]->rank;
 		return 0;
+	case Anonzero:   /* [numel, rank] bounded (dp_bound_rule), and the count */
+		if (t[0]->rank < 1 || dp_numel(t[0]) < 1)
+			return dp_failt(err, op, "needs a tensor of rank 1 or more, not empty", t[0], NULL);
+		memset(out, 0, 2 * sizeof *out);
+		out[0].dtype = out[1].dtype = DP_I64;
+		out[0].rank = 2;
+		out[0].dim[0] = dp_numel(t[0]);
+		out[0].dim[1] = t[0]->rank;
+		return 0;
+	case Obound:   /* x's bytes, its leading size bounded (dp_bound_rule) */
+		if (t[0]->rank < 1 || t[0]->dim[0] < 1)
+			return dp_failt(err, op, "needs a tensor of rank 1 or more with rows", t[0], NULL);
+		if (t[1]->dtype != DP_I64 || t[1]->rank != 0)
+			return dp_failt(err, op, "its length must be i64[]", t[1], NULL);
+		*out = *t[0];
+		return 0;
 	case Acmul: case Acabs: case Acangle: {
 		for (int i = 0; i < op->nin; i++)
 			if (t[i]->dtype != DP_F32 || t[i]->rank < 1 || t[i]->dim[t[i]->rank - 1] != 2)

@@ -282,7 +282,7 @@ next(Lex *L)
 		L->t = Tident;   /* nan and inf too: they are names as well (numword) */
 		return 0;
 	}
-	if (strchr("=,:{}[]@?", c)) {
+	if (strchr("=,:{}[]@?<", c)) {
 		L->p++;
 		L->t = Tpunct;
 		return 0;
@@ -340,6 +340,13 @@ ptype(Lex *L, Type *t)
 	while (!ispunct_(L, ']')) {
 		if (t->rank && expect(L, ','))
 			return -1;
+		if (t->rank == 0 && ispunct_(L, '<')) {   /* "<=B": a bounded leading size */
+			if (next(L) || expect(L, '='))
+				return -1;
+			if (L->t != Tint || L->i < 1)
+				return lerr(L, "expected a bound (a positive integer) after '<='", NULL);
+			t->bnd = 1;
+		}
 		if ((L->t != Tint || L->i < 0) && !ispunct_(L, '?'))
 			return lerr(L, "expected a size (a non-negative integer or ?)", NULL);
 		if (t->rank == DP_MAXRANK)

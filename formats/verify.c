@@ -185,6 +185,8 @@ dp_verify(const Fn *fn, Err *err)
 				goto out;
 			}
 	}
+	if (dp_bound_ports(fn, err))
+		goto out;
 	for (int i = 0; i < fn->nop; i++) {
 		if (fn->op[i].kind != Oinput)
 			continue;

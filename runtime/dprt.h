@@ -82,6 +82,11 @@ typedef struct dprt_prog {
 	 * program of one; run is then entry[0]'s). */
 	int nentry;
 	const dprt_entry *entry;
+	/* Per output, 1 + the index of the output receiving its row count when
+	 * its leading size is known only at run time (dim[0] is then its bound,
+	 * the room its buffer has; formats/ops.md, "Bounded sizes"), else 0;
+	 * NULL: none. */
+	const int *outlen;
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */

@@ -786,6 +786,21 @@ show(const dprt_io *io, const void *x, int full)
 	printf("%s]\n", m < n ? ", ..." : "");
 }
 
+/* Output i as this run made it: a bounded output's leading size is the
+ * row count its length output received (formats/ops.md, "Bounded sizes"). */
+static dprt_io
+outio(const Cli *c, int i)
+{
+	dprt_io io = c->p->out[i];
+	int k = c->p->outlen ? c->p->outlen[i] - 1 : -1;
+
+	if (k >= 0 && k < c->p->nout) {
+		int64_t n = *(const int64_t *)c->out[k];
+		io.dim[0] = n < 0 ? 0 : n < io.dim[0] ? n : io.dim[0];
+	}
+	return io;
+}
+
 /* Writes every --out to a temporary file, then renames them all, so a
  * failure leaves no output behind; prints the other outputs. */
 static int
@@ -795,13 +810,14 @@ finish(Cli *c)
 	int i;
 
 	for (i = 0; i < p->nout; i++) {
+		dprt_io io = outio(c, i);
 		if (!c->outfile[i])
 			continue;
 		c->tmp[i] = malloc(4096);
 		if (!c->tmp[i])
 			return dprt_errf(c->err, sizeof c->err, "out of memory");
-		if (dprt_npy_write_tmp(c->outfile[i], c->tmp[i], 4096, p->out[i].dtype,
-		                       p->out[i].rank, p->out[i].dim, c->out[i], c->err,
+		if (dprt_npy_write_tmp(c->outfile[i], c->tmp[i], 4096, io.dtype,
+		                       io.rank, io.dim, c->out[i], c->err,
 		                       sizeof c->err) < 0) {
 			free(c->tmp[i]);
 			c->tmp[i] = NULL;
@@ -823,8 +839,10 @@ finish(Cli *c)
 		if (p->textout && p->textout[i])   /* text: up to its first NUL */
 			printf("%s = %.*s\n", p->out[i].name, (int)strnlen(c->out[i],
 			       (size_t)p->out[i].dim[0]), (const char *)c->out[i]);
-		else
-			show(&p->out[i], c->out[i], c->full);
+		else {
+			dprt_io io = outio(c, i);
+			show(&io, c->out[i], c->full);
+		}
 	}
 	return 0;
 }

@@ -530,6 +530,21 @@ def cases():
     case("nonzero_static_fill", lambda s, x: torch.nonzero_static(x, size=4, fill_value=7),
          lambda: ints(0, 2, 2, 3, 2))
 
+    # -- nonzero: a result [n, rank] whose n is known only at run time (a
+    # bounded dimension, n <= numel: formats/ops.md), and the boolean-mask
+    # selection x[mask] it serves
+    case("nonzero", lambda s, x: torch.nonzero(x > 0.3), lambda: r(3, 4))
+    case("nonzero_none", lambda s, x: torch.nonzero(x > 100), lambda: r(2, 3))
+    case("nonzero_all", lambda s, x: torch.nonzero(x), lambda: pos(2, 3, 2))
+    case("nonzero_1d_int", lambda s, x: torch.nonzero(x), lambda: ints(0, 2, 9))
+    case("nonzero_add", lambda s, x: torch.nonzero(x < 0) * 2 + 1, lambda: r(4, 3))
+    case("mask_select", lambda s, x: x[x > 0.2], lambda: r(3, 5))
+    case("mask_rows", lambda s, x, m: x[m], lambda: r(5, 3), lambda: mask(5))
+    case("mask_rows_ew", lambda s, x, m: (x[m] * 2 + 1).relu(), lambda: r(6, 2, 3),
+         lambda: mask(6))
+    case("mask_none", lambda s, x: x[x > 100] + 1, lambda: r(4, 3))
+    case("mask_all", lambda s, x, m: torch.exp(x[m | True]), lambda: r(4, 2), lambda: mask(4, 2))
+
 
 def trues():
     return torch.ones(8, dtype=torch.bool)
@@ -636,6 +651,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="tests/conformance")
     ap.add_argument("--only", nargs="*", help="make only these cases")
+    ap.add_argument("--refs", default="refs.npz",
+                    help="the references' file in --out (the tests unpack every refs*.npz)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     cases()
@@ -644,7 +661,7 @@ def main():
     todo = [c for c in CASES if not a.only or c[0] in a.only]
     os.makedirs(a.out, exist_ok=True)
     refs = {}
-    refpath = os.path.join(a.out, "refs.npz")
+    refpath = os.path.join(a.out, a.refs)
     if a.only and os.path.exists(refpath):
         with np.load(refpath) as old:
             refs = {k: old[k] for k in old.files if k.split(".")[0] not in a.only}

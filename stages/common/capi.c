@@ -249,6 +249,12 @@ rundecl(Str *s, const Fn *fn, const Param *p, int np, const int *ent, int e, con
 		str_printf(s, "/* Runs the program once: reads the inputs, writes the outputs (dense,\n"
 		              " * C order, buffers that do not overlap).  0, or -1 with the message\n"
 		              " * in %s_error(m). */\n", nm);
+	for (i = 0; i < np && !(MINE(i) && p[i].isout && p[i].t.bnd); i++)
+		;
+	if (i < np)   /* bounded outputs (formats/ops.md, "Bounded sizes") */
+		str_printf(s, "/* An output typed T[<=B,...] has a leading size known only at run\n"
+		              " * time: pass room for B rows; the output after it (NAME_n) receives\n"
+		              " * the row count n, and only rows 0..n-1 are the result. */\n");
 	str_printf(s, "int %s_%s(%s *m%s\n", nm, fname, nm, n ? "," : ");");
 	for (i = 0; i < np; i++) {
 		if (!MINE(i))
@@ -280,6 +286,10 @@ rundecl(Str *s, const Fn *fn, const Param *p, int np, const int *ent, int e, con
 			           p[i].wname, (long long)p[i].t.dim[2]);
 		else if (p[i].hname)
 			str_printf(s, ", UTF-8 text of %s bytes", p[i].hname);
+		else if (p[i].isout && p[i].t.bnd && i + 1 < np)
+			str_printf(s, ", its first *%s rows", p[i + 1].name);
+		else if (i > 0 && p[i - 1].isout && p[i - 1].t.bnd)
+			str_printf(s, ", the row count of %s", p[i - 1].name);
 		str_put(s, " */\n");
 		str_free(&a);
 		if (p[i].hname && !p[i].wname) {

@@ -382,6 +382,7 @@ static const Aten aten[] = {
 	{ "aten._local_scalar_dense.default", Aview, "self:T", 0, H_ITEM },
 	{ "aten.item.default", Aview, "self:T", 0, H_ITEM },
 	{ "aten.nonzero_static.default", Anonzeros, "self:T size:i fill_value:i=-1", 0, 0 },
+	{ "aten.nonzero.default", Anonzero, "self:T", 0, 0 },
 
 	/* dtype conversions (device and layout must say cpu/cuda and strided) */
 	{ "aten._to_copy.default", Ocast, "self:T" FACT " non_blocking:0 memory_format:-", 0, H_TOCOPY },

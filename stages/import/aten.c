@@ -366,6 +366,10 @@ symof(Node *c, json_t *e)
 		return json_integer_value(x);
 	if ((x = json_object_get(e, "as_bool")) && json_is_boolean(x))
 		return json_is_true(x);
+	if (n && !g_symget(c->g, n, &v) && g_symunbacked(c->g, n))
+		bad(c, "a symbolic argument '%s' is the run-time length of a data-dependent result "
+		    "(aten.nonzero, a boolean mask index), which DevProc keeps only as a bounded "
+		    "leading size, not as a value (formats/ops.md, \"Bounded sizes\")", n);
 	if (!n || !g_symget(c->g, n, &v))
 		bad(c, "a symbolic argument '%s' has no value import knows", n ? n : "?");
 	return v;
@@ -555,6 +559,45 @@ viewsize(Node *c)
 	s->n = n;
 }
 
+/* An op of kind on operands in[0..n-1] with an int attribute key = v (key
+ * NULL: none) and a second key2 = v2 (NULL: none); its first result. */
+static int
+addop(Node *c, int kind, const int *in, int n, const char *key, int64_t v, const char *key2,
+      int64_t v2)
+{
+	int op = dp_addop(c->fn, kind, in, n);
+	Err err = { 0 };
+	if (key)
+		dp_seti(c->fn, op, key, v);
+	if (key2)
+		dp_seti(c->fn, op, key2, v2);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
+/* x[mask], a boolean mask of rank k over x's dims dim..dim+k-1: the
+ * coordinates of its true elements (aten.nonzero, a bounded size), one
+ * aten.select of them per dim as the index tensors. */
+static void
+maskindex(Node *c, int dim)
+{
+	int m = c->in[1], nz, k;
+	const Type *x = &c->fn->val[c->in[0]].t, *t = &c->fn->val[m].t;
+	if (c->nin != 2)
+		bad(c, "a boolean mask index with other index tensors is not supported");
+	if (t->rank < 1 || dim + t->rank > x->rank ||
+	    memcmp(t->dim, x->dim + dim, (size_t)t->rank * sizeof t->dim[0]) != 0)
+		bad(c, "the boolean mask %s does not match the dims it indexes of %s", typestr(t),
+		    typestr(x));
+	if (t->rank > 4)
+		bad(c, "a boolean mask of rank %d (at most 4)", t->rank);
+	nz = addop(c, Anonzero, &m, 1, NULL, 0, NULL, 0);
+	c->nin = 1;
+	for (k = 0; k < t->rank && k < 4; k++)
+		addin(c, addop(c, Aselect, &nz, 1, "dim", 1, "index", k));
+}
+
 /* index.Tensor: the index tensors at adjacent positions from dim on (one:
  * aten.index; several: aten.index_n, which dp-legalize flattens); with put
  * (index_put), they follow the input and the values. */
@@ -587,6 +630,8 @@ index1(Node *c, int put)
 		bad(c, "no index tensor");
 	if (c->nin > 5 + put)
 		bad(c, "more than 4 index tensors");
+	if (!put && c->fn->val[c->in[1]].t.dtype == DP_BOOL)
+		maskindex(c, dim);
 	if (c->nin > 2 && !put)
 		c->kind = Aindexn;
 	newav(c, "dim", A_INT)->i = dim;
@@ -609,7 +654,7 @@ identity(Node *c, int k)
 	Type want, *got = &c->fn->val[c->in[k]].t;
 	if (!g_type(c->g, on, &want))
 		bad(c, "the archive gives no type for its result '%s'", on);
-	if (got->dtype != want.dtype || got->rank != want.rank ||
+	if (got->dtype != want.dtype || got->rank != want.rank || got->bnd != want.bnd ||
 	    memcmp(got->dim, want.dim, (size_t)want.rank * sizeof want.dim[0]) != 0)
 		bad(c, "import computes %s but the archive says %s", typestr(got), typestr(&want));
 	char what[160];
@@ -640,6 +685,8 @@ sym(Node *c)
 		on = json_string_value(json_object_get(o, "as_name"));
 	if (!on)
 		bad(c, "its result is not a named SymInt or SymBool");
+	if (x->bnd && (c->a->target[9] == 'n' || (strcmp(c->a->target, "aten.sym_size.int") == 0 && d == 0)))
+		return;   /* a run-time length: no value import knows (symof says so) */
 	for (int i = x->rank - 1; i >= 0; i--) {   /* the strides, dense unless the archive says */
 		s[i] = e;
 		e *= x->dim[i];
@@ -927,7 +974,7 @@ emit(Node *c, int kind, const int *in, int nin, const char *on, const char *what
 	if (!on || !g_type(c->g, on, &want))
 		bad(c, "the archive gives no type for its result '%s'", on ? on : "?");
 	Type *got = &fn->val[res].t;
-	if (got->dtype != want.dtype || got->rank != want.rank ||
+	if (got->dtype != want.dtype || got->rank != want.rank || got->bnd != want.bnd ||
 	    memcmp(got->dim, want.dim, (size_t)want.rank * sizeof want.dim[0]) != 0)
 		bad(c, "import computes %s but the archive says %s", typestr(got), typestr(&want));
 	g_define(c->g, on, res, what);

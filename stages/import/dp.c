@@ -1059,6 +1059,13 @@ parse(Imp *imp)
 			errat(p.src, p.out[i].at, "output '%s' is an image of unknown size; outputs "
 			      "have static shapes (resize it)", p.out[i].name);
 		dp_addport(fn, p.out[i].name, s->val);
+		if (fn->val[s->val].t.bnd)   /* its run-time length follows it */
+		{
+			size_t n = strlen(p.out[i].name) + 3;
+			char *ln = dp_alloc(fn->arena, n, 1);
+			snprintf(ln, n, "%s_n", p.out[i].name);
+			dp_addport(fn, ln, dp_bndlen(fn, s->val));
+		}
 	}
 	if (p.nout == 0)
 		errat(p.src, peek(&p)->at, "the pipeline has no outputs (add 'output NAME')");

@@ -128,6 +128,7 @@ void g_bind(Graph *g, const char *name, int v);
 void g_writeback(Graph *g, const char *name, int old, int v);
 void g_define(Graph *g, const char *name, int v, const char *what);
 void g_symset(Graph *g, const char *name, int64_t v);
+int g_symunbacked(Graph *g, const char *name);
 int g_symget(Graph *g, const char *name, int64_t *v);
 struct json_t *g_meta(Graph *g, const char *name);
 int g_hint(struct json_t *s, int64_t *v);

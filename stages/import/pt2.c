@@ -1,6 +1,7 @@
 /* pt2.c: reads torch.export archives (.pt2) and inlines a model's graph
  * into the pipeline's function: user inputs bound to the call's arguments,
  * parameters/buffers/constants as consts into the weight blob. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,6 +130,16 @@ g_symset(Graph *g, const char *name, int64_t v)
 
 static int hint(json_t *s, int64_t *v);
 
+/* Whether expression expr names an unbacked symbol (u0, u1...). */
+static int
+hasunbacked(const char *expr)
+{
+	for (const char *p = expr; p && *p; p++)
+		if (*p == 'u' && p[1] >= '0' && p[1] <= '9' && (p == expr || !isalnum((unsigned char)p[-1])))
+			return 1;
+	return 0;
+}
+
 /* The value of SymInt s (an int, or its example value); 0 when none. */
 int
 g_hint(json_t *s, int64_t *v)
@@ -154,6 +165,17 @@ g_symget(Graph *g, const char *name, int64_t *v)
 		return 1;
 	}
 	return s && hint(s, v);
+}
+
+/* Whether SymInt name (not folded by import) is an expression of a
+ * data-dependent size: an unbacked symbol with no example value. */
+int
+g_symunbacked(Graph *g, const char *name)
+{
+	json_t *s = json_object_get(json_object_get(g->gr, "sym_int_values"), name);
+	int64_t v;
+	return s && !hint(s, &v) &&
+	       hasunbacked(json_string_value(json_object_get(json_object_get(s, "as_expr"), "expr_str")));
 }
 
 /* The archive's TensorMeta of value name (its strides, storage offset), or
@@ -540,19 +562,52 @@ hint(json_t *s, int64_t *v)
 	return 1;
 }
 
+/* The bound of an unbacked symbol ("Symbol('u0', integer=True)" or "u0":
+ * a data-dependent size such as aten.nonzero's row count): the archive's
+ * range_constraints' max_val; 0 when expr is no such symbol or has none. */
+static int
+unbacked(Model *m, const char *expr, int64_t *bound)
+{
+	char name[32];
+	size_t n;
+	if (!expr)
+		return 0;
+	if (strncmp(expr, "Symbol('", 8) == 0)
+		expr += 8;
+	n = strspn(expr + 1, "0123456789");
+	if (expr[0] != 'u' || n == 0 || n > 20 || (expr[n + 1] && strncmp(expr + n + 1, "', ", 3)))
+		return 0;
+	snprintf(name, sizeof name, "u%.*s", (int)n, expr + 1);
+	json_t *mx = json_object_get(json_object_get(json_object_get(m->prog, "range_constraints"),
+	                                             name), "max_val");
+	if (!json_is_integer(mx) || json_integer_value(mx) < 1)
+		return 0;
+	*bound = json_integer_value(mx);
+	return 1;
+}
+
 /* A size of the archive: an int, or a symbolic size of a dynamic-shape
  * export, which import takes at the export example's value (the hint the
- * archive records with the expression); one with no hint is an error. */
+ * archive records with the expression); with bnd, a leading size that is
+ * an unbacked symbol is its bound (*bnd set: formats/ops.md, "Bounded
+ * sizes").  Any other with no hint is an error. */
 static int64_t
-symint(Model *m, json_t *s, const char *what, const char *name, int i)
+symint(Model *m, json_t *s, const char *what, const char *name, int i, uint8_t *bnd)
 {
 	int64_t h;
 	if (hint(s, &h))
 		return h;
 	const char *key = json_is_object(s) ? json_object_iter_key(json_object_iter(s)) : NULL;
 	const char *sym = json_string_value(json_object_get(json_object_get(s, "as_expr"), "expr_str"));
+	if (bnd && i == 0 && unbacked(m, sym, &h)) {
+		*bnd = 1;
+		return h;
+	}
 	merr(m, "%s '%s' has a symbolic size at dimension %d (%s) with no example value; DevProc "
-	        "needs static shapes", what, name, i, sym ? sym : key ? key : "not an integer");
+	        "needs static shapes%s", what, name, i, sym ? sym : key ? key : "not an integer",
+	     hasunbacked(sym) ? " (a data-dependent size is supported as the leading size "
+	     "of aten.nonzero's result and what keeps its rows: formats/ops.md, \"Bounded sizes\")"
+	     : "");
 }
 
 /* Reads a TensorMeta (tensor_values entry or a config's tensor_meta). */
@@ -574,7 +629,7 @@ meta(Model *m, json_t *tm, const char *what, const char *name, Type *t)
 		merr(m, "%s '%s' has rank %zu (at most %d)", what, name, json_array_size(sz), DP_MAXRANK);
 	t->rank = (uint8_t)json_array_size(sz);
 	for (int i = 0; i < t->rank; i++) {
-		t->dim[i] = symint(m, json_array_get(sz, (size_t)i), what, name, i);
+		t->dim[i] = symint(m, json_array_get(sz, (size_t)i), what, name, i, &t->bnd);
 		if (t->dim[i] < 0)
 			merr(m, "%s '%s' has a negative size", what, name);
 	}
@@ -776,7 +831,7 @@ weight(Graph *g, const char *name, const char *fqn, int named)
 		merr(m, "malformed archive: '%s' has %zu strides for rank %d", fqn, json_array_size(js), t.rank);
 	int contiguous = 1;
 	for (int i = t.rank - 1; i >= 0; i--) {
-		st[i] = js ? symint(m, json_array_get(js, (size_t)i), "tensor", fqn, i) : dense;
+		st[i] = js ? symint(m, json_array_get(js, (size_t)i), "tensor", fqn, i, NULL) : dense;
 		if (st[i] < 0)
 			merr(m, "'%s' has a negative stride", fqn);
 		if (t.dim[i] != 1 && st[i] != dense)
@@ -784,7 +839,7 @@ weight(Graph *g, const char *name, const char *fqn, int named)
 		dense *= t.dim[i];
 	}
 	if (jo)
-		off = symint(m, jo, "tensor", fqn, 0);
+		off = symint(m, jo, "tensor", fqn, 0, NULL);
 	if (off < 0)
 		merr(m, "'%s' has a negative storage offset", fqn);
 	int64_t numel = dp_numel(&t), es = dp_dtype_size[t.dtype], need = 0;
@@ -1201,11 +1256,6 @@ unsupported(Model *m, Arena *a, json_t **nodes, size_t n)
 			fprintf(msg, "\n  ... %s at %d more place%s (%d nodes in all)", tgt[k], more,
 			           more == 1 ? "" : "s", cnt[k]);
 	}
-	for (k = 0; k < nbad; k++)   /* what to use instead, where there is something */
-		if (strcmp(tgt[k], "aten.nonzero.default") == 0)
-			fputs("\n  aten.nonzero's result has a size that depends on the data, which static "
-			      "shapes cannot hold; torch.nonzero_static(x, size=B) gives a result padded to "
-			      "a bound B (formats/ops.md, \"Open points\")", msg);
 	fclose(msg);
 	char *all = dp_strdup(a, text ? text : "out of memory");   /* errat does not return */
 	free(text);

@@ -1662,6 +1662,41 @@ r_complex(Lz *z, const Op *op)
 	                          OT->rank - 1));
 }
 
+/* The coordinates in x's shape t of the flat positions pos (i64[m]):
+ * i64[m, rank], each an aten.index into that dim's aten.arange expanded
+ * to t and viewed flat, aten.stack. */
+static int
+coordsat(Lz *z, const Type *t, int pos)
+{
+	int64_t n = dp_numel(t), v[DP_MAXRANK];
+	int k, d, co[DP_MAXRANK];
+
+	for (d = 0; d < t->rank; d++) {
+		int a;
+		for (int j = 0; j < t->rank; j++)
+			v[j] = j == d ? t->dim[d] : 1;
+		k = lz_begin(z, Aarange, NULL, 0);
+		dp_setf(z->out, k, "end", (double)t->dim[d]);
+		dp_sets(z->out, k, "dtype", "i64");
+		a = lz_expand(z, lz_view(z, lz_end(z, k), v, t->rank), t->dim, t->rank);
+		co[d] = lz_op2(z, Aindex, lz_view(z, a, &n, 1), pos);
+		if (co[d] < 0)
+			return -1;
+	}
+	k = lz_begin(z, Astack, co, t->rank);
+	dp_seti(z->out, k, "dim", 1);
+	return lz_end(z, k);
+}
+
+/* x != 0 viewed flat [numel] and cast to dtype. */
+static int
+nzflat(Lz *z, int x, const Type *t, int dtype)
+{
+	int64_t n = dp_numel(t);
+	int nz = t->dtype == DP_BOOL ? x : lz_op2(z, Ane, x, lz_scalar(z, 0, t->dtype));
+	return lz_cast(z, lz_view(z, nz, &n, 1), dtype);
+}
+
 /* aten.nonzero_static: row k is the coordinates of the (k+1)-th nonzero of
  * x in row-major order, or fill_value past the last.  The running count c
  * of nonzeros (aten.cumsum of x != 0 viewed flat [N]) marks element j as
@@ -1674,17 +1709,10 @@ r_nonzeros(Lz *z, const Op *op)
 {
 	const Type *t = IT(0);
 	int64_t n = dp_numel(t), size = dp_geti(op, "size", 0), row[2] = { 1, n }, col[2] = { size, 1 };
-	int64_t v[DP_MAXRANK], one = 1;
-	int x = X(0), nz, c, eq, has, pos, k, d, co[DP_MAXRANK];
+	int64_t one = 1;
+	int nz = nzflat(z, X(0), t, DP_BOOL), c = lz_cast(z, nz, DP_I64), eq, has, pos, k;
 
-	nz = t->dtype == DP_BOOL ? x : lz_op2(z, Ane, x, lz_scalar(z, 0, t->dtype));
-	nz = lz_view(z, nz, &n, 1);
-	if (nz < 0)
-		return -1;
-	k = lz_begin(z, Ocast, &nz, 1);
-	dp_sets(z->out, k, "dtype", "i64");
-	c = lz_end(z, k);
-	if (c < 0)
+	if (nz < 0 || c < 0)
 		return -1;
 	k = lz_begin(z, Acumsum, &c, 1);
 	dp_seti(z->out, k, "dim", 0);
@@ -1707,28 +1735,41 @@ r_nonzeros(Lz *z, const Op *op)
 		return -1;
 	k = lz_begin(z, Oargmax, &pos, 1);
 	dp_seti(z->out, k, "dim", 1);
-	pos = lz_end(z, k);
-	for (d = 0; d < t->rank; d++) {
-		int a;
-		for (int j = 0; j < t->rank; j++)
-			v[j] = j == d ? t->dim[d] : 1;
-		k = lz_begin(z, Aarange, NULL, 0);
-		dp_setf(z->out, k, "end", (double)t->dim[d]);
-		dp_sets(z->out, k, "dtype", "i64");
-		a = lz_expand(z, lz_view(z, lz_end(z, k), v, t->rank), t->dim, t->rank);
-		co[d] = lz_op2(z, Aindex, lz_view(z, a, &n, 1), pos);
-		if (co[d] < 0)
-			return -1;
-	}
-	k = lz_begin(z, Astack, co, t->rank);
-	dp_seti(z->out, k, "dim", 1);
-	c = lz_end(z, k);
+	c = coordsat(z, t, lz_end(z, k));
 	{
 		int in[3] = { lz_view(z, has, col, 2), c, lz_scalar(z, (double)dp_geti(op, "fill_value", -1), DP_I64) };
 		if (in[0] < 0 || c < 0 || in[2] < 0)
 			return -1;
 		return bind(z, op, lz_end(z, lz_begin(z, Awhere, in, 3)));
 	}
+}
+
+/* aten.nonzero (formats/ops.md, "Bounded sizes"): a stable descending
+ * aten.sort of x != 0 (as i32, viewed flat) puts the positions of the
+ * nonzeros first, in order, then the others (valid rows for the gathers
+ * after it): their coordinates as aten.nonzero_static's, in linear memory;
+ * the count an aten.sum of x != 0 as i64; bound of the two. */
+static int
+r_nonzero(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int64_t zero = 0;
+	int nz = nzflat(z, X(0), t, DP_I32), k, in[2];
+
+	if (nz < 0)
+		return -1;
+	k = lz_begin(z, Asort, &nz, 1);
+	dp_seti(z->out, k, "dim", 0);
+	dp_seti(z->out, k, "descending", 1);
+	if (lz_end(z, k) < 0 || (in[0] = coordsat(z, t, z->out->op[k].out[1])) < 0)
+		return -1;
+	nz = lz_cast(z, nz, DP_I64);
+	k = lz_begin(z, Asum, &nz, 1);
+	dp_setints(z->out, k, "dim", &zero, 1);
+	if (nz < 0 || (in[1] = lz_end(z, k)) < 0)
+		return -1;
+	z->map[op->out[1]] = in[1];
+	return bind(z, op, lz_end(z, lz_begin(z, Obound, in, 2)));
 }
 
 static const struct {
@@ -1823,6 +1864,8 @@ static const struct {
 	{ Acangle, r_complex, "atan2(im, re)" },
 	{ Anonzeros, r_nonzeros, "aten.cumsum of x != 0, aten.eq with aten.arange(1, size + 1), aten.any, "
 	  "argmax, an aten.index per dim into its coordinates, aten.stack, aten.where" },
+	{ Anonzero, r_nonzero, "bound of the coordinates of the positions a stable descending aten.sort "
+	  "of x != 0 puts first, and their count, aten.sum of x != 0 as i64" },
 };
 
 int

@@ -690,6 +690,14 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 			           fn->op[fn->val[fn->out[i].val].def].kind == Odetokenize);
 		str_put(out, "},\n");
 	}
+	for (i = 0; i < fn->nout && !fn->val[fn->out[i].val].t.bnd; i++)
+		;
+	if (i < fn->nout) {   /* bounded outputs: the next output is the row count */
+		str_put(out, "\t.outlen = (const int[]){");
+		for (i = 0; i < fn->nout; i++)
+			str_printf(out, "%s%d", i ? ", " : "", fn->val[fn->out[i].val].t.bnd ? i + 2 : 0);
+		str_put(out, "},\n");
+	}
 	if (prep.n)
 		str_printf(out, "\t.prep = %s_prep,\n", fn->name);
 	if (state.n)

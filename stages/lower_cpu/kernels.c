@@ -336,6 +336,7 @@ static Emitter *const emitters[DP_NOP] = {
 	[Aaddmm] = k_mm,
 	[Amm] = k_mm,
 	[Aview] = k_memcpy,
+	[Obound] = k_memcpy,   /* a view: its operand 1, the length, is read by no code */
 	[Apermute] = k_permute,
 	[Oresize] = k_resize,
 	[Ocrop] = k_crop,

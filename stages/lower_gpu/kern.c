@@ -785,7 +785,7 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		dp_die("fused chain too long");
 	k->ops[k->nops++] = i;
 	switch (op->kind) {
-	case Aview: case Aclone:
+	case Aview: case Aclone: case Obound:
 		return elem(k, op->in[0], idx, out);
 	case Apermute: {   /* legalized: dims >= 0 */
 		const Type *tx = ty(g, op->in[0]);

@@ -980,7 +980,7 @@ static const dprt_io toyout[] = {
 	{ "big", DPRT_F32, 2, { 1, 10 } },
 };
 static const dprt_prog toy = { "toy", 1, 3, toyin, toyout, 0, toyinit, toyfini, toyrun, NULL, NULL,
-                                NULL, NULL, NULL, 0, NULL };
+                                NULL, NULL, NULL, 0, NULL, NULL };
 
 /* Runs dprt_main with the given arguments (NULL-terminated), capturing
  * stdout and stderr into out and err. */
