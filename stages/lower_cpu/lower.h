@@ -153,6 +153,8 @@ int reader(const Fn *fn, const int *nuse, const int *gone, int v, int i);
 int isconst(const Fn *fn, int v);
 int sametype(const Type *a, const Type *b);
 int actof(const Op *op, double *lo, double *hi);
+/* Whether op adds a residual to cur that a fused epilogue can take. */
+int resadd(const Fn *fn, const Op *op, int cur);
 /* xf.c: nn_fuse's transformer rewrites (see there). */
 void xf_gelu(Fn *fn, int *nuse, int *gone, int *orphan);
 void xf_addmm(Fn *fn, int i);

@@ -1053,6 +1053,18 @@ sametype(const Type *a, const Type *b)
 }
 
 /* The activation code of op (0: not one a kernel epilogue applies). */
+/* Whether op adds a residual to cur that an epilogue can take: a cpu
+ * aten.add of two distinct operands of one type, alpha 1, its result of
+ * cur's type. */
+int
+resadd(const Fn *fn, const Op *op, int cur)
+{
+	return op->kind == Aadd && op->nin == 2 && op->nout == 1 && op->dev == DEV_CPU &&
+	       dp_getf(op, "alpha", 1) == 1 && op->in[0] != op->in[1] &&
+	       sametype(&fn->val[op->in[0]].t, &fn->val[op->in[1]].t) &&
+	       sametype(&fn->val[op->out[0]].t, &fn->val[cur].t);
+}
+
 int
 actof(const Op *op, double *lo, double *hi)
 {
@@ -1129,11 +1141,7 @@ nn_fuse(Fn *fn)
 			last = j;
 			j = reader(fn, nuse, gone, cur, last);
 		}
-		if (j >= 0 && fn->op[j].kind == Aadd && fn->op[j].nin == 2 && fn->op[j].nout == 1 &&
-		    fn->op[j].dev == DEV_CPU && dp_getf(&fn->op[j], "alpha", 1) == 1 &&
-		    fn->op[j].in[0] != fn->op[j].in[1] &&
-		    sametype(&fn->val[fn->op[j].in[0]].t, &fn->val[fn->op[j].in[1]].t) &&
-		    sametype(&fn->val[fn->op[j].out[0]].t, &fn->val[cur].t)) {
+		if (j >= 0 && resadd(fn, &fn->op[j], cur)) {
 			f.res = nin;
 			in[nin++] = fn->op[j].in[fn->op[j].in[0] == cur];
 			orphan[cur] = 1;

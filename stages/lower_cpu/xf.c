@@ -222,11 +222,7 @@ xf_linear(Fn *fn, const int *nuse, int *gone, int *orphan, char *moved, Fuse *fu
 			j = reader(fn, nuse, gone, cur, last);
 		}
 	}
-	if (j >= 0 && fn->op[j].kind == Aadd && fn->op[j].nin == 2 && fn->op[j].nout == 1 &&
-	    fn->op[j].dev == DEV_CPU && dp_getf(&fn->op[j], "alpha", 1) == 1 &&
-	    fn->op[j].in[0] != fn->op[j].in[1] &&
-	    sametype(&fn->val[fn->op[j].in[0]].t, &fn->val[fn->op[j].in[1]].t) &&
-	    sametype(&fn->val[fn->op[j].out[0]].t, &fn->val[cur].t)) {
+	if (j >= 0 && resadd(fn, &fn->op[j], cur)) {
 		f.res = op->nin;
 		in[op->nin] = other(&fn->op[j], cur);
 		orphan[cur] = 1;
