@@ -59,9 +59,9 @@ EOF
 capi() { # TARGET: build rows.dp for it and run the app against its library
 	(cd "$d" && "$root/bin/devproc" build rows.dp --target "$1" -C "b$1") >"$tmp/build.log" 2>&1 &&
 	lib=$d/b$1/rows && extra= &&
-	{ [ "$1" = cpu ] || extra="$(sed -n 's/.*Link with librows.a \(.*\)\.  Use.*/\1/p' "$lib/rows.h")"; } &&
+	{ [ "$1" = cpu ] || extra="$(sed -n 's/^ \* Link with [^ ]* \(.*\)\.$/\1/p' "$lib/rows.h")"; } &&
 	$cc -std=c11 -I"$lib" "$tmp/app.c" "$lib/librows.a" -lm -lpthread $extra -o "$tmp/app$1" \
-		>>"$tmp/build.log" 2>&1 && "$tmp/app$1"
+		>>"$tmp/build.log" 2>&1 && "$tmp/app$1" || { cat "$tmp/build.log"; false; }
 }
 check "the C API gives x[mask]'s row count and rows on the cpu (some, none, all rows)" capi cpu
 hdr=$d/bcpu/rows/rows.h

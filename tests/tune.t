@@ -212,8 +212,14 @@ if [ -n "$gpu" ]; then
 	ontgpu() {
 		"$bin/devproc" tune "$dp" -C "$tmp/t2" -o "$tmp/r.tune" || return 1
 		cat "$tmp/r.tune"
-		# one entry per key of the sites (16 convolution keys, the classifier)
-		[ "$(grep -c '^conv sm_[0-9]* .* split=[0-9]*$' "$tmp/r.tune")" -eq 16 ] &&
+		# one entry per key of the sites dp-lower_gpu lists (15 convolution
+		# keys today, the classifier)
+		"$bin/dp-lower_gpu" "$tmp/h/resnet18_core/4.partition.dpir" -t targets/cuda -o "$tmp/s.cu" \
+			--tunables "$tmp/s.sites" || return 1
+		nconv=$(cut -f2 "$tmp/s.sites" | sort -u | grep -c '^conv ')
+		echo "convolution keys listed: $nconv"
+		[ "$nconv" -gt 0 ] &&
+			[ "$(grep -c '^conv sm_[0-9]* .* split=[0-9]*$' "$tmp/r.tune")" -eq "$nconv" ] &&
 			[ "$(grep -c '^mm sm_[0-9]* 1x1000x128 nt f32 fp32 bias algo=' "$tmp/r.tune")" -eq 1 ] &&
 			{ cat targets/cuda; echo "tune cuda.db $tmp/r.tune"; } >"$m/r.map" &&
 			"$bin/devproc" build "$root/$dp" --target "$m/r.map" -C "$tmp/t3" >/dev/null &&

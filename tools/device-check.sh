@@ -10,7 +10,7 @@ out=${OUT:-bench/out}
 mkdir -p "$out"
 { nvidia-smi -L; nvcc --version | tail -1; git rev-parse --short HEAD 2>/dev/null; } 2>&1 | tee "$out/env.log"
 t0=$(date +%s)
-if ! { sh tools/device-setup.sh && make -j"$(nproc)"; } >"$out/build.log" 2>&1; then
+if ! { sh tools/device-setup.sh && make -j"$(nproc)" testprogs; } >"$out/build.log" 2>&1; then
 	tail -40 "$out/build.log"
 	exit 1
 fi
