@@ -222,6 +222,43 @@ base(char *path)
 	return b ? b + 1 : path;
 }
 
+/* A child that runs beside others, with a log of its own. */
+typedef struct Job {
+	pid_t pid;             /* 0 once waited for (or never started) */
+	const char *tool, *log, *what;
+} Job;
+
+/* Starts argv as job j, its messages into the temporary folder's file
+ * logname. */
+static int
+job(Link *l, Job *j, char **argv, const char *cwd, const char *logname, const char *what,
+    Err *err)
+{
+	j->tool = argv[0], j->what = what, j->log = join(l->a, l->tmp, logname);
+	return spawn_start(argv, cwd, NULL, j->log, what, &j->pid, err);
+}
+
+/* Waits for every job started; the first that failed gives the error and
+ * the log shown after it. */
+static int
+finish(Link *l, Job *j, int n, Err *err)
+{
+	Err later;
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		if (j[i].pid <= 0)
+			continue;
+		if (spawn_wait(j[i].pid, j[i].tool, j[i].log, j[i].what, rc ? &later : err) != 0 &&
+		    rc == 0) {
+			rc = -1;
+			l->toollog = j[i].log;
+		}
+		j[i].pid = 0;
+	}
+	return rc;
+}
+
 int
 link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *libname,
            Err *err)
@@ -232,39 +269,25 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	char *wsrc = tmppath(l, "", nm, "_weights.s"), *wobj = tmppath(l, "", nm, "_weights.o");
 	char *bsrc = tmppath(l, "", nm, "_blob.c"), *bobj = tmppath(l, "", nm, "_blob.o");
 	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
-	char **mem, **cmem = NULL, **jmem, **cmd, inc[PATH_MAX];
+	char *thin = join(l->a, l->tmp, "members.a");
+	char **mem, **cmem = NULL, **jmem, **cmd, **tcmd, **xcmd, inc[PATH_MAX];
+	Job jobs[3] = {{0}};
 	Str text = {0};
 	int nmem, ncmem = 0, njmem, n, i, rc;
 
-	/* main(): no debug information, so that no path leaks into it */
+	/* the sources first, then main(), the blob's descriptor and the blob
+	 * compiled side by side while the runtime's members are extracted */
 	gen_main(l->fn, l->image, &text);
 	rc = dp_write_file(msrc, text.p, text.n, err);
 	str_free(&text);
 	if (rc != 0)
 		return -1;
-	/* compiled in the temporary folder by file name: the sanitizers name a
-	 * module by its source path, which must not carry the folder's random
-	 * name into the objects */
-	if (realpath(l->incdir, inc) == NULL) {
-		dp_seterr(err, "cannot find the runtime headers %s: %s", l->incdir, strerror(errno));
-		return -1;
-	}
-	cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
-	                 "-c", base(msrc), "-o", base(mobj), NULL};
-	if (spawn(cmd, l->tmp, NULL, log, "compiling main()", err) != 0)
-		goto toolfail;
-
-	/* the blob's descriptor (NAME_blob) and, unless apart, the blob by .incbin */
 	if (l->weights) {
 		gen_blob(l->fn, l->head, wsize, !l->apart, &text);
 		rc = dp_write_file(bsrc, text.p, text.n, err);
 		str_free(&text);
 		if (rc != 0)
 			return -1;
-		cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
-		                 "-c", base(bsrc), "-o", base(bobj), NULL};
-		if (spawn(cmd, l->tmp, NULL, log, "compiling the blob's descriptor", err) != 0)
-			goto toolfail;
 	}
 	if (l->weights && !l->apart) {
 		gen_weights(l->fn, l->weights, wsize, &text);
@@ -272,18 +295,47 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 		str_free(&text);
 		if (rc != 0)
 			return -1;
-		cmd = (char *[]){(char *)l->cc, "-c", wsrc, "-o", wobj, NULL};
-		if (spawn(cmd, NULL, NULL, log, "assembling the weight blob", err) != 0)
-			goto toolfail;
 	}
+	/* compiled in the temporary folder by file name: the sanitizers name a
+	 * module by its source path, which must not carry the folder's random
+	 * name into the objects; main() has no debug information, so that no
+	 * path leaks into it */
+	if (realpath(l->incdir, inc) == NULL) {
+		dp_seterr(err, "cannot find the runtime headers %s: %s", l->incdir, strerror(errno));
+		return -1;
+	}
+	cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
+	                 "-c", base(msrc), "-o", base(mobj), NULL};
+	rc = job(l, &jobs[0], cmd, l->tmp, "log.main", "compiling main()", err);
+	if (rc == 0 && l->weights) {
+		cmd = (char *[]){(char *)l->cc, "-std=c11", "-O2", "-g0", "-I", inc,
+		                 "-c", base(bsrc), "-o", base(bobj), NULL};
+		rc = job(l, &jobs[1], cmd, l->tmp, "log.blob", "compiling the blob's descriptor", err);
+	}
+	if (rc == 0 && l->weights && !l->apart) {
+		cmd = (char *[]){(char *)l->cc, "-c", wsrc, "-o", wobj, NULL};
+		rc = job(l, &jobs[2], cmd, NULL, "log.weights", "assembling the weight blob", err);
+	}
+	if (rc == 0 &&
+	    (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
+	     runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
+	     (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))) {
+		rc = -1;
+		l->toollog = log;
+	}
+	if (rc != 0) {
+		Err later;
+		finish(l, jobs, 3, &later);
+		return -1;
+	}
+	if (finish(l, jobs, 3, err) != 0)
+		return -1;
 
-	/* libNAME.a: the objects, the weights, the runtime; deterministic (D) */
-	if (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
-	    runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
-	    (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))
-		goto toolfail;
-	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem + l->nldflag) + 32 +
-	               sizeof imagelibs / sizeof *imagelibs, sizeof *cmd);
+	/* libNAME.a: the objects, the weights, the runtime; deterministic (D).
+	 * The executable links the same members, from a thin archive (T: the
+	 * members' paths, no copies) made first, so that it and libNAME.a are
+	 * made side by side */
+	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem) + 8, sizeof *cmd);
 	n = 0;
 	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
 	for (i = 0; i < l->nobj; i++)
@@ -299,30 +351,54 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	for (i = 0; i < njmem; i++)
 		cmd[n++] = jmem[i];
 	cmd[n] = NULL;
-	if (spawn(cmd, NULL, NULL, log, "archiving the library", err) != 0)
-		goto toolfail;
+	/* the thin archive's members by absolute path: ar keeps a relative
+	 * one as given, and reads it later from the archive's folder */
+	tcmd = dp_alloc(l->a, (size_t)n + 1, sizeof *tcmd);
+	tcmd[0] = (char *)l->ar, tcmd[1] = "qcsDT", tcmd[2] = thin;
+	for (i = 3; i < n; i++) {
+		char abs[PATH_MAX];
+		if (realpath(cmd[i], abs) == NULL) {
+			dp_seterr(err, "cannot find %s: %s", cmd[i], strerror(errno));
+			return -1;
+		}
+		tcmd[i] = dp_strdup(l->a, abs);
+	}
+	tcmd[n] = NULL;
+	if (spawn(tcmd, NULL, NULL, log, "archiving the members for the executable", err) != 0) {
+		l->toollog = log;
+		return -1;
+	}
 
-	/* the executable: main() and the library */
+	xcmd = dp_alloc(l->a, (size_t)l->nldflag + 32 + sizeof imagelibs / sizeof *imagelibs,
+	                sizeof *xcmd);
 	n = 0;
-	cmd[n++] = (char *)l->cc, cmd[n++] = "-o", cmd[n++] = exe, cmd[n++] = mobj;
-	cmd[n++] = lib;
+	xcmd[n++] = (char *)l->cc, xcmd[n++] = "-o", xcmd[n++] = exe, xcmd[n++] = mobj;
+	xcmd[n++] = thin;
 	for (i = 0; i < l->nldflag; i++)
-		cmd[n++] = (char *)l->ldflag[i];
+		xcmd[n++] = (char *)l->ldflag[i];
 	for (i = 0; l->image && imagelibs[i]; i++)
-		cmd[n++] = (char *)imagelibs[i];
+		xcmd[n++] = (char *)imagelibs[i];
 
 	if (l->gpu) {   /* the CUDA libraries, found at run time where linked */
 		const char *const *c;
 		size_t rn = strlen(l->cudalib) + 16;
 		char *rpath = dp_alloc(l->a, rn, 1);
 		snprintf(rpath, rn, "-Wl,-rpath,%s", l->cudalib);
-		cmd[n++] = "-L", cmd[n++] = (char *)l->cudalib, cmd[n++] = rpath;
+		xcmd[n++] = "-L", xcmd[n++] = (char *)l->cudalib, xcmd[n++] = rpath;
 		for (c = cudalibs; *c; c++)
-			cmd[n++] = (char *)*c;
+			xcmd[n++] = (char *)*c;
 	}
-	cmd[n++] = "-lm", cmd[n++] = "-lpthread", cmd[n] = NULL;
-	if (spawn(cmd, NULL, NULL, log, "linking the executable", err) != 0)
-		goto toolfail;
+	xcmd[n++] = "-lm", xcmd[n++] = "-lpthread", xcmd[n] = NULL;
+	rc = job(l, &jobs[0], cmd, NULL, "log.ar", "archiving the library", err);
+	if (rc == 0)
+		rc = job(l, &jobs[1], xcmd, NULL, "log.exe", "linking the executable", err);
+	if (rc != 0) {
+		Err later;
+		finish(l, jobs, 2, &later);
+		return -1;
+	}
+	if (finish(l, jobs, 2, err) != 0)
+		return -1;
 
 	/* each output renamed into place only when its bytes changed */
 	if (install(lib, join(l->a, l->dir, libname), err) != 0 ||
@@ -330,7 +406,4 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	    install(exe, l->out, err) != 0)
 		return -1;
 	return 0;
-toolfail:
-	l->toollog = log;   /* shown after the error line */
-	return -1;
 }

@@ -63,21 +63,20 @@ startfail(const char *log, Err *err, const char *what)
 	return ok;
 }
 
-/* Runs a child process and waits for it. */
+/* Starts a child process; its pid into *pid. */
 int
-spawn(char *const *argv, const char *cwd, const char *outpath, const char *log,
-      const char *what, Err *err)
+spawn_start(char *const *argv, const char *cwd, const char *outpath, const char *log,
+            const char *what, pid_t *pid, Err *err)
 {
-	pid_t pid;
-	int st;
+	pid_t p;
 
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
+	p = fork();
+	if (p < 0) {
 		dp_seterr(err, "cannot start %s (%s): %s", argv[0], what, strerror(errno));
 		return -1;
 	}
-	if (pid == 0) {
+	if (p == 0) {
 		redirect(log, 2, O_WRONLY | O_CREAT | O_TRUNC);
 		redirect("/dev/null", 0, O_RDONLY);
 		if (outpath)
@@ -92,9 +91,19 @@ spawn(char *const *argv, const char *cwd, const char *outpath, const char *log,
 		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	*pid = p;
+	return 0;
+}
+
+/* Waits for a child spawn_start started (tool: its argv[0]). */
+int
+spawn_wait(pid_t pid, const char *tool, const char *log, const char *what, Err *err)
+{
+	int st;
+
 	while (waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR) {
-			dp_seterr(err, "waiting for %s (%s): %s", argv[0], what, strerror(errno));
+			dp_seterr(err, "waiting for %s (%s): %s", tool, what, strerror(errno));
 			return -1;
 		}
 	}
@@ -103,10 +112,22 @@ spawn(char *const *argv, const char *cwd, const char *outpath, const char *log,
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && startfail(log, err, what))
 		return -1;
 	if (WIFEXITED(st))
-		dp_seterr(err, "%s failed %s (exit status %d)", argv[0], what, WEXITSTATUS(st));
+		dp_seterr(err, "%s failed %s (exit status %d)", tool, what, WEXITSTATUS(st));
 	else
-		dp_seterr(err, "%s was killed by signal %d %s", argv[0], WTERMSIG(st), what);
+		dp_seterr(err, "%s was killed by signal %d %s", tool, WTERMSIG(st), what);
 	return -1;
+}
+
+/* Runs a child process and waits for it. */
+int
+spawn(char *const *argv, const char *cwd, const char *outpath, const char *log,
+      const char *what, Err *err)
+{
+	pid_t pid;
+
+	if (spawn_start(argv, cwd, outpath, log, what, &pid, err) != 0)
+		return -1;
+	return spawn_wait(pid, argv[0], log, what, err);
 }
 
 /* Shows at most 40 lines of a child's messages. */

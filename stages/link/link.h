@@ -3,6 +3,8 @@
 #ifndef LINK_H
 #define LINK_H
 
+#include <sys/types.h>
+
 #include "capi.h"
 #include "dpir.h"
 
@@ -49,6 +51,11 @@ char *join(Arena *m, const char *a, const char *b);
  * log file.  0, or -1 with err naming the tool and what it was doing. */
 int spawn(char *const *argv, const char *cwd, const char *outpath, const char *log,
           const char *what, Err *err);
+/* spawn in two halves, for children that run side by side: the start
+ * (the child's pid into *pid) and the wait (tool: its argv[0]). */
+int spawn_start(char *const *argv, const char *cwd, const char *outpath, const char *log,
+                const char *what, pid_t *pid, Err *err);
+int spawn_wait(pid_t pid, const char *tool, const char *log, const char *what, Err *err);
 /* Copies the first lines of the log to stderr, indented. */
 void showlog(const char *log);
 /* Removes a folder and everything in it (best effort, no symlinks followed). */
