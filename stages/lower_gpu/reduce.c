@@ -89,10 +89,10 @@ rowhead(Str *s, int w, int64_t rows)
 		str_put(s, "\tlong long o = blockIdx.x;\n\tint lane = threadIdx.x;\n\n");
 }
 
-/* The launch of a row kernel over rows rows; its operands are already
- * written into args. */
+/* The launch of a row kernel over rows rows, nt threads a block (BLOCK
+ * where w = 32); its operands are already written into args. */
 static int
-rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args)
+rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args, int nt)
 {
 	int64_t nb = w == 32 ? (rows + WARPS - 1) / WARPS : rows;
 
@@ -103,7 +103,7 @@ rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args)
 	}
 	if (rows > 0) {
 		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname, (long long)nb,
-		           BLOCK, args);
+		           nt, args);
 		launched(g, kname);
 	}
 	g->nkern++;
@@ -207,7 +207,7 @@ reduction(Gpu *g, int i)
 	opcomment(g->rec, fn, i, "\t");
 	snprintf(args, sizeof args, "v%d, v%d", gV(g, gbase(g, x)), gV(g, y));
 	if (w > 1)
-		return rowlaunch(g, kname, w, nout, args);
+		return rowlaunch(g, kname, w, nout, args, BLOCK);
 	if (nout > 0) {
 		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname,
 		           (long long)((nout + BLOCK - 1) / BLOCK), BLOCK, args);
@@ -356,7 +356,11 @@ formula2(Str *s, const Op *u, const char *a, const char *b)
  * block per row sums pow(x, c) in f64, then r = rsqrt(mean + eps) and
  * y = w·(x·r), each op's formula in its operands' order: the separate
  * kernels' results but for the order of the f64 sum (the mean's kernel
- * sums rows up to WIDE long by a warp). */
+ * sums rows up to WIDE long by a warp) and x·x for pow(x, 2) (the
+ * exponent read at run time; powf where it is not 2).  Rows of n floats,
+ * n a multiple of 4 up to 4096 (a Llama's 768): n/4 threads (rounded up to
+ * a warp), each one 16-byte load of x and of w kept in registers between
+ * the sum and the result; else BLOCK threads striding over the row. */
 int
 emit_rms(Gpu *g, int i)
 {
@@ -364,18 +368,19 @@ emit_rms(Gpu *g, int i)
 	const Op *p = &fn->op[g->rms[i]], *m = &fn->op[g->user[p->out[0]]];
 	const Op *a = &fn->op[g->user[m->out[0]]], *r = &fn->op[g->user[a->out[0]]];
 	const Op *nm = &fn->op[g->user[r->out[0]]], *y = &fn->op[i];
-	int x = p->in[0], w = other(y, nm->out[0]), v = y->out[0], wd;
+	int x = p->in[0], w = other(y, nm->out[0]), v = y->out[0], wd, nt, c;
 	const Type *tx = ty(g, x);
 	int64_t n = tx->dim[tx->rank - 1], rows = dp_numel(tx) / n;
-	char kname[64], f[32], args[160];
+	char kname[64], f[32], args[160], xe[16], we[16];
 	double fp[2];
 	Str *s = &g->kern, e = {0};
-	int rc;
+	int rc, v4 = n % 4 == 0 && n <= 4 * 1024;
 
 	helpers(g);
 	g->scalar = 1;
 	wd = BLOCK;   /* a block per row: with a warp per row each norm took 13.4 us
 	                 (H200, eager --profile; bench/RESULTS.md), its lanes' powf in turn */
+	nt = v4 ? (int)((n / 4 + 31) / 32 * 32) : BLOCK;
 	snprintf(kname, sizeof kname, "k%d_rms", v);
 	str_put(s, "\n/* 6 ops, an RMS norm, in one row kernel: */\n");
 	opcomment(s, fn, (int)(p - fn->op), "");
@@ -384,18 +389,39 @@ emit_rms(Gpu *g, int i)
 	opcomment(s, fn, (int)(r - fn->op), "");
 	opcomment(s, fn, (int)(nm - fn->op), "");
 	opcomment(s, fn, i, "");
-	str_printf(s, "/* %lld rows of %lld: %s */\n", (long long)rows, (long long)n,
-	           wd == 32 ? "a warp each" : "a block each");
+	str_printf(s, "/* %lld rows of %lld: a block each%s */\n", (long long)rows, (long long)n,
+	           v4 ? ", a thread per 4 elements (16-byte loads, held in registers)" : "");
 	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, "
 	              "const float *__restrict__ c, const float *__restrict__ eps, "
-	              "const float *__restrict__ w, float *__restrict__ y)\n{\n", BLOCK, kname);
+	              "const float *__restrict__ w, float *__restrict__ y)\n{\n", nt, kname);
 	rowhead(s, wd, rows);
 	str_printf(s, "\tconst float *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n"
-	              "\tdouble a = 0;\n\tfloat r;\n\n"
-	              "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\ta += (double)",
-	           (long long)n, (long long)n, (long long)n, wd);
-	formula2(s, p, "xr[j]", "c[0]");
-	str_printf(s, ";\n\ta = %s(a);\n\tr = ", wd == 32 ? "wsum" : "bsum");
+	              "\tconst float cc = c[0];\n\tdouble a = 0;\n\tfloat r;\n\n",
+	           (long long)n, (long long)n);
+	if (v4) {
+		str_printf(s, "\tfloat4 xv = {0.0f, 0.0f, 0.0f, 0.0f}, wv = xv, yv;\n\n"
+		              "\tif (lane < %lld) {\n"
+		              "\t\txv = ((const float4 *)xr)[lane];\n"
+		              "\t\twv = ((const float4 *)w)[lane];\n"
+		              "\t}\n"
+		              "\tif (cc == 2.0f)   /* pow(x, 2): x·x, as a correctly rounded powf */\n"
+		              "\t\ta = (double)dps_mul(xv.x, xv.x, 1.0f) + (double)dps_mul(xv.y, xv.y, 1.0f) +\n"
+		              "\t\t    (double)dps_mul(xv.z, xv.z, 1.0f) + (double)dps_mul(xv.w, xv.w, 1.0f);\n"
+		              "\telse if (lane < %lld)\n\t\ta = ", (long long)(n / 4), (long long)(n / 4));
+		for (c = 0; c < 4; c++) {
+			snprintf(xe, sizeof xe, "xv.%c", "xyzw"[c]);
+			str_put(s, c ? " +\n\t\t    (double)" : "(double)");
+			formula2(s, p, xe, "cc");
+		}
+		str_put(s, ";\n");
+	} else {
+		str_printf(s, "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\ta += (double)"
+		              "(cc == 2.0f ? dps_mul(xr[j], xr[j], 1.0f) : ",
+		           (long long)n, wd);
+		formula2(s, p, "xr[j]", "cc");
+		str_put(s, ");\n");
+	}
+	str_printf(s, "\ta = %s(a);\n\tr = ", wd == 32 ? "wsum" : "bsum");
 	snprintf(args, sizeof args, "(float)(a / %lld.0)", (long long)n);
 	formula2(&e, a, args, "eps[0]");
 	dp_formula(r, f, sizeof f, fp);
@@ -403,19 +429,34 @@ emit_rms(Gpu *g, int i)
 	str_float(s, fp[0]);
 	str_put(s, ", ");
 	str_float(s, fp[1]);
-	str_printf(s, ");\n\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\tyr[j] = ",
-	           (long long)n, wd);
-	str_free(&e);
-	formula2(&e, nm, nm->in[0] == x ? "xr[j]" : "r", nm->in[0] == x ? "r" : "xr[j]");
-	formula2(s, y, y->in[0] == w ? "w[j]" : e.p, y->in[0] == w ? e.p : "w[j]");
-	str_put(s, ";\n}\n");
+	str_put(s, ");\n");
+	if (v4) {
+		for (c = 0; c < 4; c++) {
+			snprintf(xe, sizeof xe, "xv.%c", "xyzw"[c]);
+			snprintf(we, sizeof we, "wv.%c", "xyzw"[c]);
+			str_free(&e);
+			formula2(&e, nm, nm->in[0] == x ? xe : "r", nm->in[0] == x ? "r" : xe);
+			str_printf(s, "\tyv.%c = ", "xyzw"[c]);
+			formula2(s, y, y->in[0] == w ? we : e.p, y->in[0] == w ? e.p : we);
+			str_put(s, ";\n");
+		}
+		str_printf(s, "\tif (lane < %lld)\n\t\t((float4 *)yr)[lane] = yv;\n}\n",
+		           (long long)(n / 4));
+	} else {
+		str_printf(s, "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\tyr[j] = ",
+		           (long long)n, wd);
+		str_free(&e);
+		formula2(&e, nm, nm->in[0] == x ? "xr[j]" : "r", nm->in[0] == x ? "r" : "xr[j]");
+		formula2(s, y, y->in[0] == w ? "w[j]" : e.p, y->in[0] == w ? e.p : "w[j]");
+		str_put(s, ";\n}\n");
+	}
 	str_free(&e);
 
 	opcomment(g->rec, fn, (int)(p - fn->op), "\t");
 	opcomment(g->rec, fn, i, "\t");
 	snprintf(args, sizeof args, "v%d, v%d, v%d, v%d, v%d", gV(g, gbase(g, x)),
 	         gV(g, gbase(g, p->in[1])), gV(g, gbase(g, a->in[1])), gV(g, gbase(g, w)), gV(g, v));
-	rc = rowlaunch(g, kname, wd, rows, args);
+	rc = rowlaunch(g, kname, wd, rows, args, nt);
 	return rc;
 }
 
@@ -522,7 +563,7 @@ norm(Gpu *g, int i)
 	for (k = 1; k < op->nin; k++)
 		str_printf(&args, "v%d, ", gV(g, gbase(g, op->in[k])));
 	str_printf(&args, "v%d", gV(g, y));
-	rc = rowlaunch(g, kname, w, rows, args.p);
+	rc = rowlaunch(g, kname, w, rows, args.p, BLOCK);
 	str_free(&args);
 	return rc;
 }
