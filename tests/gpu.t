@@ -225,21 +225,31 @@ ondevice "classify with DPRT_CUDA_GRAPHS=0 (always eager) gives the same logits"
 # the Llama of examples/llama with its KV cache (llama_kv.dp: 2 layers,
 # one token a run) for cuda: the decoder's step as few kernels (its
 # tokens against PyTorch's: make demo-llama on a GPU machine) -- the cache
-# written in place (no copy of it, no where over it), each RMS norm one
-# kernel, q, k and v one GEMV kernel, gate and up one, the residual adds
-# in the GEMV epilogues, the rotated keys written by index_write's kernel
+# written in place (no copy of it, no where over it), q, k and v one GEMV
+# kernel, gate and up one, the residual adds in the GEMV epilogues, the
+# rotated keys written by index_write's kernel, and each RMS norm (one row)
+# computed by the GEMV kernel that reads it (5 norms: 33 kernels before);
+# with tune cuda.gemv.norm 0 each norm is its own kernel again (33)
 decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cuda -C "$tmp/kv" >/dev/null &&
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 33 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c" &&
 		[ "$(grep -c 'index_write.*in place: the state' "$c")" -eq 4 ] &&
 		! grep -q 'DeviceToDevice' "$c" && ! grep -q '_where<<<' "$c" &&
-		[ "$(grep -c '_rms<<<' "$c")" -eq 5 ] &&
+		! grep -q '_rms<<<' "$c" &&
+		[ "$(grep -c '^/\* a is the input of RMS norm %[0-9]*, computed first in each warp \*/' "$c")" -eq 5 ] &&
 		[ "$(grep -c '3 sibling products of a in one kernel' "$c")" -eq 2 ] &&
 		[ "$(grep -c 'const float \*__restrict__ bg,' "$c")" -eq 2 ] &&
-		[ "$(grep -c 'r = dps_add(e\[' "$c")" -eq 4 ]
+		[ "$(grep -c 'r = dps_add(e\[' "$c")" -eq 4 ] || return 1
+	{ cat "$root/targets/cuda"; echo "tune cuda.gemv.norm 0"; } >"$tmp/nonorm.target"
+	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
+		-C "$tmp/kv0" >/dev/null &&
+		c=$tmp/kv0/llama_kv/5.gpu.cu &&
+		grep -q '^ \* 1 cuda partition, 33 kernels;' "$c" &&
+		[ "$(grep -c '_rms<<<' "$c")" -eq 5 ] &&
+		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 33 kernels for 2 layers (cache written in place, one kernel per RMS norm, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues)" decoder
+check "llama_kv for cuda: 28 kernels for 2 layers (cache written in place, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues); 33 with tune cuda.gemv.norm 0" decoder
 if [ -f tests/conformance/c_embedding.pt2 ]; then
 	hdr="{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }"
 	{
