@@ -37,8 +37,9 @@ check "tests/gpu/attn.c compiles and links against the kernel library" \
 # causal rows, a dead row, head sizes 64, 16, 40/72, with its chunks merged
 # by the last block, against float64 (no GPU needed)
 emudec() {
-	${CXX:-c++} -std=c++17 -O1 -Itests/gpu/emu -Iruntime tests/gpu/attndec.cpp tests/gpu/emu/emu.cpp \
-		-lpthread -o "$tmp/attndec" && "$tmp/attndec" >"$tmp/dec.out" 2>&1
+	${CXX:-c++} -std=c++17 -O1 -Itests/gpu/emux -Itests/gpu/emu -Iruntime tests/gpu/attndec.cpp \
+		tests/gpu/emux/emux.cpp tests/gpu/emu/emu.cpp -lpthread -o "$tmp/attndec" &&
+		"$tmp/attndec" >"$tmp/dec.out" 2>&1
 	rc=$?
 	cat "$tmp/dec.out"
 	[ $rc -eq 0 ] && ! grep -q FAIL "$tmp/dec.out"

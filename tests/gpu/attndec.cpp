@@ -5,28 +5,12 @@
  * (tests/attn.t; on a GPU tests/gpu/attn.c checks the real thing).  Each
  * case runs with one chunk and with chunks of 32 and 64 keys; the counters
  * must be back at zero after each run.  Prints "ok"/"FAIL" per case and
- * chunk; exit 1 on a failure. */
+ * chunk; exit 1 on a failure.  Linked with tests/gpu/emux/emux.cpp. */
 #include <stdio.h>
 
 #include "dprt_cuda.h"   /* the emulator's */
 
-/* What the emulator lacks and the kernel uses. */
-#define __grid_constant__
-enum { DPRT_SDPA_MAXB = 6 };
-struct float2 { float x, y; };
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
-static inline void __syncwarp(unsigned = 0xffffffffu) { emu_cur->warp[threadIdx.x / 32].wait(); }
-static inline void __threadfence(void) {}
-static std::mutex emu_atomic;
-static inline unsigned
-atomicAdd(unsigned *p, unsigned v)
-{
-	std::lock_guard<std::mutex> l(emu_atomic);
-	unsigned o = *p;
-	*p = o + v;
-	return o;
-}
-static inline float __ldcg(const float *p) { return *p; }
+#include "emux.h"   /* what else of CUDA the kernel uses */
 
 #include "cuda/fastdiv.cuh"
 #include "cuda/attn.cuh"
