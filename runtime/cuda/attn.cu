@@ -271,8 +271,8 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 		if (cs == cudaStreamCaptureStatusNone &&
 		    (dprt_cuda_ok(cudaMalloc((void **)&g->attnct, DEC_MAXROWS * sizeof(unsigned)),
 		                  "cudaMalloc", err, errn) != 0 ||
-		     dprt_cuda_ok(cudaMemset(g->attnct, 0, DEC_MAXROWS * sizeof(unsigned)),
-		                  "cudaMemset", err, errn) != 0))
+		     dprt_cuda_ok(cudaMemsetAsync(g->attnct, 0, DEC_MAXROWS * sizeof(unsigned),
+		                                  g->stream), "cudaMemsetAsync", err, errn) != 0))
 			return -1;
 	}
 	if (g->attnct && rows <= DEC_MAXROWS && !(env && strcmp(env, "0") == 0)) {
