@@ -9,7 +9,7 @@ Run from the repository root after ./configure && make, on the GPU machine
 (torch, transformers):
     python3 bench/llm.py [--out FILE.md] [--threads 16] [--skip-cpu | --cpu-only]
                          [--precisions fp32 bf16] [--build-only | --no-build]
-                         [--profile | --profile-only]
+                         [--profile | --profile-only] [--tune "KEY VALUE" ...]
 
 bf16: DevProc built with targets/cuda plus "tune cuda.precision bf16"
 (formats/target.md: the products in bf16 on the tensor cores, f32 sums;
@@ -24,6 +24,10 @@ then summed by op name (an RMS norm's kernel shows as its last aten.mul,
 a fused GEMV as its first aten.linear), and writes it to
 DIR/profile.decode.PREC.txt;
 --profile-only does that alone (no torch timings; builds unless --no-build).
+--tune "KEY VALUE" (repeatable) adds `tune KEY VALUE` to the cuda builds'
+mapping (e.g. "cuda.gemv.norm 0", each RMS norm its own kernel again); use
+another --dir for such a variant.  DPRT_CUDA_ATTN=simt in the environment
+runs the decode step's attention on the SIMT kernel it had before.
 
 The model is exported twice with a static KV cache of C = 512 positions
 (tools/export_llama.py's Cached: the keys and values in buffers written with
@@ -214,10 +218,11 @@ def build(d, a):
     builds += [] if a.skip_cpu else [("cpu", "fp32")]
     for t, prec in builds:
         target = t
-        if prec != "fp32":
+        if t == "cuda" and (prec != "fp32" or a.tune):
             target = os.path.join(d, prec + ".map")
             with open(os.path.join(ROOT, "targets", "cuda")) as f, open(target, "w") as g:
-                g.write(f.read() + "tune cuda.precision %s\n" % prec)
+                g.write(f.read() + ("tune cuda.precision %s\n" % prec if prec != "fp32" else "") +
+                        "".join("tune %s\n" % x for x in a.tune))
         t0 = time.time()
         r = subprocess.run([os.path.join(ROOT, "bin", "devproc"), "build",
                             os.path.join(d, "prefill.dp"), os.path.join(d, "decode.dp"),
@@ -244,6 +249,8 @@ def main():
                     help="also print where a decode step's time goes (the executable's --profile)")
     ap.add_argument("--profile-only", action="store_true",
                     help="only that (no torch timings)")
+    ap.add_argument("--tune", action="append", default=[], metavar="'KEY VALUE'",
+                    help="a tune line for the cuda builds' mapping (repeatable)")
     a = ap.parse_args()
     d = a.dir
     os.makedirs(d, exist_ok=True)
