@@ -9,6 +9,7 @@ Run from the repository root after ./configure && make, on the GPU machine
 (torch, transformers):
     python3 bench/llm.py [--out FILE.md] [--threads 16] [--skip-cpu | --cpu-only]
                          [--precisions fp32 bf16] [--build-only | --no-build]
+                         [--profile | --profile-only] [--tune "KEY VALUE" ...]
 
 bf16: DevProc built with targets/cuda plus "tune cuda.precision bf16"
 (formats/target.md: the products in bf16 on the tensor cores, f32 sums;
@@ -16,6 +17,17 @@ the KV cache stays f32), PyTorch's model.to(torch.bfloat16); the cpu
 target is fp32 only.  --cpu-only builds and times the cpu target alone
 (no CUDA needed: DevProc cpu against PyTorch eager on the host CPU).  --build-only exports and builds (CPU work, which can
 overlap other work), --no-build then times what it made.
+--profile prints, for each cuda precision, where one decode step's time
+goes: the decode executable's --profile (20 runs, eager, each op's kernels
+timed by CUDA events: kernel time, not the CUDA graph's) as a table per op,
+then summed by op name (an RMS norm's kernel shows as its last aten.mul,
+a fused GEMV as its first aten.linear), and writes it to
+DIR/profile.decode.PREC.txt;
+--profile-only does that alone (no torch timings; builds unless --no-build).
+--tune "KEY VALUE" (repeatable) adds `tune KEY VALUE` to the cuda builds'
+mapping (e.g. "cuda.gemv.norm 0", each RMS norm its own kernel again); use
+another --dir for such a variant.  DPRT_CUDA_ATTN=simt in the environment
+runs the decode step's attention on the SIMT kernel it had before.
 
 The model is exported twice with a static KV cache of C = 512 positions
 (tools/export_llama.py's Cached: the keys and values in buffers written with
@@ -160,6 +172,36 @@ def bandwidth():
     return 2 * x.numel() * 4 / (t / 1e6)
 
 
+def profile(d, prec):
+    """One decode step's --profile for a cuda build: the table per op, then
+    the cuda time summed by op name (largest first)."""
+    exe = os.path.join(d, "cuda." + prec, "decode", "decode")
+    if not os.path.exists(exe):
+        log("profile", prec, ": no", exe)
+        return
+    ins = {"ids": npy(os.path.join(d, "ptok.npy"), np.array([[1]], dtype=np.int64)),
+           "pos": npy(os.path.join(d, "ppos.npy"), np.array([P], dtype=np.int64))}
+    cmd = [exe] + sum([["--in", "%s=%s" % kv] for kv in ins.items()], []) + ["--profile"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        log("profile", prec, "failed:", (r.stdout + r.stderr)[-1500:])
+        return
+    sums, counts = {}, {}
+    for line in r.stdout.splitlines():
+        f = line.split(None, 4)
+        if len(f) == 5 and f[0].isdigit() and f[1] == "cuda":
+            sums[f[4]] = sums.get(f[4], 0.0) + float(f[2])
+            counts[f[4]] = counts.get(f[4], 0) + 1
+    lines = [r.stdout.rstrip(), "", "cuda time of one decode step summed by op name (%s):" % prec,
+             "%10s %6s  %s" % ("us", "ops", "name")]
+    for name, us in sorted(sums.items(), key=lambda kv: -kv[1]):
+        lines.append("%10.1f %6d  %s" % (us, counts[name], name))
+    text = "\n".join(lines)
+    print(text)
+    with open(os.path.join(d, "profile.decode.%s.txt" % prec), "w") as f:
+        f.write(text + "\n")
+
+
 def build(d, a):
     """The two exports, their pipelines, the builds (cuda per precision, cpu)."""
     m = model()
@@ -176,10 +218,11 @@ def build(d, a):
     builds += [] if a.skip_cpu else [("cpu", "fp32")]
     for t, prec in builds:
         target = t
-        if prec != "fp32":
+        if t == "cuda" and (prec != "fp32" or a.tune):
             target = os.path.join(d, prec + ".map")
             with open(os.path.join(ROOT, "targets", "cuda")) as f, open(target, "w") as g:
-                g.write(f.read() + "tune cuda.precision %s\n" % prec)
+                g.write(f.read() + ("tune cuda.precision %s\n" % prec if prec != "fp32" else "") +
+                        "".join("tune %s\n" % x for x in a.tune))
         t0 = time.time()
         r = subprocess.run([os.path.join(ROOT, "bin", "devproc"), "build",
                             os.path.join(d, "prefill.dp"), os.path.join(d, "decode.dp"),
@@ -202,12 +245,23 @@ def main():
     ap.add_argument("--build-only", action="store_true", help="export and build, time nothing")
     ap.add_argument("--no-build", action="store_true", help="time what --build-only made")
     ap.add_argument("--dir", default=os.path.join(ROOT, "build", "bench-llm"))
+    ap.add_argument("--profile", action="store_true",
+                    help="also print where a decode step's time goes (the executable's --profile)")
+    ap.add_argument("--profile-only", action="store_true",
+                    help="only that (no torch timings)")
+    ap.add_argument("--tune", action="append", default=[], metavar="'KEY VALUE'",
+                    help="a tune line for the cuda builds' mapping (repeatable)")
     a = ap.parse_args()
     d = a.dir
     os.makedirs(d, exist_ok=True)
     if not a.no_build:
         build(d, a)
     if a.build_only:
+        return
+    if a.profile or a.profile_only:
+        for prec in [] if a.cpu_only else a.precisions:
+            profile(d, prec)
+    if a.profile_only:
         return
     m = model()
     nparam = sum(p.numel() for p in m.parameters())

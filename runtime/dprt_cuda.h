@@ -70,6 +70,9 @@ struct dprt_cuda {
 	int prec16;              /* DPRT_BF16 or DPRT_F16 (tune cuda.precision), or 0 */
 	unsigned char *w16;      /* device: 16-bit copies of weights (dprt_cuda_half) */
 	unsigned char *s16;      /* device: 16-bit copies of products' operands */
+	unsigned *attnct;        /* device: the decode attention's counters per row
+	                            (runtime/cuda/attndec.cuh), zero between calls;
+	                            made by its first call, or NULL */
 };
 
 /* Opens the first visible CUDA device and makes the state of one program

@@ -6,7 +6,8 @@
 # CUDA device is present too, it runs: every method (simt, 3xTF32 within
 # 1e-5 of the reference, TF32 within 5e-3), every block shape and with and
 # without keys split over blocks, on ViT-B/16's, DeiT-tiny's and GPT-2's
-# shapes, tails, masks and a row with every key masked; elsewhere that says
+# shapes, tails, masks and a row with every key masked, and the decode
+# kernel (attndec.cuh) on one query row against 1 to 1000 keys; elsewhere that says
 # "# SKIP no CUDA device".  And GPT-2 and BERT lower with attention reading
 # q, k and v and writing its result in place (their runs against PyTorch
 # are tests/zoo.t's).
@@ -20,6 +21,7 @@ if [ -z "$nvcc" ] || [ ! -f lib/libdprt_cuda.a ]; then
 	skip "no nvcc"
 	skip "no nvcc"
 	skip "no nvcc"
+	skip "no nvcc"
 	echo "1..$n"
 	exit 0
 fi
@@ -30,6 +32,19 @@ check "tests/gpu/attn.c compiles and links against the kernel library" \
 	$cc -std=c11 -O2 -Wall -Wextra -Werror -Iruntime -I"$cuda/include" tests/gpu/attn.c \
 	lib/libdprt_cuda.a lib/libdprt.a -L"$lib" -Wl,--as-needed -lcublas -lcublasLt -lstdc++ \
 	-Wl,--no-as-needed -lcudart_static -ldl -lrt -lpthread -lm -o "$tmp/attn"
+# the decode kernel (runtime/cuda/attndec.cuh) on the host through the
+# emulator of tests/gpu/emu: one query row against 1 to 1000 keys, masks,
+# causal rows, a dead row, head sizes 64, 16, 40/72, with its chunks merged
+# by the last block, against float64 (no GPU needed)
+emudec() {
+	${CXX:-c++} -std=c++17 -O1 -Itests/gpu/emux -Itests/gpu/emu -Iruntime tests/gpu/attndec.cpp \
+		tests/gpu/emux/emux.cpp tests/gpu/emu/emu.cpp -lpthread -o "$tmp/attndec" &&
+		"$tmp/attndec" >"$tmp/dec.out" 2>&1
+	rc=$?
+	cat "$tmp/dec.out"
+	[ $rc -eq 0 ] && ! grep -q FAIL "$tmp/dec.out"
+}
+check "the decode attention kernel, emulated on the host, against float64 (chunks and their merge in one kernel)" emudec
 inplace() {
 	# GPT-2 (two layers): q, k and v are windows of c_attn's product that
 	# attention reads in place, with no copy kernel (slice, view, permute)

@@ -225,21 +225,68 @@ ondevice "classify with DPRT_CUDA_GRAPHS=0 (always eager) gives the same logits"
 # the Llama of examples/llama with its KV cache (llama_kv.dp: 2 layers,
 # one token a run) for cuda: the decoder's step as few kernels (its
 # tokens against PyTorch's: make demo-llama on a GPU machine) -- the cache
-# written in place (no copy of it, no where over it), each RMS norm one
-# kernel, q, k and v one GEMV kernel, gate and up one, the residual adds
-# in the GEMV epilogues, the rotated keys written by index_write's kernel
+# written in place (no copy of it, no where over it), q, k and v one GEMV
+# kernel, gate and up one, the residual adds in the GEMV epilogues, the
+# rotated keys written by index_write's kernel, and each RMS norm (one row)
+# computed by the GEMV kernel that reads it (5 norms: 33 kernels before);
+# with tune cuda.gemv.norm 0 each norm is its own kernel again (33)
 decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cuda -C "$tmp/kv" >/dev/null &&
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 33 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c" &&
 		[ "$(grep -c 'index_write.*in place: the state' "$c")" -eq 4 ] &&
 		! grep -q 'DeviceToDevice' "$c" && ! grep -q '_where<<<' "$c" &&
-		[ "$(grep -c '_rms<<<' "$c")" -eq 5 ] &&
+		! grep -q '_rms<<<' "$c" &&
+		[ "$(grep -c '^/\* a is the input of RMS norm %[0-9]*, computed first in each warp \*/' "$c")" -eq 5 ] &&
 		[ "$(grep -c '3 sibling products of a in one kernel' "$c")" -eq 2 ] &&
 		[ "$(grep -c 'const float \*__restrict__ bg,' "$c")" -eq 2 ] &&
-		[ "$(grep -c 'r = dps_add(e\[' "$c")" -eq 4 ]
+		[ "$(grep -c 'r = dps_add(e\[' "$c")" -eq 4 ] || return 1
+	{ cat "$root/targets/cuda"; echo "tune cuda.gemv.norm 0"; } >"$tmp/nonorm.target"
+	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
+		-C "$tmp/kv0" >/dev/null &&
+		c=$tmp/kv0/llama_kv/5.gpu.cu &&
+		grep -q '^ \* 1 cuda partition, 33 kernels;' "$c" &&
+		[ "$(grep -c '_rms<<<' "$c")" -eq 5 ] &&
+		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 33 kernels for 2 layers (cache written in place, one kernel per RMS norm, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues)" decoder
+check "llama_kv for cuda: 28 kernels for 2 layers (cache written in place, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues); 33 with tune cuda.gemv.norm 0" decoder
+# with DP_TEST_EMULATE=1: that step's cuda code (the norms in the GEMVs,
+# the decode attention of the kernel library: tests/gpu/emux) run on the
+# host through the emulator of tests/gpu/emu, one token at position 0, its
+# logits against the cpu build's (about a minute: a thread per CUDA thread)
+emustep() {
+	b=$tmp/kv/llama_kv
+	e=$tmp/emustep
+	cxx=${CXX:-c++}
+	x="-I$root/tests/gpu/emux -I$root/tests/gpu/emu -I$root/runtime"
+	mkdir -p "$e" || return 1
+	# k<<<G, B, 0, s>>>(args) -> dp_launch(G, B, [](auto... a) { k(a...); })(args)
+	perl -pe 's/([A-Za-z0-9_]+(?:<[^<>]*>)?)<<<(dim3\([^)]*\)|[^,]+), ([^,]+), 0, g->stream>>>\(/dp_launch($2, $3, [](auto... a) { $1(a...); })(/' \
+		"$b/5.gpu.cu" >"$e/gpu.cpp" &&
+		$cxx -std=c++17 -O1 -ffp-contract=off -w $x -include dprt_cuda.h -include emux.h \
+			-c "$e/gpu.cpp" -o "$e/gpu.o" &&
+		$cxx -std=c++17 -O1 -ffp-contract=off -w $x -c "$gdir/emux/emux.cpp" -o "$e/emux.o" &&
+		$cxx -std=c++17 -O1 -ffp-contract=off -w $x -c "$gdir/emu/emu.cpp" -o "$e/emu.o" &&
+		"$bin/dp-link" "$b/4.partition.dpir" "$b/5.cpu.o" "$e/gpu.o" "$e/emu.o" "$e/emux.o" \
+			--runtime "$root/lib" --include "$root/runtime" --cc "$cc" -o "$e/llama_kv" &&
+		cp "$b/weights.bin" "$e/" &&
+		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cpu -C "$tmp/kvc" >/dev/null ||
+		return 1
+	perl -e 'sub w { my ($f, $shape, @v) = @_;
+		my $d = "{\x27descr\x27: \x27<i8\x27, \x27fortran_order\x27: False, \x27shape\x27: $shape, }";
+		$d .= " " x (117 - length $d) . "\n"; open my $o, ">:raw", $f or die;
+		print $o "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("q<*", @v) }
+		w("$ARGV[0]/tok.npy", "(1, 1)", 464); w("$ARGV[0]/pos.npy", "(1,)", 0)' "$e" &&
+		"$e/llama_kv" --in tok="$e/tok.npy" --in pos="$e/pos.npy" --out logits="$e/emu.npy" >/dev/null &&
+		"$tmp/kvc/llama_kv/llama_kv" --in tok="$e/tok.npy" --in pos="$e/pos.npy" \
+			--out logits="$e/cpu.npy" >/dev/null &&
+		"$bin/npycmp" --tol 1e-5 "$e/emu.npy" "$e/cpu.npy"
+}
+if [ -n "${DP_TEST_EMULATE:-}" ]; then
+	check "llama_kv's cuda step emulated on the host (norms in the GEMVs, decode attention) = the cpu build's logits" emustep
+else
+	skip "llama_kv's cuda step emulated: set DP_TEST_EMULATE=1 (about a minute)"
+fi
 if [ -f tests/conformance/c_embedding.pt2 ]; then
 	hdr="{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }"
 	{

@@ -26,7 +26,13 @@
  * mapping's precision is tf32, bf16 or f16, else in 3xTF32 (as accurate as
  * fp32); DPRT_CUDA_ATTN=simt|tf32|3xtf32 overrides the method,
  * DPRT_CUDA_ATTN_RW=1|2|4 its rows a block (16 each of 1, 2 or 4 warps).
- * The same chunks of keys split it where a tuning database says so. */
+ * The same chunks of keys split it where a tuning database says so.
+ *
+ * A few query rows (DEC_MAXL or fewer: a decoder's step) take the decode
+ * kernel of attndec.cuh instead, a warp per row and chunk of keys, the
+ * chunks merged by the last block of each row (no second kernel);
+ * DPRT_CUDA_ATTN=decode forces it, =simt the kernel above, and
+ * DPRT_CUDA_ATTN_CHUNK=keys sets its chunk (a multiple of 32). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,38 +41,7 @@
 #include "dprt_cuda.h"
 #include "fastdiv.cuh"
 
-/* The geometry as the kernel reads it. */
-struct At {
-	int L, S, E, EV, CAUSAL, NB;
-	long long MSL, MSS;
-	long long bdim[DPRT_SDPA_MAXB], bstr[DPRT_SDPA_MAXB];
-	long long qbs[DPRT_SDPA_MAXB], kbs[DPRT_SDPA_MAXB], vbs[DPRT_SDPA_MAXB];
-	long long ybs[DPRT_SDPA_MAXB];
-	long long QRS, KRS, VRS, YRS;   /* row strides of q, k, v, y */
-	float SCALE;
-	dprt_div e, ev;
-};
-
-/* The offset for batch entry b of a tensor with batch strides bs. */
-static __device__ __forceinline__ long long
-boff(const At &P, int b, const long long *bs)
-{
-	long long o = 0;
-
-	for (int k = P.NB - 1; k >= 0; k--) {
-		if (bs[k])
-			o += b % P.bdim[k] * bs[k];
-		b /= (int)P.bdim[k];
-	}
-	return o;
-}
-
-/* The mask's offset for batch entry b. */
-static __device__ __forceinline__ long long
-mbase(const At &P, int b)
-{
-	return boff(P, b, P.bstr);
-}
+#include "attn.cuh"
 
 /* NO: outputs per lane ((EV + 31) / 32); MASK: 0 none, 1 bool, 2 added;
  * D: 64 where E = EV = 64, else 0. */
@@ -196,6 +171,7 @@ typedef void Kernel(At, const float *, const float *, const float *, const void 
                     float *);
 
 #include "attnmma.cuh"
+#include "attndec.cuh"
 
 /* The instance for (NO, MASK) with any head size. */
 template <int MASK>
@@ -232,11 +208,96 @@ pickmma(int rw, int mask)
 	return NULL;
 }
 
+typedef void DecKernel(At, const float *, const float *, const float *, const void *, float *,
+                       int, float *, unsigned *);
+
+/* The decode kernel's instance (attndec.cuh) for the mask kind, with
+ * head size 64 (d64) or any. */
+static DecKernel *
+pickdec(int no, int mask, int d64)
+{
+	if (d64)
+		return mask == 1 ? sdpadec<2, 1, 64> : mask == 2 ? sdpadec<2, 2, 64> : sdpadec<2, 0, 64>;
+	switch (no * 4 + mask) {
+	case 4: return sdpadec<1, 0, 0>;
+	case 5: return sdpadec<1, 1, 0>;
+	case 6: return sdpadec<1, 2, 0>;
+	case 8: return sdpadec<2, 0, 0>;
+	case 9: return sdpadec<2, 1, 0>;
+	case 10: return sdpadec<2, 2, 0>;
+	case 12: return sdpadec<3, 0, 0>;
+	case 13: return sdpadec<3, 1, 0>;
+	case 14: return sdpadec<3, 2, 0>;
+	case 16: return sdpadec<4, 0, 0>;
+	case 17: return sdpadec<4, 1, 0>;
+	case 18: return sdpadec<4, 2, 0>;
+	case 20: return sdpadec<5, 0, 0>;
+	case 21: return sdpadec<5, 1, 0>;
+	case 22: return sdpadec<5, 2, 0>;
+	}
+	return NULL;
+}
+
+/* The decode kernel (attndec.cuh): a warp per query row and chunk of keys.
+ * Chunks of whole slices of 32 keys, as many as make about 4 blocks per SM
+ * (a tuning database's split=N, DPRT_CUDA_ATTN_CHUNK=keys where set, 1
+ * where DPRT_CUDA_ATTN_SPLIT=0), where the cuBLAS workspace holds the
+ * partial rows and g->attnct the counters of the last block's merge. */
+static int
+launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const float *k,
+          const float *v, const void *mask, float *y, int sms, char *err, size_t errn,
+          const char *what)
+{
+	const char *env = getenv("DPRT_CUDA_ATTN_SPLIT"), *ck = getenv("DPRT_CUDA_ATTN_CHUNK");
+	long long rows = (long long)a->B * a->L, st = P.QRS | P.KRS | P.VRS | P.YRS;
+	int chunk = a->S, nchunk = 1, d64;
+
+	for (int i = 0; i < P.NB; i++)
+		st |= P.qbs[i] | P.kbs[i] | P.vbs[i] | P.ybs[i];
+	d64 = a->E == 64 && a->EV == 64 && st % 4 == 0 &&
+	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)y) % 16 == 0;
+	DecKernel *f = pickdec((a->EV + 31) / 32, a->mask, d64);
+	if (f == NULL || a->E > DEC_MAXE) {
+		if (errn > 0)
+			snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's",
+			         what, a->E, a->EV);
+		return -1;
+	}
+	if (g->attnct == NULL && g->blasws != NULL) {   /* the first call (not captured) */
+		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+		if (dprt_cuda_ok(cudaStreamIsCapturing(g->stream, &cs), "cudaStreamIsCapturing", err,
+		                 errn) != 0)
+			return -1;
+		if (cs == cudaStreamCaptureStatusNone &&
+		    (dprt_cuda_ok(cudaMalloc((void **)&g->attnct, DEC_MAXROWS * sizeof(unsigned)),
+		                  "cudaMalloc", err, errn) != 0 ||
+		     dprt_cuda_ok(cudaMemsetAsync(g->attnct, 0, DEC_MAXROWS * sizeof(unsigned),
+		                                  g->stream), "cudaMemsetAsync", err, errn) != 0))
+			return -1;
+	}
+	if (g->attnct && rows <= DEC_MAXROWS && !(env && strcmp(env, "0") == 0)) {
+		long long want = a->split > 0 ? a->split : (4LL * sms + rows - 1) / rows;
+		chunk = (int)((a->S + want - 1) / want);
+		if (ck && atoi(ck) > 0 && a->split <= 0)
+			chunk = atoi(ck);
+		chunk = (chunk + 31) / 32 * 32;
+		nchunk = (a->S + chunk - 1) / chunk;
+		if ((long long)nchunk * rows * (a->EV + 2) * sizeof(float) > DPRT_BLAS_WORKSPACE ||
+		    nchunk > 65535)
+			chunk = a->S, nchunk = 1;
+	}
+	f<<<dim3(nchunk, (unsigned)rows), 32, 0, g->stream>>>(P, q, k, v, mask, y, chunk,
+	                                                     (float *)g->blasws, g->attnct);
+	return dprt_cuda_launched(what, err, errn);
+}
+
 /* The method: DPRT_CUDA_ATTN=simt|tf32|3xtf32 where set, else the tensor
  * cores where the head size is the kernel's (64, q and k as wide as v) and
  * the rows of q, k, v and y are 16-byte aligned: in TF32 where the
  * precision is tf32 (or bf16/f16, whose values TF32 holds exactly), else
- * in 3xTF32.  0 SIMT, 1 TF32, 2 3xTF32. */
+ * in 3xTF32; where the query rows are DEC_MAXL or fewer (a decode step)
+ * and DPRT_CUDA_ATTN is not set, or it says decode, the decode kernel.
+ * 0 SIMT, 1 TF32, 2 3xTF32, 3 decode. */
 static int
 method(const dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const float *k,
        const float *v, const float *y)
@@ -250,10 +311,14 @@ method(const dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, cons
 	mma = a->E == 64 && a->EV == 64 && st % 4 == 0 &&
 	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)y) % 16 == 0;
 
+	if ((long long)a->B * a->L <= 65535 && env && strcmp(env, "decode") == 0)
+		return 3;
 	if (env && strcmp(env, "simt") == 0)
 		return 0;
-	if (!mma || (a->L < 16 && !env))   /* a few query rows (a decode step): the SIMT */
-		return 0;                  /* kernel, its keys split in chunks to fill the GPU */
+	if (a->L <= DEC_MAXL && (long long)a->B * a->L <= 65535 && !env)   /* a few query rows (a decode step): a warp per */
+		return 3;               /* row and chunk of keys (attndec.cuh) */
+	if (!mma || (a->L < 16 && !env))   /* a few query rows: the SIMT kernel, its keys */
+		return 0;                  /* split in chunks to fill the GPU */
 	if (env && strcmp(env, "tf32") == 0)
 		return 1;
 	if (env && strcmp(env, "3xtf32") == 0)
@@ -372,6 +437,8 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
 	how = method(g, a, P, q, k, v, y);
+	if (how == 3)
+		return launchdec(g, a, P, q, k, v, mask, y, sms, err, errn, what);
 	if (how > 0) {
 		if (launchmma(g, a, P, how == 2, q, k, v, mask, y, sms, &nchunk, err, errn, what) != 0)
 			return -1;

@@ -141,6 +141,7 @@ dprt_cuda_close(dprt_cuda *g)
 	cudaFree(g->weights);
 	cudaFree(g->w16);
 	cudaFree(g->s16);
+	cudaFree(g->attnct);
 	cudaFreeHost(g->pinned);
 	if (g->stream)
 		cudaStreamDestroy(g->stream);

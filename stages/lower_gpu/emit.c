@@ -158,9 +158,11 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		if (g->addnorm[i] >= 0)
 			continue;   /* in its layer norm's kernel */
 		if (g->rms[i] >= 0) {   /* an RMS norm written out: one row kernel */
-			if (emit_rms(g, i) != 0)
+			int r = emit_rms(g, i);   /* 1: held back for the GEMV reading it */
+			if (r < 0)
 				goto done;
-			mark(g, i);
+			if (r == 0)
+				mark(g, i);
 			continue;
 		}
 		switch (g->x[i].kind) {
@@ -205,6 +207,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		if (g->nkern > k0)
 			mark(g, i);
 	}
+	rms_flush(g);   /* an RMS norm no GEMV took */
 	for (i = 0; i < fn->nop; i++) {   /* the copies the host reads next */
 		if (g->x[i].kind != X_D2H || g->x[i].part != pk)
 			continue;
@@ -235,6 +238,8 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 	str_put(out, "\treturn 0;\n}\n");
 	rc = 0;
 done:
+	if (g->rmsp >= 0)
+		rms_drop(g);
 	g->rec = NULL;
 	str_free(&rec);
 	str_free(&decl);

@@ -87,6 +87,11 @@ typedef struct Gpu {
 	const char *prec;  /* the mapping's precision (fp32, tf32), in keys */
 	int attninplace;   /* tune cuda.attn.inplace 1: attention reads and writes
 	                      through strides (plan.c) */
+	int gemvnorm;      /* tune cuda.gemv.norm 1 (the default): the GEMV kernel
+	                      reading an RMS norm of one row computes it (mm.c) */
+	int rmsp;          /* the RMS norm held back for its GEMV (its last mul), or -1 */
+	size_t rmsat;      /* where its launch goes in g->rec if no GEMV takes it */
+	Str rmskern, rmsrec; /* its kernel and launch, held back */
 	Str init;          /* statements NAME_gpu_init runs once the constants
 	                      are on the device (packing convolution weights) */	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
 	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */
@@ -122,7 +127,13 @@ void gaddnorm(Gpu *g);
  * each computed by one row kernel (reduce.c, emit_rms) at its last mul:
  * g->rms; called by gplan before the homes. */
 void grms(Gpu *g);
+/* 0, 1 where the norm is held back for its GEMV (g->rmsp), -1 on error. */
 int emit_rms(Gpu *g, int i);
+void rms_flush(Gpu *g);
+void rms_drop(Gpu *g);
+void rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w);
+void rms_prologue(const Gpu *g, int i, int64_t n, Str *s);
+void rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
 /* For a strided view v (GHome.strided), or any value: its element strides

@@ -29,13 +29,16 @@ static const char usage[] =
 	"    norm after it folded into its weights at init and a residual add and\n"
 	"    relu in its epilogue (DPRT_CUDA_CONV picks fp32/tf32/direct at run\n"
 	"    time; DPRT_CUDA_SPLITK=sum/cluster how a split K is summed);\n"
-	"    pooling; attention as one fused kernel; the convolution and\n"
+	"    pooling; attention as one fused kernel (a warp per query row and\n"
+	"    chunk of keys for a decoder's few rows); the convolution and\n"
 	"    attention kernels are the runtime's kernel library (runtime/cuda/,\n"
 	"    lib/libdprt_cuda.a, compiled once), called with each op's shapes;\n"
 	"  - argmax, softmax, sums, means, layer and RMS norm: a warp or block\n"
 	"    per row; a residual add that a layer norm reads done in its kernel;\n"
 	"    an RMS norm written out as ops (pow, mean, add, rsqrt, mul, mul) one\n"
-	"    row kernel;\n"
+	"    row kernel, or of one row read only by products (a decoder's step)\n"
+	"    computed by their matrix-vector kernel (`tune cuda.gemv.norm 0`: its\n"
+	"    own kernel);\n"
 	"  - index_write (a KV cache's update): the source's slices written at\n"
 	"    their positions, into the state in place where nothing else reads it,\n"
 	"    the source's elementwise chain computed in that kernel;\n"
@@ -126,6 +129,8 @@ main(int argc, char **argv)
 	}
 	g.fn = fn;
 	g.err = &err;
+	g.gemvnorm = 1;   /* tune cuda.gemv.norm's default */
+	g.rmsp = -1;
 	if (fn->npart == 0 && fn->nop > 0) {
 		dp_seterr(&err, "the IR is not partitioned (run dp-partition first)");
 		dp_report(in, STAGE, &err);

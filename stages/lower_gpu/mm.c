@@ -75,6 +75,8 @@ typedef struct MM {
 	int gb[4], gy[4];  /* a group's weights and results, in column order */
 	int64_t gn[4];     /* their columns */
 	int efirst;        /* 1: the product is the op's operand 1 (e is operand 0) */
+	int norm;          /* the RMS norm of a (its last mul) the GEMV computes first, reading
+	                      the norm's input as a (emit_rms held it back), or -1 */
 	char name[64];     /* kernel name */
 } MM;
 
@@ -150,6 +152,9 @@ gvhead(Str *s, const MM *p, const char *bt)
 
 	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
 	str_put(s, "const float *__restrict__ a, ");
+	if (p->norm >= 0)
+		str_put(s, "const float *__restrict__ nc, const float *__restrict__ neps, "
+		           "const float *__restrict__ nw, ");
 	for (j = 0; p->ng > 1 && j < p->ng; j++)
 		str_printf(s, "const %s *__restrict__ b%d, ", bt, j);
 	for (j = 0; p->ng > 1 && j < p->ng; j++)
@@ -261,6 +266,68 @@ gvloop16(Str *s, const MM *p, int vec, const char *b, const char *acc)
 	str_put(s, "\t}\n");
 }
 
+/* The loop of a GEMV kernel of one row whose a is an RMS norm's input x
+ * (p->norm): the weights of each lane's KW steps loaded first (b's and the
+ * gate's bg), then the norm's r from the whole row (rms_prologue: each
+ * warp on its own, no block barrier), then each step normalizes its
+ * elements of x as the norm's kernel does (rms_elem) and sums as
+ * gvloop32/gvloop16 do (h16: weights in 16 bits, inputs rounded). */
+static void
+gvloopnorm(Gpu *g, Str *s, const MM *p, int h16)
+{
+	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t;
+	const char *wt = h16 ? "uint4" : "float4";
+	char xe[32], we[32];
+
+	str_printf(s, "\tconst %s *bn = (const %s *)(b + (long long)n * %lld);\n", wt, wt,
+	           (long long)p->b.cs);
+	if (p->gate)
+		str_printf(s, "\tconst %s *bgn = (const %s *)(bg + (long long)n * %lld);\n", wt, wt,
+		           (long long)p->b.cs);
+	str_printf(s, "\t%s wp[%d]", wt, kw);
+	if (p->gate)
+		str_printf(s, ", gp[%d]", kw);
+	str_put(s, ";\n");
+	str_printf(s, "\n#pragma unroll\n\tfor (int t = 0; t < %d; t++) {   /* the weights first */\n"
+	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k < %lld) {\n"
+	              "\t\t\twp[t] = __ldg(bn + k);\n", kw, (long long)(p->K / per));
+	if (p->gate)
+		str_put(s, "\t\t\tgp[t] = __ldg(bgn + k);\n");
+	str_put(s, "\t\t}\n\t}\n");
+	rms_prologue(g, p->norm, p->K, s);
+	str_printf(s, "#pragma unroll\n\tfor (int t = 0; t < %d; t++) {\n"
+	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k >= %lld)\n\t\t\tbreak;\n",
+	           kw, (long long)(p->K / per));
+	for (t = 0; t < per / 4; t++) {
+		str_printf(s, "\t\tfloat4 x%d = __ldg((const float4 *)a + %d * k%s), "
+		              "g%d = __ldg((const float4 *)nw + %d * k%s);\n", t, per / 4,
+		           t ? " + 1" : "", t, per / 4, t ? " + 1" : "");
+		for (c = 0; c < 4; c++) {
+			snprintf(xe, sizeof xe, "x%d.%c", t, "xyzw"[c]);
+			snprintf(we, sizeof we, "g%d.%c", t, "xyzw"[c]);
+			str_printf(s, "\t\t%s = ", xe);
+			rms_elem(g, p->norm, xe, we, s);
+			str_put(s, ";\n");
+		}
+	}
+	for (int gt = 0; gt <= (p->gate != 0); gt++) {
+		const char *acc = gt ? "gacc0" : "acc0", *w = gt ? "gp" : "wp";
+		if (h16) {
+			str_printf(s, "\t\t{\n\t\t\tfloat2 w0 = dp_w162(%s[t].x), w1 = dp_w162(%s[t].y), "
+			              "w2 = dp_w162(%s[t].z), w3 = dp_w162(%s[t].w);\n\n", w, w, w, w);
+			for (c = 0; c < 8; c++)
+				str_printf(s, "\t\t\t%s = fmaf(w%d.%c, dp_r16(x%d.%c), %s);\n", acc, c / 2,
+				           "xy"[c % 2], c / 4, "xyzw"[c % 4], acc);
+			str_put(s, "\t\t}\n");
+		} else {
+			for (c = 0; c < 4; c++)
+				str_printf(s, "\t\t%s = fmaf(%s[t].%c, x0.%c, %s);\n", acc, w, "xyzw"[c],
+				           "xyzw"[c], acc);
+		}
+	}
+	str_put(s, "\t}\n");
+}
+
 /* The warp's sums of a GEMV kernel's accumulators (and the gate's). */
 static void
 gvsum(Str *s, const MM *p)
@@ -294,10 +361,17 @@ gemv(Gpu *g, const MM *p)
 	if (p->ng > 1)
 		str_printf(s, "/* %d sibling products of a in one kernel, their columns in turn */\n",
 		           p->ng);
+	if (p->norm >= 0)
+		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
+		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "float");
-	gvloop32(s, p, vec, "b", "acc");
-	if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
-		gvloop32(s, p, vec, "bg", "gacc");
+	if (p->norm >= 0) {
+		gvloopnorm(g, s, p, 0);
+	} else {
+		gvloop32(s, p, vec, "b", "acc");
+		if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
+			gvloop32(s, p, vec, "bg", "gacc");
+	}
 	gvsum(s, p);
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	for (m = 0; m < p->M; m++) {
@@ -403,12 +477,29 @@ grid(int64_t n, int64_t per)
 	return b > (1 << 20) ? (1 << 20) : b < 1 ? 1 : b;
 }
 
+/* A GEMV launch's first arguments: a, or where the kernel computes the RMS
+ * norm that is a (p->norm), the norm's input, exponent, eps and weight. */
+static void
+aargs(Gpu *g, const MM *p)
+{
+	int x, c, e, w;
+
+	if (p->norm < 0) {
+		str_printf(g->rec, "v%d", gV(g, p->a.v));
+		return;
+	}
+	rms_operands(g, p->norm, &x, &c, &e, &w);
+	str_printf(g->rec, "v%d, v%d, v%d, v%d", gV(g, x), gV(g, c), gV(g, e), gV(g, w));
+}
+
 static void
 launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 {
 	str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p->name, (long long)blocks, threads);
-	if (ab)
-		str_printf(g->rec, "v%d, v%d, ", gV(g, p->a.v), gV(g, p->b.v));
+	if (ab) {
+		aargs(g, p);
+		str_printf(g->rec, ", v%d, ", gV(g, p->b.v));
+	}
 	if (ab && p->gate)
 		str_printf(g->rec, "v%d, ", gV(g, p->gate - 1));
 	if (p->hasc0)
@@ -501,10 +592,17 @@ gemv16(Gpu *g, const MM *p)
 	if (p->ng > 1)
 		str_printf(s, "/* %d sibling products of a in one kernel, their columns in turn */\n",
 		           p->ng);
+	if (p->norm >= 0)
+		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
+		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "dp_h16");
-	gvloop16(s, p, vec, "b", "acc");
-	if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
-		gvloop16(s, p, vec, "bg", "gacc");
+	if (p->norm >= 0) {
+		gvloopnorm(g, s, p, 1);
+	} else {
+		gvloop16(s, p, vec, "b", "acc");
+		if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
+			gvloop16(s, p, vec, "bg", "gacc");
+	}
 	gvsum(s, p);
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	for (m = 0; m < p->M; m++) {
@@ -545,8 +643,9 @@ mm16(Gpu *g, MM *p)
 		gemv16(g, p);
 		for (j = 0; j < p->ng; j++)
 			cols += p->gn[j];
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d", p->name,
-		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32, gV(g, p->a.v));
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p->name,
+		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
+		aargs(g, p);
 		for (j = 0; j < p->ng; j++) {
 			soff = 0;
 			half16(g, p->gb[j], &soff, b, sizeof b);
@@ -562,9 +661,10 @@ mm16(Gpu *g, MM *p)
 		half16(g, p->b.v, &soff, b, sizeof b);
 		str_put(&g->kern, "\n");
 		gemv16(g, p);
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d, (const dp_h16 *)(%s), ",
-		           p->name, (long long)((p->N + WARPS - 1) / WARPS), WARPS * 32,
-		           gV(g, p->a.v), b);
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p->name,
+		           (long long)((p->N + WARPS - 1) / WARPS), WARPS * 32);
+		aargs(g, p);
+		str_printf(g->rec, ", (const dp_h16 *)(%s), ", b);
 		if (p->gate) {   /* the gate's weights, in 16 bits at init */
 			soff = 0;
 			half16(g, p->gate - 1, &soff, b, sizeof b);
@@ -643,9 +743,10 @@ emit_mm(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
-	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i]};
+	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1};
 	int k, gv, lt, line = 0;
 	const char *algo = "";   /* the tunable's choice, where it is one */
+	size_t rec0 = g->rec->n;   /* the schedule before this product's comments */
 
 	for (k = 0; k < op->nin + op->nout; k++) {
 		int v = k < op->nin ? op->in[k] : op->out[k - op->nin];
@@ -749,6 +850,22 @@ emit_mm(Gpu *g, int i)
 	}
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
+	if (g->rmsp >= 0 && p.a.v == gbase(g, fn->op[g->rmsp].out[0])) {
+		/* the RMS norm that is a, held back (emit_rms): computed here where
+		 * this is the GEMV kernel of one row that reads it, alone, and
+		 * nothing ran since; else its own kernel, where it was */
+		int v = fn->op[g->rmsp].out[0], h16 = g->prec16 && p.K > 0, per = h16 ? 8 : 4;
+		int path = h16 ? p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1 :
+		                 gv && (!*algo || strcmp(algo, "gemv") == 0);
+		if (path && p.M == 1 && p.K % per == 0 && p.b.cs % per == 0 &&
+		    (p.K / per + 31) / 32 <= 8 && rec0 == g->rmsat &&
+		    g->nuse[v] == (p.ng > 1 ? p.ng : 1 + (p.gate != 0))) {
+			p.norm = g->rmsp;
+			rms_drop(g);
+		} else {
+			rms_flush(g);
+		}
+	}
 	if ((p.epi >= 0 || p.ng > 1) && !(gv && (!*algo || strcmp(algo, "gemv") == 0)))
 		dp_die("op %d: an epilogue or siblings for a product that takes no GEMV kernel", i);
 	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
@@ -758,8 +875,9 @@ emit_mm(Gpu *g, int i)
 		gemv(g, &p);
 		for (k = 0; k < p.ng; k++)
 			cols += p.gn[k];
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d", p.name,
-		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32, gV(g, p.a.v));
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p.name,
+		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
+		aargs(g, &p);
 		for (k = 0; k < p.ng; k++)
 			str_printf(g->rec, ", v%d", gV(g, p.gb[k]));
 		for (k = 0; k < p.ng; k++)

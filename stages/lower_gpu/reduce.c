@@ -89,10 +89,10 @@ rowhead(Str *s, int w, int64_t rows)
 		str_put(s, "\tlong long o = blockIdx.x;\n\tint lane = threadIdx.x;\n\n");
 }
 
-/* The launch of a row kernel over rows rows; its operands are already
- * written into args. */
+/* The launch of a row kernel over rows rows, nt threads a block (BLOCK
+ * where w = 32); its operands are already written into args. */
 static int
-rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args)
+rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args, int nt)
 {
 	int64_t nb = w == 32 ? (rows + WARPS - 1) / WARPS : rows;
 
@@ -103,7 +103,7 @@ rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args)
 	}
 	if (rows > 0) {
 		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname, (long long)nb,
-		           BLOCK, args);
+		           nt, args);
 		launched(g, kname);
 	}
 	g->nkern++;
@@ -207,7 +207,7 @@ reduction(Gpu *g, int i)
 	opcomment(g->rec, fn, i, "\t");
 	snprintf(args, sizeof args, "v%d, v%d", gV(g, gbase(g, x)), gV(g, y));
 	if (w > 1)
-		return rowlaunch(g, kname, w, nout, args);
+		return rowlaunch(g, kname, w, nout, args, BLOCK);
 	if (nout > 0) {
 		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname,
 		           (long long)((nout + BLOCK - 1) / BLOCK), BLOCK, args);
@@ -352,71 +352,265 @@ formula2(Str *s, const Op *u, const char *a, const char *b)
 	str_put(s, ")");
 }
 
+/* The ops of RMS norm i (g->rms: its last mul): pow, mean, add eps,
+ * rsqrt, mul x, mul w; its input x and weight w. */
+typedef struct Rms {
+	const Op *p, *m, *a, *r, *nm, *y;
+	int x, w;
+} Rms;
+
+static Rms
+rmsops(const Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	Rms o;
+
+	o.p = &fn->op[g->rms[i]];
+	o.m = &fn->op[g->user[o.p->out[0]]];
+	o.a = &fn->op[g->user[o.m->out[0]]];
+	o.r = &fn->op[g->user[o.a->out[0]]];
+	o.nm = &fn->op[g->user[o.r->out[0]]];
+	o.y = &fn->op[i];
+	o.x = o.p->in[0];
+	o.w = other(o.y, o.nm->out[0]);
+	return o;
+}
+
+/* Into s: pow(xe, the exponent ce) of RMS norm i as a double, x·x where the
+ * exponent is 2 (powf otherwise). */
+static void
+rmssq(const Gpu *g, int i, const char *xe, const char *ce, Str *s)
+{
+	Rms o = rmsops(g, i);
+
+	str_printf(s, "(double)(%s == 2.0f ? dps_mul(%s, %s, 1.0f) : ", ce, xe, xe);
+	formula2(s, o.p, xe, ce);
+	str_put(s, ")");
+}
+
+/* Into s: r = rsqrt(mean + eps) of RMS norm i from its f64 sum of n
+ * (sum, an expression) and eps (epse, an expression), each op's formula. */
+static void
+rmsr(const Gpu *g, int i, const char *sum, const char *epse, int64_t n, Str *s)
+{
+	Rms o = rmsops(g, i);
+	char args[160], f[32];
+	double fp[2];
+	Str e = {0};
+
+	snprintf(args, sizeof args, "(float)(%s / %lld.0)", sum, (long long)n);
+	formula2(&e, o.a, args, epse);
+	dp_formula(o.r, f, sizeof f, fp);
+	str_printf(s, "dps_%s(%s, ", f, e.p);
+	str_float(s, fp[0]);
+	str_put(s, ", ");
+	str_float(s, fp[1]);
+	str_put(s, ")");
+	str_free(&e);
+}
+
+/* Into s: the result's element of RMS norm i from x's element xe, w's we
+ * and r (re), each op's formula in its operands' order. */
+static void
+rmsy(const Gpu *g, int i, const char *xe, const char *we, const char *re, Str *s)
+{
+	Rms o = rmsops(g, i);
+	Str e = {0};
+
+	formula2(&e, o.nm, o.nm->in[0] == o.x ? xe : re, o.nm->in[0] == o.x ? re : xe);
+	formula2(s, o.y, o.y->in[0] == o.w ? we : e.p, o.y->in[0] == o.w ? e.p : we);
+	str_free(&e);
+}
+
 /* An RMS norm written out (grms) as one row kernel at its last mul i: a
  * block per row sums pow(x, c) in f64, then r = rsqrt(mean + eps) and
  * y = w·(x·r), each op's formula in its operands' order: the separate
  * kernels' results but for the order of the f64 sum (the mean's kernel
- * sums rows up to WIDE long by a warp). */
+ * sums rows up to WIDE long by a warp) and x·x for pow(x, 2) (the
+ * exponent read at run time; powf where it is not 2).  Rows of n floats,
+ * n a multiple of 4 up to 4096 (a Llama's 768): n/4 threads (rounded up to
+ * a warp), each one 16-byte load of x and of w kept in registers between
+ * the sum and the result; else BLOCK threads striding over the row.
+ * A norm of one row whose readers are all products reading it as their
+ * rows (a decode step's q/k/v, gate/up and output head) is held back
+ * (1): its GEMV kernel may compute it (mm.c, rms_take), else rms_flush
+ * puts it where it would have been. */
 int
 emit_rms(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
-	const Op *p = &fn->op[g->rms[i]], *m = &fn->op[g->user[p->out[0]]];
-	const Op *a = &fn->op[g->user[m->out[0]]], *r = &fn->op[g->user[a->out[0]]];
-	const Op *nm = &fn->op[g->user[r->out[0]]], *y = &fn->op[i];
-	int x = p->in[0], w = other(y, nm->out[0]), v = y->out[0], wd;
+	Rms o = rmsops(g, i);
+	int x = o.x, w = o.w, v = o.y->out[0], wd, nt, c, k, j, nlin = 0;
 	const Type *tx = ty(g, x);
 	int64_t n = tx->dim[tx->rank - 1], rows = dp_numel(tx) / n;
-	char kname[64], f[32], args[160];
-	double fp[2];
-	Str *s = &g->kern, e = {0};
-	int rc;
+	char kname[64], args[160], xe[16], we[16];
+	Str ks = {0}, rs = {0}, *s = &ks, *rec = g->rec;
+	int rc, v4 = n % 4 == 0 && n <= 4 * 1024;
 
 	helpers(g);
 	g->scalar = 1;
 	wd = BLOCK;   /* a block per row: with a warp per row each norm took 13.4 us
 	                 (H200, eager --profile; bench/RESULTS.md), its lanes' powf in turn */
+	nt = v4 ? (int)((n / 4 + 31) / 32 * 32) : BLOCK;
 	snprintf(kname, sizeof kname, "k%d_rms", v);
 	str_put(s, "\n/* 6 ops, an RMS norm, in one row kernel: */\n");
-	opcomment(s, fn, (int)(p - fn->op), "");
-	opcomment(s, fn, (int)(m - fn->op), "");
-	opcomment(s, fn, (int)(a - fn->op), "");
-	opcomment(s, fn, (int)(r - fn->op), "");
-	opcomment(s, fn, (int)(nm - fn->op), "");
+	opcomment(s, fn, (int)(o.p - fn->op), "");
+	opcomment(s, fn, (int)(o.m - fn->op), "");
+	opcomment(s, fn, (int)(o.a - fn->op), "");
+	opcomment(s, fn, (int)(o.r - fn->op), "");
+	opcomment(s, fn, (int)(o.nm - fn->op), "");
 	opcomment(s, fn, i, "");
-	str_printf(s, "/* %lld rows of %lld: %s */\n", (long long)rows, (long long)n,
-	           wd == 32 ? "a warp each" : "a block each");
+	str_printf(s, "/* %lld rows of %lld: a block each%s */\n", (long long)rows, (long long)n,
+	           v4 ? ", a thread per 4 elements (16-byte loads, held in registers)" : "");
 	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, "
 	              "const float *__restrict__ c, const float *__restrict__ eps, "
-	              "const float *__restrict__ w, float *__restrict__ y)\n{\n", BLOCK, kname);
+	              "const float *__restrict__ w, float *__restrict__ y)\n{\n", nt, kname);
 	rowhead(s, wd, rows);
 	str_printf(s, "\tconst float *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n"
-	              "\tdouble a = 0;\n\tfloat r;\n\n"
-	              "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\ta += (double)",
-	           (long long)n, (long long)n, (long long)n, wd);
-	formula2(s, p, "xr[j]", "c[0]");
-	str_printf(s, ";\n\ta = %s(a);\n\tr = ", wd == 32 ? "wsum" : "bsum");
-	snprintf(args, sizeof args, "(float)(a / %lld.0)", (long long)n);
-	formula2(&e, a, args, "eps[0]");
-	dp_formula(r, f, sizeof f, fp);
-	str_printf(s, "dps_%s(%s, ", f, e.p);
-	str_float(s, fp[0]);
-	str_put(s, ", ");
-	str_float(s, fp[1]);
-	str_printf(s, ");\n\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\tyr[j] = ",
-	           (long long)n, wd);
-	str_free(&e);
-	formula2(&e, nm, nm->in[0] == x ? "xr[j]" : "r", nm->in[0] == x ? "r" : "xr[j]");
-	formula2(s, y, y->in[0] == w ? "w[j]" : e.p, y->in[0] == w ? e.p : "w[j]");
-	str_put(s, ";\n}\n");
-	str_free(&e);
+	              "\tconst float cc = c[0];\n\tdouble a = 0;\n\tfloat r;\n\n",
+	           (long long)n, (long long)n);
+	if (v4) {
+		str_printf(s, "\tfloat4 xv = {0.0f, 0.0f, 0.0f, 0.0f}, wv = xv, yv;\n\n"
+		              "\tif (lane < %lld) {\n"
+		              "\t\txv = ((const float4 *)xr)[lane];\n"
+		              "\t\twv = ((const float4 *)w)[lane];\n"
+		              "\t\ta = ", (long long)(n / 4));
+		for (c = 0; c < 4; c++) {
+			snprintf(xe, sizeof xe, "xv.%c", "xyzw"[c]);
+			str_put(s, c ? " +\n\t\t    " : "");
+			rmssq(g, i, xe, "cc", s);
+		}
+		str_put(s, ";\n\t}\n");
+	} else {
+		str_printf(s, "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\ta += ",
+		           (long long)n, wd);
+		rmssq(g, i, "xr[j]", "cc", s);
+		str_put(s, ";\n");
+	}
+	str_printf(s, "\ta = %s(a);\n\tr = ", wd == 32 ? "wsum" : "bsum");
+	rmsr(g, i, "a", "eps[0]", n, s);
+	str_put(s, ";\n");
+	if (v4) {
+		for (c = 0; c < 4; c++) {
+			snprintf(xe, sizeof xe, "xv.%c", "xyzw"[c]);
+			snprintf(we, sizeof we, "wv.%c", "xyzw"[c]);
+			str_printf(s, "\tyv.%c = ", "xyzw"[c]);
+			rmsy(g, i, xe, we, "r", s);
+			str_put(s, ";\n");
+		}
+		str_printf(s, "\tif (lane < %lld)\n\t\t((float4 *)yr)[lane] = yv;\n}\n",
+		           (long long)(n / 4));
+	} else {
+		str_printf(s, "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\tyr[j] = ",
+		           (long long)n, wd);
+		rmsy(g, i, "xr[j]", "w[j]", "r", s);
+		str_put(s, ";\n}\n");
+	}
 
-	opcomment(g->rec, fn, (int)(p - fn->op), "\t");
+	g->rec = &rs;
+	opcomment(g->rec, fn, (int)(o.p - fn->op), "\t");
 	opcomment(g->rec, fn, i, "\t");
 	snprintf(args, sizeof args, "v%d, v%d, v%d, v%d, v%d", gV(g, gbase(g, x)),
-	         gV(g, gbase(g, p->in[1])), gV(g, gbase(g, a->in[1])), gV(g, gbase(g, w)), gV(g, v));
-	rc = rowlaunch(g, kname, wd, rows, args);
-	return rc;
+	         gV(g, gbase(g, o.p->in[1])), gV(g, gbase(g, o.a->in[1])), gV(g, gbase(g, w)),
+	         gV(g, v));
+	rc = rowlaunch(g, kname, wd, rows, args, nt);
+	g->rec = rec;
+	if (rc != 0) {
+		str_free(&ks);
+		str_free(&rs);
+		return -1;
+	}
+	for (k = 0; k < fn->nop; k++)   /* its readers: products of its rows alone */
+		for (j = 0; j < fn->op[k].nin; j++)
+			if (fn->op[k].in[j] == v)
+				nlin += fn->op[k].kind == Alinear && j == 0 ? 1 : 1000;
+	if (g->gemvnorm && rows == 1 && n % 8 == 0 && nlin == g->nuse[v] && gbase(g, v) == v) {
+		str_printf(&rs, "\tDPRT_CUDA_MARK(g, %d, \"%s\");\n", i, dp_op_name[o.y->kind]);
+		rms_flush(g);
+		g->rmsp = i;
+		g->rmsat = g->rec->n;
+		g->rmskern = ks;
+		g->rmsrec = rs;
+		g->nkern--;   /* counted again where rms_flush launches it */
+		return 1;
+	}
+	str_put(&g->kern, ks.p);
+	str_put(g->rec, rs.p ? rs.p : "");
+	str_free(&ks);
+	str_free(&rs);
+	return 0;
+}
+
+/* The RMS norm held back by emit_rms, if any, where it would have been:
+ * its launch into the schedule at the place it was held, its kernel into
+ * the file. */
+void
+rms_flush(Gpu *g)
+{
+	Str t = {0};
+
+	if (g->rmsp < 0)
+		return;
+	str_putn(&t, g->rec->p, g->rmsat);
+	str_put(&t, g->rmsrec.p ? g->rmsrec.p : "");
+	str_put(&t, g->rec->p ? g->rec->p + g->rmsat : "");
+	str_free(g->rec);
+	*g->rec = t;
+	str_put(&g->kern, g->rmskern.p);
+	g->nkern++;
+	rms_drop(g);
+}
+
+/* Forgets the RMS norm held back (its GEMV computes it: one kernel less). */
+void
+rms_drop(Gpu *g)
+{
+	if (g->rmsp < 0)
+		return;
+	str_free(&g->rmskern);
+	str_free(&g->rmsrec);
+	g->rmsp = -1;
+}
+
+/* For the GEMV kernel of product p computing RMS norm i in its prologue
+ * (mm.c): the norm's input, exponent, eps and weight, and into s the
+ * prologue's statements (each lane's f64 sum of x's n elements in turn,
+ * the warp's sum, rn = rsqrt(mean + eps)), and rmsy's expression of one
+ * normalized element from xe, we (the norm's weight, nw) and rn. */
+void
+rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
+{
+	Rms o = rmsops(g, i);
+
+	*x = gbase(g, o.x);
+	*c = gbase(g, o.p->in[1]);
+	*eps = gbase(g, o.a->in[1]);
+	*w = gbase(g, o.w);
+}
+
+void
+rms_prologue(const Gpu *g, int i, int64_t n, Str *s)
+{
+	str_printf(s, "\tconst float cc = nc[0];\n\tdouble ss = 0;\n\tfloat rn;\n\n"
+	              "\tfor (int j = lane; j < %lld; j += 32) {   /* the RMS norm of a's row */\n"
+	              "\t\tfloat4 xv = __ldg((const float4 *)a + j);\n\t\tss += ",
+	           (long long)(n / 4));
+	for (int c = 0; c < 4; c++) {
+		char xe[16];
+		snprintf(xe, sizeof xe, "xv.%c", "xyzw"[c]);
+		str_put(s, c ? " +\n\t\t      " : "");
+		rmssq(g, i, xe, "cc", s);
+	}
+	str_put(s, ";\n\t}\n\tfor (int s = 16; s > 0; s /= 2)\n"
+	           "\t\tss += __shfl_xor_sync(0xffffffffu, ss, s);\n\trn = ");
+	rmsr(g, i, "ss", "neps[0]", n, s);
+	str_put(s, ";\n");
+}
+
+void
+rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s)
+{
+	rmsy(g, i, xe, we, "rn", s);
 }
 
 /* aten.layer_norm and aten.rms_norm over the trailing n elements of each
@@ -522,7 +716,7 @@ norm(Gpu *g, int i)
 	for (k = 1; k < op->nin; k++)
 		str_printf(&args, "v%d, ", gV(g, gbase(g, op->in[k])));
 	str_printf(&args, "v%d", gV(g, y));
-	rc = rowlaunch(g, kname, w, rows, args.p);
+	rc = rowlaunch(g, kname, w, rows, args.p, BLOCK);
 	str_free(&args);
 	return rc;
 }

@@ -187,6 +187,16 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		}
 		g->attninplace = ip[0] == '1';
 	}
+	/* a one-row RMS norm computed by the GEMV kernel that reads it (mm.c):
+	 * on unless asked otherwise (0: its own row kernel) */
+	{
+		const char *gn = dp_target_tune(&t, "cuda.gemv.norm", "1");
+		if (strcmp(gn, "0") != 0 && strcmp(gn, "1") != 0) {
+			dp_seterr(g->err, "%s: tune cuda.gemv.norm %s: expected 0 or 1", map, gn);
+			return -1;
+		}
+		g->gemvnorm = gn[0] == '1';
+	}
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (int k = 0; k < NTUNABLE; k++)

@@ -13,7 +13,12 @@
  * and method, "ok" or "FAIL", max|err|/max|ref| against the tolerance
  * (1e-5 for simt and 3xTF32, 5e-3 for TF32); exit 1 on a failure.  The
  * chunks of keys (split over blocks, merged by a second kernel) are also
- * forced as a tuning database would (dprt_sdpa.split).
+ * forced as a tuning database would (dprt_sdpa.split).  The decode kernel
+ * (attndec.cuh: DPRT_CUDA_ATTN=decode, and the default where the query
+ * rows are 8 or fewer) on every case, with its own chunks, none, and 3 as
+ * a tuning database would set them, and on decode shapes: one query row
+ * against 1 to 1000 keys, masks, a few causal rows, a dead row; method ""
+ * is the default choice.
  * With --bench N: each method's time per call instead (median of N runs
  * of CUDA events, after 20 warm-up calls) on the models' shapes. */
 #define _POSIX_C_SOURCE 200809L
@@ -48,6 +53,11 @@ static const Case cases[] = {
 	{"causal + added mask 1x12 128x128", 1, 12, 128, 128, 1, 2, 0, -1, 0},
 	{"packed qkv 2x3 197x197 (strided)", 2, 3, 197, 197, 0, 0, 0, -1, 1},
 	{"packed qkv causal 1x12 128x128 (strided)", 1, 12, 128, 128, 1, 0, 0, -1, 1},
+	{"decode 12x1x512 bool mask (a llama step)", 1, 12, 1, 512, 0, 1, 0, -1, 0},
+	{"decode 4x1x1 (one key)", 1, 4, 1, 1, 0, 0, 0, -1, 0},
+	{"decode 2x3 1x1000 added mask [B0]", 2, 3, 1, 1000, 0, 2, 1, -1, 0},
+	{"decode 1x2 4x77 causal", 1, 2, 4, 77, 1, 0, 0, -1, 0},
+	{"decode 1x3 3x200 bool mask, a dead row", 1, 3, 3, 200, 0, 1, 0, 1, 0},
 	{"batch 32 vit 384x197x197", 32, 12, 197, 197, 0, 0, 0, -1, 0},
 };
 
@@ -231,12 +241,17 @@ static const Method methods[] = {
 	{"3xtf32", "2", "", 1e-5, 2},  {"3xtf32", "4", "", 1e-5, 0},
 	{"tf32", "", "", 5e-3, 0},     {"tf32", "", "", 5e-3, 3},     {"tf32", "1", "", 5e-3, 2},
 	{"tf32", "2", "", 5e-3, 0},    {"tf32", "4", "", 5e-3, 0},
+	{"", "", "", 1e-5, 0},         {"decode", "", "", 1e-5, 0},   {"decode", "", "0", 1e-5, 0},
+	{"decode", "", "", 1e-5, 3},
 };
 
 static void
 use(const Method *m)
 {
-	setenv("DPRT_CUDA_ATTN", m->attn, 1);
+	if (*m->attn)
+		setenv("DPRT_CUDA_ATTN", m->attn, 1);
+	else
+		unsetenv("DPRT_CUDA_ATTN");   /* the default choice */
 	if (*m->rw)
 		setenv("DPRT_CUDA_ATTN_RW", m->rw, 1);
 	else
@@ -296,9 +311,9 @@ check(dprt_cuda *g)
 					e = fmax(e, fabs(got[i] - ref[i]));
 			}
 			e /= mref > 0 ? mref : 1;
-			printf("%s %-40s %-6s rw=%-1s split=%-1s chunks=%d: max|err|/max|ref| %.2e "
-			       "(tol %.0e)%s\n", nan || !(e <= m->tol) ? "FAIL" : "ok  ", c->name, m->attn,
-			       *m->rw ? m->rw : "-", *m->split ? m->split : "-", m->chunks, e, m->tol,
+			printf("%s %-40s %-7s rw=%-1s split=%-1s chunks=%d: max|err|/max|ref| %.2e "
+			       "(tol %.0e)%s\n", nan || !(e <= m->tol) ? "FAIL" : "ok  ", c->name,
+			       *m->attn ? m->attn : "default", *m->rw ? m->rw : "-", *m->split ? m->split : "-", m->chunks, e, m->tol,
 			       nan ? " unwritten or NaN elements" : "");
 			fails += nan || !(e <= m->tol);
 		}
@@ -319,11 +334,11 @@ cmpf(const void *x, const void *y)
 static int
 bench(dprt_cuda *g, int n)
 {
-	static const int which[] = {0, 1, 2, 10, 11};
+	static const int which[] = {0, 1, 2, 10, 11, 16};   /* 11: a llama step */
 	static const Method bm[] = {
 		{"simt", "", "", 0, 0}, {"3xtf32", "", "", 0, 0}, {"3xtf32", "", "", 0, 4},
 		{"tf32", "", "", 0, 0}, {"tf32", "", "", 0, 4}, {"tf32", "1", "", 0, 0},
-		{"tf32", "4", "", 0, 0},
+		{"tf32", "4", "", 0, 0}, {"decode", "", "", 0, 0}, {"decode", "", "0", 0, 0},
 	};
 	cudaEvent_t e0, e1;
 	float *t = malloc(sizeof(float) * (size_t)n);

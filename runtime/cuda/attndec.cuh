@@ -1,0 +1,171 @@
+/* attndec.cuh: attention for a few query rows (a decoder's step: one row
+ * per head against a cache of keys), in the manner of flash-decoding.  A
+ * block is one warp and takes one query row and one chunk of keys
+ * (blockIdx.y the row of the B·L, blockIdx.x the chunk), so that a step's
+ * 12 heads × 512 keys make 192 blocks rather than 12.  Lane t scores key t
+ * of each slice of 32 (its row of k read whole, 16-byte loads where the
+ * head size is 64), the warp keeps the running maximum and sum (online
+ * softmax, as attn.cu's kernel), and adds p_t·v_t over the lanes (each
+ * lane two outputs where the head size is 64).  Masked keys are neither
+ * read nor added: a decode step's cache positions past the token cost
+ * their mask's byte only.  With one chunk the block writes y; with more it
+ * writes its row's maximum, sum and unscaled outputs to part, and the last
+ * block of the row to finish (a counter per row, reset by that block for
+ * the next launch) merges the chunks and writes y: one kernel, no merge
+ * launch.  Exact fp32, the same operations as attn.cu's kernel; a row with
+ * every key masked gives zeros.  D: 64 where E = EV = 64 and the rows of
+ * q, k, v, y are 16-byte aligned (dprt_cuda_sdpa checks), else 0 (any E up
+ * to DEC_MAXE, EV up to 32·NO).  Needs At and boff (attn.cuh). */
+#ifndef DPRT_ATTNDEC_CUH
+#define DPRT_ATTNDEC_CUH
+
+enum {
+	DEC_MAXL = 8,        /* query rows (L) that take this kernel by default */
+	DEC_MAXE = 256,      /* head size of q and k */
+	DEC_MAXROWS = 4096,  /* rows (B·L) that can have chunks: the counters */
+};
+
+/* The index of lane's output d. */
+template <int D>
+static __device__ __forceinline__ int
+decidx(int lane, int d)
+{
+	return D ? 2 * lane + d : lane + 32 * d;
+}
+
+template <int NO, int MASK, int D>
+static __global__ void __launch_bounds__(32)
+sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
+        const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y,
+        int chunk, float *__restrict__ part, unsigned *__restrict__ count)
+{
+	__shared__ float qs[DEC_MAXE];
+	const int E = D ? D : P.E, EV = D ? D : P.EV, nchunk = gridDim.x;
+	int lane = threadIdx.x, r = blockIdx.y, c = blockIdx.x;
+	int b = r / P.L, i = r - b * P.L;
+	int s0 = c * chunk, send = min(P.S, s0 + chunk);
+	const float *kb = k + boff(P, b, P.kbs), *vb = v + boff(P, b, P.vbs);
+	const float *qr = q + boff(P, b, P.qbs) + (long long)i * P.QRS;
+	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
+	float m = -INFINITY, l = 0.0f, o[NO];
+
+	for (int d = 0; d < NO; d++)
+		o[d] = 0.0f;
+	for (int e = lane; e < E; e += 32)
+		qs[e] = qr[e];
+	__syncwarp();
+	if (P.CAUSAL)
+		send = min(send, i + 1);
+	for (int sb = s0; sb < send; sb += 32) {
+		int j = sb + lane;
+		float sc = -INFINITY, mt, mn, corr, p, ps;
+		bool keep = j < send;
+
+		if (MASK == 1 && keep)
+			keep = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+		if (keep) {
+			const float *kr = kb + (long long)j * P.KRS;
+			sc = 0.0f;
+			if (D) {
+#pragma unroll
+				for (int e = 0; e < D; e += 4) {
+					float4 x = *(const float4 *)(kr + e);
+					sc = fmaf(qs[e], x.x, sc);
+					sc = fmaf(qs[e + 1], x.y, sc);
+					sc = fmaf(qs[e + 2], x.z, sc);
+					sc = fmaf(qs[e + 3], x.w, sc);
+				}
+			} else {
+				for (int e = 0; e < E; e++)
+					sc = fmaf(qs[e], kr[e], sc);
+			}
+			sc *= P.SCALE;
+			if (MASK == 2)
+				sc += ((const float *)mask)[mo + (long long)j * P.MSS];
+		}
+		mt = sc;
+		for (int d = 16; d > 0; d >>= 1)
+			mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, d));
+		if (mt == -INFINITY)
+			continue;   /* every key of the slice masked: nothing to add */
+		mn = fmaxf(m, mt);
+		corr = expf(m - mn);
+		p = sc == -INFINITY ? 0.0f : expf(sc - mn);
+		ps = p;
+		for (int d = 16; d > 0; d >>= 1)
+			ps += __shfl_xor_sync(0xffffffffu, ps, d);
+		l = l * corr + ps;
+		for (int d = 0; d < NO; d++)
+			o[d] *= corr;
+		int nt = min(32, send - sb);
+		for (int t = 0; t < nt; t++) {
+			float pt = __shfl_sync(0xffffffffu, p, t);
+			if (pt == 0.0f)
+				continue;   /* the same for every lane */
+			const float *vr = vb + (long long)(sb + t) * P.VRS;
+			if (D) {
+				float2 x = *(const float2 *)(vr + 2 * lane);
+				o[0] = fmaf(pt, x.x, o[0]);
+				o[1] = fmaf(pt, x.y, o[1]);
+			} else {
+				for (int d = 0; d < NO; d++)
+					if (lane + 32 * d < EV)
+						o[d] = fmaf(pt, vr[lane + 32 * d], o[d]);
+			}
+		}
+		m = mn;
+	}
+	float *yr = y + boff(P, b, P.ybs) + (long long)i * P.YRS;
+	if (nchunk == 1) {
+		for (int d = 0; d < NO; d++)
+			if (decidx<D>(lane, d) < EV)
+				yr[decidx<D>(lane, d)] = l > 0.0f ? o[d] / l : 0.0f;
+		return;
+	}
+	/* part: [row][chunk] of m, l, then EV outputs */
+	float *pr = part + ((long long)r * nchunk + c) * (EV + 2);
+	if (lane == 0) {
+		pr[0] = m;
+		pr[1] = l;
+	}
+	for (int d = 0; d < NO; d++)
+		if (decidx<D>(lane, d) < EV)
+			pr[2 + decidx<D>(lane, d)] = o[d];
+	__threadfence();   /* this lane's partial seen before the count */
+	__syncwarp();
+	unsigned last = 0;
+	if (lane == 0)
+		last = atomicAdd(&count[r], 1u) == (unsigned)nchunk - 1;
+	if (!__shfl_sync(0xffffffffu, last, 0))
+		return;
+	__threadfence();   /* the other blocks' partials, after their counts */
+	if (lane == 0)
+		count[r] = 0;   /* for the next launch */
+	const float *p0 = part + (long long)r * nchunk * (EV + 2);
+	m = -INFINITY;
+	for (int t = 0; t < nchunk; t++)
+		m = fmaxf(m, __ldcg(p0 + (long long)t * (EV + 2)));
+	if (m == -INFINITY) {   /* every key masked */
+		for (int e = lane; e < EV; e += 32)
+			yr[e] = 0.0f;
+		return;
+	}
+	l = 0.0f;
+	for (int t = 0; t < nchunk; t++) {
+		const float *pt = p0 + (long long)t * (EV + 2);
+		float mt = __ldcg(pt);
+		l += mt == -INFINITY ? 0.0f : __ldcg(pt + 1) * expf(mt - m);
+	}
+	for (int e = lane; e < EV; e += 32) {
+		float s = 0.0f;
+		for (int t = 0; t < nchunk; t++) {
+			const float *pt = p0 + (long long)t * (EV + 2);
+			float mt = __ldcg(pt);
+			if (mt != -INFINITY)
+				s = fmaf(__ldcg(pt + 2 + e), expf(mt - m), s);
+		}
+		yr[e] = l > 0.0f ? s / l : 0.0f;
+	}
+}
+
+#endif

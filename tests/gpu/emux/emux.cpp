@@ -1,0 +1,86 @@
+/* emux.cpp: the kernel library's attention for the host emulator
+ * (emux.h): dprt_cuda_sdpa as runtime/cuda/attn.cu sets up the geometry,
+ * then always the decode kernel of attndec.cuh, in chunks of 32 keys
+ * merged by the last block of each row (its own counters and partials). */
+#include <stdio.h>
+
+#include "dprt_cuda.h"
+#include "emux.h"
+#include "cuda/fastdiv.cuh"
+#include "cuda/attn.cuh"
+#include "cuda/attndec.cuh"
+
+std::mutex emux_atomic;
+
+template <int NO, int MASK, int D>
+static void
+run(int nchunk, int rows, const At &P, const float *q, const float *k, const float *v,
+    const void *m, float *y, int chunk, float *part, unsigned *count)
+{
+	dp_launch(dim3(nchunk, rows), 32, [](auto... a) { sdpadec<NO, MASK, D>(a...); })(
+		P, q, k, v, m, y, chunk, part, count);
+}
+
+template <int NO>
+static void
+bymask(int mask, int nchunk, int rows, const At &P, const float *q, const float *k,
+       const float *v, const void *m, float *y, int chunk, float *part, unsigned *count)
+{
+	if (mask == 0)
+		run<NO, 0, 0>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+	else if (mask == 1)
+		run<NO, 1, 0>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+	else
+		run<NO, 2, 0>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+}
+
+extern "C" int
+dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+               const float *v, const void *mask, float *y, char *err, size_t errn)
+{
+	At P;
+	int nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB, rows = a->B * a->L;
+	int chunk = 32, nchunk = (a->S + chunk - 1) / chunk;
+
+	(void)g;
+	if ((long long)a->B * a->L * a->EV == 0)
+		return 0;
+	if (a->EV > 64 || a->E > DEC_MAXE) {
+		snprintf(err, errn, "emux: head sizes %d and %d", a->E, a->EV);
+		return -1;
+	}
+	memset(&P, 0, sizeof P);
+	P.L = a->L, P.S = a->S, P.E = a->E, P.EV = a->EV, P.CAUSAL = a->causal, P.NB = nb;
+	P.MSL = a->msl, P.MSS = a->mss, P.SCALE = a->scale;
+	for (int i = 0; i < DPRT_SDPA_MAXB; i++) {
+		P.bdim[i] = i < nb ? a->bdim[i] : 1;
+		P.bstr[i] = i < nb ? a->bstr[i] : 0;
+	}
+	for (int i = nb - 1; i >= 0; i--) {   /* dense where the row stride is 0 */
+		long long in = 1;
+		for (int j = i + 1; j < nb; j++)
+			in *= a->bdim[j];
+		P.qbs[i] = a->qrs ? a->qbs[i] : in * a->L * a->E;
+		P.kbs[i] = a->krs ? a->kbs[i] : in * a->S * a->E;
+		P.vbs[i] = a->vrs ? a->vbs[i] : in * a->S * a->EV;
+		P.ybs[i] = a->yrs ? a->ybs[i] : in * a->L * a->EV;
+	}
+	P.YRS = a->yrs ? a->yrs : a->EV;
+	P.QRS = a->qrs ? a->qrs : a->E;
+	P.KRS = a->krs ? a->krs : a->E;
+	P.VRS = a->vrs ? a->vrs : a->EV;
+	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
+	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
+	std::vector<float> part((size_t)rows * nchunk * (a->EV + 2));
+	std::vector<unsigned> count(rows, 0);
+	if (a->EV <= 32)
+		bymask<1>(a->mask, nchunk, rows, P, q, k, v, mask, y, chunk, part.data(), count.data());
+	else
+		bymask<2>(a->mask, nchunk, rows, P, q, k, v, mask, y, chunk, part.data(), count.data());
+	for (unsigned c : count)
+		if (c != 0) {
+			snprintf(err, errn, "emux: attention's counters left nonzero");
+			return -1;
+		}
+	return 0;
+}
