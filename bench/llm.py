@@ -9,7 +9,7 @@ Run from the repository root after ./configure && make, on the GPU machine
 (torch, transformers):
     python3 bench/llm.py [--out FILE.md] [--threads 16] [--skip-cpu | --cpu-only]
                          [--precisions fp32 bf16] [--build-only | --no-build]
-                         [--profile | --profile-only] [--tune "KEY VALUE" ...]
+                         [--profile | --profile-only] [--devproc-only] [--tune "KEY VALUE" ...]
 
 bf16: DevProc built with targets/cuda plus "tune cuda.precision bf16"
 (formats/target.md: the products in bf16 on the tensor cores, f32 sums;
@@ -24,6 +24,8 @@ then summed by op name (an RMS norm's kernel shows as its last aten.mul,
 a fused GEMV as its first aten.linear), and writes it to
 DIR/profile.decode.PREC.txt;
 --profile-only does that alone (no torch timings; builds unless --no-build).
+--devproc-only times DevProc alone (its check, its timings and the floor;
+no transformers runs, whose torch.compile takes minutes).
 --tune "KEY VALUE" (repeatable) adds `tune KEY VALUE` to the cuda builds'
 mapping (e.g. "cuda.gemv.norm 0", each RMS norm its own kernel again); use
 another --dir for such a variant.  DPRT_CUDA_ATTN=simt in the environment
@@ -249,6 +251,8 @@ def main():
                     help="also print where a decode step's time goes (the executable's --profile)")
     ap.add_argument("--profile-only", action="store_true",
                     help="only that (no torch timings)")
+    ap.add_argument("--devproc-only", action="store_true",
+                    help="DevProc's timings, its check and the floor; no transformers runs")
     ap.add_argument("--tune", action="append", default=[], metavar="'KEY VALUE'",
                     help="a tune line for the cuda builds' mapping (repeatable)")
     a = ap.parse_args()
@@ -303,6 +307,8 @@ def main():
             res["dp_cuda", prec] = (devproc_bench(exe % ("prefill", "prefill"), ins_p, 50),
                                     devproc_bench(exe % ("decode", "decode"), ins_d, 300))
             log("devproc cuda", prec, res["dp_cuda", prec])
+        if a.devproc_only:
+            continue
         mp = mc.to(dt)
         res["eager_cuda", prec] = torch_eager(mp, idc, "cuda")
         log("eager cuda", prec, res["eager_cuda", prec])
@@ -320,8 +326,9 @@ def main():
         res["dp_cpu", "fp32"] = (devproc_bench(exe % ("prefill", "prefill"), ins_p, 5, a.threads),
                                  devproc_bench(exe % ("decode", "decode"), ins_d, 50, a.threads))
         log("devproc cpu", res["dp_cpu", "fp32"])
-        res["eager_cpu", "fp32"] = torch_eager(m, ids, "cpu")
-        log("eager cpu", res["eager_cpu", "fp32"])
+        if not a.devproc_only:
+            res["eager_cpu", "fp32"] = torch_eager(m, ids, "cpu")
+            log("eager cpu", res["eager_cpu", "fp32"])
 
     names = {"dp_cuda": "DevProc cuda (static cache, state on the device)",
              "eager_cuda": "transformers eager, dynamic cache (cuda)",
