@@ -9,7 +9,8 @@
 # table in $OUT/zoo.md, its log in $OUT/zoo.log) beside the tests, which
 # then run at the lowest priority so that the zoo has the cores; CONFIGURE
 # holds extra ./configure options (e.g. --cuda-archs=90), ZOO_ARGS more
-# options of zoo.py (e.g. --time-import vit_b_16).
+# options of zoo.py (e.g. --time-import vit_b_16); AFTER, a command run
+# after the tests, while the zoo may still run (e.g. a benchmark).
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-bench/out}
 mkdir -p "$out"
@@ -34,6 +35,10 @@ grep -E '^(not ok|ok .*# SKIP)' "$out/check.log" | head -80
 grep -E '^(Files=|Result|Failed)' "$out/check.log"
 grep -c '^ok' "$out/check.log" | sed 's/^/ok lines: /'
 echo "prove exit status: $rc"
+if [ -n "$AFTER" ]; then
+	sh -c "$AFTER"
+	echo "AFTER exit status: $?"
+fi
 if [ -n "$ZOO_DEADLINE" ]; then
 	wait "$zoo"
 	echo "zoo exit status: $?"
