@@ -24,8 +24,8 @@ oneDNN at every batch, DPRT_DNNL=conv,dw,dw1,linear,gemm; for the CNNs
 with the activations plain between convolutions, DPRT_LAYOUT=plain,
 with the 3x3 stride-1 convolutions direct rather than through oneDNN's
 Winograd, DPRT_DNNL=conv,dw,linear,gemm, and with the 1x1 convolutions
-between blocked activations on oneDNN rather than our blocked kernel,
-DPRT_DNNL=conv,dw,linear,gemm,wino,pw; for ViT-B/16 and GPT-2
+between blocked activations on oneDNN at batch 1 too rather than our
+blocked kernel, DPRT_DNNL=conv,dw,linear,gemm,wino,pw; for ViT-B/16 and GPT-2
 with the linear layers on ours, DPRT_DNNL=conv,dw), the outputs at N threads
 and at 1 compared with PyTorch's,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the

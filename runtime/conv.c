@@ -253,18 +253,22 @@ dprt_gap_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H, int6
  * A GEMM straight on the blocks: the weights packed once as [⌈O/16⌉][C][16]
  * (the last block as wide as its channels), the bias before them; a tile is
  * up to PWNP output pixels of one row (of the whole plane at stride 1) by
- * two blocks of 16 output channels, 2·PWNP zmm accumulators, each pixel's
- * input channel broadcast once a step and the sum taken over the channels
- * in order, whatever the split; bias, residual and activation in the
- * epilogue, the padding channels written 0. */
-enum { PWNP = 14, PWNOB = 4, PWTT = 16, PWALIGN = 16 };
+ * up to PWNOB blocks of 16 output channels, PWNOB·PWNP zmm accumulators, a
+ * step broadcasting each pixel's input channel once and loading each
+ * block's weights once; each output is one sum over the channels in order,
+ * whatever the tiles and tasks; bias, residual and activation in the
+ * epilogue, the padding channels written 0.  Tasks: a group of PWNOB
+ * blocks (the weights they share) by a run of tiles.  Four blocks by 7
+ * pixels beat two by 14 at 16 threads (bench/RESULTS.md). */
+enum { PWNP = 7, PWNOB = 4, PWTT = 16, PWALIGN = 16 };
 
 static int
 pwblocked(const dprt_conv *cv)
 {
 	return dprt_conv_block() == 16 && dprt_isa() == DPRT_ISA_AVX512 && cv->groups == 1 &&
 	       cv->C >= 3 && cv->k[0] == 1 && cv->k[1] == 1 && cv->p[0] == 0 && cv->p[1] == 0 &&
-	       cv->s[1] <= 2 && cv->lay == (DPRT_LAY_X | DPRT_LAY_Y) && !dprt_dnnl_pw();
+	       cv->s[1] <= 2 && cv->lay == (DPRT_LAY_X | DPRT_LAY_Y) &&
+	       !dprt_dnnl_pw(cv->N);
 }
 
 /* The weights' offset in the prep (after the bias, aligned). */
@@ -299,7 +303,7 @@ pw_sums(const float *x, int64_t xcs, int64_t C, const float *w, int64_t ws, __mm
 
 #pragma GCC unroll 4
 	for (b = 0; b < NOB; b++)
-#pragma GCC unroll 14
+#pragma GCC unroll 7
 		for (p = 0; p < NP; p++)
 			s[b][p] = _mm512_setzero_ps();
 	for (cb = 0; cb < C; cb += 16, x += xcs) {
@@ -314,7 +318,7 @@ pw_sums(const float *x, int64_t xcs, int64_t C, const float *w, int64_t ws, __mm
 				v[0] = _mm512_maskz_loadu_ps(m, w);
 				w += ws;
 			}
-#pragma GCC unroll 14
+#pragma GCC unroll 7
 			for (p = 0; p < NP; p++) {
 				__m512 xv = _mm512_set1_ps(x[p * PS + c]);
 #pragma GCC unroll 4
@@ -325,7 +329,7 @@ pw_sums(const float *x, int64_t xcs, int64_t C, const float *w, int64_t ws, __mm
 	}
 #pragma GCC unroll 4
 	for (b = 0; b < NOB; b++)
-#pragma GCC unroll 14
+#pragma GCC unroll 7
 		for (p = 0; p < NP; p++)
 			_mm512_store_ps(acc + (b * PWNP + p) * 16, s[b][p]);
 }
@@ -380,8 +384,8 @@ pw_tile(const Pw *a, int64_t n, int64_t ob, int64_t r, int64_t ow0, int NOB, int
 	}
 }
 
-/* The tile functions: pwfns[FULL][NOB - 1][NP - 1] (NP up to pwnp(NOB);
- * FULL 0, the last block's, only with NOB 1). */
+/* The tile functions: pwfns[FULL][NOB - 1][NP - 1] (FULL 0, the last
+ * block's, only with NOB 1). */
 typedef void (*Pwfn)(const Pw *, int64_t, int64_t, int64_t, int64_t);
 #define PWFN(F, NOB, NP) \
 __attribute__((target("avx512f,avx2,fma"))) \
@@ -390,35 +394,21 @@ pw_##F##_##NOB##_##NP(const Pw *a, int64_t n, int64_t ob, int64_t r, int64_t ow0
 { \
 	pw_tile(a, n, ob, r, ow0, NOB, NP, F); \
 }
-#define PWFN7(F, NOB) \
+#define PWFNS(F, NOB) \
 	PWFN(F, NOB, 1) PWFN(F, NOB, 2) PWFN(F, NOB, 3) PWFN(F, NOB, 4) PWFN(F, NOB, 5) \
 	PWFN(F, NOB, 6) PWFN(F, NOB, 7)
-#define PWFN14(F, NOB) PWFN7(F, NOB) \
-	PWFN(F, NOB, 8) PWFN(F, NOB, 9) PWFN(F, NOB, 10) PWFN(F, NOB, 11) PWFN(F, NOB, 12) \
-	PWFN(F, NOB, 13) PWFN(F, NOB, 14)
-#define PWTAB7(F, NOB) \
+#define PWTAB(F, NOB) \
 	{ pw_##F##_##NOB##_1, pw_##F##_##NOB##_2, pw_##F##_##NOB##_3, pw_##F##_##NOB##_4, \
 	  pw_##F##_##NOB##_5, pw_##F##_##NOB##_6, pw_##F##_##NOB##_7 }
-#define PWTAB14(F, NOB) \
-	{ pw_##F##_##NOB##_1, pw_##F##_##NOB##_2, pw_##F##_##NOB##_3, pw_##F##_##NOB##_4, \
-	  pw_##F##_##NOB##_5, pw_##F##_##NOB##_6, pw_##F##_##NOB##_7, pw_##F##_##NOB##_8, \
-	  pw_##F##_##NOB##_9, pw_##F##_##NOB##_10, pw_##F##_##NOB##_11, pw_##F##_##NOB##_12, \
-	  pw_##F##_##NOB##_13, pw_##F##_##NOB##_14 }
-PWFN14(0, 1)
-PWFN14(1, 1)
-PWFN14(1, 2)
-PWFN7(1, 3)
-PWFN7(1, 4)
+PWFNS(0, 1)
+PWFNS(1, 1)
+PWFNS(1, 2)
+PWFNS(1, 3)
+PWFNS(1, 4)
 static const Pwfn pwfns[2][PWNOB][PWNP] = {
-	{ PWTAB14(0, 1) },
-	{ PWTAB14(1, 1), PWTAB14(1, 2), PWTAB7(1, 3), PWTAB7(1, 4) },
+	{ PWTAB(0, 1) },
+	{ PWTAB(1, 1), PWTAB(1, 2), PWTAB(1, 3), PWTAB(1, 4) },
 };
-
-static int
-pwnp(int64_t nob)
-{
-	return nob <= 2 ? PWNP : PWNP / 2;
-}
 
 /* Task t: image n, group g of output blocks (the last, partial block a
  * group of its own), a chunk of TT tiles (the tiles of a row as even as
@@ -447,18 +437,16 @@ static void
 pw_blocked(const dprt_conv *cv, float *y, const float *x, const float *prep, const float *res)
 {
 #if defined(__x86_64__)
-	Pw a = { cv, y, x, prep + pwwoff(cv), prep, res, (cv->O + 15) / 16, 2, 0, 0, 0, 0, 0, 0 };
+	Pw a = { cv, y, x, prep + pwwoff(cv), prep, res, (cv->O + 15) / 16, PWNOB, 0, 0, 0, 0, 0,
+	         0 };
 	int64_t ntile, full = cv->O / 16;
-	const char *e = getenv("DPRT_PWNOB");
 
-	if (e && atoi(e) >= 1 && atoi(e) <= PWNOB)
-		a.NOB = atoi(e);
 	a.NG = (full + a.NOB - 1) / a.NOB + (cv->O % 16 != 0);
 	if (cv->s[0] == 1 && cv->s[1] == 1)
 		a.NR = 1, a.RW = cv->OH * cv->OW;
 	else
 		a.NR = cv->OH, a.RW = cv->OW;
-	a.TR = (a.RW + pwnp(a.NOB) - 1) / pwnp(a.NOB);
+	a.TR = (a.RW + PWNP - 1) / PWNP;
 	ntile = a.NR * a.TR;
 	/* TT: the shortest schedule in tiles a thread (each thread a task at
 	 * a time), then the fewest tasks (a group's weights read by fewer

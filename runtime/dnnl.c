@@ -84,12 +84,15 @@ dprt_dnnl_policy(void)
 	return policy;
 }
 
-/* Whether DPRT_DNNL asks for the 1×1 convolutions between 16-blocked
- * activations on oneDNN ("pw") rather than ours (conv.c). */
+/* Whether DPRT_DNNL leaves a 1×1 convolution of N images between
+ * 16-blocked activations to oneDNN rather than ours (conv.c): "conv" does
+ * above one image (not measured against ours there), "pw" at one too. */
 int
-dprt_dnnl_pw(void)
+dprt_dnnl_pw(int64_t N)
 {
-	return (dprt_dnnl_policy() & USE_PW) != 0;
+	int p = dprt_dnnl_policy();
+
+	return (p & USE_CONV) && (N > 1 || (p & USE_PW));
 }
 
 /* The block of the blocked activations (dprt.h): oneDNN's for this CPU
