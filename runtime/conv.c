@@ -288,25 +288,48 @@ typedef struct Pw {
 } Pw;
 
 #if defined(__x86_64__)
-/* The sums of one tile: NP pixels PS floats apart (16 · the stride) from x
- * (channel blocks xcs floats apart) by NOB blocks of weights from w (the
- * blocks 16·C floats apart, rows 16 floats; FULL 0: one block of rows ws
- * floats, masked by m), into acc [NOB][PWNP][16]. */
+/* An activation other than ReLU and clamp on one vector, lane by lane. */
+__attribute__((target("avx512f,avx2,fma"), noinline))
+static __m512
+pw_act(__m512 v, int act, float lo, float hi)
+{
+	float f[16];
+	int c;
+
+	_mm512_storeu_ps(f, v);
+	for (c = 0; c < 16; c++)
+		f[c] = dprt_act(act, f[c], lo, hi);
+	return _mm512_loadu_ps(f);
+}
+
+/* One tile: NP pixels from pixel (r, ow0) by NOB blocks from block ob; the
+ * pixels PS floats apart in x (16 · the stride), the blocks' weights 16·C
+ * floats apart, rows of 16 (FULL 0: one block of rows mo floats, masked).
+ * The sums in NOB·NP zmm registers, the epilogue on them. */
 __attribute__((target("avx512f,avx2,fma")))
 static inline __attribute__((always_inline)) void
-pw_sums(const float *x, int64_t xcs, int64_t C, const float *w, int64_t ws, __mmask16 m,
-        float *acc, int NOB, int NP, int PS, int FULL)
+pw_tile(const Pw *a, int64_t n, int64_t ob, int64_t r, int64_t ow0, int NOB, int NP, int FULL,
+        int PS)
 {
+	const dprt_conv *cv = a->cv;
+	int64_t C = cv->C, CB = (C + 15) / 16, HW = cv->H * cv->W, OP = cv->OH * cv->OW;
+	int64_t pix, in, mo = cv->O - ob * 16 < 16 ? cv->O - ob * 16 : 16, cb, c, cn;
+	__mmask16 m = FULL ? 0xffff : (__mmask16)((1u << mo) - 1);
 	__m512 s[PWNOB][PWNP], v[PWNOB];
-	int64_t cb, c, cn;
-	int p, b;
+	const float *x, *w = a->w + ob * 16 * C;
+	int act = cv->act, p, b;
 
+	if (a->NR == 1)   /* stride 1, the plane one row */
+		in = ow0, pix = ow0;
+	else
+		in = r * cv->s[0] * cv->W + ow0 * cv->s[1], pix = r * cv->OW + ow0;
+	x = a->x + n * CB * HW * 16 + in * 16;
 #pragma GCC unroll 4
 	for (b = 0; b < NOB; b++)
 #pragma GCC unroll 7
 		for (p = 0; p < NP; p++)
 			s[b][p] = _mm512_setzero_ps();
-	for (cb = 0; cb < C; cb += 16, x += xcs) {
+	for (cb = 0; cb < C; cb += 16, x += HW * 16) {
 		cn = C - cb < 16 ? C - cb : 16;
 		for (c = 0; c < cn; c++) {
 			if (FULL) {
@@ -316,7 +339,7 @@ pw_sums(const float *x, int64_t xcs, int64_t C, const float *w, int64_t ws, __mm
 				w += 16;
 			} else {
 				v[0] = _mm512_maskz_loadu_ps(m, w);
-				w += ws;
+				w += mo;
 			}
 #pragma GCC unroll 7
 			for (p = 0; p < NP; p++) {
@@ -328,58 +351,26 @@ pw_sums(const float *x, int64_t xcs, int64_t C, const float *w, int64_t ws, __mm
 		}
 	}
 #pragma GCC unroll 4
-	for (b = 0; b < NOB; b++)
-#pragma GCC unroll 7
-		for (p = 0; p < NP; p++)
-			_mm512_store_ps(acc + (b * PWNP + p) * 16, s[b][p]);
-}
-
-/* One tile: NP pixels from pixel (r, ow0) by NOB blocks from block ob. */
-__attribute__((target("avx512f,avx2,fma")))
-static inline __attribute__((always_inline)) void
-pw_tile(const Pw *a, int64_t n, int64_t ob, int64_t r, int64_t ow0, int NOB, int NP, int FULL)
-{
-	const dprt_conv *cv = a->cv;
-	int64_t C = cv->C, CB = (C + 15) / 16, HW = cv->H * cv->W, OP = cv->OH * cv->OW;
-	int64_t pix, in, mo = cv->O - ob * 16 < 16 ? cv->O - ob * 16 : 16, c;
-	float acc[PWNOB * PWNP * 16] __attribute__((aligned(64)));
-	__mmask16 m = FULL ? 0xffff : (__mmask16)((1u << mo) - 1);
-	const float *x;
-	int p, b;
-
-	if (a->NR == 1)   /* stride 1, the plane one row */
-		in = ow0, pix = ow0;
-	else
-		in = r * cv->s[0] * cv->W + ow0 * cv->s[1], pix = r * cv->OW + ow0;
-	x = a->x + n * CB * HW * 16 + in * 16;
-	if (cv->s[1] == 1)
-		pw_sums(x, HW * 16, C, a->w + ob * 16 * C, mo, m, acc, NOB, NP, 16, FULL);
-	else
-		pw_sums(x, HW * 16, C, a->w + ob * 16 * C, mo, m, acc, NOB, NP, 32, FULL);
 	for (b = 0; b < NOB; b++) {
 		int64_t o = (n * a->OB + ob + b) * OP * 16 + pix * 16;
 		float *y = a->y + o;
 		const float *res = a->res ? a->res + o : NULL;
 		__m512 bias = _mm512_maskz_loadu_ps(m, a->bias + (ob + b) * 16);
 		__m512 lo = _mm512_set1_ps(cv->lo), hi = _mm512_set1_ps(cv->hi);
+#pragma GCC unroll 7
 		for (p = 0; p < NP; p++) {
-			__m512 v = _mm512_add_ps(_mm512_load_ps(acc + (b * PWNP + p) * 16), bias);
+			__m512 t = _mm512_add_ps(s[b][p], bias);
 			if (res)
-				v = _mm512_add_ps(v, _mm512_loadu_ps(res + p * 16));
-			if (cv->act == DPRT_ACT_RELU) {   /* as dprt_act: NaN stays */
-				v = _mm512_max_ps(_mm512_setzero_ps(), v);
-			} else if (cv->act == DPRT_ACT_CLAMP) {
-				v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-			} else if (cv->act != DPRT_ACT_NONE) {
-				float f[16];
-				_mm512_storeu_ps(f, v);
-				for (c = 0; c < 16; c++)
-					f[c] = dprt_act(cv->act, f[c], cv->lo, cv->hi);
-				v = _mm512_loadu_ps(f);
-			}
+				t = _mm512_add_ps(t, _mm512_loadu_ps(res + p * 16));
+			if (act == DPRT_ACT_RELU)   /* as dprt_act: NaN stays */
+				t = _mm512_max_ps(_mm512_setzero_ps(), t);
+			else if (act == DPRT_ACT_CLAMP)
+				t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));
+			else if (act != DPRT_ACT_NONE)
+				t = pw_act(t, act, cv->lo, cv->hi);
 			if (!FULL)
-				v = _mm512_maskz_mov_ps(m, v);
-			_mm512_storeu_ps(y + p * 16, v);
+				t = _mm512_maskz_mov_ps(m, t);
+			_mm512_storeu_ps(y + p * 16, t);
 		}
 	}
 }
@@ -392,7 +383,10 @@ __attribute__((target("avx512f,avx2,fma"))) \
 static void \
 pw_##F##_##NOB##_##NP(const Pw *a, int64_t n, int64_t ob, int64_t r, int64_t ow0) \
 { \
-	pw_tile(a, n, ob, r, ow0, NOB, NP, F); \
+	if (a->cv->s[1] == 1) \
+		pw_tile(a, n, ob, r, ow0, NOB, NP, F, 16); \
+	else \
+		pw_tile(a, n, ob, r, ow0, NOB, NP, F, 32); \
 }
 #define PWFNS(F, NOB) \
 	PWFN(F, NOB, 1) PWFN(F, NOB, 2) PWFN(F, NOB, 3) PWFN(F, NOB, 4) PWFN(F, NOB, 5) \
