@@ -719,8 +719,32 @@ dwb_act(const dprt_conv *cv, float *restrict row, int64_t n, int64_t B, int64_t 
 	memcpy(y + ((oh) * OW + (ow)) * B, &v_, sizeof v_); \
 } while (0)
 
+/* R pixels from (oh, ow), all their taps inside the row. */
+#define DWB_RUN(B, V, R) do { \
+	for (q = 0; q < R; q++) \
+		acc[q] = zero; \
+	for (i = 0; i < k0; i++) { \
+		int64_t ih = oh * cv->s[0] - cv->p[0] + i * cv->d[0]; \
+		const float *xr; \
+		if (ih < 0 || ih >= H) \
+			continue; \
+		xr = x + (ih * W + ow * s1 - p1) * B; \
+		for (j = 0; j < k1; j++) { \
+			V wv = w[i * k1 + j]; \
+			for (q = 0; q < R; q++) { \
+				memcpy(&xv, xr + (q * s1 + j * d1) * B, sizeof xv); \
+				acc[q] += wv * xv; \
+			} \
+		} \
+	} \
+	for (q = 0; q < R; q++) \
+		DWB_OUT(B, V, acc[q], oh, ow + q); \
+	ow += R; \
+} while (0)
+
 /* The task's body for block B, vector types V and VI: DWRUN pixels at a
- * time where all their taps are inside the row, one at a time (taps
+ * time where all their taps are inside the row (DWRUN / 2 where fewer
+ * remain: the short rows of the late layers), one at a time (taps
  * outside skipped) at the edges; taps summed in the same order either way. */
 #define DWB_BODY(B, V) \
 	const dprt_conv *cv = a->cv; \
@@ -751,25 +775,11 @@ dwb_act(const dprt_conv *cv, float *restrict row, int64_t n, int64_t B, int64_t 
 	for (oh = r0; oh < r1; dwb_act(cv, y + oh * OW * B, OW, B, m), oh++) \
 		for (ow = 0; ow < OW;) { \
 			if (ow >= olo && ow + DWRUN <= ohi) { \
-				for (q = 0; q < DWRUN; q++) \
-					acc[q] = zero; \
-				for (i = 0; i < k0; i++) { \
-					int64_t ih = oh * cv->s[0] - cv->p[0] + i * cv->d[0]; \
-					const float *xr; \
-					if (ih < 0 || ih >= H) \
-						continue; \
-					xr = x + (ih * W + ow * s1 - p1) * B; \
-					for (j = 0; j < k1; j++) { \
-						V wv = w[i * k1 + j]; \
-						for (q = 0; q < DWRUN; q++) { \
-							memcpy(&xv, xr + (q * s1 + j * d1) * B, sizeof xv); \
-							acc[q] += wv * xv; \
-						} \
-					} \
-				} \
-				for (q = 0; q < DWRUN; q++) \
-					DWB_OUT(B, V, acc[q], oh, ow + q); \
-				ow += DWRUN; \
+				DWB_RUN(B, V, DWRUN); \
+				continue; \
+			} \
+			if (ow >= olo && ow + DWRUN / 2 <= ohi) { \
+				DWB_RUN(B, V, DWRUN / 2); \
 				continue; \
 			} \
 			acc[0] = zero; \
