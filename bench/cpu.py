@@ -21,9 +21,11 @@ each with the default mapping (oneDNN where present, see runtime/dprt.h)
 and with our own kernels only (DPRT_DNNL=0; for MobileNetV2 also with the
 depthwise layers on ours at every batch, DPRT_DNNL=conv,linear, and on
 oneDNN at every batch, DPRT_DNNL=conv,dw,dw1,linear,gemm; for the CNNs
-with the activations plain between convolutions, DPRT_LAYOUT=plain, and
+with the activations plain between convolutions, DPRT_LAYOUT=plain,
 with the 3x3 stride-1 convolutions direct rather than through oneDNN's
-Winograd, DPRT_DNNL=conv,dw,linear,gemm; for ViT-B/16 and GPT-2
+Winograd, DPRT_DNNL=conv,dw,linear,gemm, and with the 1x1 convolutions
+between blocked activations on oneDNN at batch 1 too rather than our
+blocked kernel, DPRT_DNNL=conv,dw,linear,gemm,wino,pw; for ViT-B/16 and GPT-2
 with the linear layers on ours, DPRT_DNNL=conv,dw), the outputs at N threads
 and at 1 compared with PyTorch's,
 PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
@@ -305,6 +307,8 @@ def main():
                     row["dp_plain"], _, _, _ = devproc_bench(j["exe"], inarg, N, layout="plain")
                     row["dp_direct"], _, _, _ = devproc_bench(j["exe"], inarg, N,
                                                               dnnl="conv,dw,linear,gemm")
+                    row["dp_pw"], _, _, _ = devproc_bench(j["exe"], inarg, N,
+                                                          dnnl="conv,dw,linear,gemm,wino,pw")
                 if j["name"] in ("vit_b_16", "gpt2") and not args.quick:
                     row["dp_nolin"], _, _, _ = devproc_bench(j["exe"], inarg, N, dnnl="conv,dw")
                 if one:
@@ -358,6 +362,8 @@ def main():
             if "dp_plain" in r else ""
         nodw += "; DevProc N, 3x3 stride 1 direct, not Winograd (DPRT_DNNL=conv,dw,linear,gemm): " \
             "%.2f" % r["dp_direct"] if "dp_direct" in r else ""
+        nodw += "; DevProc N, 1x1 convolutions on oneDNN (DPRT_DNNL=conv,dw,linear,gemm,wino," \
+            "pw): %.2f" % r["dp_pw"] if "dp_pw" in r else ""
         nodw += "; DevProc N, depthwise on our kernel at every batch (DPRT_DNNL=conv,linear): " \
             "%.2f" % r["dp_nodw"] if "dp_nodw" in r else ""
         nodw += "; DevProc N, depthwise on oneDNN at every batch (DPRT_DNNL=conv,dw,dw1,linear," \

@@ -7,6 +7,9 @@
 #include <math.h>
 #include <string.h>
 #include "gemm.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 enum { NRBOUND = 32 };   /* a multiple of every kernel's nr */
 
@@ -246,6 +249,238 @@ dprt_gap_blk_f32(float *y, const float *x, int64_t N, int64_t C, int64_t H, int6
 	dprt_parallel(N * g.CB, gap_task, &g);
 }
 
+/* ---- 1×1 convolutions between 16-blocked activations (AVX-512) ----
+ * A GEMM straight on the blocks: the weights packed once as [⌈O/16⌉][C][16]
+ * (the last block as wide as its channels), the bias before them; a tile is
+ * up to PWNP output pixels of one row (of the whole plane at stride 1) by
+ * up to PWNOB blocks of 16 output channels, PWNOB·PWNP zmm accumulators, a
+ * step broadcasting each pixel's input channel once and loading each
+ * block's weights once; each output is one sum over the channels in order,
+ * whatever the tiles and tasks; bias, residual and activation in the
+ * epilogue, the padding channels written 0.  Tasks: a group of PWNOB
+ * blocks (the weights they share) by a run of tiles.  Four blocks by 7
+ * pixels beat two by 14 at 16 threads (bench/RESULTS.md). */
+enum { PWNP = 7, PWNOB = 4, PWTT = 16, PWALIGN = 16 };
+
+static int
+pwblocked(const dprt_conv *cv)
+{
+	return dprt_conv_block() == 16 && dprt_isa() == DPRT_ISA_AVX512 && cv->groups == 1 &&
+	       cv->C >= 3 && cv->k[0] == 1 && cv->k[1] == 1 && cv->p[0] == 0 && cv->p[1] == 0 &&
+	       cv->s[1] <= 2 && cv->lay == (DPRT_LAY_X | DPRT_LAY_Y) &&
+	       !dprt_dnnl_pw(cv->N);
+}
+
+/* The weights' offset in the prep (after the bias, aligned). */
+static int64_t
+pwwoff(const dprt_conv *cv)
+{
+	return (cv->O + PWALIGN - 1) / PWALIGN * PWALIGN;
+}
+
+typedef struct Pw {
+	const dprt_conv *cv;
+	float *y;
+	const float *x, *w, *bias, *res;
+	int64_t OB, NOB, NG;    /* output blocks; blocks a group, groups */
+	int64_t NR, RW, TR;     /* rows, pixels a row, tiles a row */
+	int64_t TT, NCH;        /* tiles a task, chunks of tiles a group */
+} Pw;
+
+#if defined(__x86_64__)
+/* An activation other than ReLU and clamp on one vector, lane by lane. */
+__attribute__((target("avx512f,avx2,fma"), noinline))
+static __m512
+pw_act(__m512 v, int act, float lo, float hi)
+{
+	float f[16];
+	int c;
+
+	_mm512_storeu_ps(f, v);
+	for (c = 0; c < 16; c++)
+		f[c] = dprt_act(act, f[c], lo, hi);
+	return _mm512_loadu_ps(f);
+}
+
+/* One tile: NP pixels from pixel (r, ow0) by NOB blocks from block ob; the
+ * pixels PS floats apart in x (16 · the stride), the blocks' weights 16·C
+ * floats apart, rows of 16 (FULL 0: one block of rows mo floats, masked).
+ * The sums in NOB·NP zmm registers, the epilogue on them. */
+__attribute__((target("avx512f,avx2,fma")))
+static inline __attribute__((always_inline)) void
+pw_tile(const Pw *a, int64_t n, int64_t ob, int64_t r, int64_t ow0, int NOB, int NP, int FULL,
+        int PS)
+{
+	const dprt_conv *cv = a->cv;
+	int64_t C = cv->C, CB = (C + 15) / 16, HW = cv->H * cv->W, OP = cv->OH * cv->OW;
+	int64_t pix, in, mo = cv->O - ob * 16 < 16 ? cv->O - ob * 16 : 16, cb, c, cn;
+	__mmask16 m = FULL ? 0xffff : (__mmask16)((1u << mo) - 1);
+	__m512 s[PWNOB][PWNP], v[PWNOB];
+	const float *x, *w = a->w + ob * 16 * C;
+	int act = cv->act, p, b;
+
+	if (a->NR == 1)   /* stride 1, the plane one row */
+		in = ow0, pix = ow0;
+	else
+		in = r * cv->s[0] * cv->W + ow0 * cv->s[1], pix = r * cv->OW + ow0;
+	x = a->x + n * CB * HW * 16 + in * 16;
+#pragma GCC unroll 4
+	for (b = 0; b < NOB; b++)
+#pragma GCC unroll 7
+		for (p = 0; p < NP; p++)
+			s[b][p] = _mm512_setzero_ps();
+	for (cb = 0; cb < C; cb += 16, x += HW * 16) {
+		cn = C - cb < 16 ? C - cb : 16;
+		for (c = 0; c < cn; c++) {
+			if (FULL) {
+#pragma GCC unroll 4
+				for (b = 0; b < NOB; b++)
+					v[b] = _mm512_loadu_ps(w + b * 16 * C);
+				w += 16;
+			} else {
+				v[0] = _mm512_maskz_loadu_ps(m, w);
+				w += mo;
+			}
+#pragma GCC unroll 7
+			for (p = 0; p < NP; p++) {
+				__m512 xv = _mm512_set1_ps(x[p * PS + c]);
+#pragma GCC unroll 4
+				for (b = 0; b < NOB; b++)
+					s[b][p] = _mm512_fmadd_ps(v[b], xv, s[b][p]);
+			}
+		}
+	}
+#pragma GCC unroll 4
+	for (b = 0; b < NOB; b++) {
+		int64_t o = (n * a->OB + ob + b) * OP * 16 + pix * 16;
+		float *y = a->y + o;
+		const float *res = a->res ? a->res + o : NULL;
+		__m512 bias = _mm512_maskz_loadu_ps(m, a->bias + (ob + b) * 16);
+		__m512 lo = _mm512_set1_ps(cv->lo), hi = _mm512_set1_ps(cv->hi);
+#pragma GCC unroll 7
+		for (p = 0; p < NP; p++) {
+			__m512 t = _mm512_add_ps(s[b][p], bias);
+			if (res)
+				t = _mm512_add_ps(t, _mm512_loadu_ps(res + p * 16));
+			if (act == DPRT_ACT_RELU)   /* as dprt_act: NaN stays */
+				t = _mm512_max_ps(_mm512_setzero_ps(), t);
+			else if (act == DPRT_ACT_CLAMP)
+				t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));
+			else if (act != DPRT_ACT_NONE)
+				t = pw_act(t, act, cv->lo, cv->hi);
+			if (!FULL)
+				t = _mm512_maskz_mov_ps(m, t);
+			_mm512_storeu_ps(y + p * 16, t);
+		}
+	}
+}
+
+/* The tile functions: pwfns[FULL][NOB - 1][NP - 1] (FULL 0, the last
+ * block's, only with NOB 1). */
+typedef void (*Pwfn)(const Pw *, int64_t, int64_t, int64_t, int64_t);
+#define PWFN(F, NOB, NP) \
+__attribute__((target("avx512f,avx2,fma"))) \
+static void \
+pw_##F##_##NOB##_##NP(const Pw *a, int64_t n, int64_t ob, int64_t r, int64_t ow0) \
+{ \
+	if (a->cv->s[1] == 1) \
+		pw_tile(a, n, ob, r, ow0, NOB, NP, F, 16); \
+	else \
+		pw_tile(a, n, ob, r, ow0, NOB, NP, F, 32); \
+}
+#define PWFNS(F, NOB) \
+	PWFN(F, NOB, 1) PWFN(F, NOB, 2) PWFN(F, NOB, 3) PWFN(F, NOB, 4) PWFN(F, NOB, 5) \
+	PWFN(F, NOB, 6) PWFN(F, NOB, 7)
+#define PWTAB(F, NOB) \
+	{ pw_##F##_##NOB##_1, pw_##F##_##NOB##_2, pw_##F##_##NOB##_3, pw_##F##_##NOB##_4, \
+	  pw_##F##_##NOB##_5, pw_##F##_##NOB##_6, pw_##F##_##NOB##_7 }
+PWFNS(0, 1)
+PWFNS(1, 1)
+PWFNS(1, 2)
+PWFNS(1, 3)
+PWFNS(1, 4)
+static const Pwfn pwfns[2][PWNOB][PWNP] = {
+	{ PWTAB(0, 1) },
+	{ PWTAB(1, 1), PWTAB(1, 2), PWTAB(1, 3), PWTAB(1, 4) },
+};
+
+/* Task t: image n, group g of output blocks (the last, partial block a
+ * group of its own), a chunk of TT tiles (the tiles of a row as even as
+ * they go: the first RW mod TR one pixel wider). */
+static void
+pw_task(void *arg, int64_t t)
+{
+	const Pw *a = arg;
+	int64_t n = t / (a->NG * a->NCH), g = t / a->NCH % a->NG, ch = t % a->NCH;
+	int64_t full = a->cv->O / 16, ob = g * a->NOB, nob = full - ob < a->NOB ? full - ob : a->NOB;
+	int64_t base = a->RW / a->TR, ext = a->RW % a->TR, i, i1 = (ch + 1) * a->TT, f = 1;
+
+	if (ob >= full)   /* the partial block */
+		ob = full, nob = 1, f = 0;
+	if (i1 > a->NR * a->TR)
+		i1 = a->NR * a->TR;
+	for (i = ch * a->TT; i < i1; i++) {
+		int64_t r = i / a->TR, k = i % a->TR;
+		int64_t ow0 = k * base + (k < ext ? k : ext), np = base + (k < ext);
+		pwfns[f][nob - 1][np - 1](a, n, ob, r, ow0);
+	}
+}
+#endif
+
+static void
+pw_blocked(const dprt_conv *cv, float *y, const float *x, const float *prep, const float *res)
+{
+#if defined(__x86_64__)
+	Pw a = { cv, y, x, prep + pwwoff(cv), prep, res, (cv->O + 15) / 16, PWNOB, 0, 0, 0, 0, 0,
+	         0 };
+	int64_t ntile, full = cv->O / 16;
+
+	a.NG = (full + a.NOB - 1) / a.NOB + (cv->O % 16 != 0);
+	if (cv->s[0] == 1 && cv->s[1] == 1)
+		a.NR = 1, a.RW = cv->OH * cv->OW;
+	else
+		a.NR = cv->OH, a.RW = cv->OW;
+	a.TR = (a.RW + PWNP - 1) / PWNP;
+	ntile = a.NR * a.TR;
+	/* TT: the shortest schedule in tiles a thread (each thread a task at
+	 * a time), then the fewest tasks (a group's weights read by fewer
+	 * threads), up to PWTT tiles a task */
+	{
+		int64_t nt = dprt_threads(), best = -1, tt, tasks, span;
+		for (tt = 1; tt <= ntile && tt <= PWTT; tt++) {
+			tasks = cv->N * a.NG * ((ntile + tt - 1) / tt);
+			span = (tasks + nt - 1) / nt * tt;
+			if (best < 0 || span <= best)
+				best = span, a.TT = tt;
+		}
+	}
+	a.NCH = (ntile + a.TT - 1) / a.TT;
+	dprt_parallel(cv->N * a.NG * a.NCH, pw_task, &a);
+#endif
+}
+
+/* Packs the weights of a pwblocked convolution (bias folded as in
+ * dprt_conv_prep). */
+static void
+pw_prep(const dprt_conv *cv, float *prep, const float *w, const float *bias, const float *bnw,
+        const float *bnb, const float *bnm, const float *bnv, float eps)
+{
+	int64_t O = cv->O, C = cv->C, o, c;
+	float *wp = prep + pwwoff(cv);
+
+	for (o = 0; o < O; o++) {
+		float a = 1.0f, b = bias ? bias[o] : 0.0f;
+		int64_t ob = o / 16, mo = O - ob * 16 < 16 ? O - ob * 16 : 16;
+		if (bnw) {
+			a = 1.0f / sqrtf(bnv[o] + eps) * bnw[o];
+			b = (b - bnm[o]) * a + bnb[o];
+		}
+		prep[o] = b;
+		for (c = 0; c < C; c++)
+			wp[ob * 16 * C + c * mo + o % 16] = bnw ? w[o * C + c] * a : w[o * C + c];
+	}
+}
+
 void
 dprt_conv_prep(const dprt_conv *cv, float *prep, const float *w, const float *bias,
                const float *bnw, const float *bnb, const float *bnm, const float *bnv,
@@ -255,6 +490,10 @@ dprt_conv_prep(const dprt_conv *cv, float *prep, const float *w, const float *bi
 	int64_t taps = isdepthwise(cv) ? cv->k[0] * cv->k[1] : K;
 	float *bf;
 
+	if (pwblocked(cv)) {   /* fits: O·C + ⌈O/16⌉·16 <= (O + MRMAX - 1)·C + O */
+		pw_prep(cv, prep, w, bias, bnw, bnb, bnm, bnv, eps);
+		return;
+	}
 	if (dprt_dnnl_conv_prep(cv, prep, w, bias, bnw, bnb, bnm, bnv, eps))
 		return;   /* oneDNN runs it (dnnl.c) */
 	/* the folded bias after the weights; depthwise weights stay [O, taps] */
@@ -480,8 +719,32 @@ dwb_act(const dprt_conv *cv, float *restrict row, int64_t n, int64_t B, int64_t 
 	memcpy(y + ((oh) * OW + (ow)) * B, &v_, sizeof v_); \
 } while (0)
 
+/* R pixels from (oh, ow), all their taps inside the row. */
+#define DWB_RUN(B, V, R) do { \
+	for (q = 0; q < R; q++) \
+		acc[q] = zero; \
+	for (i = 0; i < k0; i++) { \
+		int64_t ih = oh * cv->s[0] - cv->p[0] + i * cv->d[0]; \
+		const float *xr; \
+		if (ih < 0 || ih >= H) \
+			continue; \
+		xr = x + (ih * W + ow * s1 - p1) * B; \
+		for (j = 0; j < k1; j++) { \
+			V wv = w[i * k1 + j]; \
+			for (q = 0; q < R; q++) { \
+				memcpy(&xv, xr + (q * s1 + j * d1) * B, sizeof xv); \
+				acc[q] += wv * xv; \
+			} \
+		} \
+	} \
+	for (q = 0; q < R; q++) \
+		DWB_OUT(B, V, acc[q], oh, ow + q); \
+	ow += R; \
+} while (0)
+
 /* The task's body for block B, vector types V and VI: DWRUN pixels at a
- * time where all their taps are inside the row, one at a time (taps
+ * time where all their taps are inside the row (DWRUN / 2 where fewer
+ * remain: the short rows of the late layers), one at a time (taps
  * outside skipped) at the edges; taps summed in the same order either way. */
 #define DWB_BODY(B, V) \
 	const dprt_conv *cv = a->cv; \
@@ -512,25 +775,11 @@ dwb_act(const dprt_conv *cv, float *restrict row, int64_t n, int64_t B, int64_t 
 	for (oh = r0; oh < r1; dwb_act(cv, y + oh * OW * B, OW, B, m), oh++) \
 		for (ow = 0; ow < OW;) { \
 			if (ow >= olo && ow + DWRUN <= ohi) { \
-				for (q = 0; q < DWRUN; q++) \
-					acc[q] = zero; \
-				for (i = 0; i < k0; i++) { \
-					int64_t ih = oh * cv->s[0] - cv->p[0] + i * cv->d[0]; \
-					const float *xr; \
-					if (ih < 0 || ih >= H) \
-						continue; \
-					xr = x + (ih * W + ow * s1 - p1) * B; \
-					for (j = 0; j < k1; j++) { \
-						V wv = w[i * k1 + j]; \
-						for (q = 0; q < DWRUN; q++) { \
-							memcpy(&xv, xr + (q * s1 + j * d1) * B, sizeof xv); \
-							acc[q] += wv * xv; \
-						} \
-					} \
-				} \
-				for (q = 0; q < DWRUN; q++) \
-					DWB_OUT(B, V, acc[q], oh, ow + q); \
-				ow += DWRUN; \
+				DWB_RUN(B, V, DWRUN); \
+				continue; \
+			} \
+			if (ow >= olo && ow + DWRUN / 2 <= ohi) { \
+				DWB_RUN(B, V, DWRUN / 2); \
 				continue; \
 			} \
 			acc[0] = zero; \
@@ -641,6 +890,10 @@ dprt_conv_run(const dprt_conv *cv, float *y, const float *x, const float *prep,
 	}
 	if (dwblocked(cv)) {
 		dw_blocked(cv, B, y, x, prep, res);
+		return;
+	}
+	if (pwblocked(cv)) {
+		pw_blocked(cv, y, x, prep, res);
 		return;
 	}
 	/* blocked operands through plain copies in the scratch */

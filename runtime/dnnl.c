@@ -34,6 +34,7 @@ void (*dprt_gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
 
 /* DPRT_DNNL: which layers oneDNN runs (see dprt.h). */
 enum { USE_CONV = 1, USE_DW = 2, USE_LINEAR = 4, USE_GEMM = 8, USE_DW1 = 16, USE_WINO = 32,
+       USE_PW = 64,
        USE_AUTO = USE_CONV | USE_DW | USE_LINEAR | USE_GEMM | USE_WINO };
 
 static int policy = -1;
@@ -63,6 +64,8 @@ policy_init(void)
 			p |= USE_DW1;
 		else if (n == 4 && strncmp(s, "wino", 4) == 0)
 			p |= USE_WINO;
+		else if (n == 2 && strncmp(s, "pw", 2) == 0)
+			p |= USE_PW;
 		else if (n == 6 && strncmp(s, "linear", 6) == 0)
 			p |= USE_LINEAR;
 		else if (n == 4 && strncmp(s, "gemm", 4) == 0)
@@ -79,6 +82,17 @@ dprt_dnnl_policy(void)
 {
 	pthread_once(&policyonce, policy_init);
 	return policy;
+}
+
+/* Whether DPRT_DNNL leaves a 1×1 convolution of N images between
+ * 16-blocked activations to oneDNN rather than ours (conv.c): "conv" does
+ * above one image (not measured against ours there), "pw" at one too. */
+int
+dprt_dnnl_pw(int64_t N)
+{
+	int p = dprt_dnnl_policy();
+
+	return (p & USE_CONV) && (N > 1 || (p & USE_PW));
 }
 
 /* The block of the blocked activations (dprt.h): oneDNN's for this CPU

@@ -527,7 +527,8 @@ const char *dprt_isa_name(void);
  * list of "conv" (not depthwise; 3×3 stride 1 directly), "dw" (depthwise,
  * but for one image between blocked activations: our kernel won there),
  * "dw1" (that one too), "wino" (3×3 stride-1 convolutions through oneDNN's
- * Winograd, as auto does), "linear"
+ * Winograd, as auto does), "pw" (1×1 convolutions of one image between
+ * blocks of 16: without it, and with AVX-512, our blocked kernel), "linear"
  * (more than 32 rows), "gemm" (other matrix products of 2^24 multiply-adds
  * or more, through oneDNN's sgemm).  DPRT_ISA=generic keeps oneDNN out too.  Outputs match our kernels'
  * within rounding (1e-6 relative on the test models), not bitwise. */

@@ -77,6 +77,7 @@ DPRT_HIDDEN int dprt_pool_intask(void);
  * it failed (a linear layer then runs unpacked). */
 DPRT_HIDDEN extern void (*dprt_gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
 DPRT_HIDDEN int dprt_dnnl_policy(void);
+DPRT_HIDDEN int dprt_dnnl_pw(int64_t N);
 DPRT_HIDDEN int dprt_dnnl_available(void);
 DPRT_HIDDEN int dprt_dnnl_conv_prep(const dprt_conv *cv, float *prep, const float *w,
                                     const float *bias, const float *bnw, const float *bnb,

@@ -12,10 +12,13 @@
 # plain layout (DPRT_LAYOUT=plain), our kernels on plain activations
 # (DPRT_DNNL=0), and our kernels on blocks of 16 and 8 (DPRT_DNNL=0
 # DPRT_LAYOUT=16|8: the convolutions through plain copies, our blocked max
-# pool and average pool), our depthwise kernel on oneDNN's blocks
-# (DPRT_DNNL=conv,linear), oneDNN's direct and depthwise convolutions
-# everywhere (DPRT_DNNL=conv,dw,dw1,linear,gemm), and oneDNN on blocks of 8
-# (DPRT_LAYOUT=8).
+# pool and average pool, with AVX-512 our 1×1 convolutions on the blocks of
+# 16), our depthwise kernel on oneDNN's blocks (DPRT_DNNL=conv,linear),
+# oneDNN's direct and depthwise convolutions everywhere
+# (DPRT_DNNL=conv,dw,dw1,linear,gemm), oneDNN's 1×1 convolutions on its
+# blocks (DPRT_DNNL=conv,dw,linear,gemm,wino,pw), and oneDNN on blocks of 8
+# (DPRT_LAYOUT=8).  Our kernels on blocks of 16 give the same bits at 1 and
+# 3 threads.
 cd "$(dirname "$0")/.." || exit 1
 . tests/tap.sh
 root=$(pwd)
@@ -55,7 +58,7 @@ run() {
 }
 for mode in DPRT_LAYOUT=auto DPRT_LAYOUT=plain DPRT_DNNL=0 "DPRT_DNNL=0 DPRT_LAYOUT=16" \
 	"DPRT_DNNL=0 DPRT_LAYOUT=8" DPRT_DNNL=conv,linear DPRT_DNNL=conv,dw,dw1,linear,gemm \
-	DPRT_LAYOUT=8; do
+	DPRT_DNNL=conv,dw,linear,gemm,wino,pw DPRT_LAYOUT=8; do
 	for t in 1 2; do
 		run "$mode" $t cnn "x=$data/cnn/in0.npy" y "$data/cnn/out.npy"
 		run "$mode" $t dwnet "x=$data/dwnet/in0.npy" y "$data/dwnet/out.npy"
@@ -63,6 +66,15 @@ for mode in DPRT_LAYOUT=auto DPRT_LAYOUT=plain DPRT_DNNL=0 "DPRT_DNNL=0 DPRT_LAY
 			run "$mode" $t $m "x=$tmp/ref/pre_pil.npy" probs "$tmp/ref/narrow_probs.npy"
 		done
 	done
+done
+
+for m in dwnet resnet18; do
+	in="x=$data/dwnet/in0.npy" out=y
+	[ $m = dwnet ] || in="x=$tmp/ref/pre_pil.npy" out=probs
+	check "$m, DPRT_DNNL=0 DPRT_LAYOUT=16: the same bits at 1 and 3 threads" sh -c \
+		"DPRT_DNNL=0 DPRT_LAYOUT=16 '$b/$m/$m' --threads 1 --in '$in' --out '$out=$tmp/t1.npy' >/dev/null &&
+		 DPRT_DNNL=0 DPRT_LAYOUT=16 '$b/$m/$m' --threads 3 --in '$in' --out '$out=$tmp/t3.npy' >/dev/null &&
+		 cmp '$tmp/t1.npy' '$tmp/t3.npy'"
 done
 
 echo "1..$n"

@@ -823,6 +823,101 @@ test_conv_run(void)
 	}
 }
 
+/* [N][C][HW] <-> [N][⌈C/16⌉][HW][16] (the padding channels 0). */
+static void
+blk16(float *dst, const float *src, int64_t N, int64_t C, int64_t HW, int toblk)
+{
+	int64_t CB = (C + 15) / 16;
+
+	if (toblk)
+		memset(dst, 0, sizeof *dst * (size_t)(N * CB * HW * 16));
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t c = 0; c < C; c++)
+			for (int64_t i = 0; i < HW; i++) {
+				int64_t b = ((n * CB + c / 16) * HW + i) * 16 + c % 16, pl = (n * C + c) * HW + i;
+				if (toblk)
+					dst[b] = src[pl];
+				else
+					dst[pl] = src[b];
+			}
+}
+
+/* 1×1 convolutions between activations blocked by 16 (run by nn.t with
+ * DPRT_DNNL=0 DPRT_LAYOUT=16: conv.c's blocked kernel where the CPU has
+ * AVX-512, else our kernels through plain copies): against a double
+ * reference, the padding channels 0, the same bits on 1 to 4 threads. */
+static void
+test_conv_blocked(void)
+{
+	static const struct { int64_t N, C, H, W, O, s; int res, act; } c[] = {
+		{ 1, 64, 56, 56, 256, 1, 1, DPRT_ACT_RELU },
+		{ 1, 3, 5, 7, 5, 1, 0, DPRT_ACT_NONE },
+		{ 1, 24, 14, 14, 144, 1, 0, DPRT_ACT_CLAMP },
+		{ 1, 144, 14, 14, 24, 1, 1, DPRT_ACT_NONE },
+		{ 2, 40, 9, 11, 72, 1, 1, DPRT_ACT_HARDSWISH },
+		{ 1, 256, 14, 14, 520, 2, 0, DPRT_ACT_RELU },
+		{ 2, 33, 7, 7, 100, 2, 1, DPRT_ACT_RELU },
+		{ 1, 1000, 7, 7, 48, 1, 1, DPRT_ACT_SILU },
+	};
+	printf("# blocks of %d\n", dprt_conv_block());
+	for (size_t t = 0; t < sizeof c / sizeof c[0]; t++) {
+		int64_t N = c[t].N, C = c[t].C, H = c[t].H, W = c[t].W, O = c[t].O, s = c[t].s;
+		int64_t OH = (H - 1) / s + 1, OW = (W - 1) / s + 1, P = OH * OW;
+		int64_t CB = (C + 15) / 16, OB = (O + 15) / 16;
+		dprt_conv cv = { N, C, H, W, O, OH, OW, 1, { 1, 1 }, { s, s }, { 0, 0 }, { 1, 1 },
+		                 c[t].act, 0.0f, 1.5f, c[t].res, DPRT_LAY_X | DPRT_LAY_Y };
+		int64_t ny = N * O * P, nyb = N * OB * P * 16, ns = dprt_conv_scratch_floats(&cv);
+		float *x = frand(N * C * H * W, -1, 1), *w = frand(O * C, -1, 1), *b = frand(O, -1, 1);
+		float *bw = frand(O, 0.5, 2), *bb = frand(O, -1, 1), *bm = frand(O, -1, 1);
+		float *bv = frand(O, 0.1, 2), *res = frand(ny, -1, 1);
+		float *xb = malloc((size_t)(N * CB * H * W * 16) * 4), *rb = malloc((size_t)nyb * 4);
+		float *prep = malloc((size_t)dprt_conv_prep_floats(&cv) * 4);
+		float *yb = malloc((size_t)nyb * 4), *yb2 = malloc((size_t)nyb * 4);
+		float *y = malloc((size_t)ny * 4), *sc = malloc((size_t)(ns + 1) * 4);
+		double *ref = malloc((size_t)ny * sizeof *ref);
+		int same = 1, zero = 1;
+		char name[160];
+
+		blk16(xb, x, N, C, H * W, 1);
+		blk16(rb, res, N, O, P, 1);
+		dprt_conv_prep(&cv, prep, w, b, bw, bb, bm, bv, 1e-5f);
+		memset(yb, 0xff, (size_t)nyb * 4);
+		conv_on(0, &cv, yb, xb, prep, c[t].res ? rb : NULL, sc);
+		blk16(y, yb, N, O, P, 0);
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t o = 0; o < O; o++)
+				for (int64_t oh = 0; oh < OH; oh++)
+					for (int64_t ow = 0; ow < OW; ow++) {
+						int64_t at = ((n * O + o) * OH + oh) * OW + ow;
+						double acc = b[o];
+						for (int64_t ci = 0; ci < C; ci++)
+							acc += (double)x[((n * C + ci) * H + oh * s) * W + ow * s] *
+							       w[o * C + ci];
+						acc = (acc - bm[o]) / sqrt((double)bv[o] + 1e-5) * bw[o] + bb[o];
+						if (c[t].res)
+							acc += res[at];
+						ref[at] = actd(c[t].act, acc, 0, 1.5);
+					}
+		snprintf(name, sizeof name, "conv 1x1 between blocks (%s kernels) N%lld C%lld %lldx%lld "
+		         "O%lld s%lld%s act %d", dprt_isa_name(), (long long)N, (long long)C,
+		         (long long)H, (long long)W, (long long)O, (long long)s,
+		         c[t].res ? " residual" : "", c[t].act);
+		close_rel(y, ref, ny, 1e-5, name);
+		for (int64_t i = 0; i < N * OB * P && dprt_conv_block() == 16; i++)
+			for (int64_t l = O % 16 ? O % 16 : 16; l < 16; l++)
+				zero &= (i / P) % OB != OB - 1 || yb[i * 16 + l] == 0.0f;
+		ok(zero, "  the padding channels 0");
+		for (int th = 1; th <= 4; th++) {
+			memset(yb2, 0xff, (size_t)nyb * 4);
+			conv_on(th, &cv, yb2, xb, prep, c[t].res ? rb : NULL, sc);
+			same &= memcmp(yb, yb2, (size_t)nyb * 4) == 0;
+		}
+		ok(same, "  the same bits on 1, 2, 3 and 4 threads");
+		free(x), free(w), free(b), free(bw), free(bb), free(bm), free(bv), free(res);
+		free(xb), free(rb), free(prep), free(yb), free(yb2), free(y), free(sc), free(ref);
+	}
+}
+
 /* dprt_sgemm on pools of 1..4 threads: the same bits. */
 static void
 test_sgemm_threads(void)
@@ -1084,9 +1179,16 @@ test_gather_pool(void)
 int
 main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--blocked") == 0) {
+		test_conv_blocked();
+		printf("1..%d\n", ntest);
+		return nfail != 0;
+	}
 	if (argc > 1) {
 		int help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
-		fputs("usage: test-nn\nRuns the CPU kernels' unit tests (tests/nn.t), printing TAP.\n", help ? stdout : stderr);
+		fputs("usage: test-nn [--blocked]\nRuns the CPU kernels' unit tests (tests/nn.t), printing TAP;\n"
+		      "--blocked: the convolutions between blocked activations only (DPRT_LAYOUT=16).\n",
+		      help ? stdout : stderr);
 		return !help;
 	}
 	test_unary();
