@@ -7,7 +7,7 @@
 # DP_TEST_ONLY and the other DP_TEST_ variables pass through to the tests.
 # ZOO_DEADLINE=S also runs the model zoo (tools/zoo.py --deadline S, its
 # table in $OUT/zoo.md, its log in $OUT/zoo.log) beside the tests, which
-# then run at the lowest priority so that the zoo has the cores; CONFIGURE
+# then run at a lower priority (nice 5) so that the zoo has most cores; CONFIGURE
 # holds extra ./configure options (e.g. --cuda-archs=90), ZOO_ARGS more
 # options of zoo.py (e.g. --time-import vit_b_16); AFTER, a command run
 # after the tests, while the zoo may still run (e.g. a benchmark).
@@ -27,7 +27,7 @@ if [ -n "$ZOO_DEADLINE" ]; then
 	PYTHONUNBUFFERED=1 python3 tools/zoo.py --deadline "$ZOO_DEADLINE" --out "$out/zoo.md" $ZOO_ARGS \
 		>"$out/zoo.log" 2>&1 &
 	zoo=$!
-	nice="nice -n 19"
+	nice="nice -n 5"
 fi
 $nice prove -v "$@" >"$out/check.log" 2>&1
 rc=$?
