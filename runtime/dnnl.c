@@ -212,6 +212,7 @@ dprt_dnnl_free(void *ctx)
 	  const_dnnl_primitive_attr_t)) \
 	X(dnnl_primitive_desc_destroy, (dnnl_primitive_desc_t)) \
 	X(dnnl_primitive_desc_query_md, (const_dnnl_primitive_desc_t, dnnl_query_t, int)) \
+	X(dnnl_primitive_desc_query, (const_dnnl_primitive_desc_t, dnnl_query_t, int, void *)) \
 	X(dnnl_primitive_create, (dnnl_primitive_t *, const_dnnl_primitive_desc_t)) \
 	X(dnnl_primitive_execute, (const_dnnl_primitive_t, dnnl_stream_t, int, \
 	                           const dnnl_exec_arg_t *)) \
@@ -454,6 +455,15 @@ make(Ctx *c, Layer *l, const_dnnl_op_desc_t od, int sum)
 	omp_setn(l->nthr);
 	if (p_dnnl_primitive_desc_create(&pd, od, at, eng, NULL) != dnnl_success)
 		goto out;
+	/* oneDNN's reference implementations ("ref:any": a grouped convolution
+	 * whose groups split the blocks of 16, say) run a hundred times slower
+	 * than ours: ours then */
+	{
+		const char *impl = NULL;
+		if (p_dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
+		    dnnl_success || impl == NULL || strncmp(impl, "ref", 3) == 0)
+			goto out;
+	}
 	static const dnnl_query_t qs[3] = { dnnl_query_src_md, dnnl_query_dst_md,
 	                                    dnnl_query_weights_md };
 	for (i = 0; i < 3; i++)
