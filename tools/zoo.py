@@ -24,7 +24,9 @@ fp32: max|err| / max|ref| <= 1e-4 end to end.
 Each model runs in a process of its own (python3 tools/zoo.py --one NAME),
 --jobs of them at a time, each stopped after --timeout seconds, so that one
 model's crash, hang or failure costs its own rows only; the rows it
-finished stay.  At --deadline seconds the run stops what is left and
+finished stay, and the row of a stopped model says what it was doing
+(WORK/NAME/stage.*: PyTorch and the export, a form's archive, each
+target's build or run).  At --deadline seconds the run stops what is left and
 writes the table (Markdown, one row per model and form) to --out anyway.
 --time-import MODEL then times dp-import and dp-legalize on that model's
 archives (5 runs each form; fresh outputs every run).  Exit status 0 unless
@@ -143,11 +145,33 @@ def save_rows(path, rows):
     os.replace(path + ".tmp", path)
 
 
-def build_run(d, stem, target, args, r, root, timeout):
+def mark(top, key, text):
+    """Notes in WORK/NAME/stage.KEY what the model's process (key main) or a
+    target's thread (cpu, cuda) is doing, for the row of a model stopped at
+    its timeout or the run's deadline."""
+    with open(os.path.join(top, "stage." + key + ".tmp"), "w") as f:
+        f.write(text)
+    os.replace(os.path.join(top, "stage." + key + ".tmp"), os.path.join(top, "stage." + key))
+
+
+def stages(top):
+    """What mark noted last, as "main: ...; cpu: ...; cuda: ..."."""
+    said = []
+    for key in ("main", "cpu", "cuda"):
+        try:
+            with open(os.path.join(top, "stage." + key)) as f:
+                said.append(f"{key}: {f.read()}")
+        except OSError:
+            pass
+    return "; ".join(said)
+
+
+def build_run(d, stem, target, args, r, root, timeout, top):
     """Builds (model, form) for target in d and compares its output with r;
     returns (seconds, result, error, imported)."""
     import numpy as np
     b = os.path.join(d, "build_" + target)
+    mark(top, target, f"{stem}: devproc build")
     # over 1 GB, the programs map their blob (--apart) instead of holding it:
     # an embedded blob is on disk twice more per target (program, library),
     # which for two 2.5 GB models at once fills a 64 GB disk
@@ -164,6 +188,7 @@ def build_run(d, stem, target, args, r, root, timeout):
         msg = first_line(p.stderr + p.stdout)
         return secs, "build fails", msg, ("no" if "import:" in msg else None)
     out = os.path.join(b, "out.npy")
+    mark(top, target, f"{stem}: running the program")
     try:
         p = subprocess.run([os.path.join(b, stem, stem)] + args + ["--threads", "2", "--out",
                            "out=" + out], capture_output=True, text=True, timeout=timeout)
@@ -171,6 +196,7 @@ def build_run(d, stem, target, args, r, root, timeout):
         return secs, "run timeout", f"{target} run: over {timeout:.0f} s", "yes"
     if p.returncode != 0:
         return secs, "run fails", first_line(p.stderr), "yes"
+    mark(top, target, f"{stem}: done")
     got = np.load(out).astype(np.float64)
     if got.shape != r.shape:
         return secs, f"shape {got.shape}", "", "yes"
@@ -194,6 +220,10 @@ def one(name, forms, work, root, cuda, keep):
     os.makedirs(top, exist_ok=True)
     rpath = os.path.join(top, "rows.json")
     rows = []
+    for key in ("main", "cpu", "cuda"):
+        if os.path.exists(os.path.join(top, "stage." + key)):
+            os.remove(os.path.join(top, "stage." + key))
+    mark(top, "main", "PyTorch's output and torch.export")
     try:
         t0 = time.time()
         mod, xs = make(name)
@@ -214,6 +244,8 @@ def one(name, forms, work, root, cuda, keep):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         stem = stem_of(name, form)
+        mark(top, "main", f"{form}: " + ("run_decompositions and " if form == "core" else "") +
+             "saving the archive")
         try:
             t0 = time.time()
             with torch.no_grad():
@@ -237,9 +269,10 @@ def one(name, forms, work, root, cuda, keep):
         np.save(os.path.join(d, "ref.npy"), ref.detach().numpy())
         targets = ["cpu"] + (["cuda"] if cuda else [])
         # both targets at once: the cpu build and nvcc overlap
+        mark(top, "main", f"{form}: building and running")
         with cf.ThreadPoolExecutor(len(targets)) as ex:
-            res = dict(zip(targets, ex.map(lambda t: build_run(d, stem, t, args, r, root, 400),
-                                           targets)))
+            res = dict(zip(targets, ex.map(lambda t: build_run(d, stem, t, args, r, root, 400,
+                                                               top), targets)))
         for t in targets:
             shutil.rmtree(os.path.join(d, "build_" + t), ignore_errors=True)
         pt2 = os.path.join(d, stem + ".pt2")
@@ -290,6 +323,10 @@ def launch(name, a, root):
             rows = {r["form"]: r for r in json.load(f)}
     except (OSError, ValueError):
         rows = {}
+    if "timeout" in why or "deadline" in why:
+        at = stages(os.path.join(a.work, name))
+        if at:
+            why += f" (at {at})"
     if why and not rows:
         with open(os.path.join(a.work, name + ".log")) as f:
             tail = [l for l in f.read().splitlines() if l.strip()][-1:]
