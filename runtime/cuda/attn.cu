@@ -402,36 +402,14 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	static int sms;
 	At P;
 	Kernel *f;
-	int no = (a->EV + 31) / 32, nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB;
+	int no = (a->EV + 31) / 32;
 	size_t smem = sizeof(float) * (4 * (size_t)a->E + 32 * (size_t)(a->E + 1) + 32 * (size_t)a->EV);
 	char what[64];
 	int how, nchunk = 1, chunk = a->S;
 
 	if ((long long)a->B * a->L * a->EV == 0)
 		return 0;
-	P.L = a->L, P.S = a->S, P.E = a->E, P.EV = a->EV, P.CAUSAL = a->causal, P.NB = nb;
-	P.MSL = a->msl, P.MSS = a->mss, P.SCALE = a->scale;
-	for (int i = 0; i < DPRT_SDPA_MAXB; i++) {
-		P.bdim[i] = i < nb ? a->bdim[i] : 1;
-		P.bstr[i] = i < nb ? a->bstr[i] : 0;
-	}
-	for (int i = nb - 1; i >= 0; i--) {   /* dense where the row stride is 0 */
-		long long in = 1;
-		for (int j = i + 1; j < nb; j++)
-			in *= a->bdim[j];
-		P.qbs[i] = a->qrs ? a->qbs[i] : in * a->L * a->E;
-		P.kbs[i] = a->krs ? a->kbs[i] : in * a->S * a->E;
-		P.vbs[i] = a->vrs ? a->vbs[i] : in * a->S * a->EV;
-		P.ybs[i] = a->yrs ? a->ybs[i] : in * a->L * a->EV;
-	}
-	for (int i = nb; i < DPRT_SDPA_MAXB; i++)
-		P.qbs[i] = P.kbs[i] = P.vbs[i] = P.ybs[i] = 0;
-	P.YRS = a->yrs ? a->yrs : a->EV;
-	P.QRS = a->qrs ? a->qrs : a->E;
-	P.KRS = a->krs ? a->krs : a->E;
-	P.VRS = a->vrs ? a->vrs : a->EV;
-	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
-	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
+	P = atgeom(a);
 	snprintf(what, sizeof what, "attention (op %d)", a->id);
 	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
 	                             "cudaDeviceGetAttribute", err, errn) != 0)

@@ -1,6 +1,7 @@
 /* attn.cuh: what attention's kernels share (attn.cu, attnmma.cuh,
- * attndec.cuh): the geometry of a call as the kernels read it (At) and the
- * offsets of a batch entry. */
+ * attndec.cuh, and the host emulator's tests/gpu/emux): the geometry of a
+ * call as the kernels read it (At, made by atgeom) and the offsets of a
+ * batch entry. */
 #ifndef DPRT_ATTN_CUH
 #define DPRT_ATTN_CUH
 
@@ -15,6 +16,39 @@ struct At {
 	float SCALE;
 	dprt_div e, ev;
 };
+
+/* The geometry of call a as the kernels read it (its first DPRT_SDPA_MAXB
+ * batch dimensions; a row stride of 0: dense rows). */
+static inline At
+atgeom(const dprt_sdpa *a)
+{
+	At P;
+	int nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB;
+
+	P.L = a->L, P.S = a->S, P.E = a->E, P.EV = a->EV, P.CAUSAL = a->causal, P.NB = nb;
+	P.MSL = a->msl, P.MSS = a->mss, P.SCALE = a->scale;
+	for (int i = 0; i < DPRT_SDPA_MAXB; i++) {
+		P.bdim[i] = i < nb ? a->bdim[i] : 1;
+		P.bstr[i] = i < nb ? a->bstr[i] : 0;
+		P.qbs[i] = P.kbs[i] = P.vbs[i] = P.ybs[i] = 0;
+	}
+	for (int i = nb - 1; i >= 0; i--) {   /* dense where the row stride is 0 */
+		long long in = 1;
+		for (int j = i + 1; j < nb; j++)
+			in *= a->bdim[j];
+		P.qbs[i] = a->qrs ? a->qbs[i] : in * a->L * a->E;
+		P.kbs[i] = a->krs ? a->kbs[i] : in * a->S * a->E;
+		P.vbs[i] = a->vrs ? a->vbs[i] : in * a->S * a->EV;
+		P.ybs[i] = a->yrs ? a->ybs[i] : in * a->L * a->EV;
+	}
+	P.YRS = a->yrs ? a->yrs : a->EV;
+	P.QRS = a->qrs ? a->qrs : a->E;
+	P.KRS = a->krs ? a->krs : a->E;
+	P.VRS = a->vrs ? a->vrs : a->EV;
+	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
+	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
+	return P;
+}
 
 /* The offset for batch entry b of a tensor with batch strides bs. */
 static __device__ __forceinline__ long long

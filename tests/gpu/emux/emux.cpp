@@ -39,7 +39,7 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
                const float *v, const void *mask, float *y, char *err, size_t errn)
 {
 	At P;
-	int nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB, rows = a->B * a->L;
+	int rows = a->B * a->L;
 	int chunk = 32, nchunk = (a->S + chunk - 1) / chunk;
 
 	(void)g;
@@ -49,28 +49,7 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 		snprintf(err, errn, "emux: head sizes %d and %d", a->E, a->EV);
 		return -1;
 	}
-	memset(&P, 0, sizeof P);
-	P.L = a->L, P.S = a->S, P.E = a->E, P.EV = a->EV, P.CAUSAL = a->causal, P.NB = nb;
-	P.MSL = a->msl, P.MSS = a->mss, P.SCALE = a->scale;
-	for (int i = 0; i < DPRT_SDPA_MAXB; i++) {
-		P.bdim[i] = i < nb ? a->bdim[i] : 1;
-		P.bstr[i] = i < nb ? a->bstr[i] : 0;
-	}
-	for (int i = nb - 1; i >= 0; i--) {   /* dense where the row stride is 0 */
-		long long in = 1;
-		for (int j = i + 1; j < nb; j++)
-			in *= a->bdim[j];
-		P.qbs[i] = a->qrs ? a->qbs[i] : in * a->L * a->E;
-		P.kbs[i] = a->krs ? a->kbs[i] : in * a->S * a->E;
-		P.vbs[i] = a->vrs ? a->vbs[i] : in * a->S * a->EV;
-		P.ybs[i] = a->yrs ? a->ybs[i] : in * a->L * a->EV;
-	}
-	P.YRS = a->yrs ? a->yrs : a->EV;
-	P.QRS = a->qrs ? a->qrs : a->E;
-	P.KRS = a->krs ? a->krs : a->E;
-	P.VRS = a->vrs ? a->vrs : a->EV;
-	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
-	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
+	P = atgeom(a);
 	std::vector<float> part((size_t)rows * nchunk * (a->EV + 2));
 	std::vector<unsigned> count(rows, 0);
 	if (a->EV <= 32)
