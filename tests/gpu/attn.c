@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include "dprt_cuda.h"
+#include "xrand.h"
 
 typedef struct Case {
 	const char *name;
@@ -60,23 +61,6 @@ static const Case cases[] = {
 	{"decode 1x3 3x200 bool mask, a dead row", 1, 3, 3, 200, 0, 1, 0, 1, 0},
 	{"batch 32 vit 384x197x197", 32, 12, 197, 197, 0, 0, 0, -1, 0},
 };
-
-static unsigned long long rs = 88172645463325252ULL;
-
-static double
-urand(void)
-{
-	rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
-	return (double)(rs >> 11) / 9007199254740992.0;
-}
-
-static double
-nrand(void)
-{
-	double u = urand() + 1e-300, v = urand();
-
-	return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-}
 
 static int
 ok(cudaError_t e, const char *what)

@@ -13,6 +13,7 @@
 #include "emux.h"   /* what else of CUDA the kernel uses */
 
 #include "cuda/fastdiv.cuh"
+#include "xrand.h"
 #include "cuda/attn.cuh"
 #include "cuda/attndec.cuh"
 
@@ -34,21 +35,6 @@ static const Case cases[] = {
 	{"head sizes 40 and 72, 2 rows, 150 keys", 3, 2, 150, 40, 72, 0, 0, -1, -1},
 	{"head size 16 (small llama), 1 row, 32 keys, pos 5", 4, 1, 32, 16, 16, 0, 1, 5, -1},
 };
-
-static unsigned long long rs = 88172645463325252ULL;
-
-static double
-urand(void)
-{
-	rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17;
-	return (double)(rs >> 11) / 9007199254740992.0;
-}
-
-static double
-nrand(void)
-{
-	return sqrt(-2 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand());
-}
 
 template <int NO, int MASK, int D>
 static void
