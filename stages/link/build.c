@@ -238,13 +238,14 @@ job(Link *l, Job *j, char **argv, const char *cwd, const char *logname, const ch
 	return spawn_start(argv, cwd, NULL, j->log, what, &j->pid, err);
 }
 
-/* Waits for every job started; the first that failed gives the error and
- * the log shown after it. */
+/* Waits for every job started; rc is nonzero when the caller has already
+ * failed (err says why): then it only waits.  Else the first job that
+ * failed gives the error and the log shown after it. */
 static int
-finish(Link *l, Job *j, int n, Err *err)
+finish(Link *l, Job *j, int n, int rc, Err *err)
 {
 	Err later;
-	int i, rc = 0;
+	int i;
 
 	for (i = 0; i < n; i++) {
 		if (j[i].pid <= 0)
@@ -256,7 +257,7 @@ finish(Link *l, Job *j, int n, Err *err)
 		}
 		j[i].pid = 0;
 	}
-	return rc;
+	return rc ? -1 : 0;
 }
 
 int
@@ -323,12 +324,7 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 		rc = -1;
 		l->toollog = log;
 	}
-	if (rc != 0) {
-		Err later;
-		finish(l, jobs, 3, &later);
-		return -1;
-	}
-	if (finish(l, jobs, 3, err) != 0)
+	if (finish(l, jobs, 3, rc, err) != 0)
 		return -1;
 
 	/* libNAME.a: the objects, the weights, the runtime; deterministic (D).
@@ -392,12 +388,7 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	rc = job(l, &jobs[0], cmd, NULL, "log.ar", "archiving the library", err);
 	if (rc == 0)
 		rc = job(l, &jobs[1], xcmd, NULL, "log.exe", "linking the executable", err);
-	if (rc != 0) {
-		Err later;
-		finish(l, jobs, 2, &later);
-		return -1;
-	}
-	if (finish(l, jobs, 2, err) != 0)
+	if (finish(l, jobs, 2, rc, err) != 0)
 		return -1;
 
 	/* each output renamed into place only when its bytes changed */
