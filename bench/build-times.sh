@@ -29,7 +29,7 @@ cold() { # NAME: n cold builds of NAME.dp; prints each time and the median
 		rm -rf "$w/b-$1"
 		t0=$(now)
 		(cd "$w" && "$root/bin/devproc" build "$1.dp" --target cuda -C "b-$1" >/dev/null)
-		echo "$(now) - $t0" | bc >>"$w/$1.times"
+		awk "BEGIN { printf \"%.3f\\n\", $(now) - $t0 }" >>"$w/$1.times"
 		i=$((i + 1))
 	done
 	echo "cold devproc build --target cuda, $1: $(tr '\n' ' ' <"$w/$1.times")s; median $(median <"$w/$1.times") s"
@@ -48,7 +48,7 @@ while [ $i -lt "$n" ]; do
 	fi
 	t0=$(now)
 	(cd "$w" && "$root/bin/devproc" build resnet50.dp --target cuda -C b-resnet50 >/dev/null)
-	echo "$(now) - $t0" | bc >>"$w/edit.times"
+	awk "BEGIN { printf \"%.3f\\n\", $(now) - $t0 }" >>"$w/edit.times"
 	i=$((i + 1))
 done
 echo "rebuild after a .dp edit (an argmax added or removed), resnet50: $(tr '\n' ' ' <"$w/edit.times")s; median $(median <"$w/edit.times") s"
