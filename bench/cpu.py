@@ -32,7 +32,10 @@ PyTorch eager (inference_mode) at N threads and at 1, ONNX Runtime (the
 model exported with torch.onnx.export, all graph optimizations) at N and 1
 intra-op threads (the 1-thread modes only at --one-thread-batches, 1 by
 default).  Each is the median of as many runs as fit in about 1 s
-(at least 3, at most 100) after a warm-up.  The table (ms) goes to stdout
+(at least 3, at most 100) after a warm-up; DevProc and ONNX Runtime at N
+threads are measured --rounds times (3), alternately, and the table gives
+the median of the rounds (this host's medians move by up to a third
+between minutes).  The table (ms) goes to stdout
 and to --out; the ratio columns are DevProc (N threads) over ONNX Runtime
 (N threads) and DevProc (N threads) over PyTorch (1 thread).
 """
@@ -127,8 +130,12 @@ def make(name):
         return randomize_bn(torchvision.models.resnet50()), img, "x", "f32", [3, 224, 224]
     if name == "mobilenet_v2":
         return randomize_bn(torchvision.models.mobilenet_v2()), img, "x", "f32", [3, 224, 224]
-    if name == "vit_b_16":
-        return torchvision.models.vit_b_16(), img, "x", "f32", [3, 224, 224]
+    if name == "vit_b_16":   # its head is zero-initialized: random, so that outputs are compared
+        m = torchvision.models.vit_b_16()
+        with torch.no_grad():
+            m.heads.head.weight.normal_(0, 0.02)
+            m.heads.head.bias.normal_(0, 0.02)
+        return m, img, "x", "f32", [3, 224, 224]
     if name == "gpt2":
         from transformers import GPT2Config, GPT2LMHeadModel
         cfg = GPT2Config()
@@ -193,6 +200,9 @@ def main():
     ap.add_argument("--budget", type=float, default=1e9,
                     help="seconds after which the remaining measurements are skipped")
     ap.add_argument("--out", default=os.path.join(ROOT, "build/bench-cpu/cpu.md"))
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="DevProc and ONNX Runtime at N threads measured this many times, "
+                    "alternately; the table gives the median of the rounds")
     ap.add_argument("--quick", action="store_true",
                     help="half a second per mode, and no DPRT_DNNL variants (device time)")
     args = ap.parse_args()
@@ -281,6 +291,24 @@ def main():
         model, x, d = j["model"], j["x"], j["dir"]
         one = str(j["batch"]) in args.one_thread_batches.split(",")
         inarg = "%s=%s" % (j["inname"], os.path.join(d, "in.npy"))
+        sess = {}   # ONNX Runtime at N threads and at 1
+        try:
+            onnx = os.path.join(d, "m.onnx")
+            if not os.path.exists(onnx):
+                torch.onnx.export(model, (x,), onnx, dynamo=False, opset_version=17,
+                                  input_names=["x"], output_names=["y"] if j["name"] != "classify"
+                                  else ["label", "y"])
+            for t, key in ((N, "ort"), (1, "ort1"))[:2 if one else 1]:
+                so = ort.SessionOptions()
+                so.intra_op_num_threads = t
+                so.inter_op_num_threads = 1
+                so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                s = ort.InferenceSession(onnx, so, providers=["CPUExecutionProvider"])
+                sess[key] = (s, {s.get_inputs()[0].name: x.numpy()})
+        except Exception as e:
+            row["onnx"] = "ONNX: %s" % str(e).splitlines()[0][:100]
+            traceback.print_exc()
+        ortrun = lambda key: timeit(lambda: sess[key][0].run(None, sess[key][1]), mb)[0]
         try:
             torch.set_num_threads(N)
             with torch.inference_mode():
@@ -293,7 +321,18 @@ def main():
                     outs = ["--out", "logits=" + os.path.join(d, "y.npy")]
                 subprocess.run([j["exe"], "--in", inarg, *outs], check=True, capture_output=True)
                 row["err"] = relerr(np.load(os.path.join(d, "y.npy")), ref)
-                row["dp"], row["dp_runs"], row["mem"], row["isa"] = devproc_bench(j["exe"], inarg, N, mb)
+                # DevProc and ONNX Runtime at N threads, alternately, --rounds times
+                dps, orts = [], []
+                for _ in range(max(1, args.rounds)):
+                    row["dp"], row["dp_runs"], row["mem"], row["isa"] = devproc_bench(j["exe"], inarg, N, mb)
+                    dps.append(row["dp"])
+                    if "ort" in sess:
+                        orts.append(ortrun("ort"))
+                row["dp"] = statistics.median(dps)
+                row["dp_rounds"] = dps
+                if orts:
+                    row["ort"] = statistics.median(orts)
+                    row["ort_rounds"] = orts
                 # our own kernels only, and (MobileNetV2) oneDNN without the
                 # depthwise layers: which of the two won where
                 if not args.quick:
@@ -319,6 +358,10 @@ def main():
                         subprocess.run([j["exe"], "--in", inarg, "--threads", "1", *outs],
                                        check=True, capture_output=True)
                         row["err1"] = relerr(np.load(os.path.join(d, "y.npy")), ref)
+            elif "ort" in sess:
+                row["ort"] = ortrun("ort")
+            if "ort1" in sess:
+                row["ort1"] = ortrun("ort1")
             with torch.inference_mode():
                 for t, key in ((N, "pt"), (1, "pt1"))[:2 if one else 1]:
                     torch.set_num_threads(t)
@@ -326,23 +369,6 @@ def main():
             torch.set_num_threads(N)
         except Exception as e:
             row["note"] = (row["note"] + "; " if row["note"] else "") + "failed: %s" % str(e).splitlines()[0][:120]
-            traceback.print_exc()
-        try:
-            onnx = os.path.join(d, "m.onnx")
-            if not os.path.exists(onnx):
-                torch.onnx.export(model, (x,), onnx, dynamo=False, opset_version=17,
-                                  input_names=["x"], output_names=["y"] if j["name"] != "classify"
-                                  else ["label", "y"])
-            for t, key in ((N, "ort"), (1, "ort1"))[:2 if one else 1]:
-                so = ort.SessionOptions()
-                so.intra_op_num_threads = t
-                so.inter_op_num_threads = 1
-                so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                s = ort.InferenceSession(onnx, so, providers=["CPUExecutionProvider"])
-                feed = {s.get_inputs()[0].name: x.numpy()}
-                row[key], _ = timeit(lambda: s.run(None, feed), mb)
-        except Exception as e:
-            row["onnx"] = "ONNX: %s" % str(e).splitlines()[0][:100]
             traceback.print_exc()
         log(row)
 
@@ -356,6 +382,9 @@ def main():
              "| DevProc 1, own kernels | DevProc peak RSS (MiB) "
              "| max\\|err\\|/max\\|ref\\| (N; 1 thread) | notes |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rounds = lambda r: "rounds at N threads, DevProc %s, ORT %s" % (
+        "/".join("%.2f" % v for v in r["dp_rounds"]), "/".join("%.2f" % v for v in r["ort_rounds"])) \
+        if len(r.get("dp_rounds", [])) > 1 and "ort_rounds" in r else ""
     for r in rows:
         ratio = lambda a, b: "%.2f" % (r[a] / r[b]) if a in r and b in r else "n/a"
         nodw = "DevProc N, plain layout between convolutions (DPRT_LAYOUT=plain): %.2f" % r["dp_plain"] \
@@ -368,7 +397,7 @@ def main():
             "%.2f" % r["dp_nodw"] if "dp_nodw" in r else ""
         nodw += "; DevProc N, depthwise on oneDNN at every batch (DPRT_DNNL=conv,dw,dw1,linear," \
             "gemm): %.2f" % r["dp_dw1"] if "dp_dw1" in r else ""
-        nodw += "DevProc N, linear layers on own kernels (DPRT_DNNL=conv,dw): %.2f" % r["dp_nolin"] \
+        nodw += "; DevProc N, linear layers on own kernels (DPRT_DNNL=conv,dw): %.2f" % r["dp_nolin"] \
             if "dp_nolin" in r else ""
         lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["name"], r["batch"], f(r.get("dp")), f(r.get("dp1")), f(r.get("ort")),
@@ -377,7 +406,8 @@ def main():
             "%.0f" % r["mem"] if "mem" in r else "n/a",
             ("%.1e" % r["err"] if "err" in r else "n/a") +
             ("; %.1e" % r["err1"] if "err1" in r else ""),
-            "; ".join(x for x in (r["note"], r.get("onnx", ""), nodw) if x).replace("|", "/")))
+            "; ".join(x for x in (r["note"], r.get("onnx", ""), nodw.lstrip("; "), rounds(r))
+                      if x).replace("|", "/")))
     text = "\n".join(lines) + "\n"
     print(text)
     with open(args.out, "w") as fo:

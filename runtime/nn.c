@@ -725,7 +725,7 @@ attn_body(void *arg, int64_t t, const int R)
 	const Attn *at = arg;
 	int64_t b = t / at->nqb, i0 = t % at->nqb * QB, i1 = i0 + QB, L = at->L, S = at->S;
 	int64_t E = at->E, Ev = at->Ev, mo, i, j0, j1, e, e0, n, nr[4];
-	float m[QB], l[QB], corr[4];
+	float m[QB], l[QB], corr[4] = {0};   /* set before use; some compilers cannot tell */
 	_Alignas(64) float sc[4][KB], pr[4][KB];
 	int r, jj, c, nc, bad, g, k, act[4], same;
 	const float *qr[4];
