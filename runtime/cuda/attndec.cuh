@@ -12,8 +12,9 @@
  * writes its row's maximum, sum and unscaled outputs to part, and the last
  * block of the row to finish (a counter per row, reset by that block for
  * the next launch) merges the chunks and writes y: one kernel, no merge
- * launch.  Exact fp32, the same operations as attn.cu's kernel; a row with
- * every key masked gives zeros.  D: 64 where E = EV = 64 and the rows of
+ * launch.  Exact fp32, each chunk the same operations as attn.cu's kernel
+ * (the p·v rows of a slice loaded at once, added in key order; the merge's
+ * chunks a lane each); a row with every key masked gives zeros.  D: 64 where E = EV = 64 and the rows of
  * q, k, v, y are 16-byte aligned (dprt_cuda_sdpa checks), else 0 (any E up
  * to DEC_MAXE, EV up to 32·NO).  Needs At and boff (attn.cuh). */
 #ifndef DPRT_ATTNDEC_CUH
@@ -97,17 +98,31 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		l = l * corr + ps;
 		for (int d = 0; d < NO; d++)
 			o[d] *= corr;
+		/* p·v over the slice's keys: the rows of the keys some lane keeps
+		 * loaded first, all at once (one trip to memory, not one a key),
+		 * then added in key order */
 		int nt = min(32, send - sb);
-		for (int t = 0; t < nt; t++) {
-			float pt = __shfl_sync(0xffffffffu, p, t);
-			if (pt == 0.0f)
-				continue;   /* the same for every lane */
-			const float *vr = vb + (long long)(sb + t) * P.VRS;
-			if (D) {
-				float2 x = *(const float2 *)(vr + 2 * lane);
-				o[0] = fmaf(pt, x.x, o[0]);
-				o[1] = fmaf(pt, x.y, o[1]);
-			} else {
+		unsigned live = __ballot_sync(0xffffffffu, p != 0.0f);
+		if (D) {
+			float2 x[32];
+#pragma unroll
+			for (int t = 0; t < 32; t++)
+				if (t < nt && (live >> t & 1u))
+					x[t] = *(const float2 *)(vb + (long long)(sb + t) * P.VRS + 2 * lane);
+#pragma unroll
+			for (int t = 0; t < 32; t++) {
+				float pt = __shfl_sync(0xffffffffu, p, t);
+				if (t < nt && (live >> t & 1u)) {
+					o[0] = fmaf(pt, x[t].x, o[0]);
+					o[1] = fmaf(pt, x[t].y, o[1]);
+				}
+			}
+		} else {
+			for (int t = 0; t < nt; t++) {
+				float pt = __shfl_sync(0xffffffffu, p, t);
+				if (!(live >> t & 1u))
+					continue;   /* the same for every lane */
+				const float *vr = vb + (long long)(sb + t) * P.VRS;
 				for (int d = 0; d < NO; d++)
 					if (lane + 32 * d < EV)
 						o[d] = fmaf(pt, vr[lane + 32 * d], o[d]);
@@ -141,31 +156,48 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	__threadfence();   /* the other blocks' partials, after their counts */
 	if (lane == 0)
 		count[r] = 0;   /* for the next launch */
+	/* the merge: the chunks' maxima and sums a lane each (32 at a time),
+	 * then each lane's outputs summed over the chunks in chunk order, the
+	 * weight of chunk t passed from its lane; every load of a round of 32
+	 * chunks independent of the others */
 	const float *p0 = part + (long long)r * nchunk * (EV + 2);
 	m = -INFINITY;
-	for (int t = 0; t < nchunk; t++)
+	for (int t = lane; t < nchunk; t += 32)
 		m = fmaxf(m, __ldcg(p0 + (long long)t * (EV + 2)));
+	for (int d = 16; d > 0; d >>= 1)
+		m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, d));
 	if (m == -INFINITY) {   /* every key masked */
 		for (int e = lane; e < EV; e += 32)
 			yr[e] = 0.0f;
 		return;
 	}
 	l = 0.0f;
-	for (int t = 0; t < nchunk; t++) {
+	for (int t = lane; t < nchunk; t += 32) {
 		const float *pt = p0 + (long long)t * (EV + 2);
 		float mt = __ldcg(pt);
 		l += mt == -INFINITY ? 0.0f : __ldcg(pt + 1) * expf(mt - m);
 	}
-	for (int e = lane; e < EV; e += 32) {
-		float s = 0.0f;
-		for (int t = 0; t < nchunk; t++) {
-			const float *pt = p0 + (long long)t * (EV + 2);
-			float mt = __ldcg(pt);
-			if (mt != -INFINITY)
-				s = fmaf(__ldcg(pt + 2 + e), expf(mt - m), s);
+	for (int d = 16; d > 0; d >>= 1)
+		l += __shfl_xor_sync(0xffffffffu, l, d);
+	float s[NO];
+	for (int d = 0; d < NO; d++)
+		s[d] = 0.0f;
+	for (int t0 = 0; t0 < nchunk; t0 += 32) {
+		int nt = min(32, nchunk - t0);
+		float mt = lane < nt ? __ldcg(p0 + (long long)(t0 + lane) * (EV + 2)) : -INFINITY;
+		float wl = mt == -INFINITY ? 0.0f : expf(mt - m);   /* chunk t0 + lane's weight */
+#pragma unroll 8
+		for (int t = 0; t < nt; t++) {
+			const float *pt = p0 + (long long)(t0 + t) * (EV + 2) + 2;
+			float w = __shfl_sync(0xffffffffu, wl, t);
+			for (int d = 0; d < NO; d++)
+				if (lane + 32 * d < EV)
+					s[d] = fmaf(__ldcg(pt + lane + 32 * d), w, s[d]);
 		}
-		yr[e] = l > 0.0f ? s / l : 0.0f;
 	}
+	for (int d = 0; d < NO; d++)
+		if (lane + 32 * d < EV)
+			yr[lane + 32 * d] = l > 0.0f ? s[d] / l : 0.0f;
 }
 
 #endif

@@ -34,6 +34,7 @@ static const Case cases[] = {
 	{"3 rows, bool mask, a dead row", 2, 3, 90, 64, 64, 0, 1, -1, 1},
 	{"head sizes 40 and 72, 2 rows, 150 keys", 3, 2, 150, 40, 72, 0, 0, -1, -1},
 	{"head size 16 (small llama), 1 row, 32 keys, pos 5", 4, 1, 32, 16, 16, 0, 1, 5, -1},
+	{"1 row, 1100 keys, bool mask (over 32 chunks)", 1, 1, 1100, 64, 64, 0, 1, -1, -1},
 };
 
 template <int NO, int MASK, int D>

@@ -107,13 +107,26 @@ __shfl_down_sync(unsigned, T v, int s)
 	T o = emu_xchg(v, l + s < 32 ? l + s : l);
 	return o;
 }
-static inline int
-__any_sync(unsigned, int p)
+/* every lane's p at once: one exchange, not one a lane */
+static inline unsigned
+__ballot_sync(unsigned, int p)
 {
-	int r = 0;
-	for (int s = 0; s < 32; s++)
-		r |= emu_xchg(p, s) != 0;
+	int t = threadIdx.x, w = t / 32, v = p != 0;
+	unsigned r = 0;
+
+	memcpy(emu_cur->slot[t], &v, sizeof v);
+	emu_cur->warp[w].wait();
+	for (int s = 0; s < 32; s++) {
+		memcpy(&v, emu_cur->slot[w * 32 + s], sizeof v);
+		r |= (unsigned)v << s;
+	}
+	emu_cur->warp[w].wait();
 	return r;
+}
+static inline int
+__any_sync(unsigned m, int p)
+{
+	return __ballot_sync(m, p) != 0;
 }
 static inline void
 __syncthreads(void)
