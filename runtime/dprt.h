@@ -417,9 +417,13 @@ int64_t dprt_conv2d_scratch(int64_t C, int64_t OH, int64_t OW, int64_t groups,
  * (added); its element at batch b, row i, column j lies at offset
  * Σ bidx[t]·mbst[t] + i·msl + j·mss, bidx being b's index in the batch
  * shape bdim[0..nb-1].  A row with every score masked gives zeros.  No
- * score matrix is kept (an online softmax over blocks of keys); scratch is
- * unused (NULL).
+ * score matrix is kept (an online softmax over blocks of keys).  scratch:
+ * dprt_sdpa_scratch_floats(B, S, E) floats where k is transposed once for
+ * every block of query rows (each block of rows transposes its own keys
+ * where it is NULL or that count is 0); the results are the same bits
+ * either way.
  */
+size_t dprt_sdpa_scratch_floats(int64_t B, int64_t S, int64_t E);
 void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
                    int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
                    const void *mask, int dtype_mask, int nb, const int64_t *bdim,
@@ -427,11 +431,12 @@ void dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int
 /* The same with q, k, v, y read and written in place through strides:
  * st holds, for y, q, k, v in turn, nb + 1 element strides: those of the
  * batch dims bdim, then the row stride (the last dim is contiguous); B is
- * the product of bdim.  NULL: dense, as dprt_sdpa_f32. */
+ * the product of bdim.  NULL: dense, as dprt_sdpa_f32.  scratch as there. */
 void dprt_sdpa_strided_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
                            int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
                            const void *mask, int dtype_mask, int nb, const int64_t *bdim,
-                           const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st);
+                           const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st,
+                           float *scratch);
 
 /* ---- Text (tokenize.c): byte-level BPE tokenizers from a Hugging Face
  * tokenizer.json (GPT-2 and Llama-3 style), giving the ids and text of the

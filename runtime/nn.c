@@ -544,6 +544,10 @@ typedef struct Attn {
 	int64_t msl, mss;
 	const int64_t *st;      /* NULL: dense; else for y, q, k, v in turn the nb
 	                           batch strides then the row stride */
+	float *kt;              /* the keys transposed, each block of KB as kt_block
+	                           writes it, block jb of batch entry b at
+	                           (b·nkb + jb)·E·KB; NULL: each task makes its own */
+	int64_t nkb;            /* blocks of KB keys: ⌈S / KB⌉ */
 } Attn;
 
 /* Batch entry b of a task: where its rows of y, q, k, v start, their row
@@ -697,6 +701,71 @@ attn_rows(void *arg, int64_t t)
  * the target has no 512-bit registers); loaded and stored with memcpy, so
  * no alignment is assumed. */
 typedef float v16 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
+
+/* Lane numbers 0..15, f in every lane, and a lane-wise choice: a where
+ * m's lane is set (all ones, as comparisons give), else b.  Macros, not
+ * functions: a function returning a 64-byte vector has an ABI that
+ * depends on the target, which the entry points choose. */
+#define VLANE16 ((vi16){ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 })
+#define VSPLAT16(f) ((v16){ f, f, f, f, f, f, f, f, f, f, f, f, f, f, f, f })
+#define VSEL16(m, a, b) ((v16)(((m) & (vi16)(a)) | (~(m) & (vi16)(b))))
+
+/* r[0..15] transposed in place (r[i][j] <-> r[j][i]): for each bit w of
+ * the lane number, rows i and i + w (bit w of i clear) swap the lanes
+ * where bit w of the lane and of the row differ. */
+static inline __attribute__((always_inline)) void
+transpose16(v16 *r)
+{
+	static const vi16 lo[4] = {
+		{ 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 },
+		{ 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 },
+		{ 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 },
+		{ 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 } };
+	static const vi16 hi[4] = {
+		{ 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 },
+		{ 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
+		{ 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
+		{ 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 } };
+	int b, w, i0, i;
+
+	for (b = 0, w = 1; b < 4; b++, w *= 2)
+		for (i0 = 0; i0 < 16; i0 += 2 * w)
+			for (i = i0; i < i0 + w; i++) {
+				v16 a = r[i], c = r[i + w];
+				r[i] = __builtin_shuffle(a, c, lo[b]);
+				r[i + w] = __builtin_shuffle(a, c, hi[b]);
+			}
+}
+
+/* kt[e·KB + jj] = k[jj·rk + e] for the n keys of a block, zeros for the
+ * keys from n to nk (a multiple of 16, at most KB): 16 keys by 16 of their elements at a time through
+ * transpose16 where vec, element by element otherwise and for the last
+ * E % 16. */
+static inline __attribute__((always_inline)) void
+kt_block(float *restrict kt, const float *k, int64_t rk, int64_t n, int64_t nk, int64_t E,
+         const int vec)
+{
+	int64_t e = 0, jj;
+	int t;
+
+	if (vec)
+		for (; e + 16 <= E; e += 16)
+			for (jj = 0; jj < nk; jj += 16) {
+				v16 r[16];
+				for (t = 0; t < 16; t++)
+					if (jj + t < n)
+						memcpy(&r[t], k + (jj + t) * rk + e, sizeof r[t]);
+					else
+						r[t] = (v16){ 0 };
+				transpose16(r);
+				for (t = 0; t < 16; t++)
+					memcpy(kt + (e + t) * KB + jj, &r[t], sizeof r[t]);
+			}
+	for (; e < E; e++)
+		for (jj = 0; jj < nk; jj++)
+			kt[e * KB + jj] = jj < n ? k[jj * rk + e] : 0.0f;
+}
 
 /* exp of the KB scores less their maximum (<= 0 or -inf, no NaN). */
 static inline __attribute__((always_inline)) void
@@ -709,14 +778,80 @@ vexp_block(float *restrict p, const float *restrict x)
 }
 
 /*
- * The same as attn_rows for E <= EMAX, vectorized across keys: a task
- * copies each block of KB keys transposed (kt[e][j]), so a row's KB
- * scores are E multiply-adds of whole vectors (summed over e in order);
- * exp over the block at once (vexp_block; expf where a score is NaN or
- * +inf); Σ p·v with the row's output held in vectors over up to 64 of its
- * columns.  Every row is computed the same way whatever the split.
+ * The same as attn_rows for E <= EMAX, vectorized across keys: each block
+ * of KB keys transposed (kt[e][j]; once for the whole call into the
+ * caller's scratch where it gives one, else by each task for itself), so
+ * a row's scores are E multiply-adds of whole vectors, as many vectors as
+ * the block has keys (summed over e in order); the block's maximum and
+ * NaN test in vectors; exp over the block at once (vexp_block; expf where
+ * a score is NaN or +inf); Σ p·v with the row's output held in vectors
+ * over up to 64 of its columns (pv_rows).  Every row is computed the same
+ * way whatever the split and whoever transposed its keys.
  */
 enum { EMAX = 256 };
+
+/* acc[k][c] += q_k · (keys 16c to 16c + 15) for R rows (qr) and the NV
+ * vectors of keys of the transposed block kt, summed over e in order;
+ * NV and R constants where it is inlined. */
+static inline __attribute__((always_inline)) void
+qk_rows(v16 (*acc)[KB / 16], const float *const *qr, const float *kt, int64_t E, const int R,
+        const int NV)
+{
+	v16 kv[KB / 16];
+	int64_t e;
+	int k, c;
+
+	for (e = 0; e < E; e++) {
+		for (c = 0; c < NV; c++)
+			memcpy(&kv[c], kt + e * KB + c * 16, sizeof kv[c]);
+		for (k = 0; k < R; k++) {
+			float qe = qr[k][e];
+			for (c = 0; c < NV; c++)
+				acc[k][c] += qe * kv[c];
+		}
+	}
+}
+
+/* y = y·corr + Σ p·v for R rows (yr, corr, pr) over n keys of v (rows rv
+ * apart), output columns e0 to e0 + 16·nc: each key's row of v loaded
+ * once for all R rows.  nc and R constants where it is inlined, so that
+ * the R·nc sums stay in registers. */
+static inline __attribute__((always_inline)) void
+pv_rows(float *const *yr, int64_t e0, const float *corr, const float (*pr)[KB],
+        const float *v, int64_t rv, int64_t n, const int R, const int nc)
+{
+	v16 acc[4][4], vv[4];
+	int64_t jj;
+	int k, c;
+
+	for (k = 0; k < R; k++)
+		for (c = 0; c < nc; c++) {
+			memcpy(&acc[k][c], yr[k] + e0 + c * 16, sizeof acc[k][c]);
+			acc[k][c] *= corr[k];
+		}
+	for (jj = 0; jj < n; jj++) {
+		for (c = 0; c < nc; c++)
+			memcpy(&vv[c], v + jj * rv + c * 16, sizeof vv[c]);
+		for (k = 0; k < R; k++) {
+			float pj = pr[k][jj];
+			for (c = 0; c < nc; c++)
+				acc[k][c] += pj * vv[c];
+		}
+	}
+	for (k = 0; k < R; k++)
+		for (c = 0; c < nc; c++)
+			memcpy(yr[k] + e0 + c * 16, &acc[k][c], sizeof acc[k][c]);
+}
+
+/* From here to the kernels' entry points, GCC may fuse a multiply and an
+ * add into one FMA where the target has it (the AVX2 and AVX-512 entry
+ * points): the same for every row whatever the split, so results still do
+ * not depend on the thread count; they differ from the generic entry's in
+ * the last bits. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=fast")
+#endif
 static _Thread_local _Alignas(64) float attn_kt[EMAX * KB];
 
 static inline __attribute__((always_inline)) void
@@ -727,8 +862,8 @@ attn_body(void *arg, int64_t t, const int R)
 	int64_t E = at->E, Ev = at->Ev, mo, i, j0, j1, e, e0, n, nr[4];
 	float m[QB], l[QB], corr[4] = {0};   /* set before use; some compilers cannot tell */
 	_Alignas(64) float sc[4][KB], pr[4][KB];
-	int r, jj, c, nc, bad, g, k, act[4], same;
-	const float *qr[4];
+	int r, jj, c, nc, nv, bad, g, k, act[4], same;
+	const float *qr[4], *kt;
 	float *yr[4];
 	Ent en;
 
@@ -751,14 +886,12 @@ attn_body(void *arg, int64_t t, const int R)
 		j1 = j0 + KB < S ? j0 + KB : S;
 		if (hidden(at, mo, i0, i1, j0, j1))
 			continue;
-		for (jj = 0; jj < KB; jj++) {
-			const float *kj = en.k + (j0 + jj) * en.rk;
-			if (j0 + jj < j1)
-				for (e = 0; e < E; e++)
-					attn_kt[e * KB + jj] = kj[e];
-			else
-				for (e = 0; e < E; e++)
-					attn_kt[e * KB + jj] = 0.0f;
+		nv = (int)((j1 - j0 + 15) / 16);
+		if (at->kt) {
+			kt = at->kt + (b * at->nkb + j0 / KB) * E * KB;
+		} else {
+			kt_block(attn_kt, en.k + j0 * en.rk, en.rk, j1 - j0, nv * 16, E, R > 1);
+			kt = attn_kt;
 		}
 		/* R rows at a time (each key vector loaded once for all of them);
 		 * every row's sums in the same order as alone */
@@ -771,15 +904,11 @@ attn_body(void *arg, int64_t t, const int R)
 				for (c = 0; c < KB / 16; c++)
 					acc[k][c] = (v16){ 0 };
 			}
-			for (e = 0; e < E; e++) {
-				v16 kv[KB / 16];
-				for (c = 0; c < KB / 16; c++)
-					memcpy(&kv[c], attn_kt + e * KB + c * 16, sizeof kv[c]);
-				for (k = 0; k < R; k++) {
-					float qe = qr[k][e];
-					for (c = 0; c < KB / 16; c++)
-						acc[k][c] += qe * kv[c];
-				}
+			switch (nv) {   /* the vectors of 16 keys the block has, a constant */
+			case 1: qk_rows(acc, qr, kt, E, R, 1); break;
+			case 2: qk_rows(acc, qr, kt, E, R, 2); break;
+			case 3: qk_rows(acc, qr, kt, E, R, 3); break;
+			default: qk_rows(acc, qr, kt, E, R, KB / 16); break;
 			}
 			for (k = 0; k < g; k++) {   /* each row's softmax over the block */
 				float mb = -INFINITY, mn, ls, *sk = sc[k], *pk = pr[k];
@@ -789,11 +918,19 @@ attn_body(void *arg, int64_t t, const int R)
 				if (at->causal && j0 + n > i + k + 1)
 					n = i + k + 1 - j0;
 				nr[k] = n;
-				for (c = 0; c < KB / 16; c++)
-					memcpy(sk + c * 16, &acc[k][c], sizeof acc[k][c]);
-				for (jj = 0; jj < KB; jj++)
-					sk[jj] = jj < n ? at->scale * sk[jj] : -INFINITY;
-				if (at->mask)
+				/* the block's scores in vectors: scaled, keys past n at -inf,
+				 * their maximum and whether one is NaN lane-wise first */
+				v16 sv[KB / 16], mv, nanv = { 0 };
+				for (c = 0; c < KB / 16; c++) {
+					sv[c] = acc[k][c] * at->scale;
+					if ((c + 1) * 16 > n) {
+						vi16 past = VLANE16 + c * 16 >= (int)n;
+						sv[c] = VSEL16(past, VSPLAT16(-INFINITY), sv[c]);
+					}
+				}
+				if (at->mask) {
+					for (c = 0; c < KB / 16; c++)
+						memcpy(sk + c * 16, &sv[c], sizeof sv[c]);
 					for (jj = 0; jj < n; jj++) {
 						int64_t o = mo + (i + k) * at->msl + (j0 + jj) * at->mss;
 						if (at->dtype_mask == DPRT_BOOL)
@@ -801,10 +938,19 @@ attn_body(void *arg, int64_t t, const int R)
 						else
 							sk[jj] += ((const float *)at->mask)[o];
 					}
+					for (c = 0; c < KB / 16; c++)
+						memcpy(&sv[c], sk + c * 16, sizeof sv[c]);
+				}
+				mv = sv[0];
+				for (c = 0; c < KB / 16; c++) {
+					vi16 gt = sv[c] > mv;
+					mv = VSEL16(gt, sv[c], mv);
+					nanv = (v16)((vi16)nanv | (sv[c] != sv[c]));
+				}
 				bad = 0;
-				for (jj = 0; jj < KB; jj++) {
-					mb = sk[jj] > mb ? sk[jj] : mb;
-					bad |= sk[jj] != sk[jj];
+				for (c = 0; c < 16; c++) {
+					mb = mv[c] > mb ? mv[c] : mb;
+					bad |= ((vi16)nanv)[c] != 0;
 				}
 				if (bad)
 					mb = NAN;
@@ -814,8 +960,10 @@ attn_body(void *arg, int64_t t, const int R)
 				mn = mb > m[r] || mb != mb ? mb : m[r];
 				corr[k] = m[r] == -INFINITY ? 0.0f : expf(m[r] - mn);
 				m[r] = mn;
-				for (jj = 0; jj < KB; jj++)
-					sk[jj] -= mn;
+				for (c = 0; c < KB / 16; c++) {
+					sv[c] -= mn;
+					memcpy(sk + c * 16, &sv[c], sizeof sv[c]);
+				}
 				if (bad || mn == INFINITY)
 					for (jj = 0; jj < KB; jj++)
 						pk[jj] = jj < n ? expf(sk[jj]) : 0.0f;
@@ -838,48 +986,18 @@ attn_body(void *arg, int64_t t, const int R)
 			/* y = y·corr + Σ p·v, 64 columns (4 vectors) at a time: all R
 			 * rows together when they take the same keys, else row by row */
 			for (e0 = 0; e0 + 16 <= Ev; e0 += 64) {
+				const float *vb = en.v + j0 * en.rv + e0;
 				nc = (int)((Ev - e0) / 16 < 4 ? (Ev - e0) / 16 : 4);
-				if (same) {
-					for (k = 0; k < R; k++)
-						for (c = 0; c < nc; c++) {
-							memcpy(&acc[k][c], yr[k] + e0 + c * 16, sizeof acc[k][c]);
-							acc[k][c] *= corr[k];
-						}
-					for (jj = 0; jj < nr[0]; jj++) {
-						const float *vj = en.v + (j0 + jj) * en.rv + e0;
-						v16 vv[4];
-						for (c = 0; c < nc; c++)
-							memcpy(&vv[c], vj + c * 16, sizeof vv[c]);
-						for (k = 0; k < R; k++) {
-							float pj = pr[k][jj];
-							for (c = 0; c < nc; c++)
-								acc[k][c] += pj * vv[c];
-						}
-					}
-					for (k = 0; k < R; k++)
-						for (c = 0; c < nc; c++)
-							memcpy(yr[k] + e0 + c * 16, &acc[k][c], sizeof acc[k][c]);
-					continue;
-				}
-				for (k = 0; k < g; k++) {
-					if (!act[k])
-						continue;
-					for (c = 0; c < nc; c++) {
-						memcpy(&acc[0][c], yr[k] + e0 + c * 16, sizeof acc[0][c]);
-						acc[0][c] *= corr[k];
-					}
-					for (jj = 0; jj < nr[k]; jj++) {
-						const float *vj = en.v + (j0 + jj) * en.rv + e0;
-						float pj = pr[k][jj];
-						for (c = 0; c < nc; c++) {
-							v16 vv;
-							memcpy(&vv, vj + c * 16, sizeof vv);
-							acc[0][c] += pj * vv;
-						}
-					}
-					for (c = 0; c < nc; c++)
-						memcpy(yr[k] + e0 + c * 16, &acc[0][c], sizeof acc[0][c]);
-				}
+				if (same && nc == 4)
+					pv_rows(yr, e0, corr, pr, vb, en.rv, nr[0], R, 4);
+				else if (same)
+					pv_rows(yr, e0, corr, pr, vb, en.rv, nr[0], R, nc);
+				else
+					for (k = 0; k < g; k++)
+						if (act[k] && nc == 4)
+							pv_rows(yr + k, e0, corr + k, pr + k, vb, en.rv, nr[k], 1, 4);
+						else if (act[k])
+							pv_rows(yr + k, e0, corr + k, pr + k, vb, en.rv, nr[k], 1, nc);
 			}
 			for (k = 0; k < g; k++) {
 				if (!act[k])
@@ -904,10 +1022,30 @@ attn_body(void *arg, int64_t t, const int R)
 	}
 }
 
+/* Task t of the keys' transposition: block t % nkb of batch entry t / nkb
+ * into at->kt, as the attention tasks would each make it (vec: 16 by 16). */
+static inline __attribute__((always_inline)) void
+kt_body(void *arg, int64_t t, const int vec)
+{
+	const Attn *at = arg;
+	int64_t b = t / at->nkb, j0 = t % at->nkb * KB, n = at->S - j0 < KB ? at->S - j0 : KB;
+	Ent en;
+
+	entry(at, b, &en);
+	kt_block(at->kt + t * at->E * KB, en.k + j0 * en.rk, en.rk, n, (n + 15) / 16 * 16, at->E,
+	         vec);
+}
+
 static void
 attn_generic(void *arg, int64_t t)
 {
 	attn_body(arg, t, 1);
+}
+
+static void
+kt_generic(void *arg, int64_t t)
+{
+	kt_body(arg, t, 0);
 }
 
 #if defined(__x86_64__)
@@ -924,7 +1062,30 @@ attn_avx512(void *arg, int64_t t)
 {
 	attn_body(arg, t, 4);
 }
+
+__attribute__((target("avx2,fma")))
+static void
+kt_avx2(void *arg, int64_t t)
+{
+	kt_body(arg, t, 1);
+}
+
+__attribute__((target("avx512f,avx2,fma")))
+static void
+kt_avx512(void *arg, int64_t t)
+{
+	kt_body(arg, t, 1);
+}
 #endif
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+size_t
+dprt_sdpa_scratch_floats(int64_t B, int64_t S, int64_t E)
+{
+	return E > EMAX ? 0 : (size_t)(B * ((S + KB - 1) / KB) * KB * E);
+}
 
 void
 dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
@@ -933,25 +1094,28 @@ dprt_sdpa_f32(float *y, const float *q, const float *k, const float *v, int64_t 
               const int64_t *mbst, int64_t msl, int64_t mss, float *scratch)
 {
 	dprt_sdpa_strided_f32(y, q, k, v, B, L, S, E, Ev, scale, causal, mask, dtype_mask, nb, bdim,
-	                      mbst, msl, mss, NULL);
-	(void)scratch;
+	                      mbst, msl, mss, NULL, scratch);
 }
 
 void
 dprt_sdpa_strided_f32(float *y, const float *q, const float *k, const float *v, int64_t B,
                       int64_t L, int64_t S, int64_t E, int64_t Ev, float scale, int causal,
                       const void *mask, int dtype_mask, int nb, const int64_t *bdim,
-                      const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st)
+                      const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st,
+                      float *scratch)
 {
 	Attn at = { y, q, k, v, L, S, E, Ev, (L + QB - 1) / QB, scale, causal, dtype_mask, nb,
-	            mask, bdim, mbst, msl, mss, st };
-	void (*fn)(void *, int64_t) = attn_generic;
+	            mask, bdim, mbst, msl, mss, st, E <= EMAX && S > 0 ? scratch : NULL,
+	            (S + KB - 1) / KB };
+	void (*fn)(void *, int64_t) = attn_generic, (*kf)(void *, int64_t) = kt_generic;
 
 #if defined(__x86_64__)
 	if (dprt_isa() == DPRT_ISA_AVX512)
-		fn = attn_avx512;
+		fn = attn_avx512, kf = kt_avx512;
 	else if (dprt_isa() == DPRT_ISA_AVX2)
-		fn = attn_avx2;
+		fn = attn_avx2, kf = kt_avx2;
 #endif
+	if (at.kt)   /* the keys transposed once, not once for each block of queries */
+		dprt_parallel(B * at.nkb, kf, &at);
 	dprt_parallel(B * at.nqb, fn, &at);
 }

@@ -882,11 +882,46 @@ k_bmm(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
+/* Attention op's q type as the kernel sees it (*lq where xf_sdpa set its
+ * dims: operands read in place through strides), and its L, S, E, Ev. */
+static const Type *
+sdpa_geom(const Fn *fn, const Op *op, Type *lq, int64_t *L, int64_t *S, int64_t *E, int64_t *Ev)
+{
+	const Type *tq = &fn->val[op->in[0]].t;
+	const Attr *xd = dp_attr(op, "xdims");
+	int r;
+
+	if (xd && dp_attr(op, "xst") && dp_attr(op, "xoff")) {
+		*lq = *tq;
+		lq->rank = (uint8_t)(xd->n - 2);
+		memcpy(lq->dim, xd->ints, (size_t)lq->rank * sizeof *lq->dim);
+		r = lq->rank;
+		*L = lq->dim[r - 2], *E = lq->dim[r - 1], *S = xd->ints[r], *Ev = xd->ints[r + 1];
+		return lq;
+	}
+	r = tq->rank;
+	*L = tq->dim[r - 2], *E = tq->dim[r - 1];
+	*S = fn->val[op->in[1]].t.dim[r - 2], *Ev = fn->val[op->in[2]].t.dim[r - 1];
+	return tq;
+}
+
+/* Floats of scratch, as runtime/nn.c's dprt_sdpa_scratch_floats: the keys
+ * transposed in blocks of 64, for head sizes up to 256. */
+static int64_t
+sdpascratch(const Fn *fn, const Op *op)
+{
+	int64_t L, S, E, Ev;
+	Type lq;
+	const Type *tq = sdpa_geom(fn, op, &lq, &L, &S, &E, &Ev);
+
+	return E > 256 ? 0 : prod(tq, 0, tq->rank - 2) * ((S + 63) / 64 * 64) * E;
+}
+
 static int
 k_sdpa(Ctx *c, const Op *op, int i)
 {
 	int y = op->out[0], q = op->in[0], k = op->in[1], v = op->in[2], r, j;
-	const Type *tq = ty(c, q), *tk = ty(c, k), *tv = ty(c, v);
+	const Type *tq;
 	int64_t L, S, E, Ev, ms[DP_MAXRANK] = { 0 }, zero = 0;
 	const Attr *sc = dp_attr(op, "scale"), *xd = dp_attr(op, "xdims");
 	const Attr *xs = dp_attr(op, "xst"), *xo = dp_attr(op, "xoff");
@@ -897,17 +932,8 @@ k_sdpa(Ctx *c, const Op *op, int i)
 			return nokernel(c, op, i, ty(c, op->in[j])->dtype, "f32");
 	if (dp_numel(ty(c, y)) == 0)
 		return 0;
-	if (xd && xs && xo) {   /* operands read in place through strides (xf_sdpa) */
-		lq = *tq;
-		lq.rank = (uint8_t)(xd->n - 2);
-		memcpy(lq.dim, xd->ints, (size_t)lq.rank * sizeof *lq.dim);
-		tq = &lq;
-		r = tq->rank;
-		L = tq->dim[r - 2], E = tq->dim[r - 1], S = xd->ints[r], Ev = xd->ints[r + 1];
-	} else {
-		r = tq->rank;
-		L = tq->dim[r - 2], E = tq->dim[r - 1], S = tk->dim[r - 2], Ev = tv->dim[r - 1];
-	}
+	tq = sdpa_geom(c->fn, op, &lq, &L, &S, &E, &Ev);
+	r = tq->rank;
 	scores = *tq;
 	scores.dim[r - 1] = S;
 	if (op->nin == 4)
@@ -933,8 +959,12 @@ k_sdpa(Ctx *c, const Op *op, int i)
 	str_put(c->body, ", ");
 	ints(c, r > 2 ? ms : &zero, r > 2 ? r - 2 : 1);
 	str_printf(c->body, ", %lld, %lld, ", (long long)ms[r - 2], (long long)ms[r - 1]);
-	if (xd && xs && xo)
+	if (xd && xs && xo) {
 		ints(c, xs->ints, xs->n);
+		str_put(c->body, ", ");
+	}
+	if (sdpascratch(c->fn, op) > 0)
+		scratchp(c, i);
 	else
 		str_put(c->body, "NULL");
 	str_put(c->body, ");\n");
@@ -952,6 +982,10 @@ nn_scratch(const Fn *fn, const Op *op, const char *blk)
 		if (fn->val[op->in[0]].t.rank != 4 || fn->val[op->in[1]].t.rank != 4)
 			return 0;
 		return 4 * convscratch(fn, op, convlay(blk, op));
+	case Asdpa:
+		if (fn->val[op->out[0]].t.dtype != DP_F32 || dp_numel(&fn->val[op->out[0]].t) == 0)
+			return 0;
+		return 4 * sdpascratch(fn, op);
 	}
 	return 0;
 }

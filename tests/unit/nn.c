@@ -649,7 +649,7 @@ test_sdpa(void)
 		int64_t B0 = c[t].B0, B1 = c[t].B1, B = B0 * B1, L = c[t].L, S = c[t].S, E = c[t].E;
 		int64_t Ev = c[t].Ev;
 		float *q = frand(B * L * E, -2, 2), *k = frand(B * S * E, -2, 2), *v = frand(B * S * Ev, -2, 2);
-		float *y = malloc((size_t)(B * L * Ev) * 4), *sc = malloc((size_t)(L * S) * 4);
+		float *y = malloc((size_t)(B * L * Ev) * 4), *sc = malloc(dprt_sdpa_scratch_floats(B, S, E) * 4 + 4);
 		float *fm = frand(B1 * L * S, -3, 0);   /* float mask [B1, L, S] (bcast over B0) */
 		uint8_t *bm = malloc((size_t)(L * S));  /* bool mask [L, S] */
 		double *ref = malloc((size_t)(B * L * Ev) * sizeof *ref), *row = malloc((size_t)S * 8);
@@ -703,10 +703,11 @@ test_sdpa(void)
 			dprt_pool_enter(pool);
 			dprt_sdpa_f32(y3, q, k, v, B, L, S, E, Ev, (float)scale, c[t].causal, mask,
 			              c[t].mask == 2 ? DPRT_F32 : DPRT_BOOL, 2, (const int64_t[]){ B0, B1 },
-			              mbst, S, 1, sc);
+			              mbst, S, 1, NULL);   /* each block of rows its own keys */
 			dprt_pool_leave(pool);
 			dprt_pool_destroy(pool);
-			ok(memcmp(y, y3, (size_t)(B * L * Ev) * 4) == 0, "  the same bits on 3 threads");
+			ok(memcmp(y, y3, (size_t)(B * L * Ev) * 4) == 0,
+			   "  the same bits on 3 threads, the keys transposed by each block of rows");
 			free(y3);
 		}
 		free(q), free(k), free(v), free(y), free(sc), free(fm), free(bm), free(ref), free(row);
@@ -1184,9 +1185,11 @@ test_sdpa_strided(void)
 		dprt_sdpa_f32(y, d[0], d[1], d[2], B * H, L, L, E, E, 0.125f, 0,
 		              c[t].mask ? bm : NULL, DPRT_BOOL, 2, (const int64_t[]){ B, H }, zero, L, 1,
 		              NULL);
+		float *kts = malloc(dprt_sdpa_scratch_floats(B * H, L, E) * 4 + 4);   /* keys transposed once */
 		dprt_sdpa_strided_f32(ys, qkv, qkv + H * E, qkv + 2 * H * E, B * H, L, L, E, E, 0.125f,
 		                      0, c[t].mask ? bm : NULL, DPRT_BOOL, 2, (const int64_t[]){ B, H },
-		                      zero, L, 1, st);
+		                      zero, L, 1, st, kts);
+		free(kts);
 		for (int64_t b = 0; b < B; b++)
 			for (int64_t h = 0; h < H; h++)
 				for (int64_t i = 0; i < L; i++)
