@@ -217,29 +217,32 @@ static DecKernel *
 pickdec(int no, int mask, int d64)
 {
 	if (d64)
-		return mask == 1 ? sdpadec<2, 1, 64> : mask == 2 ? sdpadec<2, 2, 64> : sdpadec<2, 0, 64>;
+		return mask == 1   ? sdpadec<2, 1, 64, DEC_WARPS>
+		       : mask == 2 ? sdpadec<2, 2, 64, DEC_WARPS>
+		                   : sdpadec<2, 0, 64, DEC_WARPS>;
 	switch (no * 4 + mask) {
-	case 4: return sdpadec<1, 0, 0>;
-	case 5: return sdpadec<1, 1, 0>;
-	case 6: return sdpadec<1, 2, 0>;
-	case 8: return sdpadec<2, 0, 0>;
-	case 9: return sdpadec<2, 1, 0>;
-	case 10: return sdpadec<2, 2, 0>;
-	case 12: return sdpadec<3, 0, 0>;
-	case 13: return sdpadec<3, 1, 0>;
-	case 14: return sdpadec<3, 2, 0>;
-	case 16: return sdpadec<4, 0, 0>;
-	case 17: return sdpadec<4, 1, 0>;
-	case 18: return sdpadec<4, 2, 0>;
-	case 20: return sdpadec<5, 0, 0>;
-	case 21: return sdpadec<5, 1, 0>;
-	case 22: return sdpadec<5, 2, 0>;
+	case 4: return sdpadec<1, 0, 0, DEC_WARPS>;
+	case 5: return sdpadec<1, 1, 0, DEC_WARPS>;
+	case 6: return sdpadec<1, 2, 0, DEC_WARPS>;
+	case 8: return sdpadec<2, 0, 0, DEC_WARPS>;
+	case 9: return sdpadec<2, 1, 0, DEC_WARPS>;
+	case 10: return sdpadec<2, 2, 0, DEC_WARPS>;
+	case 12: return sdpadec<3, 0, 0, DEC_WARPS>;
+	case 13: return sdpadec<3, 1, 0, DEC_WARPS>;
+	case 14: return sdpadec<3, 2, 0, DEC_WARPS>;
+	case 16: return sdpadec<4, 0, 0, DEC_WARPS>;
+	case 17: return sdpadec<4, 1, 0, DEC_WARPS>;
+	case 18: return sdpadec<4, 2, 0, DEC_WARPS>;
+	case 20: return sdpadec<5, 0, 0, DEC_WARPS>;
+	case 21: return sdpadec<5, 1, 0, DEC_WARPS>;
+	case 22: return sdpadec<5, 2, 0, DEC_WARPS>;
 	}
 	return NULL;
 }
 
-/* The decode kernel (attndec.cuh): a warp per query row and chunk of keys.
- * Chunks of whole slices of 32 keys, as many as make about 4 blocks per SM
+/* The decode kernel (attndec.cuh): a block of DEC_WARPS warps per query row
+ * and chunk of keys.  Chunks of whole slices of 32 keys, as many as make
+ * about 4 warps per SM but no fewer than 4 slices a warp
  * (a tuning database's split=N, DPRT_CUDA_ATTN_CHUNK=keys where set, 1
  * where DPRT_CUDA_ATTN_SPLIT=0), where the cuBLAS workspace holds the
  * partial rows and g->attnct the counters of the last block's merge. */
@@ -276,8 +279,13 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 			return -1;
 	}
 	if (g->attnct && rows <= DEC_MAXROWS && !(env && strcmp(env, "0") == 0)) {
-		long long want = a->split > 0 ? a->split : (4LL * sms + rows - 1) / rows;
+		/* blocks of DEC_WARPS warps: about 4 warps per SM, each with at
+		 * least 4 slices of 32 keys to walk before chunks are merged */
+		long long want = a->split > 0 ? a->split :
+		                 (4LL * sms + rows * DEC_WARPS - 1) / (rows * DEC_WARPS);
 		chunk = (int)((a->S + want - 1) / want);
+		if (a->split <= 0 && chunk < 4 * 32 * DEC_WARPS)
+			chunk = 4 * 32 * DEC_WARPS;
 		if (ck && atoi(ck) > 0 && a->split <= 0)
 			chunk = atoi(ck);
 		chunk = (chunk + 31) / 32 * 32;
@@ -286,7 +294,7 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 		    nchunk > 65535)
 			chunk = a->S, nchunk = 1;
 	}
-	f<<<dim3(nchunk, (unsigned)rows), 32, 0, g->stream>>>(P, q, k, v, mask, y, chunk,
+	f<<<dim3(nchunk, (unsigned)rows), 32 * DEC_WARPS, 0, g->stream>>>(P, q, k, v, mask, y, chunk,
 	                                                     (float *)g->blasws, g->attnct);
 	return dprt_cuda_launched(what, err, errn);
 }

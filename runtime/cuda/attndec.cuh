@@ -1,22 +1,23 @@
 /* attndec.cuh: attention for a few query rows (a decoder's step: one row
  * per head against a cache of keys), in the manner of flash-decoding.  A
- * block is one warp and takes one query row and one chunk of keys
- * (blockIdx.y the row of the B·L, blockIdx.x the chunk), so that a step's
- * 12 heads × 512 keys make 192 blocks rather than 12.  Lane t scores key t
- * of each slice of 32 (its row of k read whole, 16-byte loads where the
- * head size is 64), the warp keeps the running maximum and sum (online
- * softmax, as attn.cu's kernel), and adds p_t·v_t over the lanes (each
- * lane two outputs where the head size is 64).  Masked keys are neither
- * read nor added: a decode step's cache positions past the token cost
- * their mask's byte only.  With one chunk the block writes y; with more it
- * writes its row's maximum, sum and unscaled outputs to part, and the last
- * block of the row to finish (a counter per row, reset by that block for
- * the next launch) merges the chunks and writes y: one kernel, no merge
- * launch.  Exact fp32, each chunk the same operations as attn.cu's kernel
- * (the p·v rows of a slice loaded at once, added in key order; the merge's
- * chunks a lane each); a row with every key masked gives zeros.  D: 64 where E = EV = 64 and the rows of
- * q, k, v, y are 16-byte aligned (dprt_cuda_sdpa checks), else 0 (any E up
- * to DEC_MAXE, EV up to 32·NO).  Needs At and boff (attn.cuh). */
+ * block of W warps takes one query row and one chunk of keys (blockIdx.y
+ * the row of the B·L, blockIdx.x the chunk); warp w takes the slices w,
+ * w + W, ... of 32 keys of the chunk.  Lane t scores key t of a slice (its
+ * row of k read whole, 16-byte loads where the head size is 64), the warp
+ * keeps the running maximum and sum (online softmax, as attn.cu's kernel),
+ * loads the value rows of the slice's kept keys at once and adds p_t·v_t
+ * in key order (each lane two outputs where the head size is 64).  Masked
+ * keys are neither read nor added: a decode step's cache positions past
+ * the token cost their mask's byte only.  The block's warps merge their
+ * maxima, sums and outputs through shared memory (warp 0).  With one
+ * chunk the block writes y; with more it writes its row's maximum, sum and
+ * unscaled outputs to part, and the last block of the row to finish (a
+ * counter per row, reset by that block for the next launch) merges the
+ * chunks (a lane each) and writes y: one kernel, no merge launch.  Exact
+ * fp32; a row with every key masked gives zeros.  D: 64 where E = EV = 64
+ * and the rows of q, k, v, y are 16-byte aligned (dprt_cuda_sdpa checks),
+ * else 0 (any E up to DEC_MAXE, EV up to 32·NO).  Needs At and boff
+ * (attn.cuh). */
 #ifndef DPRT_ATTNDEC_CUH
 #define DPRT_ATTNDEC_CUH
 
@@ -24,6 +25,7 @@ enum {
 	DEC_MAXL = 8,        /* query rows (L) that take this kernel by default */
 	DEC_MAXE = 256,      /* head size of q and k */
 	DEC_MAXROWS = 4096,  /* rows (B·L) that can have chunks: the counters */
+	DEC_WARPS = 8,       /* warps of a block (W) in the kernel library */
 };
 
 /* The index of lane's output d. */
@@ -34,15 +36,16 @@ decidx(int lane, int d)
 	return D ? 2 * lane + d : lane + 32 * d;
 }
 
-template <int NO, int MASK, int D>
-static __global__ void __launch_bounds__(32)
+template <int NO, int MASK, int D, int W>
+static __global__ void __launch_bounds__(32 * W)
 sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
         const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y,
         int chunk, float *__restrict__ part, unsigned *__restrict__ count)
 {
 	__shared__ float qs[DEC_MAXE];
+	__shared__ float ws[W][2 + 32 * NO];   /* each warp's m, l and outputs, for the merge */
 	const int E = D ? D : P.E, EV = D ? D : P.EV, nchunk = gridDim.x;
-	int lane = threadIdx.x, r = blockIdx.y, c = blockIdx.x;
+	int lane = threadIdx.x % 32, w = threadIdx.x / 32, r = blockIdx.y, c = blockIdx.x;
 	int b = r / P.L, i = r - b * P.L;
 	int s0 = c * chunk, send = min(P.S, s0 + chunk);
 	const float *kb = k + boff(P, b, P.kbs), *vb = v + boff(P, b, P.vbs);
@@ -52,12 +55,12 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 
 	for (int d = 0; d < NO; d++)
 		o[d] = 0.0f;
-	for (int e = lane; e < E; e += 32)
+	for (int e = threadIdx.x; e < E; e += 32 * W)
 		qs[e] = qr[e];
-	__syncwarp();
+	__syncthreads();
 	if (P.CAUSAL)
 		send = min(send, i + 1);
-	for (int sb = s0; sb < send; sb += 32) {
+	for (int sb = s0 + 32 * w; sb < send; sb += 32 * W) {   /* warp w's slices of the chunk */
 		int j = sb + lane;
 		float sc = -INFINITY, mt, mn, corr, p, ps;
 		bool keep = j < send;
@@ -129,6 +132,31 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 			}
 		}
 		m = mn;
+	}
+	if (W > 1) {   /* the block's warps merged by warp 0, through shared memory */
+		if (lane == 0) {
+			ws[w][0] = m;
+			ws[w][1] = l;
+		}
+		for (int d = 0; d < NO; d++)
+			if (decidx<D>(lane, d) < EV)
+				ws[w][2 + decidx<D>(lane, d)] = o[d];
+		__syncthreads();
+		if (w != 0)
+			return;
+		m = -INFINITY;
+		for (int t = 0; t < W; t++)
+			m = fmaxf(m, ws[t][0]);
+		l = 0.0f;
+		for (int d = 0; d < NO; d++)
+			o[d] = 0.0f;
+		for (int t = 0; m != -INFINITY && t < W; t++) {
+			float mt = ws[t][0], wt = mt == -INFINITY ? 0.0f : expf(mt - m);
+			l = fmaf(ws[t][1], wt, l);
+			for (int d = 0; d < NO; d++)
+				if (decidx<D>(lane, d) < EV)
+					o[d] = fmaf(ws[t][2 + decidx<D>(lane, d)], wt, o[d]);
+		}
 	}
 	float *yr = y + boff(P, b, P.ybs) + (long long)i * P.YRS;
 	if (nchunk == 1) {

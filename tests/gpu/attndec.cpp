@@ -3,8 +3,9 @@
  * thread, block after block) against a float64 loop, for checking its
  * indexing, masks, chunks and last-block merge where there is no GPU
  * (tests/attn.t; on a GPU tests/gpu/attn.c checks the real thing).  Each
- * case runs with one chunk and with chunks of 32 and 64 keys; the counters
- * must be back at zero after each run.  Prints "ok"/"FAIL" per case and
+ * case runs with blocks of one warp in one chunk and in chunks of 32 and 64
+ * keys, and with blocks of DEC_WARPS warps in one chunk and (up to 200
+ * keys) in chunks of 64; the counters must be back at zero after each run.  Prints "ok"/"FAIL" per case and
  * chunk; exit 1 on a failure.  Linked with tests/gpu/emux/emux.cpp. */
 #include <stdio.h>
 
@@ -37,26 +38,38 @@ static const Case cases[] = {
 	{"1 row, 1100 keys, bool mask (over 32 chunks)", 1, 1, 1100, 64, 64, 0, 1, -1, -1},
 };
 
-template <int NO, int MASK, int D>
+template <int NO, int MASK, int D, int W>
 static void
 launch(int nchunk, int rows, const At &P, const float *q, const float *k, const float *v,
        const void *m, float *y, int chunk, float *part, unsigned *count)
 {
-	dp_launch(dim3(nchunk, rows), 32, [](auto... a) { sdpadec<NO, MASK, D>(a...); })(
+	dp_launch(dim3(nchunk, rows), 32 * W, [](auto... a) { sdpadec<NO, MASK, D, W>(a...); })(
 		P, q, k, v, m, y, chunk, part, count);
 }
 
-template <int NO, int D>
+template <int NO, int D, int W>
 static void
 bymask(int mask, int nchunk, int rows, const At &P, const float *q, const float *k,
        const float *v, const void *m, float *y, int chunk, float *part, unsigned *count)
 {
 	if (mask == 0)
-		launch<NO, 0, D>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+		launch<NO, 0, D, W>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
 	else if (mask == 1)
-		launch<NO, 1, D>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+		launch<NO, 1, D, W>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
 	else
-		launch<NO, 2, D>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+		launch<NO, 2, D, W>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+}
+
+/* The kernel with blocks of one warp (w 0) or of the library's DEC_WARPS. */
+template <int NO, int D>
+static void
+bywarps(int w, int mask, int nchunk, int rows, const At &P, const float *q, const float *k,
+        const float *v, const void *m, float *y, int chunk, float *part, unsigned *count)
+{
+	if (w)
+		bymask<NO, D, DEC_WARPS>(mask, nchunk, rows, P, q, k, v, m, y, chunk, part, count);
+	else
+		bymask<NO, D, 1>(mask, nchunk, rows, P, q, k, v, m, y, chunk, part, count);
 }
 
 static int
@@ -120,8 +133,13 @@ run(const Case *c)
 	P.QRS = E, P.KRS = E, P.VRS = EV, P.YRS = EV;
 	P.e = dprt_mkdiv(E), P.ev = dprt_mkdiv(EV);
 	const void *mask = c->mask == 1 ? (const void *)bm.data() : c->mask == 2 ? (const void *)fm.data() : NULL;
-	static const int chunks[] = {0, 32, 64};
-	for (int chunk : chunks) {
+	/* blocks of one warp: chunks of all, 32 and 64 keys; of DEC_WARPS
+	 * warps: all the keys, and 64 (warps with no slice of their own) */
+	static const int chunks[][2] = {{0, 0}, {0, 32}, {0, 64}, {1, 0}, {1, 64}};
+	for (const auto &wc : chunks) {
+		int wide = wc[0], chunk = wc[1];
+		if (wide && chunk && S > 200)
+			continue;   /* the emulator's time: 8 warps in many chunks on the short cases */
 		int rows = B * L, ch = chunk ? chunk : S, nchunk = (S + ch - 1) / ch;
 		std::vector<float> y((size_t)B * L * EV, NAN), part((size_t)rows * nchunk * (EV + 2), NAN);
 		std::vector<unsigned> count(rows, 0);
@@ -129,14 +147,14 @@ run(const Case *c)
 		int nan = 0, left = 0;
 
 		if (E == 64 && EV == 64)
-			bymask<2, 64>(c->mask, nchunk, rows, P, q.data(), k.data(), v.data(), mask, y.data(), ch,
-			              part.data(), count.data());
+			bywarps<2, 64>(wide, c->mask, nchunk, rows, P, q.data(), k.data(), v.data(), mask,
+			               y.data(), ch, part.data(), count.data());
 		else if ((EV + 31) / 32 == 3)
-			bymask<3, 0>(c->mask, nchunk, rows, P, q.data(), k.data(), v.data(), mask, y.data(), ch,
-			             part.data(), count.data());
+			bywarps<3, 0>(wide, c->mask, nchunk, rows, P, q.data(), k.data(), v.data(), mask,
+			              y.data(), ch, part.data(), count.data());
 		else
-			bymask<1, 0>(c->mask, nchunk, rows, P, q.data(), k.data(), v.data(), mask, y.data(), ch,
-			             part.data(), count.data());
+			bywarps<1, 0>(wide, c->mask, nchunk, rows, P, q.data(), k.data(), v.data(), mask,
+			              y.data(), ch, part.data(), count.data());
 		for (size_t i = 0; i < y.size(); i++) {
 			if (y[i] != y[i])
 				nan++;
@@ -147,8 +165,8 @@ run(const Case *c)
 			left += n != 0;
 		err /= mref > 0 ? mref : 1;
 		int bad = nan || left || !(err <= 1e-5);
-		printf("%s %-50s chunks of %4d (%3d): max|err|/max|ref| %.2e%s%s\n", bad ? "FAIL" : "ok  ",
-		       c->name, ch, nchunk, err, nan ? ", NaN or unwritten" : "",
+		printf("%s %-50s %d-warp blocks, chunks of %4d (%3d): max|err|/max|ref| %.2e%s%s\n",
+		       bad ? "FAIL" : "ok  ", c->name, wide ? (int)DEC_WARPS : 1, ch, nchunk, err, nan ? ", NaN or unwritten" : "",
 		       left ? ", counters left nonzero" : "");
 		fails += bad;
 	}

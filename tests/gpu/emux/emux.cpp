@@ -1,7 +1,8 @@
 /* emux.cpp: the kernel library's attention for the host emulator
  * (emux.h): dprt_cuda_sdpa as runtime/cuda/attn.cu sets up the geometry,
- * then always the decode kernel of attndec.cuh, in chunks of 32 keys
- * merged by the last block of each row (its own counters and partials). */
+ * then always the decode kernel of attndec.cuh with blocks of one warp, in
+ * chunks of 32 keys merged by the last block of each row (its own counters
+ * and partials). */
 #include <stdio.h>
 
 #include "dprt_cuda.h"
@@ -17,7 +18,7 @@ static void
 run(int nchunk, int rows, const At &P, const float *q, const float *k, const float *v,
     const void *m, float *y, int chunk, float *part, unsigned *count)
 {
-	dp_launch(dim3(nchunk, rows), 32, [](auto... a) { sdpadec<NO, MASK, D>(a...); })(
+	dp_launch(dim3(nchunk, rows), 32, [](auto... a) { sdpadec<NO, MASK, D, 1>(a...); })(
 		P, q, k, v, m, y, chunk, part, count);
 }
 
