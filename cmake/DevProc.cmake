@@ -203,7 +203,7 @@ function(devproc_add_pipeline NAME)
       WORKING_DIRECTORY "${w}" COMMENT "DevProc lower_gpu ${NAME}" VERBATIM)
     # -objtemp: intermediates named after the object, not nvcc's process id
     add_custom_command(OUTPUT "${d}/5.gpu.o"
-      COMMAND "${DEVPROC_NVCC}" -O1 "-arch=${arch}" -objtemp "-I${rt}" -MMD -MT "${r}/5.gpu.o"
+      COMMAND "${DEVPROC_NVCC}" -O0 "-arch=${arch}" -objtemp "-I${rt}" -MMD -MT "${r}/5.gpu.o"
               -MF "${r}/5.gpu.o.d" -c "${r}/5.gpu.cu" -o "${r}/5.gpu.o.new"
       COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.o.new" "${r}/5.gpu.o"
       COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.o.new"
