@@ -190,6 +190,8 @@ int dp_bound_ports(const Fn *fn, Err *err);
 int dp_isreshape(const Fn *fn, const Op *op);
 int dp_istranspose(const Fn *fn, const Op *op);
 int dp_matuse(const Fn *fn, const Op *op, int k);
+/* The operand of two-operand op that is not v (its first when both are). */
+int dp_other(const Op *op, int v);
 /* Whether index_write op writes into the bytes of a state in place (its
  * operand 0 is the state, or views of it, read by nothing else but the
  * state's assigns): the state's value, else -1 (the lowerings then copy

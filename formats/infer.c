@@ -593,6 +593,12 @@ intype(const Fn *fn, const Op *op, int k)
  * in C order, so a reshape of one is the same bytes.  Legalized IR has one
  * reshape, aten.view (dp-legalize rewrites the others into it). */
 int
+dp_other(const Op *op, int v)
+{
+	return op->in[0] == v ? op->in[1] : op->in[0];
+}
+
+int
 dp_isreshape(const Fn *fn, const Op *op)
 {
 	(void)fn;

@@ -53,13 +53,6 @@ binop(const Fn *fn, int j, int kind, int x, int *o)
 	return 1;
 }
 
-/* The other operand of op (not x): op's operand that is not x. */
-static int
-other(const Op *op, int x)
-{
-	return op->in[0] == x ? op->in[1] : op->in[0];
-}
-
 /*
  * 0.5·u·(1 + tanh(√(2/π)·(u + 0.044715·u³))) as PyTorch exports
  * transformers' NewGELU: mul(u, 0.5), pow(u, 3), mul(·, 0.044715),
@@ -224,7 +217,7 @@ xf_linear(Fn *fn, const int *nuse, int *gone, int *orphan, char *moved, Fuse *fu
 	}
 	if (j >= 0 && resadd(fn, &fn->op[j], cur)) {
 		f.res = op->nin;
-		in[op->nin] = other(&fn->op[j], cur);
+		in[op->nin] = dp_other(&fn->op[j], cur);
 		orphan[cur] = 1;
 		gone[j] = 1;
 		cur = fn->op[j].out[0];
@@ -376,7 +369,7 @@ movement(const Op *d)
  * only it reads to the tensor they view (*base), as a strided view of it;
  * the ops passed into ops[] (*n).  0, or -1 (nothing to gain). */
 static int
-source(const Fn *fn, const int *nuse, const int *gone, int v, int *base, Sv *sv, int *ops, int *n)
+viewsrc(const Fn *fn, const int *nuse, const int *gone, int v, int *base, Sv *sv, int *ops, int *n)
 {
 	int chain[16], m = 0, x = v, k;
 
@@ -437,7 +430,7 @@ xf_sdpa(Fn *fn, int *nuse, int *gone, int *orphan, int i)
 	for (k = 0; k < 3; k++) {
 		const Type *t = &fn->val[op->in[k]].t;
 		int n0 = nops;
-		if (source(fn, nuse, gone, op->in[k], &b[k], &sv[k + 1], ops, &nops) == 0) {
+		if (viewsrc(fn, nuse, gone, op->in[k], &b[k], &sv[k + 1], ops, &nops) == 0) {
 			any = 1;
 			continue;
 		}

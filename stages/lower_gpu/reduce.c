@@ -293,13 +293,6 @@ isconstn(const Gpu *g, int v, int64_t n)
 	       (n == 1 || (t->rank == 1 && t->dim[0] == n));
 }
 
-/* The other operand of binary op u than v. */
-static int
-other(const Op *u, int v)
-{
-	return u->in[0] == v ? u->in[1] : u->in[0];
-}
-
 void
 grms(Gpu *g)
 {
@@ -332,10 +325,10 @@ grms(Gpu *g)
 		if (r->kind != Arsqrt || (ni = only(g, r->out[0])) < 0)
 			continue;
 		nm = &fn->op[ni];
-		if (nm->kind != Amul || other(nm, r->out[0]) != x || (yi = only(g, nm->out[0])) < 0)
+		if (nm->kind != Amul || dp_other(nm, r->out[0]) != x || (yi = only(g, nm->out[0])) < 0)
 			continue;
 		y = &fn->op[yi];
-		k = other(y, nm->out[0]);
+		k = dp_other(y, nm->out[0]);
 		if (y->kind != Amul || !isconstn(g, k, n) || !dp_type_eq(ty(g, y->out[0]), tx))
 			continue;
 		g->rms[yi] = i;
@@ -372,7 +365,7 @@ rmsops(const Gpu *g, int i)
 	o.nm = &fn->op[g->user[o.r->out[0]]];
 	o.y = &fn->op[i];
 	o.x = o.p->in[0];
-	o.w = other(o.y, o.nm->out[0]);
+	o.w = dp_other(o.y, o.nm->out[0]);
 	return o;
 }
 
