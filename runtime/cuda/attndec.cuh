@@ -2,13 +2,15 @@
  * per head against a cache of keys), in the manner of flash-decoding.  A
  * block of W warps takes one query row and one chunk of keys (blockIdx.y
  * the row of the B·L, blockIdx.x the chunk); warp w takes the slices w,
- * w + W, ... of 32 keys of the chunk.  Lane t scores key t of a slice (its
- * row of k read whole, 16-byte loads where the head size is 64), the warp
- * keeps the running maximum and sum (online softmax, as attn.cu's kernel),
- * loads the value rows of the slice's kept keys at once and adds p_t·v_t
- * in key order (each lane two outputs where the head size is 64).  Masked
- * keys are neither read nor added: a decode step's cache positions past
- * the token cost their mask's byte only.  The block's warps merge their
+ * w + W, ... of 32 keys of the chunk, and loads the mask bytes of its
+ * first DEC_PRE slices at once, with q, before any key.  Lane t scores key
+ * t of a slice (its row of k read whole, 16-byte loads where the head size
+ * is 64; where it is, the value rows of the slice's kept keys are loaded
+ * in the same trip to memory), the warp keeps the running maximum and sum
+ * (online softmax, as attn.cu's kernel) and adds p_t·v_t in key order
+ * (each lane two outputs where the head size is 64).  Masked keys are
+ * neither read nor added: a decode step's cache positions past the token
+ * cost their mask's byte only.  The block's warps merge their
  * maxima, sums and outputs through shared memory (warp 0).  With one
  * chunk the block writes y; with more it writes its row's maximum, sum and
  * unscaled outputs to part, and the last block of the row to finish (a
@@ -26,6 +28,7 @@ enum {
 	DEC_MAXE = 256,      /* head size of q and k */
 	DEC_MAXROWS = 4096,  /* rows (B·L) that can have chunks: the counters */
 	DEC_WARPS = 8,       /* warps of a block (W) in the kernel library */
+	DEC_PRE = 4,         /* slices a warp learns its kept keys of before the first */
 };
 
 /* The index of lane's output d. */
@@ -55,29 +58,56 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 
 	for (int d = 0; d < NO; d++)
 		o[d] = 0.0f;
+	if (P.CAUSAL)
+		send = min(send, i + 1);
+	/* which keys of the warp's first DEC_PRE slices are kept: their mask
+	 * bytes loaded at once, with q, before any key (one trip to memory) */
+	bool pre[DEC_PRE];
+#pragma unroll
+	for (int t = 0; t < DEC_PRE; t++) {
+		int j = s0 + 32 * (w + W * t) + lane;
+		pre[t] = j < send;
+		if (MASK == 1 && pre[t])
+			pre[t] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+	}
 	for (int e = threadIdx.x; e < E; e += 32 * W)
 		qs[e] = qr[e];
 	__syncthreads();
-	if (P.CAUSAL)
-		send = min(send, i + 1);
-	for (int sb = s0 + 32 * w; sb < send; sb += 32 * W) {   /* warp w's slices of the chunk */
-		int j = sb + lane;
+	int it = 0;
+	for (int sb = s0 + 32 * w; sb < send; sb += 32 * W, it++) {   /* warp w's slices of the chunk */
+		int j = sb + lane, nt = min(32, send - sb);
 		float sc = -INFINITY, mt, mn, corr, p, ps;
 		bool keep = j < send;
 
-		if (MASK == 1 && keep)
+		if (it < DEC_PRE) {
+#pragma unroll
+			for (int t = 0; t < DEC_PRE; t++)
+				if (t == it)
+					keep = pre[t];
+		} else if (MASK == 1 && keep) {
 			keep = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+		}
+		unsigned kept = __ballot_sync(0xffffffffu, keep);
+		if (kept == 0)
+			continue;   /* every key of the slice masked: nothing read, nothing to add */
+		float2 x[D ? 32 : 1];
+		if (D) {   /* the kept keys' rows of v loaded with their rows of k */
+#pragma unroll
+			for (int t = 0; t < 32; t++)
+				if (t < nt && (kept >> t & 1u))
+					x[t] = *(const float2 *)(vb + (long long)(sb + t) * P.VRS + 2 * lane);
+		}
 		if (keep) {
 			const float *kr = kb + (long long)j * P.KRS;
 			sc = 0.0f;
 			if (D) {
 #pragma unroll
 				for (int e = 0; e < D; e += 4) {
-					float4 x = *(const float4 *)(kr + e);
-					sc = fmaf(qs[e], x.x, sc);
-					sc = fmaf(qs[e + 1], x.y, sc);
-					sc = fmaf(qs[e + 2], x.z, sc);
-					sc = fmaf(qs[e + 3], x.w, sc);
+					float4 y4 = *(const float4 *)(kr + e);
+					sc = fmaf(qs[e], y4.x, sc);
+					sc = fmaf(qs[e + 1], y4.y, sc);
+					sc = fmaf(qs[e + 2], y4.z, sc);
+					sc = fmaf(qs[e + 3], y4.w, sc);
 				}
 			} else {
 				for (int e = 0; e < E; e++)
@@ -91,7 +121,7 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		for (int d = 16; d > 0; d >>= 1)
 			mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, d));
 		if (mt == -INFINITY)
-			continue;   /* every key of the slice masked: nothing to add */
+			continue;   /* every score of the slice -inf: nothing to add */
 		mn = fmaxf(m, mt);
 		corr = expf(m - mn);
 		p = sc == -INFINITY ? 0.0f : expf(sc - mn);
@@ -101,17 +131,9 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		l = l * corr + ps;
 		for (int d = 0; d < NO; d++)
 			o[d] *= corr;
-		/* p·v over the slice's keys: the rows of the keys some lane keeps
-		 * loaded first, all at once (one trip to memory, not one a key),
-		 * then added in key order */
-		int nt = min(32, send - sb);
+		/* p·v over the slice's keys in key order, the keys with p > 0 */
 		unsigned live = __ballot_sync(0xffffffffu, p != 0.0f);
 		if (D) {
-			float2 x[32];
-#pragma unroll
-			for (int t = 0; t < 32; t++)
-				if (t < nt && (live >> t & 1u))
-					x[t] = *(const float2 *)(vb + (long long)(sb + t) * P.VRS + 2 * lane);
 #pragma unroll
 			for (int t = 0; t < 32; t++) {
 				float pt = __shfl_sync(0xffffffffu, p, t);
