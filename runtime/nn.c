@@ -711,31 +711,47 @@ typedef int32_t vi16 __attribute__((vector_size(64)));
 #define VSPLAT16(f) ((v16){ f, f, f, f, f, f, f, f, f, f, f, f, f, f, f, f })
 #define VSEL16(m, a, b) ((v16)(((m) & (vi16)(a)) | (~(m) & (vi16)(b))))
 
-/* r[0..15] transposed in place (r[i][j] <-> r[j][i]): for each bit w of
- * the lane number, rows i and i + w (bit w of i clear) swap the lanes
- * where bit w of the lane and of the row differ. */
+/* A lane-wise choice of two vectors' 32 lanes (0-15 a's, 16-31 b's) by a
+ * list of 16 constant lane numbers: clang's and GCC 12's
+ * __builtin_shufflevector where the compiler has it, GCC's __builtin_shuffle
+ * where not. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define VSHUF16(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#endif
+#endif
+#ifndef VSHUF16
+#define VSHUF16(a, b, ...) __builtin_shuffle(a, b, (vi16){ __VA_ARGS__ })
+#endif
+#define T16_LO1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define T16_HI1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define T16_LO2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define T16_HI2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define T16_LO4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define T16_HI4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define T16_LO8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define T16_HI8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+/* Rows i and i + w (bit w of i clear) of r swap the lanes where bit w of
+ * the lane and of the row differ. */
+#define T16_STAGE(w, LO, HI)                                   \
+	for (i0 = 0; i0 < 16; i0 += 2 * (w))                   \
+		for (i = i0; i < i0 + (w); i++) {              \
+			v16 a = r[i], c = r[i + (w)];           \
+			r[i] = VSHUF16(a, c, LO);               \
+			r[i + (w)] = VSHUF16(a, c, HI);         \
+		}
+
+/* r[0..15] transposed in place (r[i][j] <-> r[j][i]): a T16_STAGE for each
+ * bit of the lane number. */
 static inline __attribute__((always_inline)) void
 transpose16(v16 *r)
 {
-	static const vi16 lo[4] = {
-		{ 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 },
-		{ 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 },
-		{ 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 },
-		{ 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 } };
-	static const vi16 hi[4] = {
-		{ 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 },
-		{ 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
-		{ 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
-		{ 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 } };
-	int b, w, i0, i;
+	int i0, i;
 
-	for (b = 0, w = 1; b < 4; b++, w *= 2)
-		for (i0 = 0; i0 < 16; i0 += 2 * w)
-			for (i = i0; i < i0 + w; i++) {
-				v16 a = r[i], c = r[i + w];
-				r[i] = __builtin_shuffle(a, c, lo[b]);
-				r[i + w] = __builtin_shuffle(a, c, hi[b]);
-			}
+	T16_STAGE(1, T16_LO1, T16_HI1)
+	T16_STAGE(2, T16_LO2, T16_HI2)
+	T16_STAGE(4, T16_LO4, T16_HI4)
+	T16_STAGE(8, T16_LO8, T16_HI8)
 }
 
 /* kt[e·KB + jj] = k[jj·rk + e] for the n keys of a block, zeros for the
