@@ -371,6 +371,8 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 		str_put(out, "#include \"dpops.cuh\"\n");
 	if (g->faults)
 		str_put(out, "#include \"cuda/fault.cuh\"   /* dp_fault: indices out of range */\n");
+	if (g->pdl)
+		str_put(out, "#include \"cuda/pdl.cuh\"   /* tune cuda.pdl 1 */\n");
 	str_put(out, g->kern.p ? g->kern.p : "");
 	str_put(out, parts.p);
 	str_put(out, entry.p);

@@ -87,6 +87,8 @@ typedef struct Gpu {
 	const char *prec;  /* the mapping's precision (fp32, tf32), in keys */
 	int attninplace;   /* tune cuda.attn.inplace 1: attention reads and writes
 	                      through strides (plan.c) */
+	int pdl;           /* tune cuda.pdl 1: the elementwise and matrix-vector
+	                      kernels launched with programmatic dependent launch */
 	int gemvnorm;      /* tune cuda.gemv.norm 1 (the default): the GEMV kernel
 	                      reading an RMS norm of one row computes it (mm.c) */
 	int rmsp;          /* the RMS norm held back for its GEMV (its last mul), or -1 */
@@ -186,6 +188,12 @@ int gV(Gpu *g, int v);
 void opcomment(Str *s, const Fn *fn, int i, const char *indent);
 /* Appends the launch-check statement after a kernel launch. */
 void launched(Gpu *g, const char *kname);
+/* The start of kernel kname's launch on g->rec, its arguments to follow:
+ * "\tNAME<<<blocks, threads, 0, g->stream>>>(", or with tune cuda.pdl 1 a
+ * programmatic dependent launch (runtime/cuda/pdl.cuh), whose kernel must
+ * call kwait's line before it reads what kernels before it wrote. */
+void klaunch(Gpu *g, const char *kname, long long blocks, int threads);
+void kwait(const Gpu *g, Str *s);
 
 /* mm.c: a matrix product (aten.linear, aten.addmm, aten.mm) with its bias
  * and folded relu: a generated GEMV kernel for few rows, cuBLAS else. */

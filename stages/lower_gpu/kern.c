@@ -60,6 +60,22 @@ launched(Gpu *g, const char *kname)
 	           kname);
 }
 
+void
+klaunch(Gpu *g, const char *kname, long long blocks, int threads)
+{
+	if (g->pdl)
+		str_printf(g->rec, "\tdp_pdl(%s, %lld, %d, g->stream)(", kname, blocks, threads);
+	else
+		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", kname, blocks, threads);
+}
+
+void
+kwait(const Gpu *g, Str *s)
+{
+	if (g->pdl)
+		str_put(s, "\tdp_pdl_wait();   /* the kernels before: done, their writes seen */\n");
+}
+
 /* One kernel being generated. */
 typedef struct Kern {
 	Gpu *g;
@@ -977,6 +993,7 @@ emit_elem(Gpu *g, int i)
 	for (j = 0; j < k.np; j++)
 		str_printf(&g->kern, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype), j);
 	str_printf(&g->kern, "%s *__restrict__ y)\n{\n", stype(t->dtype));
+	kwait(g, &g->kern);
 	if (big)
 		str_printf(&g->kern, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
 		                     "i += (long long)gridDim.x * %d) {\n", BLOCK, (long long)n, BLOCK);
@@ -992,8 +1009,7 @@ emit_elem(Gpu *g, int i)
 	for (j = 0; j < k.nops; j++)
 		opcomment(g->rec, fn, k.ops[j], "\t");
 	if (n > 0) {
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", kname,
-		           (long long)blocks(n, BLOCK), BLOCK);
+		klaunch(g, kname, (long long)blocks(n, BLOCK), BLOCK);
 		for (j = 0; j < k.np; j++)
 			str_printf(g->rec, "v%d, ", gV(g, k.param[j]));
 		str_printf(g->rec, "v%d);\n", gV(g, v));
@@ -1040,14 +1056,15 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 	str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
 	for (j = 0; j < k.np; j++)
 		str_printf(&g->kern, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype), j);
-	str_printf(&g->kern, "%s *__restrict__ y)\n{\n"
-	                     "\tint i = blockIdx.x * %d + threadIdx.x;\n\n"
+	str_printf(&g->kern, "%s *__restrict__ y)\n{\n", stype(tx->dtype));
+	kwait(g, &g->kern);
+	str_printf(&g->kern, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n"
 	                     "\tif (i >= %lld)\n\t\treturn;\n"
 	                     "\tlong long m = i / %lld %% %lld, p = x%d[m];\n"
 	                     "\tif (p < 0 || p >= %lld)\n\t\treturn;   /* out of range: nothing */\n"
 	                     "\tfor (long long q = m + 1; q < %lld; q++)\n"
 	                     "\t\tif (x%d[q] == p)\n\t\t\treturn;   /* a later index writes here */\n",
-	           stype(tx->dtype), BLOCK, (long long)total, (long long)inner, (long long)M, ix,
+	           BLOCK, (long long)total, (long long)inner, (long long)M, ix,
 	           (long long)n, (long long)M, ix);
 	str_put(&g->kern, k.body.p ? k.body.p : "");
 	str_printf(&g->kern, "\ty[(i / %lld / %lld * %lld + p) * %lld + i %% %lld] = %s;\n}\n",
@@ -1057,8 +1074,7 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 	for (j = 0; j < k.nops; j++)
 		opcomment(g->rec, fn, k.ops[j], "\t");
 	if (total > 0) {
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", kname,
-		           (long long)blocks(total, BLOCK), BLOCK);
+		klaunch(g, kname, (long long)blocks(total, BLOCK), BLOCK);
 		for (j = 0; j < k.np; j++)
 			str_printf(g->rec, "v%d, ", gV(g, k.param[j]));
 		str_printf(g->rec, "(%s *)v%d);%s\n", stype(tx->dtype), gV(g, y),

@@ -131,7 +131,7 @@ epilogue(Str *s, const MM *p, const char *ind, const char *m, const char *n, con
 }
 
 static void
-params(Str *s, const MM *p, int ab)
+params(const Gpu *g, Str *s, const MM *p, int ab)
 {
 	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, p->name);
 	if (ab)
@@ -139,6 +139,7 @@ params(Str *s, const MM *p, int ab)
 	if (p->hasc0)
 		str_put(s, "const float *__restrict__ c0, ");
 	str_printf(s, "float *__restrict__ y)\n{\n");
+	kwait(g, s);
 }
 
 /* The signature and first lines of the GEMV kernels (b of type bt): n the
@@ -294,6 +295,7 @@ gvloopnorm(Gpu *g, Str *s, const MM *p, int h16)
 	if (p->gate)
 		str_put(s, "\t\t\tgp[t] = __ldg(bgn + k);\n");
 	str_put(s, "\t\t}\n\t}\n");
+	kwait(g, s);   /* the weights are loading; the norm's input is the kernel before's */
 	rms_prologue(g, p->norm, p->K, s);
 	str_printf(s, "#pragma unroll\n\tfor (int t = 0; t < %d; t++) {\n"
 	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k >= %lld)\n\t\t\tbreak;\n",
@@ -365,6 +367,8 @@ gemv(Gpu *g, const MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "float");
+	if (p->norm < 0)
+		kwait(g, s);
 	if (p->norm >= 0) {
 		gvloopnorm(g, s, p, 0);
 	} else {
@@ -394,7 +398,7 @@ small(Gpu *g, const MM *p)
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one thread "
 	              "per column n */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
 	           (long long)p->M, (long long)p->N, (long long)p->K);
-	params(s, p, 1);
+	params(g, s, p, 1);
 	str_printf(s, "\tlong long n = blockIdx.x * %dLL + threadIdx.x;\n\tfloat r", BLOCK);
 	for (m = 0; m < p->M; m++)
 		str_printf(s, ", acc%lld = 0.0f", (long long)m);
@@ -426,7 +430,7 @@ naive(Gpu *g, const MM *p)
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one thread "
 	              "per element */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
 	           (long long)p->M, (long long)p->N, (long long)p->K);
-	params(s, p, 1);
+	params(g, s, p, 1);
 	str_printf(s, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
 	              "i += (long long)gridDim.x * %d) {\n"
 	              "\t\tlong long m = i / %lld, n = i %% %lld;\n\t\tfloat r, acc = 0.0f;\n\n"
@@ -452,7 +456,7 @@ after(Gpu *g, const MM *p)
 	str_printf(s, "/* y[m,n] = %s(y[m,n]%s), M=%lld N=%lld, after cublasSgemm */\n",
 	           p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
 	           (long long)p->N);
-	params(s, &q, 0);
+	params(g, s, &q, 0);
 	snprintf(m, sizeof m, "(i / %lld)", (long long)p->N);
 	snprintf(n, sizeof n, "(i %% %lld)", (long long)p->N);
 	str_printf(s, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
@@ -495,7 +499,7 @@ aargs(Gpu *g, const MM *p)
 static void
 launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 {
-	str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p->name, (long long)blocks, threads);
+	klaunch(g, p->name, (long long)blocks, threads);
 	if (ab) {
 		aargs(g, p);
 		str_printf(g->rec, ", v%d, ", gV(g, p->b.v));
@@ -596,6 +600,8 @@ gemv16(Gpu *g, const MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "dp_h16");
+	if (p->norm < 0)
+		kwait(g, s);
 	if (p->norm >= 0) {
 		gvloopnorm(g, s, p, 1);
 	} else {
@@ -643,8 +649,7 @@ mm16(Gpu *g, MM *p)
 		gemv16(g, p);
 		for (j = 0; j < p->ng; j++)
 			cols += p->gn[j];
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p->name,
-		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p->name, (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
 		aargs(g, p);
 		for (j = 0; j < p->ng; j++) {
 			soff = 0;
@@ -661,8 +666,7 @@ mm16(Gpu *g, MM *p)
 		half16(g, p->b.v, &soff, b, sizeof b);
 		str_put(&g->kern, "\n");
 		gemv16(g, p);
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p->name,
-		           (long long)((p->N + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p->name, (long long)((p->N + WARPS - 1) / WARPS), WARPS * 32);
 		aargs(g, p);
 		str_printf(g->rec, ", (const dp_h16 *)(%s), ", b);
 		if (p->gate) {   /* the gate's weights, in 16 bits at init */
@@ -875,8 +879,7 @@ emit_mm(Gpu *g, int i)
 		gemv(g, &p);
 		for (k = 0; k < p.ng; k++)
 			cols += p.gn[k];
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", p.name,
-		           (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p.name, (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
 		aargs(g, &p);
 		for (k = 0; k < p.ng; k++)
 			str_printf(g->rec, ", v%d", gV(g, p.gb[k]));

@@ -197,6 +197,16 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		}
 		g->gemvnorm = gn[0] == '1';
 	}
+	/* programmatic dependent launch of the elementwise and matrix-vector
+	 * kernels (runtime/cuda/pdl.cuh): off unless asked */
+	{
+		const char *pd = dp_target_tune(&t, "cuda.pdl", "0");
+		if (strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0) {
+			dp_seterr(g->err, "%s: tune cuda.pdl %s: expected 0 or 1", map, pd);
+			return -1;
+		}
+		g->pdl = pd[0] == '1';
+	}
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (int k = 0; k < NTUNABLE; k++)

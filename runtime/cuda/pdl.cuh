@@ -1,0 +1,67 @@
+/* pdl.cuh: programmatic dependent launch (sm_90), for the generated CUDA of
+ * a mapping with `tune cuda.pdl 1` (dp-lower_gpu includes it then).  The
+ * elementwise and matrix-vector kernels are launched with dp_pdl(k, grid,
+ * block, stream)(args...), which lets the GPU start a kernel's blocks while
+ * the kernel before it drains; each such kernel calls dp_pdl_wait() before
+ * it reads anything the kernels before it wrote (a matrix-vector kernel of
+ * a decoder's step first loads its weights, which nothing writes).  On a
+ * GPU before sm_90 the launch is an ordinary one. */
+#ifndef DPRT_PDL_CUH
+#define DPRT_PDL_CUH
+
+/* Waits until the kernels before this one in the stream have finished and
+ * their writes are visible (at once where the launch was an ordinary one). */
+static __device__ __forceinline__ void
+dp_pdl_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	cudaGridDependencySynchronize();
+#endif
+}
+
+/* Whether the device (0) has programmatic dependent launch: sm_90 on. */
+static int
+dp_pdl_ok(void)
+{
+	static int ok = -1;
+
+	if (ok < 0) {
+		int major = 0;
+		ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) ==
+		             cudaSuccess && major >= 9;
+	}
+	return ok;
+}
+
+template <typename... P>
+struct dp_pdl_call {
+	void (*k)(P...);
+	dim3 grid, block;
+	cudaStream_t s;
+
+	template <typename... A>
+	void operator()(A... a) const
+	{
+		cudaLaunchAttribute at[1];
+		cudaLaunchConfig_t c = {};
+
+		at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		at[0].val.programmaticStreamSerializationAllowed = 1;
+		c.gridDim = grid;
+		c.blockDim = block;
+		c.dynamicSmemBytes = 0;
+		c.stream = s;
+		c.attrs = at;
+		c.numAttrs = dp_pdl_ok() ? 1 : 0;
+		(void)cudaLaunchKernelEx(&c, k, (P)a...);   /* dprt_cuda_launched reads its error */
+	}
+};
+
+template <typename... P>
+static dp_pdl_call<P...>
+dp_pdl(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t s)
+{
+	return dp_pdl_call<P...>{k, grid, block, s};
+}
+
+#endif
