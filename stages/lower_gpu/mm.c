@@ -347,6 +347,25 @@ gvsum(Str *s, const MM *p)
 	str_put(s, "\t}\n");
 }
 
+/* With tune cuda.pdl 1, the start of a GEMV kernel without a norm: its
+ * warp's rows of the weights (and the gate's) asked into L2, a line of 128
+ * bytes a lane, while the kernels before it finish; then the wait.  esize:
+ * the weights' bytes an element. */
+static void
+gvwait(const Gpu *g, Str *s, const MM *p, int esize)
+{
+	if (!g->pdl)
+		return;
+	str_printf(s, "\tfor (int o = lane * 128; o < %lld; o += 32 * 128) {   /* weights into L2 */\n"
+	              "\t\tasm volatile(\"prefetch.global.L2 [%%0];\" :: \"l\"((const char *)(b + "
+	              "(long long)n * %lld) + o));\n", (long long)(p->K * esize), (long long)p->b.cs);
+	if (p->gate)
+		str_printf(s, "\t\tasm volatile(\"prefetch.global.L2 [%%0];\" :: \"l\"((const char *)"
+		              "(bg + (long long)n * %lld) + o));\n", (long long)p->b.cs);
+	str_put(s, "\t}\n");
+	kwait(g, s);
+}
+
 /* The GEMV kernel: one warp per column n, lanes across k, all M rows at
  * once; B's column n is contiguous in k (a weight stored [N, K]). */
 static void
@@ -368,7 +387,7 @@ gemv(Gpu *g, const MM *p)
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "float");
 	if (p->norm < 0)
-		kwait(g, s);
+		gvwait(g, s, p, 4);
 	if (p->norm >= 0) {
 		gvloopnorm(g, s, p, 0);
 	} else {
@@ -601,7 +620,7 @@ gemv16(Gpu *g, const MM *p)
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "dp_h16");
 	if (p->norm < 0)
-		kwait(g, s);
+		gvwait(g, s, p, 2);
 	if (p->norm >= 0) {
 		gvloopnorm(g, s, p, 1);
 	} else {
