@@ -754,15 +754,14 @@ transpose16(v16 *r)
 	T16_STAGE(8, T16_LO8, T16_HI8)
 }
 
-/* kt[e·KB + jj] = k[jj·rk + e] for the n keys of a block, zeros for the
- * keys from n to nk (a multiple of 16, at most KB): 16 keys by 16 of their elements at a time through
- * transpose16 where vec, element by element otherwise and for the last
- * E % 16. */
+/* kt[e·KB + jj] = k[jj·rk + e] for the n keys (at most KB) of a block,
+ * zeros for the keys from n to the next multiple of 16: 16 keys by 16 of
+ * their elements at a time through transpose16 where vec, element by
+ * element otherwise and for the last E % 16. */
 static inline __attribute__((always_inline)) void
-kt_block(float *restrict kt, const float *k, int64_t rk, int64_t n, int64_t nk, int64_t E,
-         const int vec)
+kt_block(float *restrict kt, const float *k, int64_t rk, int64_t n, int64_t E, const int vec)
 {
-	int64_t e = 0, jj;
+	int64_t e = 0, jj, nk = (n + 15) / 16 * 16;
 	int t;
 
 	if (vec)
@@ -906,7 +905,7 @@ attn_body(void *arg, int64_t t, const int R)
 		if (at->kt) {
 			kt = at->kt + (b * at->nkb + j0 / KB) * E * KB;
 		} else {
-			kt_block(attn_kt, en.k + j0 * en.rk, en.rk, j1 - j0, nv * 16, E, R > 1);
+			kt_block(attn_kt, en.k + j0 * en.rk, en.rk, j1 - j0, E, R > 1);
 			kt = attn_kt;
 		}
 		/* R rows at a time (each key vector loaded once for all of them);
@@ -1048,8 +1047,7 @@ kt_body(void *arg, int64_t t, const int vec)
 	Ent en;
 
 	entry(at, b, &en);
-	kt_block(at->kt + t * at->E * KB, en.k + j0 * en.rk, en.rk, n, (n + 15) / 16 * 16, at->E,
-	         vec);
+	kt_block(at->kt + t * at->E * KB, en.k + j0 * en.rk, en.rk, n, at->E, vec);
 }
 
 static void

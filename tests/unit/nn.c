@@ -746,6 +746,22 @@ conv_on(int threads, const dprt_conv *cv, float *y, const float *x, const float 
 	dprt_pool_destroy(pool);
 }
 
+/* Whether cv on 1, 2, 3 and 4 threads gives y's n floats bit for bit (y2:
+ * room for them). */
+static int
+conv_same_on_threads(const dprt_conv *cv, const float *y, float *y2, int64_t n, const float *x,
+                     const float *prep, const float *res, float *sc)
+{
+	int same = 1;
+
+	for (int th = 1; th <= 4; th++) {
+		memset(y2, 0xff, (size_t)n * 4);
+		conv_on(th, cv, y2, x, prep, res, sc);
+		same &= memcmp(y, y2, (size_t)n * 4) == 0;
+	}
+	return same;
+}
+
 static void
 test_conv_run(void)
 {
@@ -780,7 +796,7 @@ test_conv_run(void)
 		float *y = malloc((size_t)ny * 4), *y2 = malloc((size_t)ny * 4);
 		float *sc = malloc((size_t)(ns + 1) * 4);
 		double *ref = malloc((size_t)ny * sizeof *ref);
-		int same = 1;
+
 		dprt_conv_prep(&cv, prep, w, c[t].bias ? b : NULL, c[t].bn ? bw : NULL, bb, bm, bv,
 		               1e-5f);
 		conv_on(0, &cv, y, x, prep, c[t].res ? res : NULL, sc);
@@ -814,12 +830,8 @@ test_conv_run(void)
 		         c[t].bias ? " bias" : "", c[t].bn ? " bn" : "", c[t].res ? " residual" : "",
 		         c[t].act);
 		close_rel(y, ref, ny, 1e-5, name);
-		for (int th = 1; th <= 4; th++) {
-			memset(y2, 0xff, (size_t)ny * 4);
-			conv_on(th, &cv, y2, x, prep, c[t].res ? res : NULL, sc);
-			same &= memcmp(y, y2, (size_t)ny * 4) == 0;
-		}
-		ok(same, "  the same bits on 1, 2, 3 and 4 threads");
+		ok(conv_same_on_threads(&cv, y, y2, ny, x, prep, c[t].res ? res : NULL, sc),
+		   "  the same bits on 1, 2, 3 and 4 threads");
 		free(x), free(w), free(b), free(bw), free(bb), free(bm), free(bv), free(res);
 		free(prep), free(y), free(y2), free(sc), free(ref);
 	}
@@ -877,7 +889,7 @@ test_conv_blocked(void)
 		float *yb = malloc((size_t)nyb * 4), *yb2 = malloc((size_t)nyb * 4);
 		float *y = malloc((size_t)ny * 4), *sc = malloc((size_t)(ns + 1) * 4);
 		double *ref = malloc((size_t)ny * sizeof *ref);
-		int same = 1, zero = 1;
+		int zero = 1;
 		char name[160];
 
 		blk16(xb, x, N, C, H * W, 1);
@@ -909,12 +921,8 @@ test_conv_blocked(void)
 			for (int64_t l = O % 16 ? O % 16 : 16; l < 16; l++)
 				zero &= (i / P) % OB != OB - 1 || yb[i * 16 + l] == 0.0f;
 		ok(zero, "  the padding channels 0");
-		for (int th = 1; th <= 4; th++) {
-			memset(yb2, 0xff, (size_t)nyb * 4);
-			conv_on(th, &cv, yb2, xb, prep, c[t].res ? rb : NULL, sc);
-			same &= memcmp(yb, yb2, (size_t)nyb * 4) == 0;
-		}
-		ok(same, "  the same bits on 1, 2, 3 and 4 threads");
+		ok(conv_same_on_threads(&cv, yb, yb2, nyb, xb, prep, c[t].res ? rb : NULL, sc),
+		   "  the same bits on 1, 2, 3 and 4 threads");
 		free(x), free(w), free(b), free(bw), free(bb), free(bm), free(bv), free(res);
 		free(xb), free(rb), free(prep), free(yb), free(yb2), free(y), free(sc), free(ref);
 	}
