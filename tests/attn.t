@@ -51,10 +51,9 @@ inplace() {
 	# between, and its result is written in place as the transpose and
 	# reshape that c_proj reads; the same for BERT (query, key, value
 	# products, viewed)
-	# (tune cuda.attn.inplace 1: off by default until it has run on a GPU)
-	{ cat targets/cuda; echo "tune cuda.attn.inplace 1"; } >"$tmp/inplace.target"
+	# (tune cuda.attn.inplace 1, the default)
 	bin/devproc build tests/zoo/hf_gpt2_train/m_hf_gpt2_train.dp tests/zoo/hf_bert_train/m_hf_bert_train.dp \
-		--target "$tmp/inplace.target" -C "$tmp/z" >/dev/null || return 1
+		--target cuda -C "$tmp/z" >/dev/null || return 1
 	cu=$tmp/z/m_hf_gpt2_train/5.gpu.cu
 	[ "$(grep -c '^	/\* q, k, v read in place' "$cu")" -eq 2 ] || { echo "not 2 attentions in place"; return 1; }
 	grep -q 'dprt_cuda_sdpa(g, &attn[0-9]*, v[0-9]* + 0, v[0-9]* + 64, v[0-9]* + 128, ' "$cu" ||
@@ -64,14 +63,16 @@ inplace() {
 	grep -q '^ \* 1 cuda partition, 32 kernels' "$cu" || { echo "not 32 kernels"; return 1; }
 	[ "$(grep -c '^	/\* q, k, v read in place' "$tmp/z/m_hf_bert_train/5.gpu.cu")" -eq 2 ]
 }
-check "GPT-2 and BERT (tests/zoo), tune cuda.attn.inplace 1: attention reads q, k, v and writes y in place, no copy kernels (32 kernels for GPT-2, was 40)" inplace
-default() {
-	# by default (tune cuda.attn.inplace 0) the copies stay: 40 kernels
-	bin/devproc build tests/zoo/hf_gpt2_train/m_hf_gpt2_train.dp --target cuda -C "$tmp/d" >/dev/null || return 1
+check "GPT-2 and BERT (tests/zoo) by default: attention reads q, k, v and writes y in place, no copy kernels (32 kernels for GPT-2, was 40)" inplace
+copies() {
+	# with tune cuda.attn.inplace 0 the copies stay: 40 kernels
+	{ cat targets/cuda; echo "tune cuda.attn.inplace 0"; } >"$tmp/copies.target"
+	bin/devproc build tests/zoo/hf_gpt2_train/m_hf_gpt2_train.dp --target "$tmp/copies.target" \
+		-C "$tmp/d" >/dev/null || return 1
 	! grep -q '^	/\* q, k, v read in place' "$tmp/d/m_hf_gpt2_train/5.gpu.cu" &&
 		grep -q '^ \* 1 cuda partition, 40 kernels' "$tmp/d/m_hf_gpt2_train/5.gpu.cu"
 }
-check "GPT-2 (tests/zoo) by default: attention through copies (40 kernels)" default
+check "GPT-2 (tests/zoo) with tune cuda.attn.inplace 0: attention through copies (40 kernels)" copies
 run() { "$tmp/attn" >"$tmp/out" 2>&1; rc=$?; cat "$tmp/out"; [ $rc -eq 0 ] && ! grep -q FAIL "$tmp/out"; }
 if [ -n "$gpu" ]; then
 	check "attention on the device: every method, block shape and split against float64" run

@@ -235,8 +235,8 @@ decoder() {
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
 		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c" &&
 		[ "$(grep -c 'index_write.*in place: the state' "$c")" -eq 4 ] &&
-		! grep -q 'DeviceToDevice' "$c" && ! grep -q '_where<<<' "$c" &&
-		! grep -q '_rms<<<' "$c" &&
+		! grep -q 'DeviceToDevice' "$c" && ! grep -q '_where\(<<<\|, \)' "$c" &&
+		! grep -q '_rms\(<<<\|, \)' "$c" &&
 		[ "$(grep -c '^/\* a is the input of RMS norm %[0-9]*, computed first in each warp \*/' "$c")" -eq 5 ] &&
 		[ "$(grep -c '3 sibling products of a in one kernel' "$c")" -eq 2 ] &&
 		[ "$(grep -c 'const float \*__restrict__ bg,' "$c")" -eq 2 ] &&
@@ -250,16 +250,14 @@ decoder() {
 		! grep -q 'a is the input of RMS norm' "$c"
 }
 check "llama_kv for cuda: 28 kernels for 2 layers (cache written in place, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues); 33 with tune cuda.gemv.norm 0" decoder
-# with tune cuda.pdl 1 the same 28 kernels, the 25 elementwise and GEMV
-# ones launched with programmatic dependent launch (runtime/cuda/pdl.cuh),
+# by default (tune cuda.pdl 1) the same 28 kernels, the 25 elementwise and
+# GEMV ones launched with programmatic dependent launch (runtime/cuda/pdl.cuh),
 # each waiting for the kernels before it (the GEMVs with a norm after
 # loading their weights); the bmm kernel and the kernel library's
-# attention launched as before; nvcc compiles it
+# attention launched as before; nvcc compiles it; with tune cuda.pdl 0
+# all 26 launched the ordinary way
 pdl() {
-	{ cat "$root/targets/cuda"; echo "tune cuda.pdl 1"; } >"$tmp/pdl.target"
-	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl.target" \
-		-C "$tmp/kvp" >/dev/null &&
-		c=$tmp/kvp/llama_kv/5.gpu.cu &&
+	c=$tmp/kv/llama_kv/5.gpu.cu &&
 		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c" &&
 		grep -q '^#include "cuda/pdl.cuh"' "$c" &&
 		l=$(grep -c '^	dp_pdl(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, g->stream)(' "$c") &&
@@ -267,13 +265,19 @@ pdl() {
 		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq "$l" ] &&
 		[ "$(grep -c '<<<' "$c")" -eq 1 ] && grep -q '^	k[0-9]*_bmm<<<' "$c" &&
 		grep -A1 'wp\[t\] = __ldg(bn + k);' "$c" | grep -q '}' &&
-		[ -x "$tmp/kvp/llama_kv/llama_kv" ] &&
+		[ -x "$tmp/kv/llama_kv/llama_kv" ] &&
+		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 0"; } >"$tmp/pdl0.target" &&
+		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl0.target" \
+			-C "$tmp/kvp0" >/dev/null &&
+		c0=$tmp/kvp0/llama_kv/5.gpu.cu &&
+		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c0" &&
+		! grep -q 'pdl' "$c0" && [ "$(grep -c '<<<' "$c0")" -eq 26 ] &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 2"; } >"$tmp/pdl2.target" &&
 		! "$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl2.target" \
 			-C "$tmp/kvp2" >"$tmp/pdl2.out" 2>&1 &&
 		grep -q 'tune cuda.pdl 2: expected 0 or 1' "$tmp/pdl2.out"
 }
-check "llama_kv for cuda with tune cuda.pdl 1: the 25 elementwise and GEMV kernels launched with programmatic dependent launch, each waiting first; nvcc compiles it; tune cuda.pdl 2 refused" pdl
+check "llama_kv for cuda by default (tune cuda.pdl 1): the 25 elementwise and GEMV kernels launched with programmatic dependent launch, each waiting first; nvcc compiles it; 26 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused" pdl
 # with DP_TEST_EMULATE=1: that step's cuda code (the norms in the GEMVs,
 # the decode attention of the kernel library: tests/gpu/emux) run on the
 # host through the emulator of tests/gpu/emu, one token at position 0, its

@@ -47,7 +47,7 @@ plan() {
 	[ "$(grep -c '^	if (dprt_cublaslt_16(g, 16, ' "$cu")" -eq 5 ] || { echo "not 5 cuBLASLt products"; return 1; }
 	[ "$(grep -c '^	if (dprt_cublaslt_16(g, 16, .*, NULL, v' "$cu")" -eq 2 ] || { echo "not 2 without bias"; return 1; }
 	[ "$(grep -c '^	if (dprt_cuda_round16(g, v[0-9]*, v[0-9]*, ' "$cu")" -eq 4 ] || { echo "not 4 results rounded"; return 1; }
-	grep -q '_linear_epilogue<<<' "$cu" || { echo "no epilogue kernel (relu)"; return 1; }
+	grep -q '_linear_epilogue\(<<<\|, \)' "$cu" || { echo "no epilogue kernel (relu)"; return 1; }
 	# one row: 5 matrix-vector kernels of 16-bit weights, the results rounded
 	[ "$(grep -c '^/\* y\[m,n\] = .*M=1 .*b in 16 bits (16-byte loads)' "$cu")" -eq 5 ] ||
 		{ echo "not 5 GEMV kernels of 16-bit weights"; return 1; }

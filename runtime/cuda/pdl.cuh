@@ -24,6 +24,14 @@ dp_pdl_wait(void)
 #endif
 }
 
+/* Asks the line at p into L2 (a kernel's weights, which nothing before it
+ * writes, before its wait). */
+static __device__ __forceinline__ void
+dp_pdl_prefetch(const void *p)
+{
+	asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 /* Whether the device (0) has programmatic dependent launch: sm_90 on. */
 static int
 dp_pdl_ok(void)

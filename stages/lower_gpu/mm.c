@@ -357,11 +357,11 @@ gvwait(const Gpu *g, Str *s, const MM *p, int esize)
 	if (!g->pdl)
 		return;
 	str_printf(s, "\tfor (int o = lane * 128; o < %lld; o += 32 * 128) {   /* weights into L2 */\n"
-	              "\t\tasm volatile(\"prefetch.global.L2 [%%0];\" :: \"l\"((const char *)(b + "
-	              "(long long)n * %lld) + o));\n", (long long)(p->K * esize), (long long)p->b.cs);
+	              "\t\tdp_pdl_prefetch((const char *)(b + (long long)n * %lld) + o);\n",
+	           (long long)(p->K * esize), (long long)p->b.cs);
 	if (p->gate)
-		str_printf(s, "\t\tasm volatile(\"prefetch.global.L2 [%%0];\" :: \"l\"((const char *)"
-		              "(bg + (long long)n * %lld) + o));\n", (long long)p->b.cs);
+		str_printf(s, "\t\tdp_pdl_prefetch((const char *)(bg + (long long)n * %lld) + o);\n",
+		           (long long)p->b.cs);
 	str_put(s, "\t}\n");
 	kwait(g, s);
 }

@@ -177,10 +177,10 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	}
 	g->prec = dp_strdup(fn->arena, prec);
 	/* attention reading q, k, v and writing its result through strides
-	 * (plan.c: attnwindows, attnwrites): off unless asked for, until it
-	 * has run on a GPU */
+	 * (plan.c: attnwindows, attnwrites): on unless asked otherwise (0:
+	 * copy kernels around attention) */
 	{
-		const char *ip = dp_target_tune(&t, "cuda.attn.inplace", "0");
+		const char *ip = dp_target_tune(&t, "cuda.attn.inplace", "1");
 		if (strcmp(ip, "0") != 0 && strcmp(ip, "1") != 0) {
 			dp_seterr(g->err, "%s: tune cuda.attn.inplace %s: expected 0 or 1", map, ip);
 			return -1;
@@ -198,9 +198,10 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		g->gemvnorm = gn[0] == '1';
 	}
 	/* programmatic dependent launch of the elementwise and matrix-vector
-	 * kernels (runtime/cuda/pdl.cuh): off unless asked */
+	 * kernels (runtime/cuda/pdl.cuh): on unless asked otherwise (an
+	 * ordinary launch on a GPU before sm_90 all the same) */
 	{
-		const char *pd = dp_target_tune(&t, "cuda.pdl", "0");
+		const char *pd = dp_target_tune(&t, "cuda.pdl", "1");
 		if (strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0) {
 			dp_seterr(g->err, "%s: tune cuda.pdl %s: expected 0 or 1", map, pd);
 			return -1;

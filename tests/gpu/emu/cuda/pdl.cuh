@@ -1,0 +1,40 @@
+/* cuda/pdl.cuh for the emulator: found before runtime/cuda/pdl.cuh (the
+ * tests put tests/gpu/emu first on the include path), so that generated
+ * code with programmatic dependent launch (tune cuda.pdl 1, the default)
+ * runs here too.  The emulator runs one kernel at a time to its end, so a
+ * launch is an ordinary one and the wait has nothing to wait for. */
+#ifndef DPRT_PDL_CUH
+#define DPRT_PDL_CUH
+
+static inline void
+dp_pdl_wait(void)
+{
+}
+
+static inline void
+dp_pdl_prefetch(const void *)
+{
+}
+
+template <typename... P>
+struct dp_pdl_emu {
+	void (*k)(P...);
+	dim3 grid, block;
+
+	template <typename... A>
+	void operator()(A... a) const
+	{
+		void (*f)(P...) = k;
+
+		dp_launch(grid, (int)block.x, [f](auto... x) { f(x...); })((P)a...);
+	}
+};
+
+template <typename... P>
+static dp_pdl_emu<P...>
+dp_pdl(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t)
+{
+	return dp_pdl_emu<P...>{k, grid, block};
+}
+
+#endif
