@@ -227,14 +227,20 @@ ondevice "classify with DPRT_CUDA_GRAPHS=0 (always eager) gives the same logits"
 # tokens against PyTorch's: make demo-llama on a GPU machine) -- the cache
 # written in place (no copy of it, no where over it), q, k and v one GEMV
 # kernel, gate and up one, the residual adds in the GEMV epilogues, the
-# rotated keys written by index_write's kernel, and each RMS norm (one row)
-# computed by the GEMV kernel that reads it (5 norms: 33 kernels before);
-# with tune cuda.gemv.norm 0 each norm is its own kernel again (33)
+# rotated keys written by index_write's kernel, each RMS norm (one row)
+# computed by the GEMV kernel that reads it (5 norms: 33 kernels before),
+# and the small kernels that do not depend on each other launched as one:
+# each layer's rotated query and its two cache writes (3 kernels a
+# layer), the rotary tables' cos and sin, the cache's two expands (28
+# kernels before); with tune cuda.gemv.norm 0 each norm is its own kernel
+# again (26)
 decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cuda -C "$tmp/kv" >/dev/null &&
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c" &&
-		[ "$(grep -c 'index_write.*in place: the state' "$c")" -eq 4 ] &&
+		grep -q '^ \* 1 cuda partition, 21 kernels;' "$c" &&
+		[ "$(grep -c '^/\* 3 kernels in one launch, their blocks side by side: k[0-9]*_add, k[0-9]*_index_write, k[0-9]*_index_write \*/' "$c")" -eq 2 ] &&
+		[ "$(grep -c '_add_group, 3, 256, g->stream)(.*   /\* in place: the state' "$c")" -eq 2 ] &&
+		[ "$(grep -c '^/\* 2 kernels in one launch' "$c")" -eq 3 ] &&
 		! grep -q 'DeviceToDevice' "$c" && ! grep -q '_where\(<<<\|, \)' "$c" &&
 		! grep -q '_rms\(<<<\|, \)' "$c" &&
 		[ "$(grep -c '^/\* a is the input of RMS norm %[0-9]*, computed first in each warp \*/' "$c")" -eq 5 ] &&
@@ -245,23 +251,23 @@ decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
 		-C "$tmp/kv0" >/dev/null &&
 		c=$tmp/kv0/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 33 kernels;' "$c" &&
-		[ "$(grep -c '_rms<<<' "$c")" -eq 5 ] &&
+		grep -q '^ \* 1 cuda partition, 26 kernels;' "$c" &&
+		[ "$(grep -c '_rms\(<<<\|, \)' "$c")" -eq 5 ] &&
 		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 28 kernels for 2 layers (cache written in place, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues); 33 with tune cuda.gemv.norm 0" decoder
-# by default (tune cuda.pdl 1) the same 28 kernels, the 25 elementwise and
+check "llama_kv for cuda: 21 kernels for 2 layers (cache written in place, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, each layer's RoPE and cache writes one launch); 26 with tune cuda.gemv.norm 0" decoder
+# by default (tune cuda.pdl 1) the same 21 kernels, the 18 elementwise and
 # GEMV ones launched with programmatic dependent launch (runtime/cuda/pdl.cuh),
 # each waiting for the kernels before it (the GEMVs with a norm after
 # loading their weights); the bmm kernel and the kernel library's
 # attention launched as before; nvcc compiles it; with tune cuda.pdl 0
-# all 26 launched the ordinary way
+# all 19 launched the ordinary way
 pdl() {
 	c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 21 kernels;' "$c" &&
 		grep -q '^#include "cuda/pdl.cuh"' "$c" &&
 		l=$(grep -c '^	dp_pdl(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, g->stream)(' "$c") &&
-		[ "$l" -eq 25 ] &&
+		[ "$l" -eq 18 ] &&
 		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq "$l" ] &&
 		[ "$(grep -c '<<<' "$c")" -eq 1 ] && grep -q '^	k[0-9]*_bmm<<<' "$c" &&
 		grep -A1 'wp\[t\] = __ldg(bn + k);' "$c" | grep -q '}' &&
@@ -270,14 +276,14 @@ pdl() {
 		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl0.target" \
 			-C "$tmp/kvp0" >/dev/null &&
 		c0=$tmp/kvp0/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 28 kernels;' "$c0" &&
-		! grep -q 'pdl' "$c0" && [ "$(grep -c '<<<' "$c0")" -eq 26 ] &&
+		grep -q '^ \* 1 cuda partition, 21 kernels;' "$c0" &&
+		! grep -q 'pdl' "$c0" && [ "$(grep -c '<<<' "$c0")" -eq 19 ] &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 2"; } >"$tmp/pdl2.target" &&
 		! "$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl2.target" \
 			-C "$tmp/kvp2" >"$tmp/pdl2.out" 2>&1 &&
 		grep -q 'tune cuda.pdl 2: expected 0 or 1' "$tmp/pdl2.out"
 }
-check "llama_kv for cuda by default (tune cuda.pdl 1): the 25 elementwise and GEMV kernels launched with programmatic dependent launch, each waiting first; nvcc compiles it; 26 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused" pdl
+check "llama_kv for cuda by default (tune cuda.pdl 1): the 18 elementwise and GEMV kernels launched with programmatic dependent launch, each waiting first; nvcc compiles it; 19 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused" pdl
 # with DP_TEST_EMULATE=1: that step's cuda code (the norms in the GEMVs,
 # the decode attention of the kernel library: tests/gpu/emux) run on the
 # host through the emulator of tests/gpu/emu, one token at position 0, its

@@ -111,14 +111,6 @@ memcpyasync(Gpu *g, int v, int64_t pin, int todev)
 	return 1;
 }
 
-/* The end of op i's kernels, for --trace (a CUDA event while tracing). */
-static void
-mark(Gpu *g, int i)
-{
-	int h = nnhead(g, i);
-
-	str_printf(g->rec, "\tDPRT_CUDA_MARK(g, %d, \"%s\");\n", h, dp_op_name[g->fn->op[h].kind]);
-}
 
 /* The schedule of cuda partition pk into *out; *sync says whether the
  * host must wait for it. */
@@ -127,7 +119,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 {
 	Fn *fn = g->fn;
 	Str rec = {0}, decl = {0};
-	int i, v, first = -1, last = -1, nd2h = 0, rc = -1, pin = 0, arena = 0, weights = 0, k0;
+	int i, v, first = -1, last = -1, nd2h = 0, rc = -1, pin = 0, arena = 0, weights = 0, k0, held;
 
 	memset(g->used, 0, (size_t)fn->nval);
 	g->rec = &rec;
@@ -142,31 +134,35 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 			continue;   /* computed in its reader's kernel */
 		if (op->kind == Arelu && g->relu[fn->val[op->in[0]].def] == i) {
 			/* a matmul's epilogue: the product runs here */
+			kflush(g);
 			if (emit_mm(g, fn->val[op->in[0]].def) != 0)
 				goto done;
-			mark(g, fn->val[op->in[0]].def);
+			gmark(g, fn->val[op->in[0]].def);
 			continue;
 		}
 		if (g->group[i] >= 0 && g->group[i] != i)
 			continue;   /* in the GEMV kernel of its group's first */
 		if (g->epimm[i] >= 0) {   /* a GEMV's epilogue: the product runs here */
+			kflush(g);
 			if (emit_mm(g, g->epimm[i]) != 0)
 				goto done;
-			mark(g, g->epimm[i]);
+			gmark(g, g->epimm[i]);
 			continue;
 		}
 		if (g->addnorm[i] >= 0)
 			continue;   /* in its layer norm's kernel */
 		if (g->rms[i] >= 0) {   /* an RMS norm written out: one row kernel */
+			kflush(g);
 			int r = emit_rms(g, i);   /* 1: held back for the GEMV reading it */
 			if (r < 0)
 				goto done;
 			if (r == 0)
-				mark(g, i);
+				gmark(g, i);
 			continue;
 		}
 		switch (g->x[i].kind) {
 		case X_H2D:
+			kflush(g);
 			opcomment(&rec, fn, i, "\t");
 			pin |= memcpyasync(g, op->out[0], g->x[i].pin, 1);
 			continue;
@@ -176,10 +172,17 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		if (op->kind == Oconst)
 			continue;
 		if (op->kind == Oassign) {
+			kflush(g);
 			if (emit_assign(g, i) != 0)
 				goto done;
 			continue;
 		}
+		/* small elementwise kernels wait to be launched with those after
+		 * them (kern.c, kflush); anything else launches them first */
+		held = fusable(fn, op) ||
+		       (op->kind == Oindexwrite && g->h[op->in[2]].kind == G_INLINE);
+		if (!held)
+			kflush(g);
 		k0 = g->nkern;
 		if (ismm(op->kind)) {
 			if (emit_mm(g, i) != 0)
@@ -204,9 +207,10 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 			          dp_op_name[op->kind]);
 			goto done;
 		}
-		if (g->nkern > k0)
-			mark(g, i);
+		if (!held && g->nkern > k0)
+			gmark(g, i);
 	}
+	kflush(g);
 	rms_flush(g);   /* an RMS norm no GEMV took */
 	for (i = 0; i < fn->nop; i++) {   /* the copies the host reads next */
 		if (g->x[i].kind != X_D2H || g->x[i].part != pk)
@@ -238,6 +242,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 	str_put(out, "\treturn 0;\n}\n");
 	rc = 0;
 done:
+	kdrop(g);
 	if (g->rmsp >= 0)
 		rms_drop(g);
 	g->rec = NULL;

@@ -103,6 +103,8 @@ typedef struct Gpu {
 	int s16v;          /* 1 + the value whose 16-bit copy starts the scratch
 	                      in schedule s16rec (converted once for its products) */
 	Str *s16rec;
+	struct Kgroup *kg; /* small elementwise kernels held, to be launched as
+	                      one (kern.c: khold, kflush), or NULL */
 } Gpu;
 
 /* The passes, in the order emit_file runs them (each reads what the ones
@@ -162,6 +164,15 @@ int emit_indexwrite(Gpu *g, int i);
  * reduction) to g->kern and their launches to g->rec.  0, or -1 with
  * g->err set when the cuda target has no kernel for it. */
 int emit_elem(Gpu *g, int i);
+/* Small elementwise kernels (few blocks, emit_elem's and
+ * emit_iwrite_chain's) are held so that the independent ones among those
+ * in a row run as one launch: kflush launches those held (marked as the
+ * last one's op); every other emitter calls it before its own code.
+ * kdrop forgets them (on an error). */
+void kflush(Gpu *g);
+void kdrop(Gpu *g);
+/* The DPRT_CUDA_MARK after op i's kernels (the event a trace reads). */
+void gmark(Gpu *g, int i);
 /* The kernel of index_write op i whose src is a fused chain, written into
  * y's bytes (kern.c). */
 int emit_iwrite_chain(Gpu *g, int i, int y, int inplace);

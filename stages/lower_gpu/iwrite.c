@@ -23,15 +23,16 @@ emit_indexwrite(Gpu *g, int i)
 
 	g->ops = 1;
 	opcomment(g->rec, fn, i, "\t");
-	if (x != y && g->h[y].bytes > 0)   /* not in place: operand 0 first */
+	if (x != y && g->h[y].bytes > 0) {   /* not in place: operand 0 first, after */
+		kflush(g);                   /* the kernels held, which may read it */
 		str_printf(g->rec, "\tif (dprt_cuda_ok(cudaMemcpyAsync(v%d, v%d, %lld, "
 		                   "cudaMemcpyDeviceToDevice, g->stream),\n"
 		                   "\t                 \"cudaMemcpyAsync\", err, errn) != 0)\n"
 		                   "\t\treturn -1;\n", gV(g, y), gV(g, x), (long long)g->h[y].bytes);
-	if (g->h[op->in[2]].kind == G_INLINE) {   /* src a fused chain, computed there */
-		if (emit_iwrite_chain(g, i, y, x == y) != 0)
-			return -1;
-	} else if (total > 0) {
+	}
+	if (g->h[op->in[2]].kind == G_INLINE)   /* src a fused chain, computed there */
+		return emit_iwrite_chain(g, i, y, x == y);   /* (held: kern.c) */
+	if (total > 0) {
 		str_printf(g->rec, "\tdps_index_write<%s><<<%lld, %d, 0, g->stream>>>((const int64_t *)"
 		                   "v%d, (const %s *)v%d, (%s *)v%d, %lldLL, %lldLL, %lldLL, %lldLL);"
 		                   "%s\n", t, (long long)((total + BLOCK - 1) / BLOCK), BLOCK,

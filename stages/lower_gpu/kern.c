@@ -952,6 +952,225 @@ blocks(int64_t n, int64_t per)
 	return b > MAXGRID ? MAXGRID : b;
 }
 
+/* Small elementwise kernels run as one launch.  A kernel of few blocks
+ * (a decoder step's RoPE and cache writes) is held rather than launched;
+ * the kernels held after it that neither read what it writes nor write
+ * what it reads or writes join it, and kflush launches them as one kernel
+ * whose blocks are theirs side by side, each block running its kernel's
+ * body for its element.  A group of one is launched as it would have been. */
+enum { GROUPMAX = 8, GROUPBLOCKS = 16 };
+
+typedef struct Kmember {
+	char name[80];
+	int op;            /* the op whose mark the launch is (its last) */
+	long long blocks;
+	int np, param[MAXPARAM]; /* the values read, as x0, x1... */
+	int y;             /* the value written */
+	int iw;            /* an index_write: y passed cast to its type */
+	int inplace;       /* y is a state written in place (index_write) */
+	const char *ytype;
+	Str head;          /* the comment lines above the kernel */
+	Str body;          /* the statements for element i, from its bounds check */
+} Kmember;
+
+typedef struct Kgroup {
+	Kmember m[GROUPMAX];
+	int n;
+} Kgroup;
+
+static void
+kmfree(Kmember *m)
+{
+	str_free(&m->head);
+	str_free(&m->body);
+}
+
+void
+gmark(Gpu *g, int i)
+{
+	int h = nnhead(g, i);
+
+	str_printf(g->rec, "\tDPRT_CUDA_MARK(g, %d, \"%s\");\n", h, dp_op_name[g->fn->op[h].kind]);
+}
+
+/* The memory of value v as a space and a byte range: the arena's bytes, or
+ * (weights, a state, anything else) all of its base's. */
+static void
+region(const Gpu *g, int v, int *sp, int64_t *lo, int64_t *hi)
+{
+	int b = gbase(g, v);
+
+	if (g->h[b].kind == G_ARENA) {
+		*sp = -1, *lo = g->h[b].off, *hi = g->h[b].off + (g->h[b].bytes > 0 ? g->h[b].bytes : 1);
+	} else {
+		*sp = b, *lo = 0, *hi = 1;
+	}
+}
+
+static int
+overlap(const Gpu *g, int a, int b)
+{
+	int sa, sb;
+	int64_t la, ha, lb, hb;
+
+	region(g, a, &sa, &la, &ha);
+	region(g, b, &sb, &lb, &hb);
+	return sa == sb && la < hb && lb < ha;
+}
+
+/* Whether m may run beside the kernels held: no value one writes is read
+ * or written by another. */
+static int
+independent(const Gpu *g, const Kmember *m)
+{
+	const Kgroup *kg = g->kg;
+	int j, p;
+
+	for (j = 0; j < kg->n; j++) {
+		const Kmember *o = &kg->m[j];
+		if (overlap(g, m->y, o->y))
+			return 0;
+		for (p = 0; p < m->np; p++)
+			if (overlap(g, m->param[p], o->y))
+				return 0;
+		for (p = 0; p < o->np; p++)
+			if (overlap(g, o->param[p], m->y))
+				return 0;
+	}
+	return 1;
+}
+
+/* The parameters of m, their names prefixed by pre. */
+static void
+kparams(const Gpu *g, Str *s, const Kmember *m, const char *pre)
+{
+	for (int p = 0; p < m->np; p++)
+		str_printf(s, "const %s *__restrict__ %sx%d, ", stype(ty(g, m->param[p])->dtype), pre, p);
+	str_printf(s, "%s *__restrict__ %sy", m->ytype, pre);
+}
+
+/* m's launch arguments. */
+static void
+kargs(Gpu *g, const Kmember *m)
+{
+	for (int p = 0; p < m->np; p++)
+		str_printf(g->rec, "v%d, ", gV(g, m->param[p]));
+	if (m->iw)
+		str_printf(g->rec, "(%s *)", m->ytype);
+	str_printf(g->rec, "v%d", gV(g, m->y));
+}
+
+/* Launches the kernels held: their code into g->kern, one launch into
+ * g->rec, marked as the last one's op. */
+void
+kflush(Gpu *g)
+{
+	Kgroup *kg = g->kg;
+	const char *kname;
+	long long nb = 0;
+	int j, inplace = 0;
+	char gname[96];
+
+	if (kg == NULL || kg->n == 0)
+		return;
+	str_put(&g->kern, "\n");
+	if (kg->n == 1) {
+		Kmember *m = &kg->m[0];
+		str_put(&g->kern, m->head.p);
+		str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, m->name);
+		kparams(g, &g->kern, m, "");
+		str_put(&g->kern, ")\n{\n");
+		kwait(g, &g->kern);
+		str_printf(&g->kern, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n", BLOCK);
+		str_put(&g->kern, m->body.p);
+		str_put(&g->kern, "}\n");
+		kname = m->name;
+		nb = m->blocks;
+	} else {
+		snprintf(gname, sizeof gname, "%s_group", kg->m[0].name);
+		for (j = 0; j < kg->n; j++) {
+			Kmember *m = &kg->m[j];
+			str_put(&g->kern, m->head.p);
+			str_printf(&g->kern, "static __device__ __forceinline__ void\n%s_at(int i, ", m->name);
+			kparams(g, &g->kern, m, "");
+			str_put(&g->kern, ")\n{\n");
+			str_put(&g->kern, m->body.p);
+			str_put(&g->kern, "}\n\n");
+		}
+		str_printf(&g->kern, "/* %d kernels in one launch, their blocks side by side: ", kg->n);
+		for (j = 0; j < kg->n; j++)
+			str_printf(&g->kern, "%s%s", j ? ", " : "", kg->m[j].name);
+		str_printf(&g->kern, " */\nstatic __global__ void __launch_bounds__(%d)\n%s(", BLOCK,
+		           gname);
+		for (j = 0; j < kg->n; j++) {
+			char pre[16];
+			snprintf(pre, sizeof pre, "k%d", j);
+			if (j)
+				str_put(&g->kern, ", ");
+			kparams(g, &g->kern, &kg->m[j], pre);
+		}
+		str_put(&g->kern, ")\n{\n");
+		kwait(g, &g->kern);
+		str_put(&g->kern, "\tint b = blockIdx.x;\n\n");
+		for (j = 0; j < kg->n; j++) {
+			Kmember *m = &kg->m[j];
+			int last = j == kg->n - 1;
+			if (!last)
+				str_printf(&g->kern, "\tif (b < %lld) {\n", m->blocks);
+			str_printf(&g->kern, "%s%s_at(b * %d + threadIdx.x, ", last ? "\t" : "\t\t", m->name,
+			           BLOCK);
+			for (int p = 0; p < m->np; p++)
+				str_printf(&g->kern, "k%dx%d, ", j, p);
+			str_printf(&g->kern, "k%dy);\n", j);
+			if (!last)
+				str_printf(&g->kern, "\t\treturn;\n\t}\n\tb -= %lld;\n", m->blocks);
+		}
+		str_put(&g->kern, "}\n");
+		kname = gname;
+		for (j = 0; j < kg->n; j++)
+			nb += kg->m[j].blocks;
+	}
+	klaunch(g, kname, nb, BLOCK);
+	for (j = 0; j < kg->n; j++) {
+		if (j)
+			str_put(g->rec, ", ");
+		kargs(g, &kg->m[j]);
+		inplace |= kg->m[j].inplace;
+	}
+	str_printf(g->rec, ");%s\n", inplace ? "   /* in place: the state's bytes */" : "");
+	launched(g, kname);
+	g->nkern++;
+	gmark(g, kg->m[kg->n - 1].op);
+	for (j = 0; j < kg->n; j++)
+		kmfree(&kg->m[j]);
+	kg->n = 0;
+}
+
+void
+kdrop(Gpu *g)
+{
+	if (g->kg == NULL)
+		return;
+	for (int j = 0; j < g->kg->n; j++)
+		kmfree(&g->kg->m[j]);
+	g->kg->n = 0;
+}
+
+/* Holds kernel m (its strings now the group's), after launching the
+ * kernels held where it cannot join them; a kernel of many blocks is
+ * launched at once. */
+static void
+khold(Gpu *g, Kmember *m)
+{
+	if (g->kg == NULL)
+		g->kg = dp_alloc(g->fn->arena, 1, sizeof *g->kg);
+	if (g->kg->n == GROUPMAX || !independent(g, m))
+		kflush(g);
+	g->kg->m[g->kg->n++] = *m;
+	if (m->blocks > GROUPBLOCKS)
+		kflush(g);
+}
+
 /* The root of a fused chain: one kernel writing op i's result. */
 int
 emit_elem(Gpu *g, int i)
@@ -962,7 +1181,7 @@ emit_elem(Gpu *g, int i)
 	const Type *t = ty(g, v);
 	int64_t n = dp_numel(t);
 	Kern k = {.g = g, .root = i};
-	Str e = {0};
+	Str e = {0}, guard = {0}, tail = {0};
 	char kname[80];
 	const char *name = dp_op_name[op->kind];
 
@@ -984,38 +1203,51 @@ emit_elem(Gpu *g, int i)
 	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
 	snprintf(kname, sizeof kname, "k%d_%s", v, strncmp(name, "aten.", 5) ? name : name + 5);
 
-	str_put(&g->kern, "\n");
 	if (k.nops > 1)
-		str_printf(&g->kern, "/* %d ops fused into one kernel: */\n", k.nops);
+		str_printf(&guard, "/* %d ops fused into one kernel: */\n", k.nops);
 	for (j = 0; j < k.nops; j++)
-		opcomment(&g->kern, fn, k.ops[j], "");
-	str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
-	for (j = 0; j < k.np; j++)
-		str_printf(&g->kern, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype), j);
-	str_printf(&g->kern, "%s *__restrict__ y)\n{\n", stype(t->dtype));
-	kwait(g, &g->kern);
-	if (big)
-		str_printf(&g->kern, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
-		                     "i += (long long)gridDim.x * %d) {\n", BLOCK, (long long)n, BLOCK);
-	else
-		str_printf(&g->kern, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n"
-		                     "\tif (i >= %lld)\n\t\treturn;\n", BLOCK, (long long)n);
-	str_put(&g->kern, k.body.p ? k.body.p : "");
-	str_printf(&g->kern, "%sy[i] = %s;\n", big ? "\t\t" : "\t", e.p);
-	if (big)
-		str_put(&g->kern, "\t}\n");
-	str_put(&g->kern, "}\n");
-
-	for (j = 0; j < k.nops; j++)
-		opcomment(g->rec, fn, k.ops[j], "\t");
-	if (n > 0) {
+		opcomment(&guard, fn, k.ops[j], "");
+	if (big) {
+		str_printf(&tail, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
+		for (j = 0; j < k.np; j++)
+			str_printf(&tail, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype),
+			           j);
+		str_printf(&tail, "%s *__restrict__ y)\n{\n", stype(t->dtype));
+		kwait(g, &tail);
+		str_printf(&tail, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
+		                  "i += (long long)gridDim.x * %d) {\n", BLOCK, (long long)n, BLOCK);
+		str_put(&tail, k.body.p ? k.body.p : "");
+		str_printf(&tail, "\t\ty[i] = %s;\n\t}\n}\n", e.p);
+		str_put(&g->kern, "\n");
+		str_put(&g->kern, guard.p);
+		str_put(&g->kern, tail.p);
+		for (j = 0; j < k.nops; j++)
+			opcomment(g->rec, fn, k.ops[j], "\t");
 		klaunch(g, kname, (long long)blocks(n, BLOCK), BLOCK);
 		for (j = 0; j < k.np; j++)
 			str_printf(g->rec, "v%d, ", gV(g, k.param[j]));
 		str_printf(g->rec, "v%d);\n", gV(g, v));
 		launched(g, kname);
+		g->nkern++;
+		gmark(g, i);
+	} else {
+		Kmember m = {.op = i, .blocks = blocks(n, BLOCK), .np = k.np, .y = v};
+		snprintf(m.name, sizeof m.name, "%s", kname);
+		memcpy(m.param, k.param, sizeof k.param);
+		m.ytype = stype(t->dtype);
+		str_printf(&m.head, "%s", guard.p);
+		str_printf(&m.body, "\tif (i >= %lld)\n\t\treturn;\n", (long long)n);
+		str_put(&m.body, k.body.p ? k.body.p : "");
+		str_printf(&m.body, "\ty[i] = %s;\n", e.p);
+		for (j = 0; j < k.nops; j++)
+			opcomment(g->rec, fn, k.ops[j], "\t");
+		if (n > 0)
+			khold(g, &m);
+		else
+			kmfree(&m);
 	}
-	g->nkern++;
+	str_free(&guard);
+	str_free(&tail);
 	str_free(&k.body);
 	str_free(&e);
 	return 0;
@@ -1037,8 +1269,8 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 	int64_t n = tx->dim[d], inner = prod(tx, d + 1, tx->rank), M = ts->dim[d];
 	int64_t total = dp_numel(ts);
 	Kern k = {.g = g, .root = i, .ity = "int"};
+	Kmember m = {0};
 	Str e = {0};
-	char kname[80];
 
 	ix = param(&k, gbase(g, op->in[1]));
 	if (elem(&k, src, "i", &e) != 0) {
@@ -1047,40 +1279,32 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 		return -1;
 	}
 	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
-	snprintf(kname, sizeof kname, "k%d_index_write", op->out[0]);
-	str_printf(&g->kern, "\n/* %d ops fused into one kernel, its result written at the index: */\n",
+	snprintf(m.name, sizeof m.name, "k%d_index_write", op->out[0]);
+	str_printf(&m.head, "/* %d ops fused into one kernel, its result written at the index: */\n",
 	           k.nops + 1);
 	for (j = 0; j < k.nops; j++)
-		opcomment(&g->kern, fn, k.ops[j], "");
-	opcomment(&g->kern, fn, i, "");
-	str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
-	for (j = 0; j < k.np; j++)
-		str_printf(&g->kern, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype), j);
-	str_printf(&g->kern, "%s *__restrict__ y)\n{\n", stype(tx->dtype));
-	kwait(g, &g->kern);
-	str_printf(&g->kern, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n"
-	                     "\tif (i >= %lld)\n\t\treturn;\n"
-	                     "\tlong long m = i / %lld %% %lld, p = x%d[m];\n"
-	                     "\tif (p < 0 || p >= %lld)\n\t\treturn;   /* out of range: nothing */\n"
-	                     "\tfor (long long q = m + 1; q < %lld; q++)\n"
-	                     "\t\tif (x%d[q] == p)\n\t\t\treturn;   /* a later index writes here */\n",
-	           BLOCK, (long long)total, (long long)inner, (long long)M, ix,
-	           (long long)n, (long long)M, ix);
-	str_put(&g->kern, k.body.p ? k.body.p : "");
-	str_printf(&g->kern, "\ty[(i / %lld / %lld * %lld + p) * %lld + i %% %lld] = %s;\n}\n",
+		opcomment(&m.head, fn, k.ops[j], "");
+	opcomment(&m.head, fn, i, "");
+	str_printf(&m.body, "\tif (i >= %lld)\n\t\treturn;\n"
+	                    "\tlong long m = i / %lld %% %lld, p = x%d[m];\n"
+	                    "\tif (p < 0 || p >= %lld)\n\t\treturn;   /* out of range: nothing */\n"
+	                    "\tfor (long long q = m + 1; q < %lld; q++)\n"
+	                    "\t\tif (x%d[q] == p)\n\t\t\treturn;   /* a later index writes here */\n",
+	           (long long)total, (long long)inner, (long long)M, ix, (long long)n, (long long)M,
+	           ix);
+	str_put(&m.body, k.body.p ? k.body.p : "");
+	str_printf(&m.body, "\ty[(i / %lld / %lld * %lld + p) * %lld + i %% %lld] = %s;\n",
 	           (long long)inner, (long long)M, (long long)n, (long long)inner, (long long)inner,
 	           e.p);
-
+	m.op = i, m.blocks = blocks(total, BLOCK), m.np = k.np, m.y = y, m.iw = 1, m.inplace = inplace;
+	memcpy(m.param, k.param, sizeof k.param);
+	m.ytype = stype(tx->dtype);
 	for (j = 0; j < k.nops; j++)
 		opcomment(g->rec, fn, k.ops[j], "\t");
-	if (total > 0) {
-		klaunch(g, kname, (long long)blocks(total, BLOCK), BLOCK);
-		for (j = 0; j < k.np; j++)
-			str_printf(g->rec, "v%d, ", gV(g, k.param[j]));
-		str_printf(g->rec, "(%s *)v%d);%s\n", stype(tx->dtype), gV(g, y),
-		           inplace ? "   /* in place: the state's bytes */" : "");
-		launched(g, kname);
-	}
+	if (total > 0)
+		khold(g, &m);
+	else
+		kmfree(&m);
 	str_free(&k.body);
 	str_free(&e);
 	return 0;
