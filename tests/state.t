@@ -260,7 +260,8 @@ if [ "$gpu" = yes ]; then
 			[ "$(grep -c 'state=1} : f32\[1,2,8,16\] @cuda' "$tmp/dump")" -eq 2 ] &&
 				[ "$(grep -c '= assign .* @cuda' "$tmp/dump")" -eq 2 ] &&
 				! grep -q 'state=1} : .* @cpu' "$tmp/dump" &&
-				[ "$(grep -c 'index_write.*in place: the state' "$kvdir/c/$m/5.gpu.cu")" -eq 2 ] &&
+				[ "$(grep -c '^k[0-9]*_index_write\(_at\)\?(' "$kvdir/c/$m/5.gpu.cu")" -eq 2 ] &&
+				grep -q ')(.*   /\* in place: the state' "$kvdir/c/$m/5.gpu.cu" &&
 				! grep -q 'cudaMemcpyDeviceToDevice' "$kvdir/c/$m/5.gpu.cu" || { echo "$m"; cat "$tmp/dump"; return 1; }
 		done
 	}

@@ -179,7 +179,8 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 		}
 		/* small elementwise kernels wait to be launched with those after
 		 * them (kern.c, kflush); anything else launches them first */
-		held = fusable(fn, op) ||
+		held = (!ismm(op->kind) && !isnn(fn, op) && !(g->fold && g->fold[i] == i) &&
+		        fusable(fn, op)) ||
 		       (op->kind == Oindexwrite && g->h[op->in[2]].kind == G_INLINE);
 		if (!held)
 			kflush(g);
