@@ -69,6 +69,23 @@ unwritable() {
 }
 check "an unwritable --trace file: exit 1, the path named" unwritable
 
+# a trace's cuda events are DPRT_CUDA_MARK's, one after each launch (or
+# each launch of small kernels run as one): ResNet-18 (convolution chains
+# whose last op is elementwise), the Llama step (kernels launched as one),
+# lowered only (no nvcc needed)
+marks() {
+	"$bin/devproc" gen tests/data/resnet18_core.dp examples/llama/llama_kv.dp --target cuda \
+		-C "$tmp/mk" >/dev/null &&
+		ninja -C "$tmp/mk" resnet18_core/5.gpu.cu llama_kv/5.gpu.cu >/dev/null || return 1
+	for c in "$tmp/mk/resnet18_core/5.gpu.cu" "$tmp/mk/llama_kv/5.gpu.cu"; do
+		k=$(sed -n 's/^ \* 1 cuda partition, \([0-9]*\) kernels;.*/\1/p' "$c")
+		echo "$c: $k kernels, $(grep -c 'DPRT_CUDA_MARK(' "$c") marks"
+		[ -n "$k" ] && [ "$k" -gt 10 ] && [ "$(grep -c 'DPRT_CUDA_MARK(' "$c")" -eq "$k" ] || return 1
+	done
+	grep -q 'kernels in one launch' "$tmp/mk/llama_kv/5.gpu.cu"
+}
+check "cuda: one event mark per kernel launch (ResNet-18's convolution chains, the Llama step's kernels launched as one)" marks
+
 if [ -z "$nvcc" ]; then
 	skip "no nvcc"
 	skip "no nvcc"
