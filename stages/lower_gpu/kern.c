@@ -1076,7 +1076,7 @@ kflush(Gpu *g)
 	str_put(&g->kern, "\n");
 	if (kg->n == 1) {
 		Kmember *m = &kg->m[0];
-		str_put(&g->kern, m->head.p);
+		str_put(&g->kern, m->head.p ? m->head.p : "");
 		str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, m->name);
 		kparams(g, &g->kern, m, "");
 		str_put(&g->kern, ")\n{\n");
@@ -1090,7 +1090,7 @@ kflush(Gpu *g)
 		snprintf(gname, sizeof gname, "%s_group", kg->m[0].name);
 		for (j = 0; j < kg->n; j++) {
 			Kmember *m = &kg->m[j];
-			str_put(&g->kern, m->head.p);
+			str_put(&g->kern, m->head.p ? m->head.p : "");
 			str_printf(&g->kern, "static __device__ __forceinline__ void\n%s_at(int i, ", m->name);
 			kparams(g, &g->kern, m, "");
 			str_put(&g->kern, ")\n{\n");
@@ -1219,7 +1219,7 @@ emit_elem(Gpu *g, int i)
 		str_put(&tail, k.body.p ? k.body.p : "");
 		str_printf(&tail, "\t\ty[i] = %s;\n\t}\n}\n", e.p);
 		str_put(&g->kern, "\n");
-		str_put(&g->kern, guard.p);
+		str_put(&g->kern, guard.p ? guard.p : "");
 		str_put(&g->kern, tail.p);
 		for (j = 0; j < k.nops; j++)
 			opcomment(g->rec, fn, k.ops[j], "\t");
@@ -1235,7 +1235,7 @@ emit_elem(Gpu *g, int i)
 		snprintf(m.name, sizeof m.name, "%s", kname);
 		memcpy(m.param, k.param, sizeof k.param);
 		m.ytype = stype(t->dtype);
-		str_printf(&m.head, "%s", guard.p);
+		str_put(&m.head, guard.p ? guard.p : "");
 		str_printf(&m.body, "\tif (i >= %lld)\n\t\treturn;\n", (long long)n);
 		str_put(&m.body, k.body.p ? k.body.p : "");
 		str_printf(&m.body, "\ty[i] = %s;\n", e.p);
