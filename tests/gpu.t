@@ -284,6 +284,31 @@ pdl() {
 		grep -q 'tune cuda.pdl 2: expected 0 or 1' "$tmp/pdl2.out"
 }
 check "llama_kv for cuda by default (tune cuda.pdl 1): the 18 elementwise and GEMV kernels launched with programmatic dependent launch, each waiting first; nvcc compiles it; 19 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused" pdl
+# elementwise kernels lowered alone (no nvcc): one over more elements than
+# a grid of ints reaches is a grid-stride loop of its own; two small
+# independent ones after it are one launch of their blocks side by side
+bigsmall() {
+	mkdir -p "$tmp/bs" &&
+		printf '%s\n' 'dpir 1.0 bs import' \
+			'%0 = input {name="x"} : f32[2,268435456] @cpu' \
+			'%1 = aten.relu %0 : f32[2,268435456] @cpu' \
+			'%2 = aten.neg %1 : f32[2,268435456] @cpu' \
+			'%3 = input {name="s"} : f32[8] @cpu' \
+			'%4 = aten.neg %3 : f32[8] @cpu' \
+			'%5 = aten.abs %3 : f32[8] @cpu' \
+			'return a=%2, b=%4, c=%5' >"$tmp/bs/bs.ir" &&
+		"$bin/devproc" parse "$tmp/bs/bs.ir" -o "$tmp/bs/1.dpir" &&
+		"$bin/dp-legalize" "$tmp/bs/1.dpir" -o "$tmp/bs/2.dpir" &&
+		"$bin/dp-place" "$tmp/bs/2.dpir" -t "$root/targets/cuda" -o "$tmp/bs/3.dpir" &&
+		"$bin/dp-partition" "$tmp/bs/3.dpir" -o "$tmp/bs/4.dpir" &&
+		"$bin/dp-lower_gpu" "$tmp/bs/4.dpir" -t "$root/targets/cuda" -o "$tmp/bs/5.gpu.cu" &&
+		c=$tmp/bs/5.gpu.cu &&
+		grep -q '^ \* 2 cuda partitions, 2 kernels;' "$c" &&
+		grep -q '^	for (long long i = blockIdx.x \* 256LL + threadIdx.x; i < 536870912LL; i += (long long)gridDim.x \* 256) {$' "$c" &&
+		grep -q '^/\* 2 kernels in one launch, their blocks side by side: k[0-9]*_neg, k[0-9]*_abs \*/$' "$c" &&
+		grep -q '^	dp_pdl(k[0-9]*_neg_group, 2, 256, g->stream)(' "$c"
+}
+check "lowering: a kernel past an int grid a grid-stride loop of its own; two small independent kernels one launch" bigsmall
 # with DP_TEST_EMULATE=1: that step's cuda code (the norms in the GEMVs,
 # the decode attention of the kernel library: tests/gpu/emux) run on the
 # host through the emulator of tests/gpu/emu, one token at position 0, its

@@ -964,6 +964,8 @@ typedef struct Kmember {
 	char name[80];
 	int op;            /* the op whose mark the launch is (its last) */
 	long long blocks;
+	long long loop;    /* a grid-stride loop over this many long long indices
+	                      (too many for the grid or an int): runs alone */
 	int np, param[MAXPARAM]; /* the values read, as x0, x1... */
 	int y;             /* the value written */
 	int iw;            /* an index_write: y passed cast to its type */
@@ -1081,9 +1083,14 @@ kflush(Gpu *g)
 		kparams(g, &g->kern, m, "");
 		str_put(&g->kern, ")\n{\n");
 		kwait(g, &g->kern);
-		str_printf(&g->kern, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n", BLOCK);
+		if (m->loop)
+			str_printf(&g->kern, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; "
+			                     "i < %lldLL; i += (long long)gridDim.x * %d) {\n", BLOCK,
+			           m->loop, BLOCK);
+		else
+			str_printf(&g->kern, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n", BLOCK);
 		str_put(&g->kern, m->body.p);
-		str_put(&g->kern, "}\n");
+		str_put(&g->kern, m->loop ? "\t}\n}\n" : "}\n");
 		kname = m->name;
 		nb = m->blocks;
 	} else {
@@ -1164,11 +1171,27 @@ khold(Gpu *g, Kmember *m)
 {
 	if (g->kg == NULL)
 		g->kg = dp_alloc(g->fn->arena, 1, sizeof *g->kg);
-	if (g->kg->n == GROUPMAX || !independent(g, m))
+	if (g->kg->n == GROUPMAX || m->loop || !independent(g, m))
 		kflush(g);
 	g->kg->m[g->kg->n++] = *m;
-	if (m->blocks > GROUPBLOCKS)
+	if (m->loop || m->blocks > GROUPBLOCKS)
 		kflush(g);
+}
+
+/* Holds kernel m that k computes: k's reads are its parameters, and the
+ * comments of k's ops go into the schedule where its launch will follow;
+ * nothing where it has no elements (n). */
+static void
+kput(Gpu *g, const Kern *k, Kmember *m, int64_t n)
+{
+	m->np = k->np;
+	memcpy(m->param, k->param, sizeof k->param);
+	for (int j = 0; j < k->nops; j++)
+		opcomment(g->rec, g->fn, k->ops[j], "\t");
+	if (n > 0)
+		khold(g, m);
+	else
+		kmfree(m);
 }
 
 /* The root of a fused chain: one kernel writing op i's result. */
@@ -1181,8 +1204,8 @@ emit_elem(Gpu *g, int i)
 	const Type *t = ty(g, v);
 	int64_t n = dp_numel(t);
 	Kern k = {.g = g, .root = i};
-	Str e = {0}, guard = {0}, tail = {0};
-	char kname[80];
+	Kmember m = {0};
+	Str e = {0};
 	const char *name = dp_op_name[op->kind];
 
 	if (g->h[v].kind == G_VIEW || g->h[v].wrby)
@@ -1201,53 +1224,18 @@ emit_elem(Gpu *g, int i)
 		return -1;
 	}
 	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
-	snprintf(kname, sizeof kname, "k%d_%s", v, strncmp(name, "aten.", 5) ? name : name + 5);
-
 	if (k.nops > 1)
-		str_printf(&guard, "/* %d ops fused into one kernel: */\n", k.nops);
+		str_printf(&m.head, "/* %d ops fused into one kernel: */\n", k.nops);
 	for (j = 0; j < k.nops; j++)
-		opcomment(&guard, fn, k.ops[j], "");
-	if (big) {
-		str_printf(&tail, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
-		for (j = 0; j < k.np; j++)
-			str_printf(&tail, "const %s *__restrict__ x%d, ", stype(ty(g, k.param[j])->dtype),
-			           j);
-		str_printf(&tail, "%s *__restrict__ y)\n{\n", stype(t->dtype));
-		kwait(g, &tail);
-		str_printf(&tail, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
-		                  "i += (long long)gridDim.x * %d) {\n", BLOCK, (long long)n, BLOCK);
-		str_put(&tail, k.body.p ? k.body.p : "");
-		str_printf(&tail, "\t\ty[i] = %s;\n\t}\n}\n", e.p);
-		str_put(&g->kern, "\n");
-		str_put(&g->kern, guard.p ? guard.p : "");
-		str_put(&g->kern, tail.p);
-		for (j = 0; j < k.nops; j++)
-			opcomment(g->rec, fn, k.ops[j], "\t");
-		klaunch(g, kname, (long long)blocks(n, BLOCK), BLOCK);
-		for (j = 0; j < k.np; j++)
-			str_printf(g->rec, "v%d, ", gV(g, k.param[j]));
-		str_printf(g->rec, "v%d);\n", gV(g, v));
-		launched(g, kname);
-		g->nkern++;
-		gmark(g, i);
-	} else {
-		Kmember m = {.op = i, .blocks = blocks(n, BLOCK), .np = k.np, .y = v};
-		snprintf(m.name, sizeof m.name, "%s", kname);
-		memcpy(m.param, k.param, sizeof k.param);
-		m.ytype = stype(t->dtype);
-		str_put(&m.head, guard.p ? guard.p : "");
+		opcomment(&m.head, fn, k.ops[j], "");
+	snprintf(m.name, sizeof m.name, "k%d_%s", v, strncmp(name, "aten.", 5) ? name : name + 5);
+	m.op = i, m.blocks = blocks(n, BLOCK), m.loop = big ? n : 0, m.y = v;
+	m.ytype = stype(t->dtype);
+	if (!big)
 		str_printf(&m.body, "\tif (i >= %lld)\n\t\treturn;\n", (long long)n);
-		str_put(&m.body, k.body.p ? k.body.p : "");
-		str_printf(&m.body, "\ty[i] = %s;\n", e.p);
-		for (j = 0; j < k.nops; j++)
-			opcomment(g->rec, fn, k.ops[j], "\t");
-		if (n > 0)
-			khold(g, &m);
-		else
-			kmfree(&m);
-	}
-	str_free(&guard);
-	str_free(&tail);
+	str_put(&m.body, k.body.p ? k.body.p : "");
+	str_printf(&m.body, "%sy[i] = %s;\n", big ? "\t\t" : "\t", e.p);
+	kput(g, &k, &m, n);
 	str_free(&k.body);
 	str_free(&e);
 	return 0;
@@ -1296,15 +1284,9 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 	str_printf(&m.body, "\ty[(i / %lld / %lld * %lld + p) * %lld + i %% %lld] = %s;\n",
 	           (long long)inner, (long long)M, (long long)n, (long long)inner, (long long)inner,
 	           e.p);
-	m.op = i, m.blocks = blocks(total, BLOCK), m.np = k.np, m.y = y, m.iw = 1, m.inplace = inplace;
-	memcpy(m.param, k.param, sizeof k.param);
+	m.op = i, m.blocks = blocks(total, BLOCK), m.y = y, m.iw = 1, m.inplace = inplace;
 	m.ytype = stype(tx->dtype);
-	for (j = 0; j < k.nops; j++)
-		opcomment(g->rec, fn, k.ops[j], "\t");
-	if (total > 0)
-		khold(g, &m);
-	else
-		kmfree(&m);
+	kput(g, &k, &m, total);
 	str_free(&k.body);
 	str_free(&e);
 	return 0;
