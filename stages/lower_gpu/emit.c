@@ -111,6 +111,31 @@ memcpyasync(Gpu *g, int v, int64_t pin, int todev)
 	return 1;
 }
 
+/* The emitter of op i's kernels (a product, a convolution's chain,
+ * pooling or attention, a fused elementwise chain, a scan, index_write, a
+ * reduction), or NULL where the cuda target has none. */
+typedef int Emit(Gpu *g, int i);
+
+static Emit *
+emitter(const Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+
+	if (ismm(op->kind))
+		return emit_mm;
+	if (isnn(fn, op) || (g->fold && g->fold[i] == i))
+		return gpu_emit_nn;
+	if (fusable(fn, op))
+		return emit_elem;
+	if (isscan(op->kind))
+		return emit_scan;
+	if (op->kind == Oindexwrite)
+		return emit_indexwrite;
+	if (isreduce(fn, op))
+		return emit_reduce;
+	return NULL;
+}
 
 /* The schedule of cuda partition pk into *out; *sync says whether the
  * host must wait for it. */
@@ -120,6 +145,7 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 	Fn *fn = g->fn;
 	Str rec = {0}, decl = {0};
 	int i, v, first = -1, last = -1, nd2h = 0, rc = -1, pin = 0, arena = 0, weights = 0, k0, held;
+	Emit *em;
 
 	memset(g->used, 0, (size_t)fn->nval);
 	g->rec = &rec;
@@ -177,37 +203,21 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 				goto done;
 			continue;
 		}
-		/* small elementwise kernels wait to be launched with those after
-		 * them (kern.c, kflush); anything else launches them first */
-		held = (!ismm(op->kind) && !isnn(fn, op) && !(g->fold && g->fold[i] == i) &&
-		        fusable(fn, op)) ||
-		       (op->kind == Oindexwrite && g->h[op->in[2]].kind == G_INLINE);
-		if (!held)
-			kflush(g);
-		k0 = g->nkern;
-		if (ismm(op->kind)) {
-			if (emit_mm(g, i) != 0)
-				goto done;
-		} else if (isnn(fn, op) || (g->fold && g->fold[i] == i)) {
-			if (gpu_emit_nn(g, i) != 0)
-				goto done;
-		} else if (fusable(fn, op)) {
-			if (emit_elem(g, i) != 0)
-				goto done;
-		} else if (isscan(op->kind)) {
-			if (emit_scan(g, i) != 0)
-				goto done;
-		} else if (op->kind == Oindexwrite) {
-			if (emit_indexwrite(g, i) != 0)
-				goto done;
-		} else if (isreduce(fn, op)) {
-			if (emit_reduce(g, i) != 0)
-				goto done;
-		} else {
+		em = emitter(g, i);
+		if (em == NULL) {
 			dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for this op", i,
 			          dp_op_name[op->kind]);
 			goto done;
 		}
+		/* small elementwise kernels wait to be launched with those after
+		 * them (kern.c, kflush); anything else launches them first */
+		held = em == emit_elem ||
+		       (em == emit_indexwrite && g->h[op->in[2]].kind == G_INLINE);
+		if (!held)
+			kflush(g);
+		k0 = g->nkern;
+		if (em(g, i) != 0)
+			goto done;
 		if (!held && g->nkern > k0)
 			gmark(g, i);
 	}
