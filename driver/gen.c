@@ -147,6 +147,8 @@ gen_pipename(const char *file, char *name, size_t n)
 static void
 edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int alias)
 {
+	int halves = *DP_CXX != 0;   /* configure found a C++ compiler for the host half */
+
 	fprintf(f, "\n# pipeline %s\n", n);
 	fprintf(f, "build %s/1.import.dpir %s/weights.bin: dp_import ", n, n);
 	npath(f, dp);
@@ -161,10 +163,18 @@ edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int ali
 	fprintf(f, "build %s/5.cpu.o: dp_cc %s/5.cpu.c\n", n, n);
 	if (cuda) {
 		fprintf(f, "build %s/5.gpu.cu: dp_lower_gpu %s/4.partition.dpir | $dp_bin/dp-lower_gpu\n", n, n);
-		fprintf(f, "build %s/5.gpu.o: dp_nvcc %s/5.gpu.cu\n", n, n);
+		if (halves) {   /* the kernels and the host code side by side (cuda/launch.cuh) */
+			fprintf(f, "build %s/5.gpu.fatbin: dp_nvcc_device %s/5.gpu.cu\n", n, n);
+			fprintf(f, "build %s/5.gpu.o: dp_cxx_host %s/5.gpu.cu\n", n, n);
+		} else {
+			fprintf(f, "build %s/5.gpu.o: dp_nvcc %s/5.gpu.cu\n", n, n);
+		}
 	}
-	fprintf(f, "build %s/%s %s/lib%s.a %s/%s.h: dp_link %s/4.partition.dpir %s/5.cpu.o%s%s%s", n, n,
-	        n, n, n, n, n, n, cuda ? " " : "", cuda ? n : "", cuda ? "/5.gpu.o" : "");
+	fprintf(f, "build %s/%s %s/lib%s.a %s/%s.h: dp_link %s/4.partition.dpir %s/5.cpu.o", n, n,
+	        n, n, n, n, n, n);
+	if (cuda)
+		fprintf(f, " %s/5.gpu.o%s%s%s", n, halves ? " " : "", halves ? n : "",
+		        halves ? "/5.gpu.fatbin" : "");
 	fprintf(f, " | %s/weights.bin $dp_bin/dp-link $dp_root/lib/libdprt.a $dp_root/runtime/dprt.h%s\n",
 	        n, cuda ? " $dp_root/lib/libdprt_cuda.a" : "");
 	fprintf(f, "  name = %s\n  dir = %s\n", n, n);
@@ -359,8 +369,10 @@ gen_ninja(Gen *g)
 	nshell(f, g->root);
 	fprintf(f, "\ndp_bin = $dp_root/bin\ndp_binq = $dp_rootq/bin\n");
 	fprintf(f, "cc = %s\ncflags = -O3\n", DP_CC);
-	fprintf(f, "nvcc = %s\ncuda_arch = %s\n", *DP_NVCC ? DP_NVCC : "nvcc",
-	        g->arch ? g->arch : t.arch[0] ? t.arch : "sm_90");
+	fprintf(f, "nvcc = %s\ncuda_arch = %s\ncxx = %s\ncuda_inc = ", *DP_NVCC ? DP_NVCC : "nvcc",
+	        g->arch ? g->arch : t.arch[0] ? t.arch : "sm_90", *DP_CXX ? DP_CXX : "c++");
+	nshell(f, *DP_CUDA_INC ? DP_CUDA_INC : ".");
+	fputc('\n', f);
 	fprintf(f, "ldflags =%s", g->apart ? " --apart" : "");   /* dp-link finds the CUDA libraries itself */
 	fprintf(f, "\ndp_genflags =%s", g->apart ? " --apart" : "");   /* kept by regeneration */
 	fprintf(f, "\ndp_target = ");

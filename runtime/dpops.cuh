@@ -7,11 +7,13 @@
 
 #include <stdint.h>
 
+#ifndef DP_HOST
+
 /* Inclusive prefix sums along the middle axis of x viewed as [outer, n,
  * inner]: one thread per (outer, inner) row, summed in A (double for f32,
  * as PyTorch's cpu kernel; i64 in uint64_t, wrapping). */
 template <typename T, typename A>
-static __global__ void __launch_bounds__(256)
+static __device__ __forceinline__ void
 dps_cumsum(const T *__restrict__ x, T *__restrict__ y, long long rows, long long n,
            long long inner)
 {
@@ -47,7 +49,7 @@ dps_before(T a, long long i, T b, long long j, int desc)
  * elements of its row that come before it (n² comparisons per row) and
  * writes itself and its index at that rank. */
 template <typename T>
-static __global__ void __launch_bounds__(256)
+static __device__ __forceinline__ void
 dps_sort(const T *__restrict__ x, T *__restrict__ y, int64_t *__restrict__ idx, long long rows,
          long long n, long long inner, int desc)
 {
@@ -70,7 +72,7 @@ dps_sort(const T *__restrict__ x, T *__restrict__ y, int64_t *__restrict__ idx, 
  * wins (as runtime/elem.c's dprt_index_write, which writes them in order).
  * T moves the elements' bits (float, or uint16_t for bf16). */
 template <typename T>
-static __global__ void __launch_bounds__(256)
+static __device__ __forceinline__ void
 dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *__restrict__ y,
                 long long outer, long long M, long long n, long long inner)
 {
@@ -86,5 +88,40 @@ dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *_
 			return;   /* a later index writes this slice */
 	y[(o * n + p) * inner + i] = src[t];
 }
+
+#endif   /* DP_HOST */
+
+/* The kernels a program launches by name (DP_LAUNCH, cuda/launch.cuh):
+ * one per element type, blocks of 256 threads.  index_write moves bytes:
+ * _bN for elements of N bytes. */
+#ifdef DP_HOST
+#define DPS_KERNEL(name, params, body) extern "C" void name params;
+#else
+#define DPS_KERNEL(name, params, body) \
+	extern "C" __global__ void __launch_bounds__(256) name params { body; }
+#endif
+#define DPS_CUMSUM(s, T, A)                                                                    \
+	DPS_KERNEL(dps_cumsum_##s, (const T *__restrict__ x, T *__restrict__ y, long long rows,  \
+	                            long long n, long long inner),                              \
+	           (dps_cumsum<T, A>(x, y, rows, n, inner)))
+#define DPS_SORT(s, T)                                                                         \
+	DPS_KERNEL(dps_sort_##s, (const T *__restrict__ x, T *__restrict__ y,                    \
+	                          int64_t *__restrict__ idx, long long rows, long long n,        \
+	                          long long inner, int desc),                                    \
+	           (dps_sort<T>(x, y, idx, rows, n, inner, desc)))
+#define DPS_INDEX_WRITE(s, T)                                                                  \
+	DPS_KERNEL(dps_index_write_##s, (const int64_t *__restrict__ idx, const T *__restrict__ src, \
+	                                 T *__restrict__ y, long long outer, long long M,        \
+	                                 long long n, long long inner),                          \
+	           (dps_index_write<T>(idx, src, y, outer, M, n, inner)))
+DPS_CUMSUM(f32, float, double)
+DPS_CUMSUM(i64, int64_t, uint64_t)
+DPS_SORT(f32, float)
+DPS_SORT(i64, int64_t)
+DPS_SORT(i32, int32_t)
+DPS_INDEX_WRITE(b8, int64_t)
+DPS_INDEX_WRITE(b4, uint32_t)
+DPS_INDEX_WRITE(b2, uint16_t)
+DPS_INDEX_WRITE(b1, uint8_t)
 
 #endif

@@ -373,17 +373,29 @@ check "examples/make: a Makefile calls devproc build and links libclassify.a; re
 # ---- CUDA graphs: lower_gpu and nvcc edges (no GPU needed to build)
 
 nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
+cxx=$(sed -n 's/^CXX = //p' config.mk 2>/dev/null)
 if [ -n "$nvcc" ]; then
 	cudahost() {
 		bc=$tmp/bcuda
 		build "$bc" "$dp" build "$src2/examples/classify/classify.dp" --target tests/build/cudahost -C "$bc" ||
 			return 1
-		want "import classify" "verify classify" "legalize classify" "place classify" "partition classify" "lower_cpu classify" \
-			"lower_gpu classify" "cc classify" "nvcc classify" "link classify" || return 1
+		if [ -n "$cxx" ]; then   # the .cu's halves side by side (runtime/cuda/launch.cuh)
+			want "import classify" "verify classify" "legalize classify" "place classify" "partition classify" \
+				"lower_cpu classify" "lower_gpu classify" "cc classify" "nvcc classify" "c++ classify" \
+				"link classify" || return 1
+			grep -q '^build classify/5.gpu.fatbin: dp_nvcc_device classify/5.gpu.cu$' "$bc/build.ninja" &&
+				grep -q '^build classify/5.gpu.o: dp_cxx_host classify/5.gpu.cu$' "$bc/build.ninja" &&
+				grep -q '^build classify/classify .*: dp_link .* classify/5.gpu.o classify/5.gpu.fatbin' \
+					"$bc/build.ninja" || { echo "no halves in build.ninja"; return 1; }
+		else
+			want "import classify" "verify classify" "legalize classify" "place classify" "partition classify" \
+				"lower_cpu classify" "lower_gpu classify" "cc classify" "nvcc classify" "link classify" ||
+				return 1
+		fi
 		"$bc/classify/classify" --in image="$image" | grep -qx "label = \[$label\]" || return 1
 		build "$bc" ninja -C "$bc" && want
 	}
-	check "a mapping with a cuda device adds lower_gpu and nvcc edges (pool dp_compile); runs; no-op after" cudahost
+	check "a mapping with a cuda device adds lower_gpu, nvcc (-fatbin: the kernels) and c++ (the host half) edges (pool dp_compile); runs; no-op after" cudahost
 	if [ -f targets/cuda ]; then
 		cudasame() {
 			for d in "$tmp/cu1" "$tmp/elsewhere/cu2"; do
@@ -394,7 +406,7 @@ if [ -n "$nvcc" ]; then
 				cmp "$f" "$tmp/elsewhere/cu2/classify/${f##*/}" || return 1
 			done
 		}
-		check "e: --target cuda builds in two folders are byte-identical too (5.gpu.cu, 5.gpu.o: nvcc -objtemp)" cudasame
+		check "e: --target cuda builds in two folders are byte-identical too (5.gpu.cu, 5.gpu.o, 5.gpu.fatbin)" cudasame
 	else
 		skip "no targets/cuda"
 	fi

@@ -127,9 +127,10 @@ unity() {
 			printf 'const unsigned char %s_weights[1] __attribute__((weak));\n' "$name" >>"$u/weak.c"
 		g=$u/g$((i / 24))
 		if [ ! -f "$g.cu" ]; then
-			printf '#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n' >"$g.cu"
+			printf '#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\n' >"$g.cu"
 			printf '#include "dprt_cuda.h"\n#include "dpscalar.h"\n#include "dpops.cuh"\n' >>"$g.cu"
 			printf '#include "cuda/reduce.cuh"\n#include "cuda/fault.cuh"\n' >>"$g.cu"
+			printf '#include "cuda/pdl.cuh"\n#include "cuda/launch.cuh"\n' >>"$g.cu"
 		fi
 		printf '\nnamespace case_%s {\n#include "%s"\n}\n' "$name" "$cu" >>"$g.cu"
 		echo "$name" >>"$g.list"
@@ -221,9 +222,7 @@ emulated() {
 		echo "calls the kernel library (runtime/cuda), which the emulator does not build"
 		return 2
 	fi
-	# k<<<G, B, 0, s>>>(args) -> dp_launch(G, B, [](auto... a) { k(a...); })(args)
-	perl -pe 's/([A-Za-z0-9_]+(?:<[^<>]*>)?)<<<(dim3\([^)]*\)|[^,]+), ([^,]+), 0, g->stream>>>\(/dp_launch($2, $3, [](auto... a) { $1(a...); })(/' \
-		"$b/$1/5.gpu.cu" >"$e/gpu.cpp"
+	cp "$b/$1/5.gpu.cu" "$e/gpu.cpp"   # compiled whole; DP_LAUNCH: tests/gpu/emu/cuda/launch.cuh
 	if ! $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" -I"$root/runtime" -c "$e/gpu.cpp" \
 		-o "$e/gpu.o" 2>"$e/cc.log"; then
 		echo "uses device features the emulator lacks: $(grep -m1 error "$e/cc.log" |

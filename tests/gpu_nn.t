@@ -57,7 +57,7 @@ fused() {
 		grep -q ', 2,   /\* N, C, H, W, groups' "$b/c_conv_groups/5.gpu.cu" &&
 		grep -q '^	16, 1, 0,   /\* weight rows, packed' "$b/c_conv_1x1/5.gpu.cu" &&
 		[ "$(grep -c 'dprt_cuda_sdpa(' "$b/c_sdpa_bool_mask/5.gpu.cu")" -eq 1 ] &&
-		! grep -q '<<<\|dp_pdl(' "$b/c_sdpa_bool_mask/5.gpu.cu"
+		! grep -q 'DP_LAUNCH(' "$b/c_sdpa_bool_mask/5.gpu.cu"
 }
 check "depthwise runs the direct kernel, groups the GEMM; attention is one library call" fused
 same() {

@@ -6,7 +6,7 @@
 #ifndef DPRT_FAULT_CUH
 #define DPRT_FAULT_CUH
 
-static __device__ dprt_fault *dp_fault;
+__device__ dprt_fault *dp_fault;   /* not static: the host half finds it by name */
 
 /* Records (op, pos) where it comes before what is recorded: the smallest
  * op, then the smallest position, as the cpu finds them. */

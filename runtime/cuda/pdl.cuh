@@ -1,8 +1,8 @@
 /* pdl.cuh: programmatic dependent launch (sm_90), for the generated CUDA of
  * a mapping with `tune cuda.pdl 1` (dp-lower_gpu includes it then).  The
- * elementwise and matrix-vector kernels are launched with dp_pdl(k, grid,
- * block, stream)(args...), which lets the GPU start a kernel's blocks while
- * the kernel before it works; each such kernel calls dp_pdl_wait() before
+ * elementwise and matrix-vector kernels are launched with DP_LAUNCH(k, grid,
+ * block, 1)(args...) (cuda/launch.cuh), which lets the GPU start a kernel's
+ * blocks while the kernel before it works; each such kernel calls dp_pdl_wait() before
  * it reads anything the kernels before it wrote (a matrix-vector kernel
  * first loads its weights, or asks them into L2, which nothing writes).  On a
  * GPU before sm_90 the launch is an ordinary one. */
@@ -30,51 +30,6 @@ static __device__ __forceinline__ void
 dp_pdl_prefetch(const void *p)
 {
 	asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
-
-/* Whether the device (0) has programmatic dependent launch: sm_90 on. */
-static int
-dp_pdl_ok(void)
-{
-	static int ok = -1;
-
-	if (ok < 0) {
-		int major = 0;
-		ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) ==
-		             cudaSuccess && major >= 9;
-	}
-	return ok;
-}
-
-template <typename... P>
-struct dp_pdl_call {
-	void (*k)(P...);
-	dim3 grid, block;
-	cudaStream_t s;
-
-	template <typename... A>
-	void operator()(A... a) const
-	{
-		cudaLaunchAttribute at[1];
-		cudaLaunchConfig_t c = {};
-
-		at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-		at[0].val.programmaticStreamSerializationAllowed = 1;
-		c.gridDim = grid;
-		c.blockDim = block;
-		c.dynamicSmemBytes = 0;
-		c.stream = s;
-		c.attrs = at;
-		c.numAttrs = dp_pdl_ok() ? 1 : 0;
-		(void)cudaLaunchKernelEx(&c, k, (P)a...);   /* dprt_cuda_launched reads its error */
-	}
-};
-
-template <typename... P>
-static dp_pdl_call<P...>
-dp_pdl(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t s)
-{
-	return dp_pdl_call<P...>{k, grid, block, s};
 }
 
 #endif

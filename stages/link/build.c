@@ -269,10 +269,11 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	char *msrc = tmppath(l, "", nm, "_main.c"), *mobj = tmppath(l, "", nm, "_main.o");
 	char *wsrc = tmppath(l, "", nm, "_weights.s"), *wobj = tmppath(l, "", nm, "_weights.o");
 	char *bsrc = tmppath(l, "", nm, "_blob.c"), *bobj = tmppath(l, "", nm, "_blob.o");
+	char *fsrc = tmppath(l, "", nm, "_gpu_fatbin.s"), *fobj = tmppath(l, "", nm, "_gpu_fatbin.o");
 	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
 	char *thin = join(l->a, l->tmp, "members.a");
 	char **mem, **cmem = NULL, **jmem, **cmd, **tcmd, **xcmd, inc[PATH_MAX];
-	Job jobs[3] = {{0}};
+	Job jobs[4] = {{0}};
 	Str text = {0};
 	int nmem, ncmem = 0, njmem, n, i, rc;
 
@@ -297,6 +298,18 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 		if (rc != 0)
 			return -1;
 	}
+	if (l->fatbin) {
+		char abs[PATH_MAX];
+		if (realpath(l->fatbin, abs) == NULL) {
+			dp_seterr(err, "cannot find the kernels %s: %s", l->fatbin, strerror(errno));
+			return -1;
+		}
+		gen_fatbin(l->fn, abs, &text);
+		rc = dp_write_file(fsrc, text.p, text.n, err);
+		str_free(&text);
+		if (rc != 0)
+			return -1;
+	}
 	/* compiled in the temporary folder by file name: the sanitizers name a
 	 * module by its source path, which must not carry the folder's random
 	 * name into the objects; main() has no debug information, so that no
@@ -317,6 +330,10 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 		cmd = (char *[]){(char *)l->cc, "-c", wsrc, "-o", wobj, NULL};
 		rc = job(l, &jobs[2], cmd, NULL, "log.weights", "assembling the weight blob", err);
 	}
+	if (rc == 0 && l->fatbin) {
+		cmd = (char *[]){(char *)l->cc, "-c", base(fsrc), "-o", base(fobj), NULL};
+		rc = job(l, &jobs[3], cmd, l->tmp, "log.fatbin", "assembling the kernels", err);
+	}
 	if (rc == 0 &&
 	    (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
 	     runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
@@ -324,18 +341,20 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 		rc = -1;
 		l->toollog = log;
 	}
-	if (finish(l, jobs, 3, rc, err) != 0)
+	if (finish(l, jobs, 4, rc, err) != 0)
 		return -1;
 
 	/* libNAME.a: the objects, the weights, the runtime; deterministic (D).
 	 * The executable links the same members, from a thin archive (T: the
 	 * members' paths, no copies) made first, so that it and libNAME.a are
 	 * made side by side */
-	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem) + 8, sizeof *cmd);
+	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem) + 9, sizeof *cmd);
 	n = 0;
 	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
 	for (i = 0; i < l->nobj; i++)
 		cmd[n++] = (char *)l->obj[i];
+	if (l->fatbin)
+		cmd[n++] = fobj;
 	if (l->weights)
 		cmd[n++] = bobj;
 	if (l->weights && !l->apart)

@@ -14,6 +14,9 @@ typedef struct Link {
 	const char *in;        /* the .dpir, as given */
 	const char *out;       /* -o: the executable; lib and header go beside it */
 	const char *weights;   /* --weights, or NULL */
+	const char *fatbin;    /* --fatbin (or an operand FILE.fatbin): the device
+	                          half of the program's CUDA, embedded as
+	                          NAME_gpu_fatbin; or NULL */
 	int apart;             /* --apart: the blob stays a file beside the program */
 	unsigned char head[64];   /* the blob's header */
 	const char *libdir;    /* --runtime: holds libdprt.a */
@@ -72,6 +75,7 @@ int regfile(const char *path, long long *size);
 int gen_header(Fn *fn, const char *hname, const char *src, const char *lib,
                const char *cudalib, Str *s, Err *err);
 void gen_weights(const Fn *fn, const char *path, long long size, Str *s);
+void gen_fatbin(const Fn *fn, const char *path, Str *s);
 void gen_blob(const Fn *fn, const unsigned char *head, long long size, int embed, Str *s);
 void gen_main(const Fn *fn, int image, Str *s);
 /* The libraries a cuda program links after libNAME.a (NULL-terminated,

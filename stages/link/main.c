@@ -14,7 +14,7 @@
 #define STAGE "link"
 
 static const char usage[] =
-	"usage: dp-link IN.dpir OBJ.o... [--weights BLOB] [--apart] --runtime LIBDIR\n"
+	"usage: dp-link IN.dpir OBJ.o... [--fatbin FILE] [--weights BLOB] [--apart] --runtime LIBDIR\n"
 	"               [--include DIR] [--cc CC] [--ar AR] [--ldflag ARG ...] [--cuda DIR]\n"
 	"               -o OUT\n"
 	"\n"
@@ -28,6 +28,10 @@ static const char usage[] =
 	"\n"
 	"  OBJ.o           the objects to link (dp-lower_cpu's, dp-lower_gpu's), in\n"
 	"                  order; --obj OBJ.o says the same\n"
+	"  --fatbin FILE   the kernels of the program's CUDA, compiled apart from its\n"
+	"                  host code (nvcc -fatbin -DDP_DEVICE: runtime/cuda/\n"
+	"                  launch.cuh), embedded as NAME_gpu_fatbin; an operand\n"
+	"                  FILE.fatbin says the same\n"
 	"  --weights BLOB  the weight blob, embedded as NAME_weights by assembling\n"
 	"                  `.incbin \"BLOB\"` from the current folder (default: the\n"
 	"                  blob the IR names, in IN.dpir's folder); its size must be\n"
@@ -66,7 +70,7 @@ static int
 args(Link *l, int argc, char **argv)
 {
 	static const char *const flags[] = {"--obj", "--weights", "--runtime", "--include",
-	                                    "--cc", "--ar", "--ldflag", "-o", "--cuda", NULL};
+	                                    "--cc", "--ar", "--ldflag", "-o", "--cuda", "--fatbin", NULL};
 	int i, f;
 
 	l->obj = dp_alloc(l->a, (size_t)argc, sizeof *l->obj);
@@ -99,12 +103,16 @@ args(Link *l, int argc, char **argv)
 		case 6: l->ldflag[l->nldflag++] = argv[++i]; break;
 		case 7: l->out = argv[++i]; break;
 		case 8: l->cuda = argv[++i]; break;
+		case 9: l->fatbin = argv[++i]; break;
 		default:
 			if (a[0] == '-' && a[1] != '\0') {
 				fprintf(stderr, "dp-link: unknown option %s (see --help)\n", a);
 				return -1;
 			}
-			if (l->in)
+			size_t n = strlen(a);
+			if (l->in && n > 7 && strcmp(a + n - 7, ".fatbin") == 0)
+				l->fatbin = a;
+			else if (l->in)
 				l->obj[l->nobj++] = a;
 			else
 				l->in = a;

@@ -71,7 +71,7 @@ emit_sdpa(Gpu *g, int i)
 	char key[160];
 	long long L, S, E, EV, B = 1;
 	int64_t ms[DP_MAXRANK] = {0}, off[3];
-	Str *s = &g->kern;
+	Str *s = &g->host;
 	Type scores;
 
 	for (k = 0; k < 3; k++)

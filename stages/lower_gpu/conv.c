@@ -154,7 +154,7 @@ static void
 constants(Gpu *g, const Chain *ch, const Cfg *c)
 {
 	const Fn *fn = g->fn;
-	Str *s = &g->kern;
+	Str *s = &g->host;
 
 	str_put(s, "\n");
 	opcomment(s, fn, ch->conv, "");

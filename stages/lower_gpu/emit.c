@@ -277,9 +277,13 @@ init(Gpu *g, Str *s)
 	              "\t/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS */\n"
 	              "\tstatic const dprt_cuda_plan plan = {%lld, %lld, %lld, %d, %d};\n"
 	              "\tdprt_cuda *g;\n\n"
-	              "\tif (dprt_cuda_open(&g, &plan, err, errn) != 0)\n\t\treturn -1;\n",
+	              "\tif (dprt_cuda_open(&g, &plan, err, errn) != 0)\n\t\treturn -1;\n"
+	              "#ifdef DP_HOST\n"
+	              "\tif (dp_load(%s_gpu_fatbin, err, errn) != 0) {   /* the device half */\n"
+	              "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n"
+	              "#endif\n",
 	           fn->name, (long long)g->arena, (long long)g->wbytes, (long long)g->pinned,
-	           g->ncpart, g->blas);
+	           g->ncpart, g->blas, fn->name);
 	if (g->blas)
 		str_put(s, "\tif (dprt_cublas_open(g, err, errn) != 0) {\n"
 		           "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
@@ -303,8 +307,13 @@ init(Gpu *g, Str *s)
 		str_put(s, "\t/* where a kernel records an index out of range */\n"
 		           "\t{\n\t\tdprt_fault *f;\n\n"
 		           "\t\tif (dprt_cuda_faults(g, &f, err, errn) != 0 ||\n"
+		           "#ifdef DP_HOST\n"
+		           "\t\t    dprt_cuda_ok(cudaMemcpy(dp_symbol(\"dp_fault\"), &f, sizeof f, "
+		           "cudaMemcpyHostToDevice), \"cudaMemcpy\", err, errn) != 0) {\n"
+		           "#else\n"
 		           "\t\t    dprt_cuda_ok(cudaMemcpyToSymbol(dp_fault, &f, sizeof f), "
 		           "\"cudaMemcpyToSymbol\", err, errn) != 0) {\n"
+		           "#endif\n"
 		           "\t\t\tdprt_cuda_close(g);\n\t\t\treturn -1;\n\t\t}\n\t}\n");
 	if (g->prec16)
 		mm16_init(g, s);
@@ -344,12 +353,53 @@ gpu_hasstate(const Fn *fn)
 	return 0;
 }
 
+/* The kernels of text (the device half) into *dev, each static __global__
+ * definition made DP_KERNEL (extern "C" where the device half is compiled
+ * alone, for the host half to launch it by its name; else static), and
+ * each one's declaration into *decl (the host half's view of it).  Every
+ * kernel header the emitters write has the form
+ * "static __global__ void [__launch_bounds__(N)]\nNAME(PARAMS)\n{". */
+static void
+kernels(const char *text, Str *dev, Str *decl)
+{
+	static const char key[] = "static __global__ void ";
+	const char *p = text, *q, *h, *e;
+	int depth;
+
+	while ((q = strstr(p, key)) != NULL) {
+		if (q != text && q[-1] != '\n') {   /* not a definition's first line */
+			str_putn(dev, p, (size_t)(q + 1 - p));
+			p = q + 1;
+			continue;
+		}
+		str_putn(dev, p, (size_t)(q - p));
+		str_put(dev, "DP_KERNEL void ");
+		p = h = q + sizeof key - 1;
+		if (strncmp(h, "__launch_bounds__(", 18) == 0)
+			h = strchr(h, ')') + 1;
+		while (*h == ' ' || *h == '\n')
+			h++;
+		for (e = h, depth = 0; *e; e++) {   /* NAME(PARAMS): to the matching ')' */
+			if (*e == '(')
+				depth++;
+			else if (*e == ')' && --depth == 0)
+				break;
+		}
+		if (*e == 0)
+			dp_die("a kernel's header without its parameters: %.40s", h);
+		str_put(decl, "extern \"C\" void ");
+		str_putn(decl, h, (size_t)(e + 1 - h));
+		str_put(decl, ";\n");
+	}
+	str_put(dev, p);
+}
+
 /* Writes the .cu file of g->fn into *out. */
 int
 gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 {
 	Fn *fn = g->fn;
-	Str parts = {0}, entry = {0};
+	Str parts = {0}, entry = {0}, decl = {0};
 	int pk, sync, rc = -1;
 
 	if (guses(g) != 0 || nnplan(g) != 0 || gplan(g) != 0)
@@ -379,17 +429,34 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	                "%lld of\n * weights, %lld of pinned host staging. */\n", g->ncpart,
 	           g->ncpart == 1 ? "" : "s", g->nkern, g->nkern == 1 ? "" : "s",
 	           (long long)g->arena, (long long)g->wbytes, (long long)g->pinned);
-	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
+	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\n"
 	             "#include \"dprt_cuda.h\"\n");
+	/* nvcc -c compiles the file whole; devproc build compiles its halves
+	 * side by side, nvcc -fatbin -DDP_DEVICE the kernels and the C++
+	 * compiler -DDP_HOST the host code (runtime/cuda/launch.cuh) */
+	str_put(out, "\n#ifndef DP_HOST   /* the device half: the kernels */\n"
+	             "#ifdef DP_DEVICE   /* alone: the host half finds them by name */\n"
+	             "#define DP_KERNEL extern \"C\" __global__\n#else\n"
+	             "#define DP_KERNEL static __global__\n#endif\n");
 	if (g->scalar)
 		str_put(out, "#include \"dpscalar.h\"\n");
-	if (g->ops)
-		str_put(out, "#include \"dpops.cuh\"\n");
 	if (g->faults)
 		str_put(out, "#include \"cuda/fault.cuh\"   /* dp_fault: indices out of range */\n");
 	if (g->pdl)
 		str_put(out, "#include \"cuda/pdl.cuh\"   /* tune cuda.pdl 1 */\n");
-	str_put(out, g->kern.p ? g->kern.p : "");
+	kernels(g->kern.p ? g->kern.p : "", out, &decl);
+	str_put(out, "\n#else   /* the host half alone: the kernels' declarations */\n\n");
+	if (g->prec16)
+		str_put(out, "typedef uint16_t dp_h16;   /* 16-bit numbers, moved, not computed here */\n");
+	str_put(out, decl.p ? decl.p : "");
+	str_put(out, "\n#endif\n");
+	if (g->ops)   /* (both halves: its kernels' definitions or declarations) */
+		str_put(out, "#include \"dpops.cuh\"\n");
+	str_put(out, "\n#ifndef DP_DEVICE   /* the host half */\n"
+	             "#include \"cuda/launch.cuh\"\n");
+	str_printf(out, "\n#ifdef DP_HOST\n/* the device half, embedded by dp-link */\n"
+	                "extern \"C\" const unsigned char %s_gpu_fatbin[];\n#endif\n", fn->name);
+	str_put(out, g->host.p ? g->host.p : "");
 	str_put(out, parts.p);
 	str_put(out, entry.p);
 	init(g, out);
@@ -400,9 +467,11 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	                " * writes what goes to the device and reads what came back. */\n"
 	                "extern \"C\" void *\n%s_gpu_host(void *state, size_t off)\n{\n"
 	                "\treturn ((dprt_cuda *)state)->pinned + off;\n}\n", fn->name);
+	str_put(out, "\n#endif   /* DP_DEVICE */\n");
 	rc = 0;
 done:
 	str_free(&parts);
 	str_free(&entry);
+	str_free(&decl);
 	return rc;
 }

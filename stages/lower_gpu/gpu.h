@@ -67,7 +67,10 @@ typedef struct Gpu {
 	int64_t wbytes;    /* bytes of device weights */
 	int blas;          /* whether cuBLAS is called */
 	int nkern;
-	Str kern;          /* file scope: constant tables, helpers, kernels */
+	Str kern;          /* file scope, the device half: constant tables,
+	                      helpers, kernels */
+	Str host;          /* file scope, the host half: the library calls'
+	                      descriptions (dprt_conv, dprt_sdpa) */
 	Str *rec;          /* the statements of the schedule of the partition
 	                      being emitted */
 	char *used;        /* per value: named by that schedule */

@@ -33,9 +33,9 @@ emit_indexwrite(Gpu *g, int i)
 	if (g->h[op->in[2]].kind == G_INLINE)   /* src a fused chain, computed there */
 		return emit_iwrite_chain(g, i, y, x == y);   /* (held: kern.c) */
 	if (total > 0) {
-		str_printf(g->rec, "\tdps_index_write<%s><<<%lld, %d, 0, g->stream>>>((const int64_t *)"
+		str_printf(g->rec, "\tDP_LAUNCH(dps_index_write_b%d, %lld, %d, 0)((const int64_t *)"
 		                   "v%d, (const %s *)v%d, (%s *)v%d, %lldLL, %lldLL, %lldLL, %lldLL);"
-		                   "%s\n", t, (long long)((total + BLOCK - 1) / BLOCK), BLOCK,
+		                   "%s\n", es, (long long)((total + BLOCK - 1) / BLOCK), BLOCK,
 		           gV(g, gbase(g, op->in[1])), t, gV(g, src), t, gV(g, y), (long long)outer,
 		           (long long)M, (long long)n, (long long)inner,
 		           x == y ? "   /* in place: the state's bytes */" : "");

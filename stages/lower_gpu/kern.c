@@ -63,10 +63,7 @@ launched(Gpu *g, const char *kname)
 void
 klaunch(Gpu *g, const char *kname, long long blocks, int threads)
 {
-	if (g->pdl)
-		str_printf(g->rec, "\tdp_pdl(%s, %lld, %d, g->stream)(", kname, blocks, threads);
-	else
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(", kname, blocks, threads);
+	str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, %d)(", kname, blocks, threads, g->pdl);
 }
 
 void

@@ -165,6 +165,7 @@ main(int argc, char **argv)
 	str_free(&dep);
 	str_free(&text);
 	str_free(&g.kern);
+	str_free(&g.host);
 	dp_free(fn);
 	return rc;
 }

@@ -260,7 +260,7 @@ pool(Gpu *g, int i)
 		dp_seterr(g->err, "op %d (%s): too large for the cuda kernel", i, dp_op_name[op->kind]);
 		return -1;
 	}
-	str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d, v%d);\n", name,
+	str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, 0)(v%d, v%d);\n", name,
 	           (n + BLOCK - 1) / BLOCK, BLOCK, gV(g, gbase(g, op->in[0])), gV(g, y));
 	launched(g, name);
 	g->nkern++;
@@ -336,7 +336,7 @@ bmm(Gpu *g, int i)
 	              "\tif (m0 + ty + 16 < %lld && n0 + tx + 16 < %lld)\n\t\ty[(m0 + ty + 16) * %lld + n0 + tx + 16] = acc11;\n}\n",
 	           (long long)M, (long long)N, (long long)N, (long long)M, (long long)N, (long long)N,
 	           (long long)M, (long long)N, (long long)N, (long long)M, (long long)N, (long long)N);
-	str_printf(g->rec, "\t%s<<<dim3(%lld, %lld, %lld), 256, 0, g->stream>>>(v%d, v%d, v%d);\n",
+	str_printf(g->rec, "\tDP_LAUNCH(%s, dim3(%lld, %lld, %lld), 256, 0)(v%d, v%d, v%d);\n",
 	           name, (long long)((N + 31) / 32), (long long)((M + 31) / 32), (long long)B,
 	           gV(g, gbase(g, op->in[0])), gV(g, gbase(g, op->in[1])), gV(g, y));
 	launched(g, name);

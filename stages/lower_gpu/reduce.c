@@ -102,7 +102,7 @@ rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args, int 
 		return -1;
 	}
 	if (rows > 0) {
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname, (long long)nb,
+		str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, 0)(%s);\n", kname, (long long)nb,
 		           nt, args);
 		launched(g, kname);
 	}
@@ -209,7 +209,7 @@ reduction(Gpu *g, int i)
 	if (w > 1)
 		return rowlaunch(g, kname, w, nout, args, BLOCK);
 	if (nout > 0) {
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(%s);\n", kname,
+		str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, 0)(%s);\n", kname,
 		           (long long)((nout + BLOCK - 1) / BLOCK), BLOCK, args);
 		launched(g, kname);
 	}
@@ -785,7 +785,7 @@ rowop(Gpu *g, int i)
 	}
 	opcomment(g->rec, fn, i, "\t");
 	if (rows > 0) {
-		str_printf(g->rec, "\t%s<<<%lld, %d, 0, g->stream>>>(v%d, v%d);\n", kname,
+		str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, 0)(v%d, v%d);\n", kname,
 		           (long long)((rows + WARPS - 1) / WARPS), BLOCK,
 		           gV(g, gbase(g, x)), gV(g, y));
 		launched(g, kname);

@@ -27,6 +27,7 @@ emit_sort(Gpu *g, int i)
 	int64_t rows = prod(tx, 0, d) * inner;
 	const char *t = tx->dtype == DP_F32 ? "float" : tx->dtype == DP_I64 ? "int64_t" :
 	                tx->dtype == DP_I32 ? "int32_t" : NULL;
+	const char *tn = tx->dtype == DP_F32 ? "f32" : tx->dtype == DP_I64 ? "i64" : "i32";
 
 	if (!t) {
 		dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s (f32, i64 or i32)",
@@ -36,8 +37,8 @@ emit_sort(Gpu *g, int i)
 	g->ops = 1;
 	opcomment(g->rec, fn, i, "\t");
 	if (rows > 0 && n > 0) {
-		str_printf(g->rec, "\tdps_sort<%s><<<%lld, %d, 0, g->stream>>>(v%d, v%d, (int64_t *)v%d, "
-		           "%lldLL, %lldLL, %lldLL, %d);\n", t, (long long)((rows * n + BLOCK - 1) / BLOCK),
+		str_printf(g->rec, "\tDP_LAUNCH(dps_sort_%s, %lld, %d, 0)(v%d, v%d, (int64_t *)v%d, "
+		           "%lldLL, %lldLL, %lldLL, %d);\n", tn, (long long)((rows * n + BLOCK - 1) / BLOCK),
 		           BLOCK, gV(g, gbase(g, x)), gV(g, op->out[0]), gV(g, op->out[1]), (long long)rows,
 		           (long long)n, (long long)inner, dp_geti(op, "descending", 0) != 0);
 		launched(g, "dps_sort");
@@ -69,8 +70,8 @@ emit_scan(Gpu *g, int i)
 	g->ops = 1;
 	opcomment(g->rec, fn, i, "\t");
 	if (rows > 0 && n > 0) {
-		str_printf(g->rec, "\tdps_cumsum<%s><<<%lld, %d, 0, g->stream>>>(v%d, v%d, %lldLL, "
-		           "%lldLL, %lldLL);\n", f32 ? "float, double" : "int64_t, uint64_t",
+		str_printf(g->rec, "\tDP_LAUNCH(dps_cumsum_%s, %lld, %d, 0)(v%d, v%d, %lldLL, "
+		           "%lldLL, %lldLL);\n", f32 ? "f32" : "i64",
 		           (long long)((rows + BLOCK - 1) / BLOCK), BLOCK, gV(g, gbase(g, x)), gV(g, y),
 		           (long long)rows, (long long)n, (long long)inner);
 		launched(g, "dps_cumsum");

@@ -5,13 +5,21 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dprt_cuda.h"
+
+#ifndef DP_HOST   /* the device half: the kernels */
+#ifdef DP_DEVICE   /* alone: the host half finds them by name */
+#define DP_KERNEL extern "C" __global__
+#else
+#define DP_KERNEL static __global__
+#endif
 static __constant__ float c2_mean[3] = {0.0f, 0.5f, 1.0f};
 static __constant__ float c2_std[3] = {1.0f, 2.0f, 3.0f};
 
 /* %2 = normalize %1 {axis=-1, mean=[0.0, 0.5, 1.0], scale=1.0, std=[1.0, 2.0, 3.0]} : f32[1,4,4,3] */
-static __global__ void __launch_bounds__(256)
+DP_KERNEL void __launch_bounds__(256)
 k2_normalize(const uint8_t *__restrict__ x0, float *__restrict__ y)
 {
 	int i = blockIdx.x * 256 + threadIdx.x;
@@ -24,7 +32,7 @@ k2_normalize(const uint8_t *__restrict__ x0, float *__restrict__ y)
 
 /* %7 = aten.linear %6, %5 : f32[1,10] */
 /* y[m,n] = (sum_k a[m,k] b[k,n]), M=1 N=10 K=48: one warp per column n, 16-byte loads */
-static __global__ void __launch_bounds__(128)
+DP_KERNEL void __launch_bounds__(128)
 k7_linear(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ y)
 {
 	int n = blockIdx.x * 4 + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -51,6 +59,21 @@ k7_linear(const float *__restrict__ a, const float *__restrict__ b, float *__res
 	y[0 + n] = r;
 }
 
+#else   /* the host half alone: the kernels' declarations */
+
+extern "C" void k2_normalize(const uint8_t *__restrict__ x0, float *__restrict__ y);
+extern "C" void k7_linear(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ y);
+
+#endif
+
+#ifndef DP_DEVICE   /* the host half */
+#include "cuda/launch.cuh"
+
+#ifdef DP_HOST
+/* the device half, embedded by dp-link */
+extern "C" const unsigned char split_gpu_fatbin[];
+#endif
+
 /* ---- partition 1 (cuda): ops 1..2; the host then waits for the stream ---- */
 
 /* Enqueues the work of partition 1 on g's stream. */
@@ -67,7 +90,7 @@ part1(dprt_cuda *g, char *err, size_t errn)
 	                 "cudaMemcpyAsync", err, errn) != 0)
 		return -1;
 	/* %2 = normalize %1 {axis=-1, mean=[0.0, 0.5, 1.0], scale=1.0, std=[1.0, 2.0, 3.0]} : f32[1,4,4,3] */
-	k2_normalize<<<1, 256, 0, g->stream>>>(v1, v2);
+	DP_LAUNCH(k2_normalize, 1, 256, 0)(v1, v2);
 	if (dprt_cuda_launched("k2_normalize", err, errn) != 0)
 		return -1;
 	DPRT_CUDA_MARK(g, 2, "normalize");
@@ -96,7 +119,7 @@ part3(dprt_cuda *g, char *err, size_t errn)
 	                 "cudaMemcpyAsync", err, errn) != 0)
 		return -1;
 	/* %7 = aten.linear %6, %5 : f32[1,10] */
-	k7_linear<<<3, 128, 0, g->stream>>>(v6, v5, v7);
+	DP_LAUNCH(k7_linear, 3, 128, 0)(v6, v5, v7);
 	if (dprt_cuda_launched("k7_linear", err, errn) != 0)
 		return -1;
 	DPRT_CUDA_MARK(g, 7, "aten.linear");
@@ -134,6 +157,12 @@ split_gpu_init(void **state, const unsigned char *W, char *err,
 
 	if (dprt_cuda_open(&g, &plan, err, errn) != 0)
 		return -1;
+#ifdef DP_HOST
+	if (dp_load(split_gpu_fatbin, err, errn) != 0) {   /* the device half */
+		dprt_cuda_close(g);
+		return -1;
+	}
+#endif
 	/* the constants used on cuda, from the weight blob */
 	if (dprt_cuda_upload(g, 0, W + 64, 1920, err, errn) != 0) {
 		dprt_cuda_close(g);
@@ -157,3 +186,5 @@ split_gpu_host(void *state, size_t off)
 {
 	return ((dprt_cuda *)state)->pinned + off;
 }
+
+#endif   /* DP_DEVICE */

@@ -3,9 +3,10 @@
  * their index arithmetic where there is no GPU (tests/conformance_cuda.t,
  * DP_TEST_EMULATE=1).  Not the real runtime: a 1-D block, the warp
  * intrinsics through per-warp barriers, __shared__ as static (one block
- * runs at a time), products rounded as __fmul_rn rounds them.  The launch
- * k<<<G, B, 0, s>>>(args) must be rewritten dp_launch(G, B, [](auto... a)
- * { k(a...); })(args) first. */
+ * runs at a time), products rounded as __fmul_rn rounds them.  The
+ * generated code's launches, DP_LAUNCH(k, G, B, pdl)(args), come here
+ * through tests/gpu/emu/cuda/launch.cuh as dp_launch(G, B, [](auto... a) {
+ * k(a...); })(args). */
 #ifndef DPRT_CUDA_H
 #define DPRT_CUDA_H
 
@@ -148,7 +149,7 @@ __syncthreads_or(int p)
 	return r;
 }
 
-/* k<<<G, B, 0, s>>>(args) is rewritten dp_launch(G, B, [&](auto... a) { k(a...); })(args) */
+/* dp_launch(G, B, [&](auto... a) { k(a...); })(args): k on G blocks of B threads */
 template <typename F> struct emu_launch {
 	dim3 G;
 	int B;

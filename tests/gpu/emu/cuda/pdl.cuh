@@ -16,25 +16,4 @@ dp_pdl_prefetch(const void *)
 {
 }
 
-template <typename... P>
-struct dp_pdl_emu {
-	void (*k)(P...);
-	dim3 grid, block;
-
-	template <typename... A>
-	void operator()(A... a) const
-	{
-		void (*f)(P...) = k;
-
-		dp_launch(grid, (int)block.x, [f](auto... x) { f(x...); })((P)a...);
-	}
-};
-
-template <typename... P>
-static dp_pdl_emu<P...>
-dp_pdl(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t)
-{
-	return dp_pdl_emu<P...>{k, grid, block};
-}
-
 #endif
