@@ -198,20 +198,52 @@ function(devproc_add_pipeline NAME)
       set(gpu_extra DEPFILE "${d}/5.gpu.o.d")
     endif()
     add_custom_command(OUTPUT "${d}/5.gpu.cu"
-      COMMAND "${bin}/dp-lower_gpu" "${r}/4.partition.dpir" -o "${r}/5.gpu.cu"
-      DEPENDS "${d}/4.partition.dpir" "${bin}/dp-lower_gpu"
+      COMMAND "${bin}/dp-lower_gpu" "${r}/4.partition.dpir" -t "${map}" --arch "${arch}"
+              -o "${r}/5.gpu.cu"
+      DEPENDS "${d}/4.partition.dpir" "${map}" "${bin}/dp-lower_gpu"
       WORKING_DIRECTORY "${w}" COMMENT "DevProc lower_gpu ${NAME}" VERBATIM)
-    # -objtemp: intermediates named after the object, not nvcc's process id
-    add_custom_command(OUTPUT "${d}/5.gpu.o"
-      COMMAND "${DEVPROC_NVCC}" -O0 "-arch=${arch}" -objtemp "-I${rt}" -MMD -MT "${r}/5.gpu.o"
-              -MF "${r}/5.gpu.o.d" -c "${r}/5.gpu.cu" -o "${r}/5.gpu.o.new"
-      COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.o.new" "${r}/5.gpu.o"
-      COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.o.new"
-      DEPENDS "${d}/5.gpu.cu" "${rt}/dprt.h"
-      ${gpu_extra}
-      WORKING_DIRECTORY "${w}" COMMENT "DevProc nvcc ${NAME}" VERBATIM)
-    list(APPEND objs "${r}/5.gpu.o")
-    list(APPEND objdeps "${d}/5.gpu.o")
+    # the .cu in two halves side by side, as devproc build compiles it
+    # (runtime/cuda/launch.cuh): the kernels by nvcc -fatbin, the host code
+    # by the C++ compiler; without one, nvcc -c compiles it whole
+    # (-objtemp: intermediates named after the object, not nvcc's process id)
+    find_program(DEVPROC_CXX NAMES c++ g++)
+    list(GET CUDAToolkit_INCLUDE_DIRS 0 cudainc)
+    if(DEVPROC_CXX)
+      set(fat_extra)
+      if(_devproc_depfile)
+        set(fat_extra DEPFILE "${d}/5.gpu.fatbin.d")
+      endif()
+      add_custom_command(OUTPUT "${d}/5.gpu.fatbin"
+        COMMAND "${DEVPROC_NVCC}" "-arch=${arch}" -DDP_DEVICE "-I${rt}" -MMD -MT "${r}/5.gpu.fatbin"
+                -MF "${r}/5.gpu.fatbin.d" -fatbin "${r}/5.gpu.cu" -o "${r}/5.gpu.fatbin.new"
+        COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.fatbin.new" "${r}/5.gpu.fatbin"
+        COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.fatbin.new"
+        DEPENDS "${d}/5.gpu.cu" "${rt}/dprt.h"
+        ${fat_extra}
+        WORKING_DIRECTORY "${w}" COMMENT "DevProc nvcc ${NAME}" VERBATIM)
+      add_custom_command(OUTPUT "${d}/5.gpu.o"
+        COMMAND "${DEVPROC_CXX}" -O0 -fno-exceptions -fno-rtti -DDP_HOST -x c++ "-I${rt}"
+                "-I${cudainc}" -MMD -MT "${r}/5.gpu.o" -MF "${r}/5.gpu.o.d" -c "${r}/5.gpu.cu"
+                -o "${r}/5.gpu.o.new"
+        COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.o.new" "${r}/5.gpu.o"
+        COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.o.new"
+        DEPENDS "${d}/5.gpu.cu" "${rt}/dprt.h"
+        ${gpu_extra}
+        WORKING_DIRECTORY "${w}" COMMENT "DevProc c++ ${NAME}" VERBATIM)
+      list(APPEND objs "${r}/5.gpu.o" "${r}/5.gpu.fatbin")
+      list(APPEND objdeps "${d}/5.gpu.o" "${d}/5.gpu.fatbin")
+    else()
+      add_custom_command(OUTPUT "${d}/5.gpu.o"
+        COMMAND "${DEVPROC_NVCC}" -O0 "-arch=${arch}" -objtemp "-I${rt}" -MMD -MT "${r}/5.gpu.o"
+                -MF "${r}/5.gpu.o.d" -c "${r}/5.gpu.cu" -o "${r}/5.gpu.o.new"
+        COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.o.new" "${r}/5.gpu.o"
+        COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.o.new"
+        DEPENDS "${d}/5.gpu.cu" "${rt}/dprt.h"
+        ${gpu_extra}
+        WORKING_DIRECTORY "${w}" COMMENT "DevProc nvcc ${NAME}" VERBATIM)
+      list(APPEND objs "${r}/5.gpu.o")
+      list(APPEND objdeps "${d}/5.gpu.o")
+    endif()
     # libSTEM.a holds the CUDA half of the runtime; what it needs besides
     # (as STEM.h says): cuBLAS, the static CUDA runtime, the C++ runtime
     set(cudalibs CUDA::cublas CUDA::cudart_static stdc++)
