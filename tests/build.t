@@ -324,6 +324,8 @@ check "examples/ninja: a hand-written build.ninja subninjas devproc gen -o; app 
 
 # ---- CMake and Make
 
+cxx=$(sed -n 's/^CXX = //p' config.mk 2>/dev/null)   # the host half's compiler (launch.cuh)
+
 cmb=$tmp/cmake-build
 if command -v cmake >/dev/null 2>&1; then
 	cmake_build() {
@@ -351,7 +353,33 @@ if command -v cmake >/dev/null 2>&1; then
 		done
 	}
 	check "CMake: no-op runs nothing; a touched .pt2 reruns import only (DEPFILE); artifacts equal devproc gen's" cmake_incr
+	# TARGET cuda (no GPU needed to build): the same lowering (the
+	# mapping's tune lines) and the same compiles as devproc build's
+	if grep -q '^NVCC = .' config.mk; then
+		cmake_cuda() {
+			cs=$tmp/cmake-cuda
+			mkdir -p "$cs" && cp -R "$src2/examples/cmake" "$cs/src" && mkdir -p "$cs/classify" &&
+				cp "$src2/examples/classify/classify.dp" "$src2/examples/classify/mlp.pt2" "$cs/classify/" &&
+				sed -i 's/TARGET cpu)/TARGET cuda)/' "$cs/src/CMakeLists.txt" &&
+				grep -q 'TARGET cuda)' "$cs/src/CMakeLists.txt" &&
+				cmake -S "$cs/src" -B "$cs/b" -G Ninja -DDEVPROC_ROOT="$dpr" \
+					${DP_TEST_CC:+-DCMAKE_C_COMPILER="$DP_TEST_CC"} >"$cs/log" 2>&1 &&
+				ninja -C "$cs/b" >>"$cs/log" 2>&1 &&
+				(cd "$cs" && "$dp" build classify/classify.dp --target cuda -C dv >>"$cs/log" 2>&1) ||
+				{ cat "$cs/log"; return 1; }
+			files="5.gpu.cu 5.gpu.o classify.h"
+			[ -z "$cxx" ] || files="$files 5.gpu.fatbin"
+			[ -n "${DP_TEST_CC:-}" ] || files="$files libclassify.a classify"
+			for f in $files; do
+				cmp "$cs/b/classify/$f" "$cs/dv/classify/$f" || return 1
+			done
+		}
+		check "CMake, TARGET cuda: the .cu lowered with the mapping, compiled as devproc build compiles it; the same bytes" cmake_cuda
+	else
+		skip "configure found no nvcc"
+	fi
 else
+	skip "no cmake"
 	skip "no cmake"
 	skip "no cmake"
 fi
@@ -373,7 +401,6 @@ check "examples/make: a Makefile calls devproc build and links libclassify.a; re
 # ---- CUDA graphs: lower_gpu and nvcc edges (no GPU needed to build)
 
 nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
-cxx=$(sed -n 's/^CXX = //p' config.mk 2>/dev/null)
 if [ -n "$nvcc" ]; then
 	cudahost() {
 		bc=$tmp/bcuda
