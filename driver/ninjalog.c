@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "driver.h"
 
 /* Splits s at the next tab; NULL when there is none. */
@@ -128,8 +129,10 @@ stage_of(const char *file, const char *pipe)
 		{ "2.verify.stamp", "verify" }, { "2.legalize.dpir", "legalize" },
 		{ "3.place.dpir", "place" },
 		{ "4.partition.dpir", "partition" }, { "5.cpu.c", "lower_cpu" },
-		{ "5.cpu.o", "cc" }, { "5.gpu.cu", "lower_gpu" }, { "5.gpu.o", "nvcc" },
+		{ "5.cpu.o", "cc" }, { "5.gpu.cu", "lower_gpu" }, { "5.gpu.fatbin", "nvcc" },
 	};
+	if (!strcmp(file, "5.gpu.o"))   /* the host half alone where configure found */
+		return *DP_CXX ? "c++" : "nvcc";   /* a C++ compiler (runtime/cuda/launch.cuh) */
 	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
 		if (!strcmp(file, fixed[i][0]))
 			return fixed[i][1];

@@ -174,7 +174,8 @@ cmd_stages(int argc, char **argv)
 		printf("%s (%s)%s\n", base, folder, notingraph(dir, fd[i].rel) ?
 		       "   not in build.ninja: left from an earlier build, no longer built" : "");
 		static const char *const fixed[] = { "1.import.dpir", "weights.bin", "2.verify.stamp",
-			"2.legalize.dpir", "3.place.dpir", "4.partition.dpir", "5.cpu.c", "5.cpu.o", "5.gpu.cu", "5.gpu.o" };
+			"2.legalize.dpir", "3.place.dpir", "4.partition.dpir", "5.cpu.c", "5.cpu.o", "5.gpu.cu",
+			"5.gpu.fatbin", "5.gpu.o" };
 		for (size_t k = 0; k < sizeof fixed / sizeof *fixed; k++)
 			row(dir, fd[i].rel, fixed[k], stage_of(fixed[k], base), havelog ? &log : NULL,
 			    fixed[k][2] == 'g');

@@ -127,7 +127,7 @@ unity() {
 			printf 'const unsigned char %s_weights[1] __attribute__((weak));\n' "$name" >>"$u/weak.c"
 		g=$u/g$((i / 24))
 		if [ ! -f "$g.cu" ]; then
-			printf '#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\n' >"$g.cu"
+			printf '#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n' >"$g.cu"
 			printf '#include "dprt_cuda.h"\n#include "dpscalar.h"\n#include "dpops.cuh"\n' >>"$g.cu"
 			printf '#include "cuda/reduce.cuh"\n#include "cuda/fault.cuh"\n' >>"$g.cu"
 			printf '#include "cuda/pdl.cuh"\n#include "cuda/launch.cuh"\n' >>"$g.cu"

@@ -49,6 +49,8 @@ dp_config(cudaLaunchConfig_t *c, cudaLaunchAttribute *at, dim3 grid, dim3 block,
 
 #ifdef DP_HOST
 
+#include <stdio.h>
+
 /* The device half, loaded once per process (dp_load). */
 static cudaLibrary_t dp_lib;
 

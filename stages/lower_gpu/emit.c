@@ -429,7 +429,7 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	                "%lld of\n * weights, %lld of pinned host staging. */\n", g->ncpart,
 	           g->ncpart == 1 ? "" : "s", g->nkern, g->nkern == 1 ? "" : "s",
 	           (long long)g->arena, (long long)g->wbytes, (long long)g->pinned);
-	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\n"
+	str_put(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
 	             "#include \"dprt_cuda.h\"\n");
 	/* nvcc -c compiles the file whole; devproc build compiles its halves
 	 * side by side, nvcc -fatbin -DDP_DEVICE the kernels and the C++

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "dprt_cuda.h"
 
