@@ -94,11 +94,14 @@ dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *_
 /* The kernels a program launches by name (DP_LAUNCH, cuda/launch.cuh):
  * one per element type, blocks of 256 threads.  index_write moves bytes:
  * _bN for elements of N bytes. */
-#ifdef DP_HOST
+#if defined(DP_HOST)   /* the host half: declarations */
 #define DPS_KERNEL(name, params, body) extern "C" void name params;
-#else
+#elif defined(DP_DEVICE)   /* the device half alone: found by name */
 #define DPS_KERNEL(name, params, body) \
 	extern "C" __global__ void __launch_bounds__(256) name params { body; }
+#else   /* compiled whole: the program's own, as its other kernels */
+#define DPS_KERNEL(name, params, body) \
+	static __global__ void __launch_bounds__(256) name params { body; }
 #endif
 #define DPS_CUMSUM(s, T, A)                                                                    \
 	DPS_KERNEL(dps_cumsum_##s, (const T *__restrict__ x, T *__restrict__ y, long long rows,  \

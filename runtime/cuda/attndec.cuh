@@ -56,6 +56,13 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
 	float m = -INFINITY, l = 0.0f, o[NO];
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	/* launched with programmatic dependent launch (g->pdl): the kernels
+	 * before done, their writes seen, before anything is read; then the
+	 * kernel after may start its blocks (it waits for this one to finish) */
+	cudaGridDependencySynchronize();
+	cudaTriggerProgrammaticLaunchCompletion();
+#endif
 	for (int d = 0; d < NO; d++)
 		o[d] = 0.0f;
 	if (P.CAUSAL)

@@ -198,6 +198,7 @@ typedef struct dprt_cuda {
 	cudaStream_t stream;
 	unsigned char *arena, *weights, *pinned;
 	void *blas;
+	int pdl;
 } dprt_cuda;
 typedef int dprt_cuda_rec(dprt_cuda *g, char *err, size_t errn);
 int dprt_cuda_open(dprt_cuda **g, const dprt_cuda_plan *p, char *err, size_t errn);
