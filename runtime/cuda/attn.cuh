@@ -56,10 +56,11 @@ boff(const At &P, int b, const long long *bs)
 {
 	long long o = 0;
 
-	for (int k = P.NB - 1; k >= 0; k--) {
+	for (int k = P.NB - 1; k >= 0; k--) {   /* in 32 bits: B is at most 65535 (attn.c) */
+		int d = (int)P.bdim[k];
 		if (bs[k])
-			o += b % P.bdim[k] * bs[k];
-		b /= (int)P.bdim[k];
+			o += (long long)(b % d) * bs[k];
+		b /= d;
 	}
 	return o;
 }

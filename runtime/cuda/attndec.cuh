@@ -7,8 +7,9 @@
  * t of a slice (its row of k read whole, 16-byte loads where the head size
  * is 64; where it is, the value rows of the slice's kept keys are loaded
  * in the same trip to memory), the warp keeps the running maximum and sum
- * (online softmax, as attn.cu's kernel) and adds p_t·v_t in key order
- * (each lane two outputs where the head size is 64).  Masked keys are
+ * (online softmax, as attn.cu's kernel) and adds p_t·v_t (each lane two
+ * outputs where the head size is 64: the even and the odd keys of a slice
+ * in two sums, and the score's products in four, for shorter chains).  Masked keys are
  * neither read nor added: a decode step's cache positions past the token
  * cost their mask's byte only.  The block's warps merge their
  * maxima, sums and outputs through shared memory (warp 0).  With one
@@ -107,15 +108,17 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		if (keep) {
 			const float *kr = kb + (long long)j * P.KRS;
 			sc = 0.0f;
-			if (D) {
+			if (D) {   /* four sums side by side, not one chain of D */
+				float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
 				for (int e = 0; e < D; e += 4) {
 					float4 y4 = *(const float4 *)(kr + e);
-					sc = fmaf(qs[e], y4.x, sc);
-					sc = fmaf(qs[e + 1], y4.y, sc);
-					sc = fmaf(qs[e + 2], y4.z, sc);
-					sc = fmaf(qs[e + 3], y4.w, sc);
+					s4[0] = fmaf(qs[e], y4.x, s4[0]);
+					s4[1] = fmaf(qs[e + 1], y4.y, s4[1]);
+					s4[2] = fmaf(qs[e + 2], y4.z, s4[2]);
+					s4[3] = fmaf(qs[e + 3], y4.w, s4[3]);
 				}
+				sc = (s4[0] + s4[1]) + (s4[2] + s4[3]);
 			} else {
 				for (int e = 0; e < E; e++)
 					sc = fmaf(qs[e], kr[e], sc);
@@ -138,17 +141,24 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		l = l * corr + ps;
 		for (int d = 0; d < NO; d++)
 			o[d] *= corr;
-		/* p·v over the slice's keys in key order, the keys with p > 0 */
+		/* p·v over the slice's keys, the keys with p > 0 */
 		unsigned live = __ballot_sync(0xffffffffu, p != 0.0f);
-		if (D) {
+		if (D) {   /* even and odd keys summed apart, then added */
+			float e0 = 0.0f, e1 = 0.0f, d0 = 0.0f, d1 = 0.0f;
 #pragma unroll
-			for (int t = 0; t < 32; t++) {
-				float pt = __shfl_sync(0xffffffffu, p, t);
+			for (int t = 0; t < 32; t += 2) {
+				float pt = __shfl_sync(0xffffffffu, p, t), pu = __shfl_sync(0xffffffffu, p, t + 1);
 				if (t < nt && (live >> t & 1u)) {
-					o[0] = fmaf(pt, x[t].x, o[0]);
-					o[1] = fmaf(pt, x[t].y, o[1]);
+					e0 = fmaf(pt, x[t].x, e0);
+					e1 = fmaf(pt, x[t].y, e1);
+				}
+				if (t + 1 < nt && (live >> (t + 1) & 1u)) {
+					d0 = fmaf(pu, x[t + 1].x, d0);
+					d1 = fmaf(pu, x[t + 1].y, d1);
 				}
 			}
+			o[0] += e0 + d0;
+			o[1] += e1 + d1;
 		} else {
 			for (int t = 0; t < nt; t++) {
 				float pt = __shfl_sync(0xffffffffu, p, t);
