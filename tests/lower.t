@@ -179,6 +179,21 @@ linkerr "a stale weight blob" \
 linkerr "a missing object" \
 	"mm.dpir: link: cannot read object nothere.o: No such file or directory" \
 	mm.dpir nothere.o --runtime "$root/lib"
+linkerr "a missing fatbin (the kernels of a program's CUDA)" \
+	"mm.dpir: link: cannot find the kernels nothere.fatbin: No such file or directory" \
+	mm.dpir 5.cpu.o nothere.fatbin --runtime "$root/lib"
+# a fatbin is embedded as NAME_gpu_fatbin, its bytes as they are
+fatbin() {
+	printf 'kernels, byte for byte\n' >"$tmp/mm/k.fatbin" &&
+		(cd "$tmp/mm" && "$bin/dp-link" mm.dpir 5.cpu.o --fatbin k.fatbin --runtime "$root/lib" \
+			--cc "$cc" -o "$tmp/mm/fb") >"$tmp/fb.log" 2>&1 &&
+		nm "$tmp/mm/libfb.a" | grep -q ' R mm_gpu_fatbin$' &&
+		ar p "$tmp/mm/libfb.a" mm_gpu_fatbin.o >"$tmp/fb.o" &&
+		[ "$(nm -S "$tmp/fb.o" | awk '$4 == "mm_gpu_fatbin" { print $2 }')" = \
+			"$(printf '%016x' "$(wc -c <"$tmp/mm/k.fatbin")")" ]
+}
+if fatbin; then pass "link: --fatbin FILE embedded as NAME_gpu_fatbin in libNAME.a"
+else fail "link: --fatbin FILE embedded as NAME_gpu_fatbin in libNAME.a" "$tmp/fb.log"; fi
 printf 'not an object\n' >"$tmp/mm/bad.o"
 linkerr "a broken object (the archiver or linker fails)" \
 	"mm.dpir: link: $cc failed linking the executable (exit status 1)" \
