@@ -187,6 +187,21 @@ function(devproc_add_pipeline NAME)
   set(cudalibs)
   set(cudadeps)
   if(cuda)
+    # nvcc and the host half's C++ compiler: DevProc's configure's choices
+    # where its config.mk is there (so that the objects are devproc build's),
+    # else found here
+    set(cfgnvcc)
+    set(cfgcxx)
+    set(cfg "${DEVPROC_ROOT}/config.mk")
+    if(EXISTS "${cfg}")
+      file(STRINGS "${cfg}" cfgnvcc REGEX "^NVCC = ")
+      file(STRINGS "${cfg}" cfgcxx REGEX "^CXX = ")
+      string(REGEX REPLACE "^NVCC = " "" cfgnvcc "${cfgnvcc}")
+      string(REGEX REPLACE "^CXX = " "" cfgcxx "${cfgcxx}")
+    endif()
+    if(cfgnvcc AND NOT DEVPROC_NVCC)
+      set(DEVPROC_NVCC "${cfgnvcc}" CACHE FILEPATH "nvcc (DevProc's configure's)")
+    endif()
     find_program(DEVPROC_NVCC nvcc HINTS "$ENV{CUDA_HOME}/bin" /usr/local/cuda/bin)
     find_package(CUDAToolkit QUIET)
     if(NOT DEVPROC_NVCC OR NOT CUDAToolkit_FOUND)
@@ -206,9 +221,14 @@ function(devproc_add_pipeline NAME)
     # (runtime/cuda/launch.cuh): the kernels by nvcc -fatbin, the host code
     # by the C++ compiler; without one, nvcc -c compiles it whole
     # (-objtemp: intermediates named after the object, not nvcc's process id)
-    find_program(DEVPROC_CXX NAMES c++ g++)
+    if(EXISTS "${cfg}")   # (an empty CXX: configure found none, nvcc compiles it whole)
+      set(hostcxx "${cfgcxx}")
+    else()
+      find_program(DEVPROC_CXX NAMES c++ g++)
+      set(hostcxx "${DEVPROC_CXX}")
+    endif()
     list(GET CUDAToolkit_INCLUDE_DIRS 0 cudainc)
-    if(DEVPROC_CXX)
+    if(hostcxx)
       set(fat_extra)
       if(_devproc_depfile)
         set(fat_extra DEPFILE "${d}/5.gpu.fatbin.d")
@@ -222,7 +242,7 @@ function(devproc_add_pipeline NAME)
         ${fat_extra}
         WORKING_DIRECTORY "${w}" COMMENT "DevProc nvcc ${NAME}" VERBATIM)
       add_custom_command(OUTPUT "${d}/5.gpu.o"
-        COMMAND "${DEVPROC_CXX}" -O0 -fno-exceptions -fno-rtti -DDP_HOST -x c++ "-I${rt}"
+        COMMAND "${hostcxx}" -O0 -fno-exceptions -fno-rtti -DDP_HOST -x c++ "-I${rt}"
                 "-I${cudainc}" -MMD -MT "${r}/5.gpu.o" -MF "${r}/5.gpu.o.d" -c "${r}/5.gpu.cu"
                 -o "${r}/5.gpu.o.new"
         COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.o.new" "${r}/5.gpu.o"

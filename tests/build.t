@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.." || exit 1
 dpr=$tmp/devproc
 mkdir -p "$dpr/bin" "$dpr/lib"
 cp -p bin/devproc bin/dp-* "$dpr/bin/" && cp -p lib/libdprt*.a "$dpr/lib/" &&
-	cp -pR runtime targets cmake rules.ninja "$dpr/" || exit 1
+	cp -pR runtime targets cmake rules.ninja config.mk "$dpr/" || exit 1
 dp=$dpr/bin/devproc
 
 # Sources, laid out as in the repository (the .dp files name their archives

@@ -8,8 +8,9 @@
 #    lands on the cpu through the mapping's default, not through a rule
 #    that sends it there on purpose (class image, op ...), fails;
 #  - "runs" (where a CUDA device is, detected as gpu.t does): its outputs
-#    against PyTorch's, with the tolerances per dtype below; elsewhere
-#    "# SKIP no CUDA device";
+#    against PyTorch's, with the tolerances per dtype below (the cases run
+#    side by side, a process each, as many as the host has cores);
+#    elsewhere "# SKIP no CUDA device";
 #  - with DP_TEST_EMULATE=1 (and a C++ compiler), "emulated": the .cu
 #    compiled for the host against tests/gpu/emu (one thread per CUDA
 #    thread) and its outputs compared the same way, which checks the
@@ -193,26 +194,42 @@ placed() {
 		}' "$tmp/dump"
 }
 
-# compare NAME OUT.npy: against the reference, the case's tolerance
-compare() {
-	dp=$dir/$1.dp
-	ref=$(sed -n 's/^# ref //p' "$dp")
-	tol=$(sed -n 's/^# tol //p' "$dp")
-	"$bin/npycmp" --tol "${tol:-1e-5}" "$2" "$tmp/refs/$ref.out.npy"
-}
-
-# runs NAME EXE OUT: runs EXE on the case's inputs, its output into OUT
-runs() {
-	dp=$dir/$1.dp
-	ref=$(sed -n 's/^# ref //p' "$dp")
-	exe=$2
-	out=$3
-	set --
-	for i in $(sed -n 's/^input \([a-z0-9_]*\):.*/\1/p' "$dp"); do
-		set -- "$@" --in "$i=$tmp/refs/$ref.$i.npy"
-	done
-	"$exe" "$@" --out "out=$out"
-}
+# one.sh B RES NAME: runs B/NAME/NAME on the case's inputs, its output
+# compared with PyTorch's at the case's tolerance; RES/NAME.rc says how it
+# went ("run" for a run that failed, "cmp" for outputs that differ, else
+# 0), RES/NAME.log what the run or bin/npycmp said
+export dir tmp bin   # for one.sh
+cat >"$tmp/one.sh" <<'ONE'
+b=$1 res=$2 name=$3
+dp=$dir/$name.dp
+ref=$(sed -n 's/^# ref //p' "$dp")
+tol=$(sed -n 's/^# tol //p' "$dp")
+set --
+for i in $(sed -n 's/^input \([a-z0-9_]*\):.*/\1/p' "$dp"); do
+	set -- "$@" --in "$i=$tmp/refs/$ref.$i.npy"
+done
+if ! "$b/$name/$name" "$@" --out "out=$res/$name.npy" >"$res/$name.log" 2>&1; then
+	rc=run
+elif "$bin/npycmp" --tol "${tol:-1e-5}" "$res/$name.npy" "$tmp/refs/$ref.out.npy" \
+	>"$res/$name.log" 2>&1; then
+	rc=0
+else
+	rc=cmp
+fi
+echo "$rc" >"$res/$name.rc"
+ONE
+# on a GPU, every case's run first, side by side (a process each on the
+# one device, as many as the host has cores: one after another they take
+# about 8 minutes on a 16-core H100 host); the loop below reports them in
+# order
+if [ -n "$gpu" ]; then
+	mkdir "$tmp/res"
+	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+	for dp in $cases; do
+		name=$(basename "$dp" .dp)
+		[ -x "$b/$name/$name" ] && echo "$name"
+	done | xargs -n 1 -P "$jobs" sh "$tmp/one.sh" "$b" "$tmp/res"
+fi
 
 # emulated NAME: the case's .cu run on the host (tests/gpu/emu)
 emulated() {
@@ -231,7 +248,9 @@ emulated() {
 	fi
 	"$bin/dp-link" "$b/$1/4.partition.dpir" "$b/$1/5.cpu.o" "$e/gpu.o" "$tmp/emu.o" \
 		--runtime "$root/lib" --include "$root/runtime" --cc "${DP_TEST_CC:-${CC:-cc}}" -o "$e/$1" || return 1
-	runs "$1" "$e/$1" "$e/out.npy" && compare "$1" "$e/out.npy"
+	sh "$tmp/one.sh" "$tmp/emu" "$e" "$1"
+	cat "$e/$1.log"
+	[ "$(cat "$e/$1.rc")" = 0 ]
 }
 
 for dp in $cases; do
@@ -250,17 +269,13 @@ for dp in $cases; do
 		notok "$name: builds for cuda, but $where"
 	fi
 	if [ -n "$gpu" ]; then
-		if runs "$name" "$exe" "$tmp/out/$name.npy" >"$tmp/log" 2>&1; then
-			if compare "$name" "$tmp/out/$name.npy" >"$tmp/log" 2>&1; then
-				ok "$name: runs on cuda: $(cat "$tmp/log")"
-			else
-				notok "$name: on cuda differs from PyTorch"
-				sed 's/^/# /' "$tmp/log" | head -8
-			fi
-		else
-			notok "$name: does not run on cuda"
-			sed 's/^/# /' "$tmp/log" | head -8
-		fi
+		case $(cat "$tmp/res/$name.rc" 2>/dev/null) in
+		0) ok "$name: runs on cuda: $(cat "$tmp/res/$name.log")" ;;
+		cmp) notok "$name: on cuda differs from PyTorch"
+			sed 's/^/# /' "$tmp/res/$name.log" | head -8 ;;
+		*) notok "$name: does not run on cuda"
+			sed 's/^/# /' "$tmp/res/$name.log" 2>/dev/null | head -8 ;;
+		esac
 	else
 		skip "no CUDA device"
 	fi
