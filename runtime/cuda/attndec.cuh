@@ -9,9 +9,9 @@
  * in the same trip to memory), the warp keeps the running maximum and sum
  * (online softmax, as attn.cu's kernel) and adds p_t·v_t (each lane two
  * outputs where the head size is 64: the even and the odd keys of a slice
- * in two sums, and the score's products in four, for shorter chains).  Masked keys are
- * neither read nor added: a decode step's cache positions past the token
- * cost their mask's byte only.  The block's warps merge their
+ * in two sums, and the score's products in four, for shorter chains).
+ * Masked keys are neither read nor added: a decode step's cache positions
+ * past the token cost their mask's byte only.  The block's warps merge their
  * maxima, sums and outputs through shared memory (warp 0).  With one
  * chunk the block writes y; with more it writes its row's maximum, sum and
  * unscaled outputs to part, and the last block of the row to finish (a
