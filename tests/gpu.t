@@ -16,7 +16,7 @@ gdir=$root/tests/gpu
 cc=$(sed -n 's/^CC = //p' config.mk 2>/dev/null)
 cc=${DP_TEST_CC:-${cc:-cc}}
 nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
-cxx=$(sed -n 's/^CXX = //p' config.mk 2>/dev/null)
+hostcxx=$(sed -n 's/^CXX = //p' config.mk 2>/dev/null)   # the host half's compiler (launch.cuh)
 arch=${DP_CUDA_ARCH:-sm_90}
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 
@@ -276,7 +276,7 @@ pdl() {
 		[ -x "$tmp/kv/llama_kv/llama_kv" ] &&
 		# built in halves where configure found a C++ compiler: the host
 		# half registers no kernels, the executable holds the device half
-		{ [ -z "$cxx" ] || { ! nm "$tmp/kv/llama_kv/5.gpu.o" | grep -q '__cudaRegisterFatBinary' &&
+		{ [ -z "$hostcxx" ] || { ! nm "$tmp/kv/llama_kv/5.gpu.o" | grep -q '__cudaRegisterFatBinary' &&
 			nm "$tmp/kv/llama_kv/llama_kv" | grep -q ' R llama_kv_gpu_fatbin$'; }; } &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 0"; } >"$tmp/pdl0.target" &&
 		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl0.target" \
