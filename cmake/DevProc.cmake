@@ -56,6 +56,25 @@ else()
   set(_devproc_depfile FALSE)
 endif()
 
+# One compile of a pipeline's folder (d, r, w, rt: devproc_add_pipeline's),
+# as rules.ninja's: TOOL ARGS... -MMD (its depfile) MODE SRC -o OUT.new, then
+# OUT replaced only when the bytes differ, so that an unchanged object stops
+# the rebuild.
+function(_devproc_compile out src mode comment)
+  set(extra)
+  if(_devproc_depfile)
+    set(extra DEPFILE "${d}/${out}.d")
+  endif()
+  add_custom_command(OUTPUT "${d}/${out}"
+    COMMAND ${ARGN} -MMD -MT "${r}/${out}" -MF "${r}/${out}.d" ${mode} "${r}/${src}"
+            -o "${r}/${out}.new"
+    COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/${out}.new" "${r}/${out}"
+    COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/${out}.new"
+    DEPENDS "${d}/${src}" "${rt}/dprt.h"
+    ${extra}
+    WORKING_DIRECTORY "${w}" COMMENT "${comment}" VERBATIM)
+endfunction()
+
 function(devproc_add_pipeline NAME)
   cmake_parse_arguments(PARSE_ARGV 1 DP "" "PIPELINE;TARGET;OUTPUT_DIR" "")
   if(DP_UNPARSED_ARGUMENTS)
@@ -171,18 +190,7 @@ function(devproc_add_pipeline NAME)
   # object when equal), so an unchanged object stops the rebuild
   set(objs "${r}/5.cpu.o")
   set(objdeps "${d}/5.cpu.o")
-  set(cc_extra)
-  if(_devproc_depfile)
-    set(cc_extra DEPFILE "${d}/5.cpu.o.d")
-  endif()
-  add_custom_command(OUTPUT "${d}/5.cpu.o"
-    COMMAND "${cc}" -O3 "-I${rt}" -MMD -MT "${r}/5.cpu.o" -MF "${r}/5.cpu.o.d"
-            -c "${r}/5.cpu.c" -o "${r}/5.cpu.o.new"
-    COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.cpu.o.new" "${r}/5.cpu.o"
-    COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.cpu.o.new"
-    DEPENDS "${d}/5.cpu.c" "${rt}/dprt.h"
-    ${cc_extra}
-    WORKING_DIRECTORY "${w}" COMMENT "DevProc cc ${NAME}" VERBATIM)
+  _devproc_compile(5.cpu.o 5.cpu.c -c "DevProc cc ${NAME}" "${cc}" -O3 "-I${rt}")
 
   set(cudalibs)
   set(cudadeps)
@@ -208,10 +216,6 @@ function(devproc_add_pipeline NAME)
       message(FATAL_ERROR "devproc_add_pipeline(${NAME}): the mapping ${map} has a cuda device, "
                           "but nvcc or the CUDA toolkit was not found")
     endif()
-    set(gpu_extra)
-    if(_devproc_depfile)
-      set(gpu_extra DEPFILE "${d}/5.gpu.o.d")
-    endif()
     add_custom_command(OUTPUT "${d}/5.gpu.cu"
       COMMAND "${bin}/dp-lower_gpu" "${r}/4.partition.dpir" -t "${map}" --arch "${arch}"
               -o "${r}/5.gpu.cu"
@@ -229,38 +233,16 @@ function(devproc_add_pipeline NAME)
     endif()
     list(GET CUDAToolkit_INCLUDE_DIRS 0 cudainc)
     if(hostcxx)
-      set(fat_extra)
-      if(_devproc_depfile)
-        set(fat_extra DEPFILE "${d}/5.gpu.fatbin.d")
-      endif()
-      add_custom_command(OUTPUT "${d}/5.gpu.fatbin"
-        COMMAND "${DEVPROC_NVCC}" "-arch=${arch}" -DDP_DEVICE "-I${rt}" -MMD -MT "${r}/5.gpu.fatbin"
-                -MF "${r}/5.gpu.fatbin.d" -fatbin "${r}/5.gpu.cu" -o "${r}/5.gpu.fatbin.new"
-        COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.fatbin.new" "${r}/5.gpu.fatbin"
-        COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.fatbin.new"
-        DEPENDS "${d}/5.gpu.cu" "${rt}/dprt.h"
-        ${fat_extra}
-        WORKING_DIRECTORY "${w}" COMMENT "DevProc nvcc ${NAME}" VERBATIM)
-      add_custom_command(OUTPUT "${d}/5.gpu.o"
-        COMMAND "${hostcxx}" -O0 -fno-exceptions -fno-rtti -DDP_HOST -x c++ "-I${rt}"
-                "-I${cudainc}" -MMD -MT "${r}/5.gpu.o" -MF "${r}/5.gpu.o.d" -c "${r}/5.gpu.cu"
-                -o "${r}/5.gpu.o.new"
-        COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.o.new" "${r}/5.gpu.o"
-        COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.o.new"
-        DEPENDS "${d}/5.gpu.cu" "${rt}/dprt.h"
-        ${gpu_extra}
-        WORKING_DIRECTORY "${w}" COMMENT "DevProc c++ ${NAME}" VERBATIM)
+      _devproc_compile(5.gpu.fatbin 5.gpu.cu -fatbin "DevProc nvcc ${NAME}"
+                       "${DEVPROC_NVCC}" "-arch=${arch}" -DDP_DEVICE "-I${rt}")
+      _devproc_compile(5.gpu.o 5.gpu.cu -c "DevProc c++ ${NAME}"
+                       "${hostcxx}" -O0 -fno-exceptions -fno-rtti -DDP_HOST -x c++ "-I${rt}"
+                       "-I${cudainc}")
       list(APPEND objs "${r}/5.gpu.o" "${r}/5.gpu.fatbin")
       list(APPEND objdeps "${d}/5.gpu.o" "${d}/5.gpu.fatbin")
     else()
-      add_custom_command(OUTPUT "${d}/5.gpu.o"
-        COMMAND "${DEVPROC_NVCC}" -O0 "-arch=${arch}" -objtemp "-I${rt}" -MMD -MT "${r}/5.gpu.o"
-                -MF "${r}/5.gpu.o.d" -c "${r}/5.gpu.cu" -o "${r}/5.gpu.o.new"
-        COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${r}/5.gpu.o.new" "${r}/5.gpu.o"
-        COMMAND "${CMAKE_COMMAND}" -E ${_devproc_rm} "${r}/5.gpu.o.new"
-        DEPENDS "${d}/5.gpu.cu" "${rt}/dprt.h"
-        ${gpu_extra}
-        WORKING_DIRECTORY "${w}" COMMENT "DevProc nvcc ${NAME}" VERBATIM)
+      _devproc_compile(5.gpu.o 5.gpu.cu -c "DevProc nvcc ${NAME}"
+                       "${DEVPROC_NVCC}" -O0 "-arch=${arch}" -objtemp "-I${rt}")
       list(APPEND objs "${r}/5.gpu.o")
       list(APPEND objdeps "${d}/5.gpu.o")
     endif()
