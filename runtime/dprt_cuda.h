@@ -73,9 +73,10 @@ struct dprt_cuda {
 	unsigned *attnct;        /* device: the decode attention's counters per row
 	                            (runtime/cuda/attndec.cuh), zero between calls;
 	                            made by its first call, or NULL */
-	int pdl;                 /* 1 (tune cuda.pdl 1, set by the program's init): the
-	                            decode attention is launched with programmatic
-	                            dependent launch too, as the generated kernels are */
+	int pdl;                 /* 1 (tune cuda.pdl 1 on a device that has it, set by the
+	                            program's init): the decode attention is launched with
+	                            programmatic dependent launch too, as the generated
+	                            kernels are */
 };
 
 /* Opens the first visible CUDA device and makes the state of one program

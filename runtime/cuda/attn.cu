@@ -294,23 +294,19 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 		    nchunk > 65535)
 			chunk = a->S, nchunk = 1;
 	}
-	/* with programmatic dependent launch where the program asks (g->pdl,
-	 * sm_90 on; DPRT_CUDA_ATTN_PDL=0 in the environment keeps the ordinary
-	 * launch): its blocks start while the kernel before works, and wait
-	 * for it first */
+	/* with programmatic dependent launch where the program asks (g->pdl;
+	 * DPRT_CUDA_ATTN_PDL=0 in the environment keeps the ordinary launch):
+	 * its blocks start while the kernel before works, and wait for it first */
 	const char *pe = getenv("DPRT_CUDA_ATTN_PDL");
 	cudaLaunchAttribute at[1];
 	cudaLaunchConfig_t c = {};
-	int major = 0;
 	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
 	at[0].val.programmaticStreamSerializationAllowed = 1;
 	c.gridDim = dim3(nchunk, (unsigned)rows);
 	c.blockDim = dim3(32 * DEC_WARPS);
 	c.stream = g->stream;
 	c.attrs = at;
-	c.numAttrs = g->pdl && !(pe && strcmp(pe, "0") == 0) &&
-	             cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) ==
-	                     cudaSuccess && major >= 9;
+	c.numAttrs = g->pdl && !(pe && strcmp(pe, "0") == 0);
 	(void)cudaLaunchKernelEx(&c, f, P, q, k, v, mask, y, chunk, (float *)g->blasws, g->attnct);
 	return dprt_cuda_launched(what, err, errn);
 }

@@ -316,7 +316,8 @@ init(Gpu *g, Str *s)
 		           "#endif\n"
 		           "\t\t\tdprt_cuda_close(g);\n\t\t\treturn -1;\n\t\t}\n\t}\n");
 	if (g->pdl)
-		str_put(s, "\tg->pdl = 1;   /* tune cuda.pdl 1: the library's decode attention too */\n");
+		str_put(s, "\tg->pdl = dp_pdl_ok();   /* tune cuda.pdl 1: the library's decode attention "
+		           "too, where the device has it */\n");
 	if (g->prec16)
 		mm16_init(g, s);
 	str_put(s, g->init.p ? g->init.p : "");

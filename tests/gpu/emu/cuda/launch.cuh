@@ -30,4 +30,11 @@ dp_emu(void (*k)(P...), dim3 grid, dim3 block)
 
 #define DP_LAUNCH(k, grid, block, pdl) dp_emu(k, grid, block)
 
+/* no programmatic dependent launch here */
+static inline int
+dp_pdl_ok(void)
+{
+	return 0;
+}
+
 #endif
