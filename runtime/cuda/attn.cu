@@ -40,6 +40,7 @@
 
 #include "dprt_cuda.h"
 #include "fastdiv.cuh"
+#include "launch.cuh"   /* dp_config: the generated kernels' launch configuration */
 
 #include "attn.cuh"
 
@@ -299,14 +300,9 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 	 * its blocks start while the kernel before works, and wait for it first */
 	const char *pe = getenv("DPRT_CUDA_ATTN_PDL");
 	cudaLaunchAttribute at[1];
-	cudaLaunchConfig_t c = {};
-	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	at[0].val.programmaticStreamSerializationAllowed = 1;
-	c.gridDim = dim3(nchunk, (unsigned)rows);
-	c.blockDim = dim3(32 * DEC_WARPS);
-	c.stream = g->stream;
-	c.attrs = at;
-	c.numAttrs = g->pdl && !(pe && strcmp(pe, "0") == 0);
+	cudaLaunchConfig_t c;
+	dp_config(&c, at, dim3(nchunk, (unsigned)rows), dim3(32 * DEC_WARPS), g->stream,
+	          g->pdl && !(pe && strcmp(pe, "0") == 0));
 	(void)cudaLaunchKernelEx(&c, f, P, q, k, v, mask, y, chunk, (float *)g->blasws, g->attnct);
 	return dprt_cuda_launched(what, err, errn);
 }
