@@ -243,7 +243,8 @@ pickdec(int no, int mask, int d64)
 
 /* The decode kernel (attndec.cuh): a block of DEC_WARPS warps per query row
  * and chunk of keys.  Chunks of whole slices of 32 keys, as many as make
- * about 4 warps per SM but no fewer than 4 slices a warp
+ * about 4 warps per SM but no fewer than 4 slices a warp (of DEC_SLICE64
+ * keys where the head size is 64)
  * (a tuning database's split=N, DPRT_CUDA_ATTN_CHUNK=keys where set, 1
  * where DPRT_CUDA_ATTN_SPLIT=0), where the cuBLAS workspace holds the
  * partial rows and g->attnct the counters of the last block's merge. */
@@ -284,9 +285,10 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 		 * least 4 slices of 32 keys to walk before chunks are merged */
 		long long want = a->split > 0 ? a->split :
 		                 (4LL * sms + rows * DEC_WARPS - 1) / (rows * DEC_WARPS);
+		int slice = d64 ? DEC_SLICE64 : 32;   /* the keys a warp takes at a time */
 		chunk = (int)((a->S + want - 1) / want);
-		if (a->split <= 0 && chunk < 4 * 32 * DEC_WARPS)
-			chunk = 4 * 32 * DEC_WARPS;
+		if (a->split <= 0 && chunk < 4 * slice * DEC_WARPS)
+			chunk = 4 * slice * DEC_WARPS;
 		if (ck && atoi(ck) > 0 && a->split <= 0)
 			chunk = atoi(ck);
 		chunk = (chunk + 31) / 32 * 32;

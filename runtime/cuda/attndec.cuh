@@ -2,25 +2,25 @@
  * per head against a cache of keys), in the manner of flash-decoding.  A
  * block of W warps takes one query row and one chunk of keys (blockIdx.y
  * the row of the B·L, blockIdx.x the chunk); warp w takes the slices w,
- * w + W, ... of 32 keys of the chunk, and loads the mask bytes of its
- * first DEC_PRE slices at once, with q, before any key.  Lane t scores key
- * t of a slice (its row of k read whole, 16-byte loads where the head size
- * is 64; where it is, the value rows of the slice's kept keys are loaded
- * in the same trip to memory), the warp keeps the running maximum and sum
- * (online softmax, as attn.cu's kernel) and adds p_t·v_t (each lane two
- * outputs where the head size is 64: the even and the odd keys of a slice
- * in two sums, and the score's products in four, for shorter chains).
- * Masked keys are neither read nor added: a decode step's cache positions
- * past the token cost their mask's byte only.  The block's warps merge their
- * maxima, sums and outputs through shared memory (warp 0).  With one
- * chunk the block writes y; with more it writes its row's maximum, sum and
- * unscaled outputs to part, and the last block of the row to finish (a
- * counter per row, reset by that block for the next launch) merges the
- * chunks (a lane each) and writes y: one kernel, no merge launch.  Exact
- * fp32; a row with every key masked gives zeros.  D: 64 where E = EV = 64
- * and the rows of q, k, v, y are 16-byte aligned (dprt_cuda_sdpa checks),
- * else 0 (any E up to DEC_MAXE, EV up to 32·NO).  Needs At and boff
- * (attn.cuh). */
+ * w + W, ... of the chunk's keys and loads the mask bytes of its first
+ * DEC_PRE slices at once, with q, before any key.  The warp keeps the
+ * running maximum and sum (online softmax, as attn.cu's kernel) and adds
+ * p·v; masked keys are neither read nor added, so a decode step's cache
+ * positions past the token cost their mask's byte only.  Two ways through
+ * a slice:
+ * - head size 64 (D = 64: E = EV = 64, the rows of q, k, v, y 16-byte
+ *   aligned, dprt_cuda_sdpa checks): slices of DEC_SLICE64 keys, 8 lanes a
+ *   key, each lane 8 elements of the head, as dec64 says;
+ * - any head size (D = 0: E up to DEC_MAXE, EV up to 32·NO): slices of 32
+ *   keys, lane t scores key t of a slice (q from shared memory), then each
+ *   lane adds p_t·v_t for its outputs.
+ * The block's warps merge their maxima, sums and outputs through shared
+ * memory (warp 0).  With one chunk the block writes y; with more it writes
+ * its row's maximum, sum and unscaled outputs to part, and the last block
+ * of the row to finish (a counter per row, reset by that block for the
+ * next launch) merges the chunks (a lane each) and writes y: one kernel,
+ * no merge launch.  Exact fp32; a row with every key masked gives zeros.
+ * Needs At and boff (attn.cuh). */
 #ifndef DPRT_ATTNDEC_CUH
 #define DPRT_ATTNDEC_CUH
 
@@ -30,6 +30,7 @@ enum {
 	DEC_MAXROWS = 4096,  /* rows (B·L) that can have chunks: the counters */
 	DEC_WARPS = 8,       /* warps of a block (W) in the kernel library */
 	DEC_PRE = 4,         /* slices a warp learns its kept keys of before the first */
+	DEC_SLICE64 = 16,    /* keys a warp takes at a time where the head size is 64 */
 };
 
 /* The index of lane's output d. */
@@ -40,15 +41,145 @@ decidx(int lane, int d)
 	return D ? 2 * lane + d : lane + 32 * d;
 }
 
+/* Head size 64 (D): warp w's slices of DEC_SLICE64 keys of the chunk, the
+ * slices w, w + W, ...  Lane 8g + c takes key g of each 4 of a slice and,
+ * of its rows of q, k and v, the elements 4c..4c+3 and 32+4c..32+4c+3
+ * (each load 128 bytes a key, whole); a score is the sum of its 8 lanes'
+ * products (3 shuffles), and each lane adds p·v for its 8 elements over
+ * its keys, the 4 keys' sums added at the end.  The first slice's rows of
+ * k and v are asked into L2 before the wait (the kernels before write only
+ * the new position's row) and loaded with q and the mask (one trip to
+ * memory, masked or not); a later slice's, only where a key of it is kept.
+ * Leaves the warp's maximum, sum and 64 outputs in ws[w]. */
+template <int MASK, int W>
+static __device__ __forceinline__ void
+dec64(const At &P, const float *__restrict__ qr, const float *__restrict__ kb,
+      const float *__restrict__ vb, const void *__restrict__ mask, long long mo, int s0, int send,
+      float *ws)
+{
+	const int lane = threadIdx.x % 32, w = threadIdx.x / 32, g = lane >> 3, c = lane & 7;
+	const int SL = DEC_SLICE64, T = DEC_SLICE64 / 4;
+	float m = -INFINITY, l = 0.0f, o[8];
+	float4 K[T][2], V[T][2];
+	bool pre[DEC_PRE][T];
+
+	for (int e = 0; e < 8; e++)
+		o[e] = 0.0f;
+#pragma unroll
+	for (int t = 0; t < DEC_PRE; t++)   /* the mask bytes of the first DEC_PRE slices */
+#pragma unroll
+		for (int u = 0; u < T; u++) {
+			int j = s0 + SL * (w + W * t) + 4 * u + g;
+			pre[t][u] = j < send;
+			if (MASK == 1 && pre[t][u])
+				pre[t][u] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+		}
+	float4 qa = *(const float4 *)(qr + 4 * c), qb = *(const float4 *)(qr + 32 + 4 * c);
+#pragma unroll
+	for (int u = 0; u < T; u++) {   /* the first slice's rows, kept or not */
+		int j = s0 + SL * w + 4 * u + g;
+		if (j < send) {
+			const float *kr = kb + (long long)j * P.KRS + 4 * c, *vr = vb + (long long)j * P.VRS + 4 * c;
+			K[u][0] = *(const float4 *)kr, K[u][1] = *(const float4 *)(kr + 32);
+			V[u][0] = *(const float4 *)vr, V[u][1] = *(const float4 *)(vr + 32);
+		}
+	}
+	int it = 0;
+	for (int sb = s0 + SL * w; sb < send; sb += SL * W, it++) {
+		bool kp[T];
+		float sc[T], p[T];
+		int any = 0;
+
+#pragma unroll
+		for (int u = 0; u < T; u++) {
+			int j = sb + 4 * u + g;
+			kp[u] = j < send;
+			if (it < DEC_PRE) {
+#pragma unroll
+				for (int t = 0; t < DEC_PRE; t++)
+					if (t == it)
+						kp[u] = pre[t][u];
+			} else if (MASK == 1 && kp[u]) {
+				kp[u] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+			}
+			any |= kp[u];
+		}
+		if (!__any_sync(0xffffffffu, any))
+			continue;   /* every key of the slice masked: nothing read, nothing to add */
+		if (it > 0) {
+#pragma unroll
+			for (int u = 0; u < T; u++)
+				if (kp[u]) {
+					int j = sb + 4 * u + g;
+					const float *kr = kb + (long long)j * P.KRS + 4 * c,
+					            *vr = vb + (long long)j * P.VRS + 4 * c;
+					K[u][0] = *(const float4 *)kr, K[u][1] = *(const float4 *)(kr + 32);
+					V[u][0] = *(const float4 *)vr, V[u][1] = *(const float4 *)(vr + 32);
+				}
+		}
+		float mt = -INFINITY;
+#pragma unroll
+		for (int u = 0; u < T; u++) {
+			float d0 = qa.x * K[u][0].x, d1 = qb.x * K[u][1].x;
+			d0 = fmaf(qa.y, K[u][0].y, d0), d1 = fmaf(qb.y, K[u][1].y, d1);
+			d0 = fmaf(qa.z, K[u][0].z, d0), d1 = fmaf(qb.z, K[u][1].z, d1);
+			d0 = fmaf(qa.w, K[u][0].w, d0), d1 = fmaf(qb.w, K[u][1].w, d1);
+			d0 += d1;
+			for (int x = 1; x < 8; x <<= 1)
+				d0 += __shfl_xor_sync(0xffffffffu, d0, x);
+			sc[u] = -INFINITY;
+			if (kp[u]) {
+				sc[u] = d0 * P.SCALE;
+				if (MASK == 2)
+					sc[u] += ((const float *)mask)[mo + (long long)(sb + 4 * u + g) * P.MSS];
+			}
+			mt = fmaxf(mt, sc[u]);
+		}
+		mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 8));
+		mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 16));
+		if (mt == -INFINITY)
+			continue;   /* every score of the slice -inf: nothing to add */
+		float mn = fmaxf(m, mt), corr = expf(m - mn), ps = 0.0f;
+#pragma unroll
+		for (int u = 0; u < T; u++) {
+			p[u] = sc[u] == -INFINITY ? 0.0f : expf(sc[u] - mn);
+			ps += p[u];
+		}
+		ps += __shfl_xor_sync(0xffffffffu, ps, 8);
+		ps += __shfl_xor_sync(0xffffffffu, ps, 16);
+		l = fmaf(l, corr, ps);
+		for (int e = 0; e < 8; e++)
+			o[e] *= corr;
+#pragma unroll
+		for (int u = 0; u < T; u++)
+			if (p[u] != 0.0f) {   /* a kept key's row of v only */
+				o[0] = fmaf(p[u], V[u][0].x, o[0]), o[1] = fmaf(p[u], V[u][0].y, o[1]);
+				o[2] = fmaf(p[u], V[u][0].z, o[2]), o[3] = fmaf(p[u], V[u][0].w, o[3]);
+				o[4] = fmaf(p[u], V[u][1].x, o[4]), o[5] = fmaf(p[u], V[u][1].y, o[5]);
+				o[6] = fmaf(p[u], V[u][1].z, o[6]), o[7] = fmaf(p[u], V[u][1].w, o[7]);
+			}
+		m = mn;
+	}
+	for (int e = 0; e < 8; e++) {   /* the 4 keys' sums */
+		o[e] += __shfl_xor_sync(0xffffffffu, o[e], 8);
+		o[e] += __shfl_xor_sync(0xffffffffu, o[e], 16);
+	}
+	if (lane == 0)
+		ws[0] = m, ws[1] = l;
+	if (g == 0)
+		for (int e = 0; e < 4; e++)
+			ws[2 + 4 * c + e] = o[e], ws[2 + 32 + 4 * c + e] = o[4 + e];
+}
+
 template <int NO, int MASK, int D, int W>
 static __global__ void __launch_bounds__(32 * W)
 sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
         const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y,
         int chunk, float *__restrict__ part, unsigned *__restrict__ count)
 {
-	__shared__ float qs[DEC_MAXE];
+	__shared__ float qs[D ? 1 : DEC_MAXE];
 	__shared__ float ws[W][2 + 32 * NO];   /* each warp's m, l and outputs, for the merge */
-	const int E = D ? D : P.E, EV = D ? D : P.EV, nchunk = gridDim.x;
+	const int E = P.E, EV = D ? D : P.EV, nchunk = gridDim.x;
 	int lane = threadIdx.x % 32, w = threadIdx.x / 32, r = blockIdx.y, c = blockIdx.x;
 	int b = r / P.L, i = r - b * P.L;
 	int s0 = c * chunk, send = min(P.S, s0 + chunk);
@@ -57,7 +188,17 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
 	float m = -INFINITY, l = 0.0f, o[NO];
 
+	if (P.CAUSAL)
+		send = min(send, i + 1);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	if (D) {   /* the warp's first slice's rows of k and v asked into L2: the
+		    * kernels before write the new position's only */
+		int j = s0 + DEC_SLICE64 * w + lane / 2;
+		if (lane / 2 < DEC_SLICE64 && j < send) {
+			asm volatile("prefetch.global.L2 [%0];" ::"l"(kb + (long long)j * P.KRS + 32 * (lane & 1)));
+			asm volatile("prefetch.global.L2 [%0];" ::"l"(vb + (long long)j * P.VRS + 32 * (lane & 1)));
+		}
+	}
 	/* launched with programmatic dependent launch (g->pdl): the kernels
 	 * before done, their writes seen, before anything is read; then the
 	 * kernel after may start its blocks (it waits for this one to finish) */
@@ -66,100 +207,64 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 #endif
 	for (int d = 0; d < NO; d++)
 		o[d] = 0.0f;
-	if (P.CAUSAL)
-		send = min(send, i + 1);
-	/* which keys of the warp's first DEC_PRE slices are kept: their mask
-	 * bytes loaded at once, with q, before any key (one trip to memory) */
-	bool pre[DEC_PRE];
+	if (D) {
+		dec64<MASK, W>(P, qr, kb, vb, mask, mo, s0, send, ws[w]);
+	} else {
+		/* which keys of the warp's first DEC_PRE slices are kept: their mask
+		 * bytes loaded at once, with q, before any key (one trip to memory) */
+		bool pre[DEC_PRE];
 #pragma unroll
-	for (int t = 0; t < DEC_PRE; t++) {
-		int j = s0 + 32 * (w + W * t) + lane;
-		pre[t] = j < send;
-		if (MASK == 1 && pre[t])
-			pre[t] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
-	}
-	for (int e = threadIdx.x; e < E; e += 32 * W)
-		qs[e] = qr[e];
-	__syncthreads();
-	int it = 0;
-	for (int sb = s0 + 32 * w; sb < send; sb += 32 * W, it++) {   /* warp w's slices of the chunk */
-		int j = sb + lane, nt = min(32, send - sb);
-		float sc = -INFINITY, mt, mn, corr, p, ps;
-		bool keep = j < send;
+		for (int t = 0; t < DEC_PRE; t++) {
+			int j = s0 + 32 * (w + W * t) + lane;
+			pre[t] = j < send;
+			if (MASK == 1 && pre[t])
+				pre[t] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+		}
+		for (int e = threadIdx.x; e < E; e += 32 * W)
+			qs[e] = qr[e];
+		__syncthreads();
+		int it = 0;
+		for (int sb = s0 + 32 * w; sb < send; sb += 32 * W, it++) {   /* warp w's slices of the chunk */
+			int j = sb + lane, nt = min(32, send - sb);
+			float sc = -INFINITY, mt, mn, corr, p, ps;
+			bool keep = j < send;
 
-		if (it < DEC_PRE) {
+			if (it < DEC_PRE) {
 #pragma unroll
-			for (int t = 0; t < DEC_PRE; t++)
-				if (t == it)
-					keep = pre[t];
-		} else if (MASK == 1 && keep) {
-			keep = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
-		}
-		unsigned kept = __ballot_sync(0xffffffffu, keep);
-		if (kept == 0)
-			continue;   /* every key of the slice masked: nothing read, nothing to add */
-		float2 x[D ? 32 : 1];
-		if (D) {   /* the kept keys' rows of v loaded with their rows of k */
-#pragma unroll
-			for (int t = 0; t < 32; t++)
-				if (t < nt && (kept >> t & 1u))
-					x[t] = *(const float2 *)(vb + (long long)(sb + t) * P.VRS + 2 * lane);
-		}
-		if (keep) {
-			const float *kr = kb + (long long)j * P.KRS;
-			sc = 0.0f;
-			if (D) {   /* four sums side by side, not one chain of D */
-				float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-				for (int e = 0; e < D; e += 4) {
-					float4 y4 = *(const float4 *)(kr + e);
-					s4[0] = fmaf(qs[e], y4.x, s4[0]);
-					s4[1] = fmaf(qs[e + 1], y4.y, s4[1]);
-					s4[2] = fmaf(qs[e + 2], y4.z, s4[2]);
-					s4[3] = fmaf(qs[e + 3], y4.w, s4[3]);
-				}
-				sc = (s4[0] + s4[1]) + (s4[2] + s4[3]);
-			} else {
+				for (int t = 0; t < DEC_PRE; t++)
+					if (t == it)
+						keep = pre[t];
+			} else if (MASK == 1 && keep) {
+				keep = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+			}
+			unsigned kept = __ballot_sync(0xffffffffu, keep);
+			if (kept == 0)
+				continue;   /* every key of the slice masked: nothing read, nothing to add */
+			if (keep) {
+				const float *kr = kb + (long long)j * P.KRS;
+				sc = 0.0f;
 				for (int e = 0; e < E; e++)
 					sc = fmaf(qs[e], kr[e], sc);
+				sc *= P.SCALE;
+				if (MASK == 2)
+					sc += ((const float *)mask)[mo + (long long)j * P.MSS];
 			}
-			sc *= P.SCALE;
-			if (MASK == 2)
-				sc += ((const float *)mask)[mo + (long long)j * P.MSS];
-		}
-		mt = sc;
-		for (int d = 16; d > 0; d >>= 1)
-			mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, d));
-		if (mt == -INFINITY)
-			continue;   /* every score of the slice -inf: nothing to add */
-		mn = fmaxf(m, mt);
-		corr = expf(m - mn);
-		p = sc == -INFINITY ? 0.0f : expf(sc - mn);
-		ps = p;
-		for (int d = 16; d > 0; d >>= 1)
-			ps += __shfl_xor_sync(0xffffffffu, ps, d);
-		l = l * corr + ps;
-		for (int d = 0; d < NO; d++)
-			o[d] *= corr;
-		/* p·v over the slice's keys, the keys with p > 0 */
-		unsigned live = __ballot_sync(0xffffffffu, p != 0.0f);
-		if (D) {   /* even and odd keys summed apart, then added */
-			float e0 = 0.0f, e1 = 0.0f, d0 = 0.0f, d1 = 0.0f;
-#pragma unroll
-			for (int t = 0; t < 32; t += 2) {
-				float pt = __shfl_sync(0xffffffffu, p, t), pu = __shfl_sync(0xffffffffu, p, t + 1);
-				if (t < nt && (live >> t & 1u)) {
-					e0 = fmaf(pt, x[t].x, e0);
-					e1 = fmaf(pt, x[t].y, e1);
-				}
-				if (t + 1 < nt && (live >> (t + 1) & 1u)) {
-					d0 = fmaf(pu, x[t + 1].x, d0);
-					d1 = fmaf(pu, x[t + 1].y, d1);
-				}
-			}
-			o[0] += e0 + d0;
-			o[1] += e1 + d1;
-		} else {
+			mt = sc;
+			for (int d = 16; d > 0; d >>= 1)
+				mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, d));
+			if (mt == -INFINITY)
+				continue;   /* every score of the slice -inf: nothing to add */
+			mn = fmaxf(m, mt);
+			corr = expf(m - mn);
+			p = sc == -INFINITY ? 0.0f : expf(sc - mn);
+			ps = p;
+			for (int d = 16; d > 0; d >>= 1)
+				ps += __shfl_xor_sync(0xffffffffu, ps, d);
+			l = l * corr + ps;
+			for (int d = 0; d < NO; d++)
+				o[d] *= corr;
+			/* p·v over the slice's keys, the keys with p > 0 */
+			unsigned live = __ballot_sync(0xffffffffu, p != 0.0f);
 			for (int t = 0; t < nt; t++) {
 				float pt = __shfl_sync(0xffffffffu, p, t);
 				if (!(live >> t & 1u))
@@ -169,17 +274,19 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 					if (lane + 32 * d < EV)
 						o[d] = fmaf(pt, vr[lane + 32 * d], o[d]);
 			}
+			m = mn;
 		}
-		m = mn;
 	}
-	if (W > 1) {   /* the block's warps merged by warp 0, through shared memory */
-		if (lane == 0) {
-			ws[w][0] = m;
-			ws[w][1] = l;
+	if (D || W > 1) {   /* the block's warps merged by warp 0, through shared memory */
+		if (!D) {   /* (dec64 left its warp's there) */
+			if (lane == 0) {
+				ws[w][0] = m;
+				ws[w][1] = l;
+			}
+			for (int d = 0; d < NO; d++)
+				if (decidx<D>(lane, d) < EV)
+					ws[w][2 + decidx<D>(lane, d)] = o[d];
 		}
-		for (int d = 0; d < NO; d++)
-			if (decidx<D>(lane, d) < EV)
-				ws[w][2 + decidx<D>(lane, d)] = o[d];
 		__syncthreads();
 		if (w != 0)
 			return;
