@@ -16,6 +16,7 @@
 enum {
 	GEMV_ROWS = 8,     /* at most this many rows take the generated kernel */
 	WARPS = 4,         /* warps per block of the GEMV kernel */
+	REGW = 16,         /* 16-byte loads of weights a lane of it holds at most */
 	BLOCK = 128,       /* threads per block of the other kernels */
 };
 
@@ -267,14 +268,17 @@ gvloop16(Str *s, const MM *p, int vec, const char *b, const char *acc)
 	str_put(s, "\t}\n");
 }
 
-/* The loop of a GEMV kernel of one row whose a is an RMS norm's input x
- * (p->norm): the weights of each lane's KW steps loaded first (b's and the
- * gate's bg), then the norm's r from the whole row (rms_prologue: each
- * warp on its own, no block barrier), then each step normalizes its
- * elements of x as the norm's kernel does (rms_elem) and sums as
- * gvloop32/gvloop16 do (h16: weights in 16 bits, inputs rounded). */
+/* The loop of a GEMV kernel of one row whose lanes hold all their weights
+ * at once (regok): the weights of each lane's KW steps loaded first (b's
+ * and the gate's bg), before the wait (with tune cuda.pdl 1 they load while
+ * the kernels before finish, nothing before writes them); then where a is
+ * an RMS norm's input x (p->norm) the norm's r from the whole row
+ * (rms_prologue: each warp on its own, no block barrier), and each step
+ * normalizes its elements of x as the norm's kernel does (rms_elem); the
+ * sums as gvloop32/gvloop16 make them, in the same order (h16: weights in
+ * 16 bits, inputs rounded). */
 static void
-gvloopnorm(Gpu *g, Str *s, const MM *p, int h16)
+gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 {
 	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t;
 	const char *wt = h16 ? "uint4" : "float4";
@@ -295,16 +299,20 @@ gvloopnorm(Gpu *g, Str *s, const MM *p, int h16)
 	if (p->gate)
 		str_put(s, "\t\t\tgp[t] = __ldg(bgn + k);\n");
 	str_put(s, "\t\t}\n\t}\n");
-	kwait(g, s);   /* the weights are loading; the norm's input is the kernel before's */
-	rms_prologue(g, p->norm, p->K, s);
+	kwait(g, s);   /* the weights are loading; a is the kernel before's */
+	if (p->norm >= 0)
+		rms_prologue(g, p->norm, p->K, s);
 	str_printf(s, "#pragma unroll\n\tfor (int t = 0; t < %d; t++) {\n"
 	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k >= %lld)\n\t\t\tbreak;\n",
 	           kw, (long long)(p->K / per));
 	for (t = 0; t < per / 4; t++) {
-		str_printf(s, "\t\tfloat4 x%d = __ldg((const float4 *)a + %d * k%s), "
-		              "g%d = __ldg((const float4 *)nw + %d * k%s);\n", t, per / 4,
-		           t ? " + 1" : "", t, per / 4, t ? " + 1" : "");
-		for (c = 0; c < 4; c++) {
+		str_printf(s, "\t\tfloat4 x%d = __ldg((const float4 *)a + %d * k%s)", t, per / 4,
+		           t ? " + 1" : "");
+		if (p->norm >= 0)
+			str_printf(s, ", g%d = __ldg((const float4 *)nw + %d * k%s)", t, per / 4,
+			           t ? " + 1" : "");
+		str_put(s, ";\n");
+		for (c = 0; c < 4 && p->norm >= 0; c++) {
 			snprintf(xe, sizeof xe, "x%d.%c", t, "xyzw"[c]);
 			snprintf(we, sizeof we, "g%d.%c", t, "xyzw"[c]);
 			str_printf(s, "\t\t%s = ", xe);
@@ -330,6 +338,18 @@ gvloopnorm(Gpu *g, Str *s, const MM *p, int h16)
 	str_put(s, "\t}\n");
 }
 
+/* Whether a GEMV kernel's lanes hold all their weights at once (gvloopreg):
+ * one row, 16-byte loads, at most REGW loads of weights a lane (64
+ * registers).  A norm's GEMV must (the norm's input is read only then).
+ * per: the weights a 16-byte load. */
+static int
+regok(const MM *p, int vec, int per)
+{
+	int64_t kw = (p->K / per + 31) / 32;
+
+	return p->norm >= 0 || (p->M == 1 && vec && kw * (p->gate ? 2 : 1) <= REGW);
+}
+
 /* The warp's sums of a GEMV kernel's accumulators (and the gate's). */
 static void
 gvsum(Str *s, const MM *p)
@@ -347,10 +367,10 @@ gvsum(Str *s, const MM *p)
 	str_put(s, "\t}\n");
 }
 
-/* With tune cuda.pdl 1, the start of a GEMV kernel without a norm: its
- * warp's rows of the weights (and the gate's) asked into L2, a line of 128
- * bytes a lane, while the kernels before it finish; then the wait.  esize:
- * the weights' bytes an element. */
+/* With tune cuda.pdl 1, the start of a GEMV kernel whose lanes cannot
+ * hold all their weights (regok): its warp's rows of the weights (and the
+ * gate's) asked into L2, a line of 128 bytes a lane, while the kernels
+ * before it finish; then the wait.  esize: the weights' bytes an element. */
 static void
 gvwait(const Gpu *g, Str *s, const MM *p, int esize)
 {
@@ -386,11 +406,10 @@ gemv(Gpu *g, const MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "float");
-	if (p->norm < 0)
-		gvwait(g, s, p, 4);
-	if (p->norm >= 0) {
-		gvloopnorm(g, s, p, 0);
+	if (regok(p, vec, 4)) {
+		gvloopreg(g, s, p, 0);
 	} else {
+		gvwait(g, s, p, 4);
 		gvloop32(s, p, vec, "b", "acc");
 		if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
 			gvloop32(s, p, vec, "bg", "gacc");
@@ -619,11 +638,10 @@ gemv16(Gpu *g, const MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "dp_h16");
-	if (p->norm < 0)
-		gvwait(g, s, p, 2);
-	if (p->norm >= 0) {
-		gvloopnorm(g, s, p, 1);
+	if (regok(p, vec, 8)) {
+		gvloopreg(g, s, p, 1);
 	} else {
+		gvwait(g, s, p, 2);
 		gvloop16(s, p, vec, "b", "acc");
 		if (p->gate)   /* SwiGLU's gate, the same sums as its own kernel's */
 			gvloop16(s, p, vec, "bg", "gacc");

@@ -40,14 +40,27 @@ k7_linear(const float *__restrict__ a, const float *__restrict__ b, float *__res
 	if (n >= 10)
 		return;
 	const float4 *bn = (const float4 *)(b + (long long)n * 48);
-#pragma unroll 4
-	for (int k = lane; k < 12; k += 32) {
-		float4 w = __ldg(bn + k), x;
-		x = __ldg((const float4 *)(a + 0) + k);
-		acc0 = fmaf(w.x, x.x, acc0);
-		acc0 = fmaf(w.y, x.y, acc0);
-		acc0 = fmaf(w.z, x.z, acc0);
-		acc0 = fmaf(w.w, x.w, acc0);
+	float4 wp[1];
+
+#pragma unroll
+	for (int t = 0; t < 1; t++) {   /* the weights first */
+		int k = lane + 32 * t;
+
+		if (k < 12) {
+			wp[t] = __ldg(bn + k);
+		}
+	}
+#pragma unroll
+	for (int t = 0; t < 1; t++) {
+		int k = lane + 32 * t;
+
+		if (k >= 12)
+			break;
+		float4 x0 = __ldg((const float4 *)a + 1 * k);
+		acc0 = fmaf(wp[t].x, x0.x, acc0);
+		acc0 = fmaf(wp[t].y, x0.y, acc0);
+		acc0 = fmaf(wp[t].z, x0.z, acc0);
+		acc0 = fmaf(wp[t].w, x0.w, acc0);
 	}
 	for (int s = 16; s > 0; s /= 2) {
 		acc0 += __shfl_xor_sync(0xffffffffu, acc0, s);
