@@ -17,6 +17,7 @@ enum {
 	GEMV_ROWS = 8,     /* at most this many rows take the generated kernel */
 	WARPS = 4,         /* warps per block of the GEMV kernel */
 	REGW = 16,         /* 16-byte loads of weights a lane of it holds at most */
+	GEMV_WARPS = 512,  /* warps it keeps at least where a warp takes several columns */
 	BLOCK = 128,       /* threads per block of the other kernels */
 };
 
@@ -78,6 +79,8 @@ typedef struct MM {
 	int efirst;        /* 1: the product is the op's operand 1 (e is operand 0) */
 	int norm;          /* the RMS norm of a (its last mul) the GEMV computes first, reading
 	                      the norm's input as a (emit_rms held it back), or -1 */
+	int cw;            /* columns a warp of the GEMV kernel takes (gvcols): 1, or
+	                      with one row 2 or 4, its accumulators acc0, acc1... */
 	char name[64];     /* kernel name */
 } MM;
 
@@ -171,9 +174,14 @@ gvhead(Str *s, const MM *p, const char *bt)
 			str_put(s, "const float *__restrict__ e, ");
 		str_put(s, "float *__restrict__ y)\n{\n");
 	}
-	str_printf(s, "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
-	              "\tfloat r", WARPS);
-	for (m = 0; m < p->M; m++)
+	if (p->cw > 1)
+		str_printf(s, "\tint n = (blockIdx.x * %d + threadIdx.x / 32) * %d, "
+		              "lane = threadIdx.x %% 32;   /* columns n..n+%d */\n\tfloat r", WARPS,
+		           p->cw, p->cw - 1);
+	else
+		str_printf(s, "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
+		              "\tfloat r", WARPS);
+	for (m = 0; m < (p->cw > 1 ? p->cw : p->M); m++)
 		str_printf(s, p->gate ? ", acc%lld = 0.0f, gacc%lld = 0.0f" : ", acc%lld = 0.0f",
 		           (long long)m, (long long)m);
 	if (p->ng <= 1) {
@@ -280,24 +288,37 @@ gvloop16(Str *s, const MM *p, int vec, const char *b, const char *acc)
 static void
 gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 {
-	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t;
+	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t, j, gt;
 	const char *wt = h16 ? "uint4" : "float4";
-	char xe[32], we[32];
+	char xe[32], we[32], wn[2][4][16], an[2][4][16];   /* per column: its weights, its sum */
 
+	for (j = 0; j < p->cw; j++) {
+		snprintf(wn[0][j], sizeof wn[0][j], p->cw > 1 ? "wp%d" : "wp", j);
+		snprintf(wn[1][j], sizeof wn[1][j], p->cw > 1 ? "gp%d" : "gp", j);
+		snprintf(an[0][j], sizeof an[0][j], "acc%d", j);
+		snprintf(an[1][j], sizeof an[1][j], "gacc%d", j);
+	}
 	str_printf(s, "\tconst %s *bn = (const %s *)(b + (long long)n * %lld);\n", wt, wt,
 	           (long long)p->b.cs);
 	if (p->gate)
 		str_printf(s, "\tconst %s *bgn = (const %s *)(bg + (long long)n * %lld);\n", wt, wt,
 		           (long long)p->b.cs);
-	str_printf(s, "\t%s wp[%d]", wt, kw);
-	if (p->gate)
-		str_printf(s, ", gp[%d]", kw);
+	str_printf(s, "\t%s", wt);
+	for (gt = 0; gt <= (p->gate != 0); gt++)
+		for (j = 0; j < p->cw; j++)
+			str_printf(s, "%s %s[%d]", gt || j ? "," : "", wn[gt][j], kw);
 	str_put(s, ";\n");
 	str_printf(s, "\n#pragma unroll\n\tfor (int t = 0; t < %d; t++) {   /* the weights first */\n"
-	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k < %lld) {\n"
-	              "\t\t\twp[t] = __ldg(bn + k);\n", kw, (long long)(p->K / per));
-	if (p->gate)
-		str_put(s, "\t\t\tgp[t] = __ldg(bgn + k);\n");
+	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k < %lld) {\n", kw,
+	           (long long)(p->K / per));
+	for (gt = 0; gt <= (p->gate != 0); gt++)
+		for (j = 0; j < p->cw; j++) {
+			if (j)
+				str_printf(s, "\t\t\t%s[t] = __ldg(%s + %lld + k);\n", wn[gt][j],
+				           gt ? "bgn" : "bn", (long long)(j * p->b.cs / per));
+			else
+				str_printf(s, "\t\t\t%s[t] = __ldg(%s + k);\n", wn[gt][j], gt ? "bgn" : "bn");
+		}
 	str_put(s, "\t\t}\n\t}\n");
 	kwait(g, s);   /* the weights are loading; a is the kernel before's */
 	if (p->norm >= 0)
@@ -320,21 +341,22 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 			str_put(s, ";\n");
 		}
 	}
-	for (int gt = 0; gt <= (p->gate != 0); gt++) {
-		const char *acc = gt ? "gacc0" : "acc0", *w = gt ? "gp" : "wp";
-		if (h16) {
-			str_printf(s, "\t\t{\n\t\t\tfloat2 w0 = dp_w162(%s[t].x), w1 = dp_w162(%s[t].y), "
-			              "w2 = dp_w162(%s[t].z), w3 = dp_w162(%s[t].w);\n\n", w, w, w, w);
-			for (c = 0; c < 8; c++)
-				str_printf(s, "\t\t\t%s = fmaf(w%d.%c, dp_r16(x%d.%c), %s);\n", acc, c / 2,
-				           "xy"[c % 2], c / 4, "xyzw"[c % 4], acc);
-			str_put(s, "\t\t}\n");
-		} else {
-			for (c = 0; c < 4; c++)
-				str_printf(s, "\t\t%s = fmaf(%s[t].%c, x0.%c, %s);\n", acc, w, "xyzw"[c],
-				           "xyzw"[c], acc);
+	for (j = 0; j < p->cw; j++)
+		for (gt = 0; gt <= (p->gate != 0); gt++) {
+			const char *acc = an[gt][j], *w = wn[gt][j];
+			if (h16) {
+				str_printf(s, "\t\t{\n\t\t\tfloat2 w0 = dp_w162(%s[t].x), w1 = dp_w162(%s[t].y), "
+				              "w2 = dp_w162(%s[t].z), w3 = dp_w162(%s[t].w);\n\n", w, w, w, w);
+				for (c = 0; c < 8; c++)
+					str_printf(s, "\t\t\t%s = fmaf(w%d.%c, dp_r16(x%d.%c), %s);\n", acc, c / 2,
+					           "xy"[c % 2], c / 4, "xyzw"[c % 4], acc);
+				str_put(s, "\t\t}\n");
+			} else {
+				for (c = 0; c < 4; c++)
+					str_printf(s, "\t\t%s = fmaf(%s[t].%c, x0.%c, %s);\n", acc, w, "xyzw"[c],
+					           "xyzw"[c], acc);
+			}
 		}
-	}
 	str_put(s, "\t}\n");
 }
 
@@ -347,7 +369,34 @@ regok(const MM *p, int vec, int per)
 {
 	int64_t kw = (p->K / per + 31) / 32;
 
-	return p->norm >= 0 || (p->M == 1 && vec && kw * (p->gate ? 2 : 1) <= REGW);
+	return p->norm >= 0 || (p->M == 1 && vec && kw * p->cw * (p->gate ? 2 : 1) <= REGW);
+}
+
+/* The columns a warp of a GEMV kernel of one row takes (p->cw): 4 or 2
+ * where its lanes can hold their weights (REGW) and that leaves at least
+ * GEMV_WARPS warps, the columns of each product a multiple of it; else 1.
+ * A norm's sums, and the row's loads, are then a warp's once for them all:
+ * a wide product (the output head) is bound by those instructions. */
+static int
+gvcols(const MM *p, int vec, int per)
+{
+	int64_t kw = (p->K / per + 31) / 32, cols = 0;
+	int cw, j, ok;
+
+	if (p->M != 1 || !vec)
+		return 1;
+	for (j = 0; j < p->ng; j++)
+		cols += p->gn[j];
+	if (p->ng <= 1)
+		cols = p->N;
+	for (cw = 4; cw > 1; cw /= 2) {
+		ok = kw * cw * (p->gate ? 2 : 1) <= REGW && cols / cw >= GEMV_WARPS;
+		for (j = 0; ok && j < (p->ng > 1 ? p->ng : 1); j++)
+			ok = (p->ng > 1 ? p->gn[j] : p->N) % cw == 0;
+		if (ok)
+			return cw;
+	}
+	return 1;
 }
 
 /* The warp's sums of a GEMV kernel's accumulators (and the gate's). */
@@ -357,7 +406,7 @@ gvsum(Str *s, const MM *p)
 	int64_t m;
 
 	str_put(s, "\tfor (int s = 16; s > 0; s /= 2) {\n");
-	for (m = 0; m < p->M; m++) {
+	for (m = 0; m < (p->cw > 1 ? p->cw : p->M); m++) {
 		str_printf(s, "\t\tacc%lld += __shfl_xor_sync(0xffffffffu, acc%lld, s);\n",
 		           (long long)m, (long long)m);
 		if (p->gate)
@@ -365,6 +414,26 @@ gvsum(Str *s, const MM *p)
 			           (long long)m, (long long)m);
 	}
 	str_put(s, "\t}\n");
+}
+
+/* The epilogues of a GEMV kernel's sums into y, by lane 0: each row m's,
+ * or where a warp takes p->cw columns, each column's. */
+static void
+gvout(Str *s, const MM *p)
+{
+	char mm[32], nn[32], acc[32], dst[64];
+	int64_t m;
+
+	for (m = 0; m < (p->cw > 1 ? p->cw : p->M); m++) {
+		snprintf(mm, sizeof mm, "%lld", p->cw > 1 ? 0LL : (long long)m);
+		snprintf(nn, sizeof nn, p->cw > 1 ? "(n + %lld)" : "n", (long long)m);
+		snprintf(acc, sizeof acc, "acc%lld", (long long)m);
+		if (p->cw > 1)
+			snprintf(dst, sizeof dst, "y[n + %lld]", (long long)m);
+		else
+			snprintf(dst, sizeof dst, "y[%lld + n]", (long long)(m * p->N));
+		epilogue(s, p, "\t", mm, nn, acc, dst);
+	}
 }
 
 /* With tune cuda.pdl 1, the start of a GEMV kernel whose lanes cannot
@@ -389,11 +458,12 @@ gvwait(const Gpu *g, Str *s, const MM *p, int esize)
 /* The GEMV kernel: one warp per column n, lanes across k, all M rows at
  * once; B's column n is contiguous in k (a weight stored [N, K]). */
 static void
-gemv(Gpu *g, const MM *p)
+gemv(Gpu *g, MM *p)
 {
 	Str *s = &g->kern;
 	int vec = p->K % 4 == 0 && p->b.cs % 4 == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
-	int64_t m;
+
+	p->cw = gvcols(p, vec, 4);
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one warp per "
 	              "column n, %s */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
@@ -416,13 +486,7 @@ gemv(Gpu *g, const MM *p)
 	}
 	gvsum(s, p);
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
-	for (m = 0; m < p->M; m++) {
-		char mm[32], acc[32], dst[64];
-		snprintf(mm, sizeof mm, "%lld", (long long)m);
-		snprintf(acc, sizeof acc, "acc%lld", (long long)m);
-		snprintf(dst, sizeof dst, "y[%lld + n]", (long long)(m * p->N));
-		epilogue(s, p, "\t", mm, "n", acc, dst);
-	}
+	gvout(s, p);
 	str_put(s, "}\n");
 }
 
@@ -621,11 +685,12 @@ half16(Gpu *g, int v, int64_t *soff, char *buf, size_t bn)
 /* The GEMV kernel of 16-bit weights: as gemv, the weights read 8 at a time
  * (16 bytes), the inputs rounded to 16 bits as read. */
 static void
-gemv16(Gpu *g, const MM *p)
+gemv16(Gpu *g, MM *p)
 {
 	Str *s = &g->kern;
 	int vec = p->K % 8 == 0 && p->b.cs % 8 == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
-	int64_t m;
+
+	p->cw = gvcols(p, vec, 8);
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one warp per "
 	              "column n, b in 16 bits (%s), a rounded to 16 bits, fp32 sums, y rounded */\n",
@@ -648,13 +713,7 @@ gemv16(Gpu *g, const MM *p)
 	}
 	gvsum(s, p);
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
-	for (m = 0; m < p->M; m++) {
-		char mm[32], acc[32], dst[64];
-		snprintf(mm, sizeof mm, "%lld", (long long)m);
-		snprintf(acc, sizeof acc, "acc%lld", (long long)m);
-		snprintf(dst, sizeof dst, "y[%lld + n]", (long long)(m * p->N));
-		epilogue(s, p, "\t", mm, "n", acc, dst);
-	}
+	gvout(s, p);
 	str_put(s, "}\n");
 }
 
@@ -686,7 +745,7 @@ mm16(Gpu *g, MM *p)
 		gemv16(g, p);
 		for (j = 0; j < p->ng; j++)
 			cols += p->gn[j];
-		klaunch(g, p->name, (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p->name, (long long)((cols / p->cw + WARPS - 1) / WARPS), WARPS * 32);
 		aargs(g, p);
 		for (j = 0; j < p->ng; j++) {
 			soff = 0;
@@ -703,7 +762,7 @@ mm16(Gpu *g, MM *p)
 		half16(g, p->b.v, &soff, b, sizeof b);
 		str_put(&g->kern, "\n");
 		gemv16(g, p);
-		klaunch(g, p->name, (long long)((p->N + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p->name, (long long)((p->N / p->cw + WARPS - 1) / WARPS), WARPS * 32);
 		aargs(g, p);
 		str_printf(g->rec, ", (const dp_h16 *)(%s), ", b);
 		if (p->gate) {   /* the gate's weights, in 16 bits at init */
@@ -784,7 +843,7 @@ emit_mm(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
-	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1};
+	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1, .cw = 1};
 	int k, gv, lt, line = 0;
 	const char *algo = "";   /* the tunable's choice, where it is one */
 	size_t rec0 = g->rec->n;   /* the schedule before this product's comments */
@@ -916,7 +975,7 @@ emit_mm(Gpu *g, int i)
 		gemv(g, &p);
 		for (k = 0; k < p.ng; k++)
 			cols += p.gn[k];
-		klaunch(g, p.name, (long long)((cols + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p.name, (long long)((cols / p.cw + WARPS - 1) / WARPS), WARPS * 32);
 		aargs(g, &p);
 		for (k = 0; k < p.ng; k++)
 			str_printf(g->rec, ", v%d", gV(g, p.gb[k]));
@@ -926,7 +985,7 @@ emit_mm(Gpu *g, int i)
 		launched(g, p.name);
 	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0)) {
 		gemv(g, &p);
-		launch(g, &p, (p.N + WARPS - 1) / WARPS, WARPS * 32, 1);
+		launch(g, &p, (p.N / p.cw + WARPS - 1) / WARPS, WARPS * 32, 1);
 	} else if (p.M <= GEMV_ROWS && !*algo) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);
