@@ -247,7 +247,8 @@ decoder() {
 		[ "$(grep -c '^/\* a is the input of RMS norm %[0-9]*, computed first in each warp \*/' "$c")" -eq 5 ] &&
 		[ "$(grep -c '3 sibling products of a in one kernel' "$c")" -eq 2 ] &&
 		[ "$(sed '/^#else   \/\* the host half alone/q' "$c" | grep -c 'const float \*__restrict__ bg,')" -eq 2 ] &&
-		[ "$(grep -c 'r = dps_add(e\[' "$c")" -eq 4 ] || return 1
+		[ "$(grep -c 'r = dps_add(eacc0, r, 1.0f);' "$c")" -eq 4 ] &&
+		[ "$(grep -A1 'dp_pdl_wait();' "$c" | grep -c 'const float eacc0 = e\[n + 0\];')" -eq 4 ] || return 1
 	{ cat "$root/targets/cuda"; echo "tune cuda.gemv.norm 0"; } >"$tmp/nonorm.target"
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
 		-C "$tmp/kv0" >/dev/null &&
@@ -256,7 +257,7 @@ decoder() {
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_rms, ' "$c")" -eq 5 ] &&
 		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 21 kernels for 2 layers (cache written in place, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, each layer's RoPE and cache writes one launch); 26 with tune cuda.gemv.norm 0" decoder
+check "llama_kv for cuda: 21 kernels for 2 layers (cache written in place, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes one launch); 26 with tune cuda.gemv.norm 0" decoder
 # by default (tune cuda.pdl 1) the same 21 kernels, the 18 elementwise and
 # GEMV ones launched with programmatic dependent launch (runtime/cuda/pdl.cuh),
 # each waiting for the kernels before it (the GEMVs with a norm after

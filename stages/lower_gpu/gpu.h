@@ -139,7 +139,7 @@ int emit_rms(Gpu *g, int i);
 void rms_flush(Gpu *g);
 void rms_drop(Gpu *g);
 void rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w);
-void rms_prologue(const Gpu *g, int i, int64_t n, Str *s);
+void rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s);
 void rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);

@@ -79,6 +79,8 @@ typedef struct MM {
 	int efirst;        /* 1: the product is the op's operand 1 (e is operand 0) */
 	int norm;          /* the RMS norm of a (its last mul) the GEMV computes first, reading
 	                      the norm's input as a (emit_rms held it back), or -1 */
+	int epre;          /* 1: the GEMV kernel read each column's bias and the epilogue's
+	                      operand early (gvloopreg), as c<acc> and e<acc> */
 	int cw;            /* columns a warp of the GEMV kernel takes (gvcols): 1, or
 	                      with one row 2 or 4, its accumulators acc0, acc1... */
 	char name[64];     /* kernel name */
@@ -101,16 +103,19 @@ epilogue(Str *s, const MM *p, const char *ind, const char *m, const char *n, con
 			str_float(s, p->beta);
 			str_put(s, " * ");
 		}
-		str_put(s, "c0[");
-		if (p->c0.rs)
+		str_put(s, p->epre ? "c" : "c0[");
+		if (p->epre)
+			str_put(s, acc);
+		else if (p->c0.rs)
 			str_printf(s, "%s * %lld%s", m, (long long)p->c0.rs, p->c0.cs ? " + " : "");
-		if (p->c0.cs)
+		if (!p->epre && p->c0.cs)
 			str_printf(s, "%s%s", n, p->c0.cs == 1 ? "" : "");
-		if (p->c0.cs > 1)
+		if (!p->epre && p->c0.cs > 1)
 			str_printf(s, " * %lld", (long long)p->c0.cs);
-		if (!p->c0.rs && !p->c0.cs)
+		if (!p->epre && !p->c0.rs && !p->c0.cs)
 			str_put(s, "0");
-		str_put(s, "]");
+		if (!p->epre)
+			str_put(s, "]");
 	}
 	str_put(s, ";\n");
 	if (p->relu)
@@ -124,6 +129,8 @@ epilogue(Str *s, const MM *p, const char *ind, const char *m, const char *n, con
 			           p->round16 ? ")" : "");
 		if (p->gate)
 			snprintf(ex, sizeof ex, "dps_silu(g%s, 0.0f, 0.0f)", acc);
+		else if (p->epre)
+			snprintf(ex, sizeof ex, p->esilu ? "dps_silu(e%s, 0.0f, 0.0f)" : "e%s", acc);
 		else
 			snprintf(ex, sizeof ex, p->esilu ? "dps_silu(e[%s * %lld + %s], 0.0f, 0.0f)" :
 			         "e[%s * %lld + %s]", m, (long long)p->N, n);
@@ -285,12 +292,36 @@ gvloop16(Str *s, const MM *p, int vec, const char *b, const char *acc)
  * normalizes its elements of x as the norm's kernel does (rms_elem); the
  * sums as gvloop32/gvloop16 make them, in the same order (h16: weights in
  * 16 bits, inputs rounded). */
+/* For gvloopreg (p->epre): each column's bias (e 0) or epilogue operand (e
+ * 1) loaded into c<acc> or e<acc>, for the epilogue after the sums. */
+static void
+gvearly(Str *s, const MM *p, int e)
+{
+	for (int j = 0; j < p->cw; j++) {
+		if (e)
+			str_printf(s, "\tconst float eacc%d = e[n + %d];\n", j, j);
+		else if (p->c0.cs)
+			str_printf(s, "\tconst float cacc%d = c0[(n + %d) * %lld];\n", j, j,
+			           (long long)p->c0.cs);
+		else
+			str_printf(s, "\tconst float cacc%d = c0[0];\n", j);
+	}
+}
+
 static void
 gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 {
-	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t, j, gt;
+	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t, j, gt, pre = 0;
+	int nx, nc, ne, nw;
 	const char *wt = h16 ? "uint4" : "float4";
 	char xe[32], we[32], wn[2][4][16], an[2][4][16];   /* per column: its weights, its sum */
+
+	if (p->norm >= 0) {   /* the norm's exponent, eps and weight, where they are
+	                       * constants: loaded before the wait, with the weights */
+		rms_operands(g, p->norm, &nx, &nc, &ne, &nw);
+		pre = g->h[nc].kind == G_WEIGHT && g->h[ne].kind == G_WEIGHT &&
+		      g->h[nw].kind == G_WEIGHT;
+	}
 
 	for (j = 0; j < p->cw; j++) {
 		snprintf(wn[0][j], sizeof wn[0][j], p->cw > 1 ? "wp%d" : "wp", j);
@@ -308,6 +339,10 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 		for (j = 0; j < p->cw; j++)
 			str_printf(s, "%s %s[%d]", gt || j ? "," : "", wn[gt][j], kw);
 	str_put(s, ";\n");
+	for (t = 0; pre && t < per / 4; t++)
+		str_printf(s, "%s gw%d[%d]%s", t ? "," : "\tfloat4", t, kw, t + 1 < per / 4 ? "" : ";\n");
+	if (pre)
+		str_put(s, "\tconst float cc = nc[0], ce = neps[0];\n");
 	str_printf(s, "\n#pragma unroll\n\tfor (int t = 0; t < %d; t++) {   /* the weights first */\n"
 	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k < %lld) {\n", kw,
 	           (long long)(p->K / per));
@@ -319,17 +354,28 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 			else
 				str_printf(s, "\t\t\t%s[t] = __ldg(%s + k);\n", wn[gt][j], gt ? "bgn" : "bn");
 		}
+	for (t = 0; pre && t < per / 4; t++)   /* the norm's weight */
+		str_printf(s, "\t\t\tgw%d[t] = __ldg((const float4 *)nw + %d * k%s);\n", t, per / 4,
+		           t ? " + 1" : "");
 	str_put(s, "\t\t}\n\t}\n");
+	if (p->hasc0 && g->h[p->c0.v].kind == G_WEIGHT)   /* the bias, a constant */
+		gvearly(s, p, 0);
 	kwait(g, s);   /* the weights are loading; a is the kernel before's */
+	if (p->hasc0 && g->h[p->c0.v].kind != G_WEIGHT)
+		gvearly(s, p, 0);
+	if (p->epi >= 0 && !p->gate)   /* the epilogue's operand, with the row */
+		gvearly(s, p, 1);
 	if (p->norm >= 0)
-		rms_prologue(g, p->norm, p->K, s);
+		rms_prologue(g, p->norm, p->K, pre, s);
 	str_printf(s, "#pragma unroll\n\tfor (int t = 0; t < %d; t++) {\n"
 	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k >= %lld)\n\t\t\tbreak;\n",
 	           kw, (long long)(p->K / per));
 	for (t = 0; t < per / 4; t++) {
 		str_printf(s, "\t\tfloat4 x%d = __ldg((const float4 *)a + %d * k%s)", t, per / 4,
 		           t ? " + 1" : "");
-		if (p->norm >= 0)
+		if (pre)
+			str_printf(s, ", g%d = gw%d[t]", t, t);
+		else if (p->norm >= 0)
 			str_printf(s, ", g%d = __ldg((const float4 *)nw + %d * k%s)", t, per / 4,
 			           t ? " + 1" : "");
 		str_put(s, ";\n");
@@ -476,7 +522,8 @@ gemv(Gpu *g, MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "float");
-	if (regok(p, vec, 4)) {
+	p->epre = regok(p, vec, 4);
+	if (p->epre) {
 		gvloopreg(g, s, p, 0);
 	} else {
 		gvwait(g, s, p, 4);
@@ -703,7 +750,8 @@ gemv16(Gpu *g, MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	gvhead(s, p, "dp_h16");
-	if (regok(p, vec, 8)) {
+	p->epre = regok(p, vec, 8);
+	if (p->epre) {
 		gvloopreg(g, s, p, 1);
 	} else {
 		gvwait(g, s, p, 2);

@@ -568,7 +568,8 @@ rms_drop(Gpu *g)
 /* For the GEMV kernel of product p computing RMS norm i in its prologue
  * (mm.c): the norm's input, exponent, eps and weight, and into s the
  * prologue's statements (each lane's f64 sum of x's n elements in turn,
- * the warp's sum, rn = rsqrt(mean + eps)), and rmsy's expression of one
+ * the warp's sum, rn = rsqrt(mean + eps); pre: the exponent and eps were
+ * loaded before, as cc and ce), and rmsy's expression of one
  * normalized element from xe, we (the norm's weight, nw) and rn. */
 void
 rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
@@ -582,9 +583,11 @@ rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
 }
 
 void
-rms_prologue(const Gpu *g, int i, int64_t n, Str *s)
+rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s)
 {
-	str_printf(s, "\tconst float cc = nc[0];\n\tdouble ss = 0;\n\tfloat rn;\n\n"
+	if (!pre)
+		str_put(s, "\tconst float cc = nc[0];\n");
+	str_printf(s, "\tdouble ss = 0;\n\tfloat rn;\n\n"
 	              "\tfor (int j = lane; j < %lld; j += 32) {   /* the RMS norm of a's row */\n"
 	              "\t\tfloat4 xv = __ldg((const float4 *)a + j);\n\t\tss += ",
 	           (long long)(n / 4));
@@ -596,7 +599,7 @@ rms_prologue(const Gpu *g, int i, int64_t n, Str *s)
 	}
 	str_put(s, ";\n\t}\n\tfor (int s = 16; s > 0; s /= 2)\n"
 	           "\t\tss += __shfl_xor_sync(0xffffffffu, ss, s);\n\trn = ");
-	rmsr(g, i, "ss", "neps[0]", n, s);
+	rmsr(g, i, "ss", pre ? "ce" : "neps[0]", n, s);
 	str_put(s, ";\n");
 }
 
