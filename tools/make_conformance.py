@@ -91,6 +91,22 @@ def cases():
     case("matmul_batched", lambda s, x, y: x @ y, lambda: r(2, 1, 3, 4), lambda: r(3, 4, 2))
     case("matmul_3d_2d", lambda s, x, y: x @ y, lambda: r(2, 3, 4), lambda: r(4, 5))
     case("matmul_vec", lambda s, x, y: x @ y, lambda: r(3, 4), lambda: r(4))
+    # one row against wide weights: a decoder step's products (rank 3, one
+    # token), whose cuda GEMV kernel takes several columns a warp: the RMS
+    # norm, written out as Hugging Face's Llama writes it, computed in it;
+    # siblings of one input in one kernel; SwiGLU's gate; a bias
+    case("gemv_columns_qkv",
+         lambda s, x: (lambda h: torch.cat([s.m[1](h).sin(), s.m[2](h).cos(), s.m[3](h).tanh()],
+                                           -1))(rmsn(s.m[0], x)),
+         lambda: r(1, 1, 32), mods=(lambda: affine(nn.RMSNorm(32)),) +
+         tuple((lambda: nn.Linear(32, 1024, bias=False)) for _ in range(3)))
+    case("gemv_columns_swiglu",
+         lambda s, x: (lambda h: F.silu(s.m[1](h)) * s.m[2](h))(rmsn(s.m[0], x)),
+         lambda: r(1, 1, 32), mods=(lambda: affine(nn.RMSNorm(32)),
+                                    lambda: nn.Linear(32, 2048, bias=False),
+                                    lambda: nn.Linear(32, 2048, bias=False)))
+    case("gemv_columns_bias", lambda s, x: s.m[0](x), lambda: r(1, 16),
+         mods=(lambda: nn.Linear(16, 4096),))
 
     # -- arithmetic with broadcasting and scalars
     case("add", lambda s, x, y: x + y, lambda: r(2, 3, 4), lambda: r(3, 1))
@@ -610,6 +626,11 @@ def setitem2(c, k):
     c = c.clone()
     c[:, 3:5] = k
     return c
+
+
+def rmsn(m, x):
+    """RMS norm m's of x written out as ops, as Hugging Face's Llama does."""
+    return m.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
 
 
 def bn(m):
