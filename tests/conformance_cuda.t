@@ -73,7 +73,9 @@ fi
 emu=
 if [ -n "${DP_TEST_EMULATE:-}" ]; then
 	if $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" \
-		-c "$root/tests/gpu/emu/emu.cpp" -o "$tmp/emu.o" 2>"$tmp/log"; then
+		-c "$root/tests/gpu/emu/emu.cpp" -o "$tmp/emu.o" 2>"$tmp/log" &&
+		$cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emux" -I"$root/tests/gpu/emu" \
+			-I"$root/runtime" -c "$root/tests/gpu/emux/emux.cpp" -o "$tmp/emux.o" 2>>"$tmp/log"; then
 		emu=yes
 	else
 		sed 's/^/# emulator: /' "$tmp/log" | head -5
@@ -240,13 +242,14 @@ emulated() {
 		return 2
 	fi
 	cp "$b/$1/5.gpu.cu" "$e/gpu.cpp"   # compiled whole; DP_LAUNCH: tests/gpu/emu/cuda/launch.cuh
-	if ! $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" -I"$root/runtime" -c "$e/gpu.cpp" \
+	if ! $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emux" -I"$root/tests/gpu/emu" \
+		-I"$root/runtime" -include dprt_cuda.h -include emux.h -c "$e/gpu.cpp" \
 		-o "$e/gpu.o" 2>"$e/cc.log"; then
 		echo "uses device features the emulator lacks: $(grep -m1 error "$e/cc.log" |
 			sed 's/.*error: //')"
 		return 2
 	fi
-	"$bin/dp-link" "$b/$1/4.partition.dpir" "$b/$1/5.cpu.o" "$e/gpu.o" "$tmp/emu.o" \
+	"$bin/dp-link" "$b/$1/4.partition.dpir" "$b/$1/5.cpu.o" "$e/gpu.o" "$tmp/emu.o" "$tmp/emux.o" \
 		--runtime "$root/lib" --include "$root/runtime" --cc "${DP_TEST_CC:-${CC:-cc}}" -o "$e/$1" || return 1
 	sh "$tmp/one.sh" "$tmp/emu" "$e" "$1"
 	cat "$e/$1.log"

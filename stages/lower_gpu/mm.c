@@ -283,15 +283,6 @@ gvloop16(Str *s, const MM *p, int vec, const char *b, const char *acc)
 	str_put(s, "\t}\n");
 }
 
-/* The loop of a GEMV kernel of one row whose lanes hold all their weights
- * at once (regok): the weights of each lane's KW steps loaded first (b's
- * and the gate's bg), before the wait (with tune cuda.pdl 1 they load while
- * the kernels before finish, nothing before writes them); then where a is
- * an RMS norm's input x (p->norm) the norm's r from the whole row
- * (rms_prologue: each warp on its own, no block barrier), and each step
- * normalizes its elements of x as the norm's kernel does (rms_elem); the
- * sums as gvloop32/gvloop16 make them, in the same order (h16: weights in
- * 16 bits, inputs rounded). */
 /* For gvloopreg (p->epre): each column's bias (e 0) or epilogue operand (e
  * 1) loaded into c<acc> or e<acc>, for the epilogue after the sums. */
 static void
@@ -308,6 +299,18 @@ gvearly(Str *s, const MM *p, int e)
 	}
 }
 
+/* The loop of a GEMV kernel of one row whose lanes hold all their weights
+ * at once (regok): the weights of each lane's KW steps loaded first (b's
+ * and the gate's bg), before the wait (with tune cuda.pdl 1 they load while
+ * the kernels before finish, nothing before writes them); then where a is
+ * an RMS norm's input x (p->norm) the norm's r from the whole row
+ * (rms_prologue: each warp on its own, no block barrier), and each step
+ * normalizes its elements of x as the norm's kernel does (rms_elem); the
+ * sums as gvloop32/gvloop16 make them, in the same order (h16: weights in
+ * 16 bits, inputs rounded).  A warp takes p->cw columns, each with its
+ * weights wp<j> (gp<j>) and sums acc<j> (gacc<j>); the norm's weight and
+ * constants, and the bias, load before the wait too where they are
+ * constants (gvearly). */
 static void
 gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 {
