@@ -24,6 +24,8 @@
 #ifndef DPRT_ATTNDEC_CUH
 #define DPRT_ATTNDEC_CUH
 
+#include "cuda/pdl.cuh"   /* dp_pdl_wait, dp_pdl_prefetch (the emulator's in its tests) */
+
 enum {
 	DEC_MAXL = 8,        /* query rows (L) that take this kernel by default */
 	DEC_MAXE = 256,      /* head size of q and k */
@@ -190,21 +192,18 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 
 	if (P.CAUSAL)
 		send = min(send, i + 1);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 	if (D) {   /* the warp's first slice's rows of k and v asked into L2: the
 		    * kernels before write the new position's only */
 		int j = s0 + DEC_SLICE64 * w + lane / 2;
 		if (lane / 2 < DEC_SLICE64 && j < send) {
-			asm volatile("prefetch.global.L2 [%0];" ::"l"(kb + (long long)j * P.KRS + 32 * (lane & 1)));
-			asm volatile("prefetch.global.L2 [%0];" ::"l"(vb + (long long)j * P.VRS + 32 * (lane & 1)));
+			dp_pdl_prefetch(kb + (long long)j * P.KRS + 32 * (lane & 1));
+			dp_pdl_prefetch(vb + (long long)j * P.VRS + 32 * (lane & 1));
 		}
 	}
-	/* launched with programmatic dependent launch (g->pdl): the kernels
-	 * before done, their writes seen, before anything is read; then the
-	 * kernel after may start its blocks (it waits for this one to finish) */
-	cudaGridDependencySynchronize();
-	cudaTriggerProgrammaticLaunchCompletion();
-#endif
+	/* launched with programmatic dependent launch (g->pdl), as the
+	 * generated kernels are: the kernels before done, their writes seen,
+	 * before anything is read; then the kernel after may start its blocks */
+	dp_pdl_wait();
 	for (int d = 0; d < NO; d++)
 		o[d] = 0.0f;
 	if (D) {

@@ -5,7 +5,8 @@
  * blocks while the kernel before it works; each such kernel calls dp_pdl_wait() before
  * it reads anything the kernels before it wrote (a matrix-vector kernel
  * first loads its weights, or asks them into L2, which nothing writes).  On a
- * GPU before sm_90 the launch is an ordinary one. */
+ * GPU before sm_90 the launch is an ordinary one.  The kernel library's
+ * decode attention (attndec.cuh) waits and prefetches with the same two. */
 #ifndef DPRT_PDL_CUH
 #define DPRT_PDL_CUH
 
