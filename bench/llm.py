@@ -10,6 +10,7 @@ Run from the repository root after ./configure && make, on the GPU machine
     python3 bench/llm.py [--out FILE.md] [--threads 16] [--skip-cpu | --cpu-only]
                          [--precisions fp32 bf16] [--build-only | --no-build]
                          [--profile | --profile-only] [--devproc-only] [--tune "KEY VALUE" ...]
+                    [--kv-heads N]
 
 bf16: DevProc built with targets/cuda plus "tune cuda.precision bf16"
 (formats/target.md: the products in bf16 on the tensor cores, f32 sums;
@@ -24,6 +25,8 @@ then summed by op name (an RMS norm's kernel shows as its last aten.mul,
 a fused GEMV as its first aten.linear), and writes it to
 DIR/profile.decode.PREC.txt;
 --profile-only does that alone (no torch timings; builds unless --no-build).
+--kv-heads N gives the model N key and value heads for its 12 query heads
+(grouped-query attention, as Llama 3's; default 12, none grouped).
 --devproc-only times DevProc alone (its check, its timings and the floor;
 no transformers runs, whose torch.compile takes minutes).
 --tune "KEY VALUE" (repeatable) adds `tune KEY VALUE` to the cuda builds'
@@ -80,11 +83,14 @@ def log(*a):
     print("[%5.0fs]" % (time.time() - T0), *a, flush=True)
 
 
+KV_HEADS = 12   # --kv-heads
+
+
 def model():
     from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=32000, hidden_size=768, intermediate_size=2048,
-                      num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=12,
+                      num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=KV_HEADS,
                       max_position_embeddings=2048, tie_word_embeddings=False)
     return LlamaForCausalLM(cfg).eval()
 
@@ -240,6 +246,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="")
     ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--kv-heads", type=int, default=12,
+                    help="key and value heads (a divisor of 12; fewer: grouped-query attention)")
     ap.add_argument("--skip-cpu", action="store_true")
     ap.add_argument("--cpu-only", action="store_true",
                     help="the cpu target against PyTorch on the host CPU alone (no CUDA)")
@@ -256,6 +264,10 @@ def main():
     ap.add_argument("--tune", action="append", default=[], metavar="'KEY VALUE'",
                     help="a tune line for the cuda builds' mapping (repeatable)")
     a = ap.parse_args()
+    global KV_HEADS
+    if a.kv_heads < 1 or 12 % a.kv_heads:
+        ap.error("--kv-heads must divide 12")
+    KV_HEADS = a.kv_heads
     d = a.dir
     os.makedirs(d, exist_ok=True)
     if not a.no_build:

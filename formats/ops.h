@@ -126,7 +126,7 @@
 	X(Ahardswish, "aten.hardswish",    1, 1, Kelem, Funary,  "hardswish", D_CPU|D_CUDA, "") \
 	X(Ahardsigm,  "aten.hardsigmoid",  1, 1, Kelem, Funary,  "hardsigmoid", D_CPU|D_CUDA, "") \
 	X(Aclamp,     "aten.clamp",        1, 1, Kelem, Funaryn, "clamp min=-inf max=inf", D_CPU|D_CUDA, "max:f? min:f?") \
-	X(Asdpa,      "aten.scaled_dot_product_attention", -1, 1, Kattn, Fattn,   "",        D_CPU|D_CUDA, "is_causal:i=0 scale:f?") \
+	X(Asdpa,      "aten.scaled_dot_product_attention", -1, 1, Kattn, Fattn,   "",        D_CPU|D_CUDA, "is_causal:i=0 scale:f? enable_gqa:i=0") \
 	X(Aarange,    "aten.arange",       0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s end:f start:f=0 step:f=1") \
 	X(Afull,      "aten.full",         0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s size:is value:f") \
 	X(Afulllike,  "aten.full_like",    1, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s? value:f") \

@@ -248,10 +248,22 @@ sdpa(const Fn *fn, const Op *op, Type *out, Err *err)
 		return -1;
 	if (q->rank < 2 || k->rank != q->rank || v->rank != q->rank)
 		return dp_failt(err, op, "query, key and value must have the same rank >= 2", q, k);
-	int r = q->rank;
-	for (int i = 0; i < r - 2; i++)
-		if (k->dim[i] != q->dim[i] || v->dim[i] != q->dim[i])
-			return dp_failt(err, op, "batch dimensions differ", q, k);
+	int r = q->rank, gqa = (int)dp_geti(op, "enable_gqa", 0);
+	/* a key's or value's batch dim of 1 is read for every query batch
+	 * entry (grouped heads, dp-legalize); with enable_gqa the heads (dim
+	 * -3) of the query are groups of as many heads of the key and value */
+	if (gqa && (r < 3 || k->dim[r - 3] != v->dim[r - 3] || k->dim[r - 3] < 1 ||
+	            q->dim[r - 3] % k->dim[r - 3] != 0))
+		return dp_failt(err, op, "enable_gqa: the query's heads (dim -3) must be a multiple "
+		                "of the key's and value's, which must be equal", q, k);
+	for (int i = 0; i < r - 2; i++) {
+		if (gqa && i == r - 3)
+			continue;
+		if ((k->dim[i] != q->dim[i] && k->dim[i] != 1) ||
+		    (v->dim[i] != q->dim[i] && v->dim[i] != 1))
+			return dp_failt(err, op, "batch dimensions differ (a key's or value's must be the "
+			                "query's or 1; grouped heads: enable_gqa)", q, k);
+	}
 	if (k->dim[r - 1] != q->dim[r - 1])
 		return dp_failt(err, op, "query and key embeddings differ", q, k);
 	if (v->dim[r - 2] != k->dim[r - 2])

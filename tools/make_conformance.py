@@ -332,6 +332,33 @@ def cases():
     case("sdpa_float_mask_scale",
          lambda s, q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3),
          lambda: r(2, 5, 8), lambda: r(2, 7, 8), lambda: r(2, 7, 4), lambda: r(1, 5, 7))
+    # grouped heads (grouped-query attention): Hugging Face's repeat_kv
+    # before attention, and enable_gqa; on cuda one query row takes the
+    # decode kernel (head size 64: its own path), 20 rows of head size 64
+    # the tensor-core kernel
+    case("sdpa_gqa_repeat",
+         lambda s, q, k, v, m: F.scaled_dot_product_attention(q, repkv(k, 2), repkv(v, 2),
+                                                              attn_mask=m),
+         lambda: r(1, 4, 3, 8), lambda: r(1, 2, 6, 8), lambda: r(1, 2, 6, 8),
+         lambda: r(1, 1, 3, 6))
+    case("sdpa_gqa_decode",
+         lambda s, q, k, v, m: F.scaled_dot_product_attention(q, repkv(k, 3), repkv(v, 3),
+                                                              attn_mask=m),
+         lambda: r(1, 6, 1, 16), lambda: r(1, 2, 40, 16), lambda: r(1, 2, 40, 16),
+         lambda: torch.rand(1, 1, 1, 40) > 0.3)
+    case("sdpa_gqa_decode64",
+         lambda s, q, k, v, m: F.scaled_dot_product_attention(q, repkv(k, 2), repkv(v, 2),
+                                                              attn_mask=m),
+         lambda: r(1, 4, 1, 64), lambda: r(1, 2, 48, 64), lambda: r(1, 2, 48, 64),
+         lambda: torch.rand(1, 4, 1, 48) > 0.3)
+    case("sdpa_gqa_d64",
+         lambda s, q, k, v: F.scaled_dot_product_attention(q, repkv(k, 2), repkv(v, 2),
+                                                           is_causal=True),
+         lambda: r(1, 4, 20, 64), lambda: r(1, 2, 20, 64), lambda: r(1, 2, 20, 64))
+    case("sdpa_enable_gqa",
+         lambda s, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                           enable_gqa=True),
+         lambda: r(2, 6, 4, 8), lambda: r(2, 2, 5, 8), lambda: r(2, 2, 5, 8))
     case("mha", lambda s, q, k, v: s.m[0](q, k, v, need_weights=False)[0],
          lambda: r(1, 5, 8), lambda: r(1, 6, 8), lambda: r(1, 6, 8),
          mods=(lambda: nn.MultiheadAttention(8, 2, batch_first=True),))
@@ -626,6 +653,12 @@ def setitem2(c, k):
     c = c.clone()
     c[:, 3:5] = k
     return c
+
+
+def repkv(x, g):
+    """Each key or value head repeated g times, as Hugging Face's repeat_kv."""
+    b, h, n, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, g, n, d).reshape(b, h * g, n, d)
 
 
 def rmsn(m, x):

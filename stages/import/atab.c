@@ -338,7 +338,7 @@ static const Aten aten[] = {
 
 	/* attention */
 	{ "aten.scaled_dot_product_attention.default", Asdpa,
-	  "query:T key:T value:T attn_mask:T? dropout_p:0 is_causal:i=0 scale:f? enable_gqa:0", 0, 0 },
+	  "query:T key:T value:T attn_mask:T? dropout_p:0 is_causal:i=0 scale:f? enable_gqa:i=0", 0, 0 },
 
 	/* tensors made from nothing */
 	{ "aten.arange.default", Aarange, "end:f" FACT, 0, H_ARANGE },

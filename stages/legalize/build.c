@@ -2,6 +2,7 @@
  * result types inferred by the shared rules, and ops copied unchanged. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "legalize.h"
 
@@ -166,4 +167,71 @@ lz_fail(Lz *z, const char *fmt, ...)
 	else
 		dp_seterr(z->err, "op %d (%s): %s", z->at, dp_op_name[op->kind], msg);
 	return -1;
+}
+
+void
+lz_readpast(Lz *z, int k)
+{
+	int *d = dp_alloc(z->out->arena, (size_t)z->ndrop + 1, sizeof *d);
+
+	if (z->ndrop)
+		memcpy(d, z->drop, (size_t)z->ndrop * sizeof *d);
+	d[z->ndrop++] = k;
+	z->drop = d;
+}
+
+void
+lz_dropdead(Lz *z)
+{
+	Fn *fn = z->out;
+	int *use = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *use);
+	int *map = dp_alloc(fn->arena, (size_t)fn->nval + 1, sizeof *map);
+	char *mark = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
+	char *dead = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
+	int i, k, n = 0, nv = 0, any = 0;
+
+	for (i = 0; i < z->ndrop; i++)
+		mark[z->drop[i]] = 1;
+	for (i = 0; i < fn->nop; i++)
+		for (k = 0; k < fn->op[i].nin; k++)
+			use[fn->op[i].in[k]]++;
+	for (i = 0; i < fn->nout; i++)
+		use[fn->out[i].val]++;
+	for (i = fn->nop - 1; i >= 0; i--) {   /* readers first: whole chains go */
+		const Op *op = &fn->op[i];
+		if (!mark[i] || op->nout != 1 || use[op->out[0]] != 0)
+			continue;
+		dead[i] = 1, any = 1;
+		for (k = 0; k < op->nin; k++)
+			use[op->in[k]]--;
+	}
+	if (!any)
+		return;
+	for (i = 0; i < fn->nval; i++)   /* a value no op defines stays (the verifier's) */
+		map[i] = fn->val[i].def < 0 ? 0 : -1;
+	for (i = 0; i < fn->nop; i++)   /* the values that stay, in their order */
+		if (!dead[i])
+			for (k = 0; k < fn->op[i].nout; k++)
+				map[fn->op[i].out[k]] = 0;
+	for (i = 0; i < fn->nval; i++)
+		if (map[i] == 0) {
+			fn->val[nv] = fn->val[i];
+			map[i] = nv++;
+		}
+	for (i = 0; i < fn->nop; i++) {
+		Op *op = &fn->op[i];
+		if (dead[i])
+			continue;
+		for (k = 0; k < op->nin; k++)
+			op->in[k] = map[op->in[k]];
+		for (k = 0; k < op->nout; k++) {
+			op->out[k] = map[op->out[k]];
+			fn->val[op->out[k]].def = n;
+		}
+		fn->op[n++] = *op;
+	}
+	fn->nop = n;
+	fn->nval = nv;
+	for (i = 0; i < fn->nout; i++)
+		fn->out[i].val = map[fn->out[i].val];
 }

@@ -14,6 +14,7 @@ typedef struct Lz {
 	int *map;          /* per value of in: its value in out */
 	int at;            /* the op of in being rewritten */
 	Err *err;
+	int *drop, ndrop;  /* ops of out a rewrite read past (lz_dropdead) */
 } Lz;
 
 /* build.c */
@@ -43,6 +44,12 @@ int lz_scalar(Lz *z, double v, int dtype);
 int lz_expand(Lz *z, int x, const int64_t *size, int n);
 /* Copies op (attributes, result types) with its operands mapped. */
 int lz_copy(Lz *z, const Op *op);
+/* Marks op k of out as read past: lz_dropdead drops it where nothing
+ * reads its result. */
+void lz_readpast(Lz *z, int k);
+/* Drops the ops marked by lz_readpast whose results nothing reads (and the
+ * marked ops only they read), renumbering the values. */
+void lz_dropdead(Lz *z);
 /* An error about the op being rewritten: "op N (NAME): message". */
 int lz_fail(Lz *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -62,5 +69,8 @@ int r_maskscat(Lz *z, const Op *op);
 int r_embbag(Lz *z, const Op *op);
 int r_col2im(Lz *z, const Op *op);
 int r_gridsamp(Lz *z, const Op *op);
+
+/* attn.c */
+int r_sdpa(Lz *z, const Op *op);
 
 #endif

@@ -48,6 +48,7 @@ legalize(const Fn *in, Err *err)
 	}
 	for (i = 0; i < in->nout; i++)
 		dp_addport(out, in->out[i].name, z.map[in->out[i].val]);
+	lz_dropdead(&z);
 	dp_canon(out);
 	return out;
 }

@@ -1849,6 +1849,8 @@ static const struct {
 	{ Amaskscat, r_maskscat, "aten.where(mask, src at aten.cumsum(mask) − 1, x), viewed flat" },
 	{ Acol2im, r_col2im, "per kernel offset: aten.select of x viewed [N, C, kh, kw, nh, nw], spread by "
 	  "the stride (aten.cat with zeros), shifted and cut (aten.slice, aten.cat), summed" },
+	{ Asdpa, r_sdpa, "grouped heads (enable_gqa, or keys and values repeated by aten.expand + "
+	  "aten.view): the query viewed [.., Hkv, G, L, E] against them [.., Hkv, 1, S, E], read in place" },
 	{ Agridsamp, r_gridsamp, "source coordinates (unnormalized, clipped or reflected), then per "
 	  "nearest or bilinear corner an aten.gather of x viewed [N, C, H·W], weighted, summed" },
 	{ Aembbag, r_embbag, "[B, L] membership by comparison with aten.arange(L), then aten.mm with the "

@@ -934,6 +934,13 @@ k_sdpa(Ctx *c, const Op *op, int i)
 		return 0;
 	tq = sdpa_geom(c->fn, op, &lq, &L, &S, &E, &Ev);
 	r = tq->rank;
+	if (!(xd && xs && xo))
+		for (j = 0; j < r - 2; j++)
+			if (ty(c, k)->dim[j] != tq->dim[j] || ty(c, v)->dim[j] != tq->dim[j]) {
+				dp_seterr(c->err, "op %d (%s): keys or values broadcast over the batch "
+				          "with no strides (internal)", i, dp_op_name[op->kind]);
+				return -1;
+			}
 	scores = *tq;
 	scores.dim[r - 1] = S;
 	if (op->nin == 4)

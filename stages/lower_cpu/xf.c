@@ -400,7 +400,9 @@ viewsrc(const Fn *fn, const int *nuse, const int *gone, int v, int *base, Sv *sv
  * Attention op i: each of q, k, v that is a chain of views, slices and
  * permutes of a tensor X read only by it is read in X through strides; a
  * result read only by one permute that keeps its last dim is written in
- * that permute's result.  The op keeps its logical shape in attributes:
+ * that permute's result; a key or value with a batch dim of 1 where the
+ * query's is longer (grouped heads, dp-legalize) is read through a stride
+ * of 0 there.  The op keeps its logical shape in attributes:
  * xdims (q's dims, then S and Ev), xst (for y, q, k, v: the batch dims'
  * strides and the row stride) and xoff (their offsets); the chains are
  * gone.  Nothing changes when no operand is strided this way.
@@ -423,9 +425,9 @@ xf_sdpa(Fn *fn, int *nuse, int *gone, int *orphan, int i)
 	if (r < 2 || tk->rank != r || tv->rank != r || to->rank != r || tq->dtype != DP_F32 ||
 	    tk->dtype != DP_F32 || tv->dtype != DP_F32 || to->dtype != DP_F32 || dp_numel(to) == 0)
 		return;
-	for (d = 0; d < r - 2; d++)   /* one batch shape (no broadcasting here) */
+	for (d = 0; d < r - 2; d++)   /* a key's or value's batch dim of 1: read by all */
 		if (tk->dim[d] != tq->dim[d] || tv->dim[d] != tq->dim[d])
-			return;
+			any = 1;
 	nb = r - 2;
 	for (k = 0; k < 3; k++) {
 		const Type *t = &fn->val[op->in[k]].t;
@@ -465,6 +467,12 @@ xf_sdpa(Fn *fn, int *nuse, int *gone, int *orphan, int i)
 	}
 	if (!any)
 		return;
+	for (k = 0; k < 4; k++) {   /* a batch dim of 1: stride 0 (the same rows for every entry) */
+		const Type *t = k == 0 ? to : &fn->val[op->in[k - 1]].t;
+		for (d = 0; d < nb; d++)
+			if (t->dim[d] == 1)
+				sv[k].st[d] = 0;
+	}
 	for (k = 0; k < nops; k++) {
 		gone[ops[k]] = 1;
 		orphan[fn->op[ops[k]].out[0]] = 2 + i;

@@ -4,7 +4,8 @@
  * boolean and additive masks as runtime/nn.c), with a constant dprt_sdpa
  * of the op's shapes, scale and mask strides, and the strides of q, k, v
  * and y where they are windows that gplan left in place (no copy
- * kernels). */
+ * kernels), or where the keys and values have a batch dim of 1 that every
+ * query head of a group reads (grouped heads, dp-legalize: stride 0). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +31,16 @@ windows(Gpu *g, const Op *op, Str *s, int64_t *off)
 
 	for (k = 0; k < 4; k++) {
 		int v = k < 3 ? op->in[k] : op->out[0];
+		const Type *t = &fn->val[v].t;
 		if (k < 3)
 			off[k] = 0;
-		if (!(g->h[v].kind == G_VIEW && g->h[v].strided))
+		for (j = 0; j < r - 2; j++)   /* a batch dim of 1 under a longer one: stride 0 */
+			any |= t->dim[j] != fn->val[op->in[0]].t.dim[j];
+		if (!(g->h[v].kind == G_VIEW && g->h[v].strided)) {
+			for (j = r - 1; j >= 0; j--)
+				str[k][j] = j == r - 1 ? 1 : str[k][j + 1] * t->dim[j + 1];
 			continue;
+		}
 		if (gviewlayout(g, v, str[k], k < 3 ? &off[k] : &o) != 0 || str[k][r - 1] != 1) {
 			dp_seterr(g->err, "op %d (%s): operand %d is a window with no strides (internal)",
 			          (int)(op - fn->op), dp_op_name[op->kind], k);
@@ -43,6 +50,10 @@ windows(Gpu *g, const Op *op, Str *s, int64_t *off)
 	}
 	if (!any)
 		return 0;
+	for (k = 0; k < 4; k++)   /* grouped heads read the same rows for each of the group */
+		for (j = 0; j < r - 2; j++)
+			if (fn->val[k < 3 ? op->in[k] : op->out[0]].t.dim[j] == 1)
+				str[k][j] = 0;
 	str_put(s, "\t/* q, k, v read in place: strides over the batch axes, then rows */\n");
 	for (k = 0; k < 4; k++) {
 		if (k == 3) {
