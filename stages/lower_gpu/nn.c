@@ -308,6 +308,8 @@ bmm(Gpu *g, int i)
 	              "\tfloat acc00 = 0.0f, acc01 = 0.0f, acc10 = 0.0f, acc11 = 0.0f;\n\n"
 	              "\t(void)r;\n\t(void)ix;\n",
 	           (long long)B, (long long)M, (long long)N, (long long)K, name);
+	if (g->pdl)   /* launched early, as the elementwise kernels (kern.c) */
+		str_put(o, "\tdp_pdl_wait();   /* the kernels before: done, their writes seen */\n");
 	for (k = nb - 1; k >= 0; k--) {   /* the batch index into a's and b's offsets */
 		str_printf(o, "\tix = r %% %lld;\n\tr /= %lld;\n", (long long)bo[k], (long long)bo[k]);
 		if (sa[k])
@@ -336,8 +338,8 @@ bmm(Gpu *g, int i)
 	              "\tif (m0 + ty + 16 < %lld && n0 + tx + 16 < %lld)\n\t\ty[(m0 + ty + 16) * %lld + n0 + tx + 16] = acc11;\n}\n",
 	           (long long)M, (long long)N, (long long)N, (long long)M, (long long)N, (long long)N,
 	           (long long)M, (long long)N, (long long)N, (long long)M, (long long)N, (long long)N);
-	str_printf(g->rec, "\tDP_LAUNCH(%s, dim3(%lld, %lld, %lld), 256, 0)(v%d, v%d, v%d);\n",
-	           name, (long long)((N + 31) / 32), (long long)((M + 31) / 32), (long long)B,
+	str_printf(g->rec, "\tDP_LAUNCH(%s, dim3(%lld, %lld, %lld), 256, %d)(v%d, v%d, v%d);\n",
+	           name, (long long)((N + 31) / 32), (long long)((M + 31) / 32), (long long)B, g->pdl,
 	           gV(g, gbase(g, op->in[0])), gV(g, gbase(g, op->in[1])), gV(g, y));
 	launched(g, name);
 	g->nkern++;
