@@ -236,7 +236,8 @@ ondevice "classify with DPRT_CUDA_GRAPHS=0 (always eager) gives the same logits"
 # and value heads read by the 4 query heads in place, through a batch
 # stride of 0 (dp-legalize's grouped heads: no expand of the cache, 2
 # kernels before); with tune cuda.gemv.norm 0 each norm is its own kernel
-# again (24)
+# again (24); no GEMV that computes a norm writes over the norm's input,
+# which it reads as it writes
 decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cuda -C "$tmp/kv" >/dev/null &&
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
@@ -252,7 +253,8 @@ decoder() {
 		[ "$(grep -c '3 sibling products of a in one kernel' "$c")" -eq 2 ] &&
 		[ "$(sed '/^#else   \/\* the host half alone/q' "$c" | grep -c 'const float \*__restrict__ bg,')" -eq 2 ] &&
 		[ "$(grep -c 'r = dps_add(eacc0, r, 1.0f);' "$c")" -eq 4 ] &&
-		[ "$(grep -A1 'dp_pdl_wait();' "$c" | grep -c 'const float eacc0 = e\[n + 0\];')" -eq 4 ] || return 1
+		[ "$(grep -A1 'dp_pdl_wait();' "$c" | grep -c 'const float eacc0 = e\[n + 0\];')" -eq 4 ] &&
+		perl "$gdir/rmsovl.pl" "$c" || return 1
 	{ cat "$root/targets/cuda"; echo "tune cuda.gemv.norm 0"; } >"$tmp/nonorm.target"
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
 		-C "$tmp/kv0" >/dev/null &&
