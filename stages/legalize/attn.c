@@ -91,7 +91,10 @@ r_sdpa(Lz *z, const Op *op)
 	int ops[2][8], nops[2] = { 0, 0 };
 	const Attr *sc = dp_attr(op, "scale");
 
-	if (dp_geti(op, "enable_gqa", 0)) {   /* the shape rule checked the heads */
+	if (dp_geti(op, "enable_gqa", 0)) {
+		if (r < 3 || IT(1)->dim[r - 3] < 1 || tq->dim[r - 3] % IT(1)->dim[r - 3] != 0)
+			return lz_fail(z, "enable_gqa: the query's heads (dim -3) must be a multiple "
+			               "of the key's");
 		hkv = IT(1)->dim[r - 3];
 		g = tq->dim[r - 3] / hkv;
 		if (g > 1 && r + 1 > DP_MAXRANK)
