@@ -14,6 +14,11 @@ typedef struct Gen {
 } Gen;
 
 int gen_ninja(Gen *g);                 /* writes the ninja file; 0 or 1 */
+/* The mapping file of --target T into path (gen.c): T itself where it
+ * names a folder (has a '/'), else ROOT/targets/T where that is shipped,
+ * else T where a file of that name is in the current folder, else
+ * ROOT/targets/T (for the error). */
+void gen_targetpath(const char *root, const char *target, char *path, size_t n);
 /* The pipeline NAME of a .dp file (gen.c); 0, or 1 with the error printed. */
 int gen_pipename(const char *file, char *name, size_t n);
 /* devproc tune (tune.c): a tuning database measured on this GPU. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "driver.h"
@@ -249,16 +250,25 @@ earlier(const char *dir, char (*name)[128], char (*dp)[PATH_MAX], int max, char 
 	return n;
 }
 
+void
+gen_targetpath(const char *root, const char *target, char *path, size_t n)
+{
+	if (strchr(target, '/')) {
+		snprintf(path, n, "%s", target);
+		return;
+	}
+	snprintf(path, n, "%s/targets/%s", root, target);
+	if (access(path, F_OK) != 0 && access(target, R_OK) == 0)
+		snprintf(path, n, "%s", target);
+}
+
 /* Writes the ninja file for g's pipelines: every path in it is relative to
  * g->dir (where ninja runs, also for a subninja) or absolute. */
 int
 gen_ninja(Gen *g)
 {
 	char target[PATH_MAX], tpath[PATH_MAX], dir[PATH_MAX];
-	if (strchr(g->target, '/'))
-		snprintf(tpath, sizeof tpath, "%s", g->target);
-	else
-		snprintf(tpath, sizeof tpath, "%s/targets/%s", g->root, g->target);
+	gen_targetpath(g->root, g->target, tpath, sizeof tpath);
 	if (!realpath(tpath, target))
 		return fail("unknown target '%s' (%s); the targets shipped: %s (in %s/targets/), "
 		            "or give a mapping file's path", g->target, strerror(errno),

@@ -443,10 +443,7 @@ cmd_tune(int argc, char **argv, const char *root)
 		return tfail("no pipeline given (devproc tune PIPELINE.dp --target cuda)");
 	if (gen_pipename(dp, name, sizeof name) != 0)
 		return 1;
-	if (strchr(target, '/'))
-		snprintf(tpath, sizeof tpath, "%s", target);
-	else
-		snprintf(tpath, sizeof tpath, "%s/targets/%s", root, target);
+	gen_targetpath(root, target, tpath, sizeof tpath);
 	if (!realpath(tpath, mapsrc))
 		return tfail("unknown target '%s' (%s)", target, strerror(errno));
 	{

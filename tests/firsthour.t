@@ -129,6 +129,13 @@ err() { # WANT-STDERR ARGS...
 check "an unknown target lists the shipped ones" err \
 	"devproc: unknown target 'gpu' (No such file or directory); the targets shipped: cpu, cuda (in $root/targets/), or give a mapping file's path" \
 	build examples/classify/classify.dp --target gpu -C "$tmp/x"
+mapfile() {   # a mapping file in the current folder, named without a '/'
+	cp "$root/targets/cpu" "$tmp/mine.target" &&
+		(cd "$tmp" && "$dp" build "$root/examples/classify/classify.dp" --target mine.target \
+			-C "$tmp/mine" >/dev/null) &&
+		grep -q "^dp_target = $tmp/mine.target\$" "$tmp/mine/build.ninja"
+}
+check "--target NAME: a mapping file of that name in the current folder where no target is shipped by it" mapfile
 printf 'input x: f32[1,4]\ny = softmax(x, dim=1)\noutput y\n' >"$tmp/my-model.dp"
 check "a file name that is no C identifier: the error names the 'pipeline NAME' line" err \
 	"devproc: $tmp/my-model.dp: the pipeline name must be a C identifier (letters, digits, _): rename the file, or name the pipeline in it with a 'pipeline NAME' line" \
