@@ -81,7 +81,7 @@ split(const Type *t, int d, int64_t a, int64_t b, int64_t *out)
  * values both repeated by the same (Hkv, G), the query viewed [.., Hkv, G,
  * L, E] (a mask with heads likewise, one without: as it is) against the
  * keys and values [.., Hkv, 1, S, E], the result viewed back; else
- * unchanged (enable_gqa dropped: no heads to group). */
+ * unchanged. */
 int
 r_sdpa(Lz *z, const Op *op)
 {
@@ -91,10 +91,7 @@ r_sdpa(Lz *z, const Op *op)
 	int ops[2][8], nops[2] = { 0, 0 };
 	const Attr *sc = dp_attr(op, "scale");
 
-	if (dp_geti(op, "enable_gqa", 0)) {
-		if (r < 3 || IT(1)->dim[r - 3] < 1 || tq->dim[r - 3] % IT(1)->dim[r - 3] != 0)
-			return lz_fail(z, "enable_gqa: the query's heads (dim -3) must be a multiple "
-			               "of the key's");
+	if (dp_geti(op, "enable_gqa", 0)) {   /* the shape rule (dp_read verifies) checked the heads */
 		hkv = IT(1)->dim[r - 3];
 		g = tq->dim[r - 3] / hkv;
 		if (g > 1 && r + 1 > DP_MAXRANK)
@@ -114,15 +111,8 @@ r_sdpa(Lz *z, const Op *op)
 		for (j = 0; j < nops[1]; j++)
 			lz_readpast(z, ops[1][j]);
 	}
-	if (g == 1) {   /* nothing grouped: the op as it is, without enable_gqa */
-		for (j = 0; j < op->nin; j++)
-			in[j] = X(j);
-		k = lz_begin(z, Asdpa, in, op->nin);
-		dp_seti(z->out, k, "is_causal", dp_geti(op, "is_causal", 0));
-		if (sc)
-			dp_setf(z->out, k, "scale", sc->f);
-		return (z->map[op->out[0]] = lz_end(z, k)) < 0 ? -1 : 0;
-	}
+	if (g == 1)   /* nothing grouped: the op as it is */
+		return lz_copy(z, op);
 	split(tq, r - 3, hkv, g, d);
 	in[0] = lz_view(z, X(0), d, r + 1);
 	in[1] = kx, in[2] = vx;

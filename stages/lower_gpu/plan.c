@@ -688,23 +688,20 @@ gplan(Gpu *g)
 		g->h[v].last = g->exec[fn->val[v].def];
 	for (i = 0; i < fn->nop; i++)
 		for (k = 0; k < fn->op[i].nin; k++) {
+			int d = fn->val[fn->op[i].in[k]].def;
 			GHome *h = &g->h[fn->op[i].in[k]];
 			if (g->exec[i] > h->last)
 				h->last = g->exec[i];
+			/* an RMS norm's result may be computed instead by the GEMV
+			 * kernel of one row that reads it (mm.c decides as it emits
+			 * it): the norm's input lives until then too, lest the
+			 * GEMV's result take its memory while the GEMV reads it */
+			if (d >= 0 && g->rms[d] >= 0) {
+				h = &g->h[fn->op[g->rms[d]].in[0]];
+				if (g->exec[i] > h->last)
+					h->last = g->exec[i];
+			}
 		}
-	/* an RMS norm's result may be computed instead by the GEMV kernel of
-	 * one row that reads it (mm.c decides as it emits it): the norm's input
-	 * lives until its result's readers run, lest a reader's result take its
-	 * memory while that kernel still reads it */
-	for (i = 0; i < fn->nop; i++) {
-		if (g->rms[i] < 0)
-			continue;
-		GHome *hx = &g->h[fn->op[g->rms[i]].in[0]];
-		for (int j = 0; j < fn->nop; j++)
-			for (k = 0; k < fn->op[j].nin; k++)
-				if (fn->op[j].in[k] == fn->op[i].out[0] && g->exec[j] > hx->last)
-					hx->last = g->exec[j];
-	}
 	for (v = fn->nval - 1; v >= 0; v--)
 		if (g->h[v].kind == G_VIEW && g->h[g->h[v].base].last < g->h[v].last)
 			g->h[g->h[v].base].last = g->h[v].last;
