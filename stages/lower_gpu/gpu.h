@@ -143,6 +143,7 @@ void rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s);
 void rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
+int inmemory(Gpu *g, int v);
 /* For a strided view v (GHome.strided), or any value: its element strides
  * (str[rank]) and offset in the memory of gbase(g, v) (dense: the value
  * itself).  0, or -1 where no strides describe it (gplan made no such

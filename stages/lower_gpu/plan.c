@@ -557,7 +557,7 @@ attnwindows(Gpu *g)
  * were to be computed inside their reader's kernel: those become views
  * (a chain of reshapes, [1,1,768] -> [1,1,12,64] -> [1,12,1,64], read by
  * several kernels is then no copy). */
-static int
+int
 inmemory(Gpu *g, int v)
 {
 	const Op *d = &g->fn->op[g->fn->val[v].def];

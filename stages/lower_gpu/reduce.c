@@ -218,20 +218,21 @@ reduction(Gpu *g, int i)
 }
 
 /* Whether value v can be an operand of a folded add of result type t: f32
- * in memory (an arena buffer, a weight, or a reshape of one), of t's shape. */
+ * in memory (an arena buffer, a weight, or a reshape of one, such as the
+ * view of a 2-D product's result that GPT-2's addmm is read through: that
+ * reshape becomes a view, inmemory), of t's shape. */
 static int
 addable(Gpu *g, int v, const Type *t)
 {
 	const Type *tv = ty(g, v);
-	int k, kind = g->h[v].kind;
+	int k;
 
-	if (tv->dtype != DP_F32 || tv->rank != t->rank || kind == G_HOST || kind == G_INLINE ||
-	    (kind == G_VIEW && g->h[v].trans))
+	if (tv->dtype != DP_F32 || tv->rank != t->rank)
 		return 0;
 	for (k = 0; k < t->rank; k++)
 		if (tv->dim[k] != t->dim[k])
 			return 0;
-	return 1;
+	return inmemory(g, v);
 }
 
 void
