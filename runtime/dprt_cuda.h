@@ -243,6 +243,17 @@ int dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alph
                        const float *B, int64_t rsb, int64_t csb, const float *bias,
                        float *C, int64_t ldc, char *err, size_t errn);
 
+/* The same product on the tensor cores (runtime/cuda/gemm.cu): 3xTF32 (as
+ * accurate as fp32), or TF32 after dprt_cuda_precision chose it; launched
+ * with programmatic dependent launch where g->pdl.  A by rows (csa 1), B by
+ * rows or columns; anything else, and every product where the environment
+ * has DPRT_CUDA_MM=lt, goes to dprt_cublaslt_bias.  0, or -1 with a
+ * message. */
+int dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t rsa, int64_t csa,
+                   const float *B, int64_t rsb, int64_t csb, const float *bias,
+                   float *C, int64_t ldc, char *err, size_t errn);
+
 /* 16-bit precision (runtime/cuda/half.cu; `tune cuda.precision bf16|f16`). */
 enum { DPRT_BF16 = 1, DPRT_F16 = 2 };
 

@@ -45,6 +45,7 @@
 
 #include "dprt_cuda.h"
 #include "fastdiv.cuh"
+#include "tc.cuh"   /* tf32, mma, cp16, cp4, commit, waitcp */
 
 enum { STAGES = 3 };   /* slices of K in the ring */
 
@@ -76,25 +77,6 @@ mkcv(const dprt_conv *c)
 	return P;
 }
 
-/* x rounded to tf32 (10-bit mantissa, to nearest, ties away) */
-static __device__ __forceinline__ float
-tf32(float x)
-{
-	unsigned r;
-	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-	return __uint_as_float(r);
-}
-
-/* d += a·b on a 16x8x8 tile: a row-major 16x8, b column-major 8x8 */
-static __device__ __forceinline__ void
-mma(float *d, const unsigned *a, const unsigned *b)
-{
-	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-	             "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-	             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 /* Output channel o at pixel p (batch folded in): bias, residual, relu.
  * y = CA·conv + CR·res is written with the factor 1 left out, so that it
  * rounds as the expression with that factor a constant did. */
@@ -119,35 +101,6 @@ convout(const Cv &P, float acc, int o, int p, const float *__restrict__ bias,
 	if (P.RELU)
 		r = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */
 	y[i] = r;
-}
-
-/* cp.async: n of the 16 (or 4) bytes at src into shared dst, zeros after */
-static __device__ __forceinline__ void
-cp16(float *dst, const float *src, int n)
-{
-	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(d), "l"(src), "r"(n) : "memory");
-}
-
-static __device__ __forceinline__ void
-cp4(float *dst, const float *src, int n)
-{
-	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(d), "l"(src), "r"(n) : "memory");
-}
-
-static __device__ __forceinline__ void
-commit(void)
-{
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/* until at most N groups of this thread's copies are in flight */
-template <int N>
-static __device__ __forceinline__ void
-waitcp(void)
-{
-	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
 /* Thread-block clusters (sm_90): this block's rank in its cluster; a barrier

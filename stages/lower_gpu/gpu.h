@@ -237,13 +237,18 @@ int nnhead(const Gpu *g, int i);
 int tune_read(Gpu *g, const char *map, const char *arch, Str *dep);
 /* The tunables (formats/tune.md). */
 enum { TUNE_CONV, TUNE_MM, TUNE_ATTN };
+/* The kernels of our own a product may take besides cuBLASLt's algorithms:
+ * the generated GEMV (algo=gemv), the kernel library's tensor-core product
+ * (algo=tc, runtime/cuda/gemm.cu). */
+enum { TUNE_GEMV = 1, TUNE_TC = 2 };
 /* The choice for op's tunable kind whose key, after the op and the arch,
  * is key ("1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 relu"): the value of
  * the database's last entry for it (its line in *line), else heur (*line
- * 0).  gemv: whether a product may take the generated kernel (a database's
- * algo=gemv counts only there).  Records the site for --tunables. */
-const char *tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int gemv,
-                     int *line);
+ * 0).  kernels: TUNE_GEMV and TUNE_TC where a product may take them (a
+ * database's algo=gemv or algo=tc counts only there).  Records the site
+ * for --tunables. */
+const char *tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur,
+                     int kernels, int *line);
 /* The sites met, one a line: "OP\tKEY\tCHOICE\tHEURISTIC\tCANDIDATES". */
 const char *tune_sites(const Gpu *g);
 

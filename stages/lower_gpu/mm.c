@@ -992,12 +992,16 @@ emit_mm(Gpu *g, int i)
 	gv = p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1;
 	lt = blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0 && p.hasc0 && !p.relu &&
 	     p.beta == 1 && p.c0.rs == 0 && p.c0.cs == 1;
-	if (!g->prec16 && lt && (gv || p.M > GEMV_ROWS)) {   /* a tunable: cuBLASLt's algorithms, our GEMV */
+	if (!g->prec16 && lt && (gv || p.M > GEMV_ROWS)) {
+		/* a tunable: cuBLASLt's algorithms, our GEMV, our tensor-core
+		 * product (A by rows, B by rows or columns) */
 		char key[160];
+		int tc = !gv && p.a.cs == 1 && (p.b.rs == 1 || p.b.cs == 1);
 		snprintf(key, sizeof key, "%lldx%lldx%lld %c%c f32 %s bias", (long long)p.M,
 		         (long long)p.N, (long long)p.K, p.a.cs == 1 ? 'n' : 't',
 		         p.b.cs == 1 ? 'n' : 't', g->prec ? g->prec : "fp32");
-		algo = tune_get(g, TUNE_MM, i, key, gv ? "gemv" : "0", gv, &line);
+		algo = tune_get(g, TUNE_MM, i, key, gv ? "gemv" : tc ? "tc" : "0",
+		                (gv ? TUNE_GEMV : 0) | (tc ? TUNE_TC : 0), &line);
 	}
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
@@ -1040,6 +1044,17 @@ emit_mm(Gpu *g, int i)
 	} else if (p.M <= GEMV_ROWS && !*algo) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);
+	} else if (lt && strcmp(algo, "tc") == 0) {
+		g->blas = 1;   /* (cuBLASLt where the kernel does not take the strides) */
+		str_printf(g->rec, "\tif (dprt_cuda_gemm(g, %lld, %lld, %lld, ", (long long)p.M,
+		           (long long)p.N, (long long)p.K);
+		str_float(g->rec, p.alpha);
+		str_printf(g->rec, ", v%d, %lld, %lld, v%d, %lld, %lld, v%d, v%d, %lld, err, errn) != 0)\n"
+		                   "\t\treturn -1;\n", gV(g, p.a.v), (long long)p.a.rs,
+		           (long long)p.a.cs, gV(g, p.b.v), (long long)p.b.rs, (long long)p.b.cs,
+		           gV(g, p.c0.v), gV(g, p.y), (long long)p.N);
+		str_put(&g->kern, "/* the kernel library's tensor-core product with the bias in its "
+		                  "epilogue (runtime/cuda/gemm.cu) */\n");
 	} else if (lt) {
 		g->blas = 1;
 		if (atoi(algo) > 0)   /* the heuristic's result algo, for the next call */

@@ -66,7 +66,7 @@ valid(int k, const char *v)
 	char *e;
 	long x;
 
-	if (k == TUNE_MM && strcmp(v, "gemv") == 0)
+	if (k == TUNE_MM && (strcmp(v, "gemv") == 0 || strcmp(v, "tc") == 0))
 		return 1;
 	x = strtol(v, &e, 10);
 	return *v >= '0' && *v <= '9' && *e == '\0' && x >= (k == TUNE_CONV ? 1 : 0) &&
@@ -98,7 +98,7 @@ cands(Gpu *g, const char *map, const Target *t, int k, const char **out)
 bad:
 	dp_seterr(g->err, "%s: tune %s %s: expected a set of choices such as %s (values %s)",
 	          map, tunable[k].var, v, tunable[k].def,
-	          k == TUNE_MM ? "0..15 or gemv" : k == TUNE_CONV ? "1..16" : "0..64");
+	          k == TUNE_MM ? "0..15, gemv or tc" : k == TUNE_CONV ? "1..16" : "0..64");
 	return -1;
 }
 
@@ -120,7 +120,7 @@ entry(Gpu *g, struct Tunedb *d, char *buf, int ln)
 	    strncmp(tok[n - 1], tunable[k].name, (size_t)(eq - tok[n - 1])) != 0 ||
 	    !valid(k, eq + 1)) {
 		dp_seterr(g->err, "%s:%d: expected 'OP ARCH KEY... CHOICE': conv ... split=1..16, "
-		          "mm ... algo=0..15|gemv, attn ... split=0..64 (formats/tune.md)", d->path,
+		          "mm ... algo=0..15|gemv|tc, attn ... split=0..64 (formats/tune.md)", d->path,
 		          ln);
 		return -1;
 	}
@@ -246,7 +246,7 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 }
 
 const char *
-tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int gemv, int *line)
+tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int kernels, int *line)
 {
 	struct Tunedb *d = g->db;
 	Str k = {0};
@@ -261,7 +261,8 @@ tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int 
 	for (int i = d->n - 1; i >= 0; i--)   /* the last entry wins */
 		if (strncmp(d->line[i], k.p, n) == 0 && d->line[i][n] == ' ') {
 			const char *c = strchr(d->line[i] + n + 1, '=') + 1;
-			if (!gemv && strcmp(c, "gemv") == 0)
+			if ((!(kernels & TUNE_GEMV) && strcmp(c, "gemv") == 0) ||
+			    (!(kernels & TUNE_TC) && strcmp(c, "tc") == 0))
 				break;   /* not a choice here: the heuristic's */
 			*line = d->at[i];
 			v = c;
@@ -269,8 +270,9 @@ tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int 
 		}
 	if (op >= 0 && op < g->fn->nop && !d->seen[op]) {   /* the site, once */
 		d->seen[op] = 1;
-		str_printf(&d->sites, "%d\t%s\t%s\t%s\t%s%s\n", op, k.p, tunable[kind].name, heur,
-		           gemv ? "gemv," : "", d->cand[kind]);
+		str_printf(&d->sites, "%d\t%s\t%s\t%s\t%s%s%s\n", op, k.p, tunable[kind].name, heur,
+		           kernels & TUNE_GEMV ? "gemv," : "", kernels & TUNE_TC ? "tc," : "",
+		           d->cand[kind]);
 	}
 	str_free(&k);
 	return v;

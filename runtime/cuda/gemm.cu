@@ -1,0 +1,242 @@
+/* gemm.cu: a matrix product on the tensor cores, y = alpha·A·B + bias
+ * (dprt_cuda_gemm, dprt_cuda.h), for the products dp-lower_gpu would
+ * otherwise hand to cuBLASLt with the bias in its epilogue: a linear
+ * layer's x·W^T + b, addmm.  Compiled once by make into lib/libdprt_cuda.a.
+ *
+ * Why a kernel of our own beside cuBLASLt: in fp32, cuBLAS has no
+ * tensor-core product as accurate as fp32 on the H100, so its fp32 products
+ * run on the SIMT units; this one runs 3xTF32, as conv.cu's convolutions
+ * do (each operand split into a tf32 part and a tf32 remainder whose three
+ * leading products give fp32 accuracy).  And at batch 1, where a
+ * transformer's products take a few microseconds each, it is launched with
+ * programmatic dependent launch like the generated kernels (cuda/pdl.cuh),
+ * so that its blocks start while the kernel before it finishes, and the
+ * kernel after it (a layer norm, an attention) starts while it finishes;
+ * cuBLAS's kernels wait for the stream.  DPRT_CUDA_MM=lt in a program's
+ * environment sends every such product to cuBLASLt instead (to compare).
+ *
+ * The tile loop is conv.cu's: a 64x64 tile of y per block of 128 threads,
+ * 2x2 warps of 32x32, mma.sync m16n8k8, K through shared memory 16 at a
+ * time in a ring of GS slices that cp.async fills GS - 1 slices ahead.
+ * A is read as rows of K (k contiguous); B either as rows of K ([N][K], a
+ * linear layer's weight: BT) or as rows of N ([K][N], addmm's operand).
+ * Precision: g->tf32 (tune cuda.precision tf32) runs plain TF32 (one
+ * product; PyTorch's allow_tf32), else 3xTF32. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dprt_cuda.h"
+#include "launch.cuh"   /* dp_config */
+#include "pdl.cuh"      /* dp_pdl_wait */
+#include "tc.cuh"       /* tf32, mma, cp16, cp4, commit, waitcp */
+
+enum { GS = 3 };   /* slices of K in the ring */
+
+/* A product's geometry as the kernel reads it. */
+struct Gm {
+	int M, N, K;
+	long long lda, ldb, ldy;   /* row strides of A [M][K], of B (BT: [N][K], else [K][N]), of y */
+	float alpha;
+	int vec;                   /* 16-byte copies: A and B 16-byte aligned, lda and ldb
+	                              multiples of 4 */
+};
+
+/* MODE 0: 3xTF32, 1: TF32.  BT 1: B is [N][K]. */
+template <int MODE, int BT>
+static __global__ void __launch_bounds__(128)
+gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *__restrict__ b,
+        const float *__restrict__ bias, float *__restrict__ y)
+{
+	constexpr int S = GS;
+	constexpr int LA = 16 + 4, LB = 64 + 8;   /* padded rows: no bank conflicts */
+	__shared__ __align__(16) float sm[S * 64 * LA + S * (BT ? 64 * LA : 16 * LB)];
+	float (*as)[64][LA] = (float (*)[64][LA])sm;                 /* A slices [m][k] */
+	float (*bt)[64][LA] = (float (*)[64][LA])(sm + S * 64 * LA);   /* BT: B slices [n][k] */
+	float (*bs)[16][LB] = (float (*)[16][LB])(sm + S * 64 * LA);   /* else [k][n] */
+	const int M = P.M, N = P.N, K = P.K, nk = (K + 15) / 16;
+	int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
+	int gq = lane >> 2, tq = lane & 3;
+	int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
+	/* what this thread copies: rows am, am + 32 of A (and of BT), columns
+	 * ak..ak + 3 of the slice; of B [k][n]: rows kr, kr + 8, columns bc..bc + 3 */
+	int am = tid >> 2, ak = (tid & 3) * 4, kr = tid >> 4, bc = (tid & 15) * 4;
+	float acc[2][4][4];
+
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 4; j++)
+			for (int e = 0; e < 4; e++)
+				acc[i][j][e] = 0.0f;
+	/* rows r0 + am, r0 + am + 32 of the [R][K] operand x (rows of ld) into
+	 * d: the slice at k0 */
+	auto rows = [&](float (*d)[LA], const float *x, long long ld, int R, int r0, int k0) {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			int r = am + 32 * h, gr = r0 + r, k = k0 + ak;
+			bool in = gr < R && k < K;
+			if (P.vec) {
+				int n = in ? min(16, 4 * (K - k)) : 0;
+				cp16(&d[r][ak], n ? x + gr * ld + k : x, n);
+			} else {
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					bool ie = in && k + e < K;
+					cp4(&d[r][ak + e], ie ? x + gr * ld + k + e : x, ie ? 4 : 0);
+				}
+			}
+		}
+	};
+	/* slice t into stage t % S (out of range: zeros) */
+	auto issue = [&](int t) {
+		int k0 = 16 * t, st = t % S;
+		rows(as[st], a, P.lda, M, m0, k0);
+		if (BT) {
+			rows(bt[st], b, P.ldb, N, n0, k0);
+		} else {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				int k = k0 + kr + 8 * h, n = n0 + bc;
+				bool in = k < K && n < N;
+				if (P.vec) {
+					int c = in ? min(16, 4 * (N - n)) : 0;
+					cp16(&bs[st][kr + 8 * h][bc], c ? b + k * P.ldb + n : b, c);
+				} else {
+#pragma unroll
+					for (int e = 0; e < 4; e++) {
+						bool ie = in && n + e < N;
+						cp4(&bs[st][kr + 8 * h][bc + e], ie ? b + k * P.ldb + n + e : b,
+						    ie ? 4 : 0);
+					}
+				}
+			}
+		}
+	};
+
+	/* launched with programmatic dependent launch where the program asks
+	 * (g->pdl): the kernels before done, their writes seen, before anything
+	 * is read; then the kernel after may start its blocks */
+	dp_pdl_wait();
+#pragma unroll
+	for (int t = 0; t < S - 1; t++) {
+		if (t < nk)
+			issue(t);
+		commit();   /* empty groups too: the count stays in step */
+	}
+	for (int t = 0; t < nk; t++) {
+		waitcp<S - 2>();   /* slice t has landed, for this thread ... */
+		__syncthreads();   /* ... and every thread; slice t - 1 is read */
+		if (t + S - 1 < nk)
+			issue(t + S - 1);   /* into the stage of slice t - 1 */
+		commit();
+		int st = t % S;
+#pragma unroll
+		for (int kk = 0; kk < 16; kk += 8) {
+			unsigned af[2][2][4], bf[2][4][2];   /* [tf32, remainder] */
+#pragma unroll
+			for (int i = 0; i < 2; i++) {
+				const float *ap = &as[st][wm * 32 + i * 16 + gq][kk + tq];
+				float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					float hi = tf32(v[e]);
+					af[0][i][e] = __float_as_uint(hi);
+					if (MODE == 0)
+						af[1][i][e] = __float_as_uint(tf32(v[e] - hi));
+				}
+			}
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				float v[2];
+				if (BT) {
+					const float *bp = &bt[st][wn * 32 + j * 8 + gq][kk + tq];
+					v[0] = bp[0], v[1] = bp[4];
+				} else {
+					const float *bp = &bs[st][kk + tq][wn * 32 + j * 8 + gq];
+					v[0] = bp[0], v[1] = bp[4 * LB];
+				}
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					float hi = tf32(v[e]);
+					bf[0][j][e] = __float_as_uint(hi);
+					if (MODE == 0)
+						bf[1][j][e] = __float_as_uint(tf32(v[e] - hi));
+				}
+			}
+#pragma unroll
+			for (int i = 0; i < 2; i++)
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					if (MODE == 0) {   /* the small products first */
+						mma(acc[i][j], af[1][i], bf[0][j]);
+						mma(acc[i][j], af[0][i], bf[1][j]);
+					}
+					mma(acc[i][j], af[0][i], bf[0][j]);
+				}
+		}
+	}
+	waitcp<0>();   /* no copy outlives the block */
+	/* accumulator e of tile (i, j): row gq (+8 for e >= 2), column 2·tq + e % 2;
+	 * alpha·(A·B) + bias, as cuBLASLt's bias epilogue and aten.addmm round it */
+#pragma unroll
+	for (int i = 0; i < 2; i++)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				int m = m0 + wm * 32 + i * 16 + gq + (e >> 1) * 8;
+				int n = n0 + wn * 32 + j * 8 + 2 * tq + (e & 1);
+				if (m >= M || n >= N)
+					continue;
+				float r = P.alpha == 1.0f ? acc[i][j][e] : P.alpha * acc[i][j][e];
+				if (bias)
+					r += bias[n];
+				y[m * P.ldy + n] = r;
+			}
+}
+
+typedef void Kern(Gm, const float *, const float *, const float *, float *);
+
+/* DPRT_CUDA_MM=lt: cuBLASLt for every product (read once). */
+static int
+tolt(void)
+{
+	static int lt = -1;
+
+	if (lt < 0) {
+		const char *e = getenv("DPRT_CUDA_MM");
+		lt = e && strcmp(e, "lt") == 0;
+	}
+	return lt;
+}
+
+extern "C" int
+dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+               int64_t rsa, int64_t csa, const float *B, int64_t rsb, int64_t csb,
+               const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	int bt = rsb == 1 && csb != 1;   /* B[k][n] at n·csb + k: W [N][K] */
+	long long ldb = bt ? csb : rsb;
+	Gm P;
+
+	if (M * N == 0)
+		return 0;
+	/* what the kernel does not read: A by columns, B with no unit stride,
+	 * sizes past int, a grid taller than 65535 tiles */
+	if (tolt() || csa != 1 || (!bt && csb != 1) || M > INT32_MAX || N > INT32_MAX ||
+	    K > INT32_MAX || (M + 63) / 64 > 65535 || K == 0)
+		return dprt_cublaslt_bias(g, M, N, K, alpha, A, rsa, csa, B, rsb, csb, bias, C, ldc,
+		                          err, errn);
+	P.M = (int)M, P.N = (int)N, P.K = (int)K;
+	P.lda = rsa, P.ldb = ldb, P.ldy = ldc;
+	P.alpha = alpha;
+	P.vec = ((uintptr_t)A | (uintptr_t)B) % 16 == 0 && rsa % 4 == 0 && ldb % 4 == 0;
+	Kern *f = g->tf32 ? (bt ? gemm_tc<1, 1> : gemm_tc<1, 0>) :
+	                    (bt ? gemm_tc<0, 1> : gemm_tc<0, 0>);
+	cudaLaunchAttribute at[1];
+	cudaLaunchConfig_t c;
+	dp_config(&c, at, dim3((unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64)), dim3(128),
+	          g->stream, g->pdl);
+	(void)cudaLaunchKernelEx(&c, f, P, A, B, bias, C);
+	return dprt_cuda_launched("gemm_tc", err, errn);
+}
