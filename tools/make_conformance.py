@@ -99,6 +99,13 @@ def cases():
          lambda: r(67, 130))
     case("addmm_alpha", lambda s, b, x, w: torch.addmm(b, x, w, alpha=2.0), lambda: r(48),
          lambda: r(20, 32), lambda: r(32, 48))
+    # an activation after such a product: in its epilogue on cuda
+    case("linear_gelu", lambda s, x: F.gelu(s.m[0](x)), lambda: r(2, 20, 48),
+         mods=(lambda: nn.Linear(48, 96),))
+    case("linear_gelu_tanh", lambda s, x: F.gelu(s.m[0](x), approximate="tanh"),
+         lambda: r(2, 20, 48), mods=(lambda: nn.Linear(48, 96),))
+    case("linear_relu_rows", lambda s, x: F.relu(s.m[0](x)), lambda: r(30, 24),
+         mods=(lambda: nn.Linear(24, 40),))
     case("mm", lambda s, x, y: torch.mm(x, y), lambda: r(3, 4), lambda: r(4, 5))
     case("bmm", lambda s, x, y: torch.bmm(x, y), lambda: r(2, 3, 4), lambda: r(2, 4, 5))
     case("matmul_batched", lambda s, x, y: x @ y, lambda: r(2, 1, 3, 4), lambda: r(3, 4, 2))

@@ -142,6 +142,7 @@ dprt_cuda_close(dprt_cuda *g)
 	cudaFree(g->w16);
 	cudaFree(g->s16);
 	cudaFree(g->attnct);
+	cudaFree(g->gemmct);
 	cudaFreeHost(g->pinned);
 	if (g->stream)
 		cudaStreamDestroy(g->stream);
