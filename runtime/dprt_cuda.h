@@ -20,6 +20,8 @@ typedef struct dprt_cuda_plan {
 	size_t pinned;     /* page-locked host bytes of the transfer staging */
 	int nparts;        /* cuda partitions: one CUDA graph each */
 	int blas;          /* nonzero when the program calls cuBLAS (it opens it) */
+	int nevents;       /* events of the device->host copies in pieces
+	                      (dprt_cuda_record, dprt_cuda_wait) */
 } dprt_cuda_plan;
 
 typedef struct dprt_cuda dprt_cuda;
@@ -63,6 +65,8 @@ struct dprt_cuda {
 	int marks;               /* events being recorded (a traced run) */
 	int nmark, capmark;      /* marks recorded, events made */
 	cudaEvent_t *ev;         /* per mark: its event (ev[0]: the start) */
+	cudaEvent_t *xev;        /* the plan's events (dprt_cuda_record), no timing */
+	int nxev;
 	int *markop;             /* per mark: the op */
 	const char **markname;   /* per mark: its name */
 	long *runs;              /* per partition: runs so far */
@@ -107,9 +111,33 @@ int dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n,
 /* Runs cuda partition part (0-based among the cuda partitions): the first
  * run calls rec directly; the second captures rec into a CUDA graph and
  * launches it; later runs launch the graph.  With sync set it then waits
- * for the stream, so that staged device->host copies are on the host. */
+ * for the stream, so that staged device->host copies are on the host, and
+ * reports a fault a kernel recorded. */
 int dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync,
                   char *err, size_t errn);
+
+/* Large device->host copies of program outputs go in pieces, each followed
+ * by an event of the plan, so that the host copies a piece into the
+ * caller's buffer while the next one comes over (dp-lower_gpu; the
+ * program's own rules are in stages/common/xfer.h).  The partition records
+ * a head event before its first piece; dprt_cuda_run_until runs it as
+ * dprt_cuda_run does with sync set but waits only for that event, and the
+ * host waits for each piece's with dprt_cuda_wait before copying it. */
+
+/* Records event ev of the plan on g's stream: in a stream capture, an
+ * external event-record node of the graph (cudaEventRecordExternal), so
+ * that each replay records it; in an eager or traced run, at once.  0, or
+ * -1 with a message. */
+int dprt_cuda_record(dprt_cuda *g, int ev, char *err, size_t errn);
+
+/* Waits until event ev of the plan is reached: 0, or -1 with "cuda:
+ * cudaEventSynchronize: <error string>". */
+int dprt_cuda_wait(dprt_cuda *g, int ev, char *err, size_t errn);
+
+/* dprt_cuda_run with the wait for the stream replaced by one for event ev
+ * (the partition's head): then reports a fault a kernel recorded. */
+int dprt_cuda_run_until(dprt_cuda *g, int part, dprt_cuda_rec *rec, int ev,
+                        char *err, size_t errn);
 
 /* Tracing (runtime/trace.c): while the executable traces a run
  * (dprt_tracing), dprt_cuda_run runs each partition eagerly and records a
@@ -127,7 +155,8 @@ void dprt_cuda_mark(dprt_cuda *g, int op, const char *name);
  * embedding or index gather) records the first such (the smallest op, then
  * the smallest position in the index tensor, as the cpu meets them) in a
  * dprt_fault in device memory and sets a flag in mapped host memory;
- * dprt_cuda_run, when it waits for the stream, reports it as the cpu does:
+ * dprt_cuda_run, when it waits for the stream (dprt_cuda_run_until, for its
+ * event), reports it as the cpu does:
  * "op N (aten.embedding): index I is out of range for a dimension of
  * size S".  runtime/cuda/fault.cuh holds the device side. */
 typedef struct dprt_fault {

@@ -48,11 +48,19 @@ buildir() {
 			--cc "$cc" -o "$d/$1"
 }
 
+cmpall() { # prefixA prefixB outputs...: PREFIX.OUTPUT.npy of two builds agree
+	a=$1 b=$2   # (floats within 1e-5 relative, integers exactly)
+	shift 2
+	for o; do
+		"$bin/npycmp" --tol 1e-5 "$b.$o.npy" "$a.$o.npy" || { echo "output $o differs"; return 1; }
+	done
+}
+
 pipes="examples/classify/classify.dp examples/two_models/two_models.dp tests/data/mlp.dp tests/data/mlp_core.dp"
 bc=$tmp/cuda
 bp=$tmp/cpu
 if [ -z "$nvcc" ]; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23; do skip "no nvcc"; done
+	for i in $(seq 31); do skip "no nvcc"; done
 	echo "1..$n"
 	exit 0
 fi
@@ -148,17 +156,120 @@ archflag() {
 		[ -s "$tmp/sm80/classify/5.gpu.o" ] && grep -q '^device cuda sm_90' targets/cuda
 }
 check "--cuda-arch sm_80 overrides the mapping's sm_90 without editing it, and nvcc builds for it" archflag
+# A device->host copy of 8 MiB or more of an output no op reads comes back
+# in pieces of 4 MiB or more (at most 32), each followed by an event, after
+# the partition's other copies and its head event; the host waits for the
+# head instead of the stream, then for each piece before copying it into
+# the output (stages/common/xfer.h).  tests/gpu/pieces.ir: y in 3 pieces
+# (4 MiB, 4 MiB, 128 KiB), issued by the partition after it (the last);
+# not z, as large but read by the argmax on the cpu, nor the small s; nor
+# any of classify's outputs (small).
+npyf32() { # file shape n seed: deterministic floats in [-1, 1]
+	perl -e 'my ($f, $shape, $n, $s) = @ARGV;
+		my $d = "{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: $shape, }";
+		$d .= " " x (117 - length $d) . "\n"; open my $o, ">:raw", $f or die;
+		print $o "\x93NUMPY\x01\x00", pack("v", 118), $d,
+			pack("f<*", map { ((($_ * 7919 + $s) % 2003) - 1001) / 1001 } 0 .. $n - 1)' "$@"
+}
+pc=$tmp/pieces
+pieces() {
+	buildir pieces "$gdir/pieces.map" "$pc/cuda" || return 1
+	c=$pc/cuda/5.gpu.cu h=$pc/cuda/5.cpu.c
+	# the .cu: z's copy whole, then (after s's) the head, then y's pieces,
+	# each followed by its event, in this order
+	grep -q '^	static const dprt_cuda_plan plan = {[0-9]*, 0, [0-9]*, 2, 1, 4};$' "$c" &&
+		[ "$(grep -c 'cudaMemcpyDeviceToHost' "$c")" -eq 5 ] &&
+		grep -q '^	if (dprt_cuda_ok(cudaMemcpyAsync(P + [0-9]*, v[0-9]*, 8519680, cudaMemcpyDeviceToHost, g->stream),$' "$c" &&
+		grep -q '^	return dprt_cuda_run((dprt_cuda \*)state, 0, part1, 1, err, errn);$' "$c" &&
+		grep -q '^	return dprt_cuda_run_until((dprt_cuda \*)state, 1, part3, 0, err, errn);$' "$c" &&
+		grep -q '^pieces_gpu_wait(void \*state, int ev, char \*err, size_t errn)$' "$c" &&
+		[ "$(grep -c 'dprt_cuda_record(g, ' "$c")" -eq 4 ] &&
+		sed -n '/^part3(/,/^}/p' "$c" | grep -e 'cudaMemcpyAsync(P' -e 'dprt_cuda_record' \
+			-e '^	 *cudaMemcpyDeviceToHost, g->stream),$' | sed 's/(P + [0-9]*, /(P + N, /' >"$pc/seq" &&
+		printf '%s\n' \
+			'	if (dprt_cuda_ok(cudaMemcpyAsync(P + N, v10, 32, cudaMemcpyDeviceToHost, g->stream),' \
+			'	if (dprt_cuda_record(g, 0, err, errn) != 0)' \
+			'	if (dprt_cuda_ok(cudaMemcpyAsync(P + N, (const unsigned char *)v4 + 0, 4194304,' \
+			'	                                 cudaMemcpyDeviceToHost, g->stream),' \
+			'	    dprt_cuda_record(g, 1, err, errn) != 0)' \
+			'	if (dprt_cuda_ok(cudaMemcpyAsync(P + N, (const unsigned char *)v4 + 4194304, 4194304,' \
+			'	                                 cudaMemcpyDeviceToHost, g->stream),' \
+			'	    dprt_cuda_record(g, 2, err, errn) != 0)' \
+			'	if (dprt_cuda_ok(cudaMemcpyAsync(P + N, (const unsigned char *)v4 + 8388608, 131072,' \
+			'	                                 cudaMemcpyDeviceToHost, g->stream),' \
+			'	    dprt_cuda_record(g, 3, err, errn) != 0)' | diff - "$pc/seq" || return 1
+	# the host: z copied whole; y piece by piece, each after its wait, then
+	# its --profile row
+	grep -q '^int pieces_gpu_wait(void \*state, int ev, char \*err, size_t errn);$' "$h" &&
+		grep -q '^	dprt_memcpy(out\[1\], v[0-9]*, 8519680);   /\* output "z" \*/$' "$h" &&
+		sed -n '/output "y": 3 pieces/,/copy to output/p' "$h" | sed 's/v[0-9]* + /v + /' >"$pc/hseq" &&
+		printf '%s\n' \
+			'	/* output "y": 3 pieces, each copied once its event (1..3) is reached */' \
+			'	if (pieces_gpu_wait(state, 1, err, errn) != 0)' '		return -1;' \
+			'	dprt_memcpy((unsigned char *)out[0] + 0, (const unsigned char *)v + 0, 4194304);' \
+			'	if (pieces_gpu_wait(state, 2, err, errn) != 0)' '		return -1;' \
+			'	dprt_memcpy((unsigned char *)out[0] + 4194304, (const unsigned char *)v + 4194304, 4194304);' \
+			'	if (pieces_gpu_wait(state, 3, err, errn) != 0)' '		return -1;' \
+			'	memcpy((unsigned char *)out[0] + 8388608, (const unsigned char *)v + 8388608, 131072);' \
+			'	DPRT_TRACE_OP(11, "copy to output");' | diff - "$pc/hseq" || return 1
+	# small outputs: no pieces, no events, no wait
+	! grep -q -e 'dprt_cuda_record' -e 'run_until' -e '_gpu_wait' "$bc/classify/5.gpu.cu" \
+		"$bc/classify/5.cpu.c" &&
+		grep -q '^	static const dprt_cuda_plan plan = {.*, 0};$' "$bc/classify/5.gpu.cu"
+}
+check "pieces.ir for cuda: y (8.1 MiB, no reader) in 3 pieces after the head event, the host waiting for each before copying it; z (read on the cpu), s and classify's outputs whole; nvcc compiles it" pieces
+# the most pieces: 1.2 GB in 32 of ceil(bytes/32) rounded up to 64 bytes,
+# the last shorter (lowered only)
+pieces32() {
+	mkdir -p "$pc/32" &&
+		printf '%s\n' 'dpir 1.0 p32 import' \
+			'%0 = input {name="x"} : f32[3,100000000] @cpu' \
+			'%1 = aten.relu %0 : f32[3,100000000] @cpu' \
+			'return y=%1' >"$pc/32/p32.ir" &&
+		"$bin/devproc" parse "$pc/32/p32.ir" -o "$pc/32/1.dpir" &&
+		"$bin/dp-legalize" "$pc/32/1.dpir" -o "$pc/32/2.dpir" &&
+		"$bin/dp-place" "$pc/32/2.dpir" -t "$root/targets/cuda" -o "$pc/32/3.dpir" &&
+		"$bin/dp-partition" "$pc/32/3.dpir" -o "$pc/32/4.dpir" &&
+		"$bin/dp-lower_gpu" "$pc/32/4.dpir" -o "$pc/32/5.gpu.cu" &&
+		"$bin/dp-lower_cpu" "$pc/32/4.dpir" -o "$pc/32/5.cpu.c" &&
+		c=$pc/32/5.gpu.cu h=$pc/32/5.cpu.c &&
+		[ "$(grep -c 'cudaMemcpyAsync(P + [0-9]*, (const unsigned char \*)v[0-9]* + [0-9]*, 37500032,$' "$c")" -eq 31 ] &&
+		grep -q 'cudaMemcpyAsync(P + [0-9]*, (const unsigned char \*)v[0-9]* + 1162500992, 37499008,$' "$c" &&
+		[ "$(grep -c 'dprt_cuda_record(g, ' "$c")" -eq 33 ] &&
+		grep -q '^	    dprt_cuda_record(g, 32, err, errn) != 0)$' "$c" &&
+		grep -q '^	static const dprt_cuda_plan plan = {.*, 33};$' "$c" &&
+		[ "$(grep -c '^	if (p32_gpu_wait(state, [0-9]*, err, errn) != 0)$' "$h")" -eq 32 ] &&
+		grep -q '^	dprt_memcpy((unsigned char \*)out\[0\] + 1162500992, (const unsigned char \*)v[0-9]* + 1162500992, 37499008);$' "$h"
+}
+check "a 1.2 GB output: 32 pieces of 37500032 bytes (the last 37499008), 33 events" pieces32
+# run through the host emulation of the generated CUDA (tests/gpu/emu,
+# whose events fail a wait for one not recorded): the same outputs as the
+# cpu build's
+emupieces() {
+	e=$pc/emu
+	cxx=${CXX:-c++}
+	x="-I$root/tests/gpu/emu -I$root/runtime"
+	mkdir -p "$e" "$pc/cpu" &&
+		cp "$pc/cuda/5.gpu.cu" "$e/gpu.cpp" &&
+		$cxx -std=c++17 -O1 -w $x -include dprt_cuda.h -c "$e/gpu.cpp" -o "$e/gpu.o" &&
+		$cxx -std=c++17 -O1 -w $x -c "$gdir/emu/emu.cpp" -o "$e/emu.o" &&
+		"$bin/dp-link" "$pc/cuda/4.partition.dpir" "$pc/cuda/5.cpu.o" "$e/gpu.o" "$e/emu.o" \
+			--runtime "$root/lib" --include "$root/runtime" --cc "$cc" -o "$e/pieces" &&
+		buildir pieces "$root/targets/cpu" "$pc/cpu" cpu &&
+		npyf32 "$pc/x.npy" "(520, 64)" 33280 1 && npyf32 "$pc/w.npy" "(64, 4096)" 262144 2 &&
+		npyf32 "$pc/b.npy" "(8,)" 8 3 || return 1
+	for t in emu cpu; do
+		"$pc/$t/pieces" --in x="$pc/x.npy" --in w="$pc/w.npy" --in b="$pc/b.npy" \
+			--out y="$pc/$t.y.npy" --out z="$pc/$t.z.npy" --out i="$pc/$t.i.npy" \
+			--out s="$pc/$t.s.npy" || return 1
+	done
+	cmpall "$pc/cpu" "$pc/emu" y z s && "$bin/npycmp" --exact "$pc/cpu.i.npy" "$pc/emu.i.npy"
+}
+check "pieces.ir's cuda code emulated on the host: its outputs (y in pieces) = the cpu build's" emupieces
 
 # ---- where a CUDA device is
 run() { # exe args...: runs it, showing its messages
 	"$@"
-}
-cmpall() { # prefixA prefixB outputs...: PREFIX.OUTPUT.npy of two builds agree
-	a=$1 b=$2   # (floats within 1e-5 relative, integers exactly)
-	shift 2
-	for o; do
-		"$bin/npycmp" --tol 1e-5 "$b.$o.npy" "$a.$o.npy" || { echo "output $o differs"; return 1; }
-	done
 }
 classify() {
 	run "$bc/classify/classify" --in image=$data/classify/image.npy \
@@ -220,6 +331,19 @@ nographs() {
 		--out logits=$tmp/ng.npy --bench 20 && "$bin/npycmp" --exact $tmp/ng.npy $tmp/logits.npy
 }
 ondevice "classify with DPRT_CUDA_GRAPHS=0 (always eager) gives the same logits" nographs
+gpupieces() {
+	for g in 1 0; do   # captured and replayed (--bench), then eager
+		DPRT_CUDA_GRAPHS=$g run "$pc/cuda/pieces" --in x="$pc/x.npy" --in w="$pc/w.npy" \
+			--in b="$pc/b.npy" --out y="$pc/g$g.y.npy" --out z="$pc/g$g.z.npy" \
+			--out i="$pc/g$g.i.npy" --out s="$pc/g$g.s.npy" --bench 5 &&
+			cmpall "$pc/cpu" "$pc/g$g" y z s || return 1
+	done
+	run "$pc/cuda/pieces" --in x="$pc/x.npy" --in w="$pc/w.npy" --in b="$pc/b.npy" \
+		--profile >"$pc/prof" || return 1
+	cat "$pc/prof"
+	grep -q 'copy to output$' "$pc/prof"
+}
+ondevice "pieces.ir on cuda (y's copy in pieces, waited for by events): = cpu, graph replays and DPRT_CUDA_GRAPHS=0; --profile's copy to output row" gpupieces
 
 # An index out of range on the device: the kernel records it and the run
 # fails as the cpu's does (the same message, but for the op's number in

@@ -1,6 +1,6 @@
 /* cuda.c: the CUDA side of the runtime: opening the device, the memory of
- * the static plan, checked calls, and running each cuda partition eagerly
- * once, then as a captured CUDA graph. */
+ * the static plan and its events, checked calls, and running each cuda
+ * partition eagerly once, then as a captured CUDA graph. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,10 +95,17 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 	}
 	g->runs = calloc((size_t)np, sizeof *g->runs);
 	g->exec = calloc((size_t)np, sizeof *g->exec);
-	if (g->runs == NULL || g->exec == NULL) {
+	g->xev = calloc((size_t)(p->nevents > 0 ? p->nevents : 1), sizeof *g->xev);
+	if (g->runs == NULL || g->exec == NULL || g->xev == NULL) {
 		dprt_cuda_close(g);
 		return errf(err, errn, "out of memory");
 	}
+	for (; g->nxev < p->nevents; g->nxev++)   /* waited for, never timed */
+		if (dprt_cuda_ok(cudaEventCreateWithFlags(&g->xev[g->nxev], cudaEventDisableTiming),
+		                 "cudaEventCreateWithFlags", err, errn) != 0) {
+			dprt_cuda_close(g);
+			return -1;
+		}
 	if (dprt_cuda_ok(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
 	                 "cudaStreamCreateWithFlags", err, errn) != 0 ||
 	    (p->arena && dprt_cuda_ok(cudaMalloc((void **)&g->arena, p->arena),
@@ -133,6 +140,9 @@ dprt_cuda_close(dprt_cuda *g)
 	for (i = 0; i < g->capmark; i++)
 		cudaEventDestroy(g->ev[i]);
 	free(g->ev);
+	for (i = 0; i < g->nxev; i++)
+		cudaEventDestroy(g->xev[i]);
+	free(g->xev);
 	free(g->markop);
 	free(g->markname);
 	cudaFree(g->fault);
@@ -188,7 +198,8 @@ dprt_cuda_faults(dprt_cuda *g, dprt_fault **dev, char *err, size_t errn)
 	return 0;
 }
 
-/* After the stream is idle: the fault a kernel recorded, as the cpu
+/* After the stream is idle (or the head event of its copies in pieces
+ * reached, all kernels before it): the fault a kernel recorded, as the cpu
  * reports it (runtime/elem.c, dprt_gather); the record is cleared. */
 static int
 faulted(dprt_cuda *g, char *err, size_t errn)
@@ -292,9 +303,29 @@ tracedrun(dprt_cuda *g, dprt_cuda_rec *rec, char *err, size_t errn)
 	return 0;
 }
 
-/* Runs one cuda partition: eager, then captured, then replayed. */
+/* Records event ev of the plan (captured as an external node). */
 int
-dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, size_t errn)
+dprt_cuda_record(dprt_cuda *g, int ev, char *err, size_t errn)
+{
+	if (ev < 0 || ev >= g->nxev)
+		return errf(err, errn, "cuda: event %d of %d", ev, g->nxev);
+	return dprt_cuda_ok(cudaEventRecordWithFlags(g->xev[ev], g->stream, cudaEventRecordExternal),
+	                    "cudaEventRecordWithFlags", err, errn);
+}
+
+/* Waits for event ev of the plan. */
+int
+dprt_cuda_wait(dprt_cuda *g, int ev, char *err, size_t errn)
+{
+	if (ev < 0 || ev >= g->nxev)
+		return errf(err, errn, "cuda: event %d of %d", ev, g->nxev);
+	return dprt_cuda_ok(cudaEventSynchronize(g->xev[ev]), "cudaEventSynchronize", err, errn);
+}
+
+/* Enqueues one run of a cuda partition: eager, then captured, then
+ * replayed (traced: eager, and waited for). */
+static int
+launch(dprt_cuda *g, int part, dprt_cuda_rec *rec, char *err, size_t errn)
 {
 	if (part < 0 || part >= g->nparts)
 		return errf(err, errn, "cuda: partition %d of %d", part, g->nparts);
@@ -314,8 +345,27 @@ dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, s
 	                 err, errn) != 0)
 		return -1;
 	g->runs[part]++;
+	return 0;
+}
+
+/* Runs one cuda partition, waiting for the stream with sync set. */
+int
+dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, size_t errn)
+{
+	if (launch(g, part, rec, err, errn) != 0)
+		return -1;
 	if (sync)
 		return dprt_cuda_ok(cudaStreamSynchronize(g->stream), "cudaStreamSynchronize",
 		                    err, errn) != 0 ? -1 : faulted(g, err, errn);
 	return 0;
+}
+
+/* Runs one cuda partition and waits for its head event ev only: the
+ * copies in pieces after it go on while the host reads them. */
+int
+dprt_cuda_run_until(dprt_cuda *g, int part, dprt_cuda_rec *rec, int ev, char *err, size_t errn)
+{
+	if (launch(g, part, rec, err, errn) != 0 || dprt_cuda_wait(g, ev, err, errn) != 0)
+		return -1;
+	return faulted(g, err, errn);
 }

@@ -15,14 +15,58 @@ copyfn(int64_t n)
 	return n >= 2 << 20 ? "dprt_memcpy" : "memcpy";
 }
 
+/* The copy of value v (made by op i, a device->host copy in pieces:
+ * xfer.h) into the outputs naming it: piece by piece, each once its event
+ * says it is in the staging, while the device sends the next. */
+static void
+piececopies(Ctx *c, int i, int v)
+{
+	const Fn *fn = c->fn;
+	const Xfer *x = &c->plan->x[i];
+	int j, k;
+	int64_t at, n;
+
+	if (c->plan->h[v].bytes != x->bytes)
+		dp_die("internal error: lower_cpu: value %d has %lld bytes, its transfer plan %lld",
+		       v, (long long)c->plan->h[v].bytes, (long long)x->bytes);
+	c->used[v] = 1;
+	for (j = 0, k = 0; j < fn->nout; j++)
+		k += fn->out[j].val == v;
+	str_put(c->body, k > 1 ? "\t/* outputs" : "\t/* output");
+	for (j = 0, k = 0; j < fn->nout; j++)
+		if (fn->out[j].val == v) {
+			str_put(c->body, k++ ? ", \"" : " \"");
+			str_comment(c->body, fn->out[j].name);
+			str_put(c->body, "\"");
+		}
+	str_printf(c->body, ": %d pieces, each copied once its event (%d..%d) is reached */\n",
+	           x->npiece, x->ev, x->ev + x->npiece - 1);
+	for (k = 0; k < x->npiece; k++) {
+		n = xfer_piece(x, k, &at);
+		str_printf(c->body, "\tif (%s_gpu_wait(state, %d, err, errn) != 0)\n\t\treturn -1;\n",
+		           fn->name, x->ev + k);
+		for (j = 0; j < fn->nout; j++)
+			if (fn->out[j].val == v)
+				str_printf(c->body, "\t%s((unsigned char *)out[%d] + %lld, (const unsigned char "
+				                    "*)v%d + %lld, %lld);\n", copyfn(n), j, (long long)at, v,
+				           (long long)at, (long long)n);
+	}
+	str_printf(c->body, "\tDPRT_TRACE_OP(%d, \"copy to output\");\n", i);
+}
+
 /* Copies outputs that cannot be computed in place (inputs, constants, a
- * value named by two outputs) right after their value is made. */
+ * value named by two outputs) right after their value is made; a large
+ * one from the device in pieces (piececopies). */
 static void
 portcopies(Ctx *c, int i)
 {
 	const Fn *fn = c->fn;
 	int j, v;
 
+	if (c->plan->x[i].npiece > 0) {
+		piececopies(c, i, fn->op[i].out[0]);
+		return;
+	}
 	for (j = 0; j < fn->nout; j++) {
 		v = fn->out[j].val;
 		if (!c->plan->copy[j] || fn->val[v].def != i)
@@ -39,7 +83,8 @@ portcopies(Ctx *c, int i)
 
 /* The call of cuda partition k (op i is its first op): the values it
  * takes from the host go to their staging buffers, then 5.gpu.cu runs it
- * (and, when the host reads its results next, waits for it). */
+ * (and, when the host reads its results next, waits for it: for all of
+ * it but the copies in pieces). */
 static void
 gpucall(Ctx *c, int i)
 {
@@ -67,7 +112,8 @@ gpucall(Ctx *c, int i)
 /* The schedule of entry e (0: the program without entries), in order: host
  * ops one by one; each cuda partition one call of NAME_gpu_partK
  * (5.gpu.cu), whose device->host copies land in page-locked staging that
- * the host reads in place.  An entry's schedule has its own ops and the
+ * the host reads in place (or, in pieces, copies into the outputs as each
+ * piece's event is reached: NAME_gpu_wait).  An entry's schedule has its own ops and the
  * constants on the host (partition keeps each entry's apart). */
 static int
 schedule(Ctx *c, const int *ent, int e)
@@ -91,8 +137,9 @@ schedule(Ctx *c, const int *ent, int e)
 		if (pl->x[i].kind == X_D2H || pl->x[i].kind == X_HOSTCONST) {
 			str_put(body, "\t/* ");
 			op_text(body, fn, op);
-			str_put(body, pl->x[i].kind == X_D2H ? ": staged by the partition above */\n" :
-			        ": the host's own weights */\n");
+			str_put(body, pl->x[i].kind != X_D2H ? ": the host's own weights */\n" :
+			        pl->x[i].npiece ? ": staged in pieces by the partition above */\n" :
+			        ": staged by the partition above */\n");
 		} else {
 			size_t at = body->n;   /* the op's code: timed where it has statements */
 			if (emit_op(c, i) != 0)
@@ -629,6 +676,9 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		if (gpustate)
 			str_printf(out, "int %s_gpu_reset(void *state, const unsigned char *weights,\n"
 			                "\tchar *err, size_t errn);\n", fn->name);
+		if (pl.nev)   /* the events of the copies in pieces */
+			str_printf(out, "int %s_gpu_wait(void *state, int ev, char *err, size_t errn);\n",
+			           fn->name);
 		for (i = 0; i < fn->npart; i++)
 			if (fn->part[i].dev == DEV_CUDA)
 				str_printf(out, "int %s_gpu_part%d(void *state, char *err, size_t errn);\n",

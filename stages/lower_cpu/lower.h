@@ -36,6 +36,8 @@ typedef struct Plan {
 	int *inidx;        /* per op: input index of an input op, else -1 */
 	Xfer *x;           /* per op: its host<->device transfer (xfer.h) */
 	int ncuda;         /* cuda partitions */
+	int nev;           /* events of the device->host copies in pieces (xfer.h):
+	                      the host waits for them through NAME_gpu_wait */
 	int64_t *scratch;  /* per op: arena byte offset of its scratch (nn.c) */
 	int64_t arena;     /* arena size in bytes, a multiple of 64 */
 	const char *blk;   /* per value: blocked layout (nn_layout) */

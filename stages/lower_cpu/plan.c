@@ -193,7 +193,7 @@ plan(Fn *fn, const char *blk, Plan *p, Err *err)
 	p->inidx = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *p->inidx);
 	p->scratch = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *p->scratch);
 	p->x = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *p->x);
-	xfer_plan(fn, p->x);
+	xfer_plan(fn, p->x, &p->nev);
 	for (i = 0; i < fn->npart; i++)
 		p->ncuda += fn->part[i].dev == DEV_CUDA;
 	for (i = 0; i < fn->nval; i++) {

@@ -1,8 +1,9 @@
 /* emit.c: assembles the .cu file: the kernels, one schedule function per
  * cuda partition (its host->device copies, kernel launches and library
- * calls, then the device->host copies the host reads after it), and the
- * entry points the host code calls (NAME_gpu_init, NAME_gpu_partK,
- * NAME_gpu_host, NAME_gpu_fini). */
+ * calls, then the device->host copies the host reads after it, the large
+ * ones in pieces), and the entry points the host code calls
+ * (NAME_gpu_init, NAME_gpu_partK, NAME_gpu_host, NAME_gpu_wait,
+ * NAME_gpu_fini). */
 #include <stdio.h>
 #include <string.h>
 
@@ -111,6 +112,33 @@ memcpyasync(Gpu *g, int v, int64_t pin, int todev)
 	return 1;
 }
 
+/* The device->host copy of op i in pieces (xfer.h), each followed by its
+ * event: the host copies a piece to the program's outputs once its event
+ * is reached, while the next piece comes over. */
+static void
+pieces(Gpu *g, int i)
+{
+	const Xfer *x = &g->x[i];
+	int v = g->fn->op[i].in[0], k;
+	int64_t at, n;
+
+	if (g->h[v].bytes != x->bytes)
+		dp_die("internal error: lower_gpu: op %d copies %lld bytes, its transfer plan %lld",
+		       i, (long long)g->h[v].bytes, (long long)x->bytes);
+	str_printf(g->rec, "\t/* in %d pieces, each followed by its event (%d..%d) */\n",
+	           x->npiece, x->ev, x->ev + x->npiece - 1);
+	for (k = 0; k < x->npiece; k++) {
+		n = xfer_piece(x, k, &at);
+		str_printf(g->rec, "\tif (dprt_cuda_ok(cudaMemcpyAsync(P + %lld, (const unsigned char *)v%d "
+		                   "+ %lld, %lld,\n"
+		                   "\t                                 cudaMemcpyDeviceToHost, g->stream),\n"
+		                   "\t                 \"cudaMemcpyAsync\", err, errn) != 0 ||\n"
+		                   "\t    dprt_cuda_record(g, %d, err, errn) != 0)\n\t\treturn -1;\n",
+		           (long long)(x->pin + at), gV(g, gbase(g, v)), (long long)at, (long long)n,
+		           x->ev + k);
+	}
+}
+
 /* The emitter of op i's kernels (a product, a convolution's chain,
  * pooling or attention, a fused elementwise chain, a scan, index_write, a
  * reduction), or NULL where the cuda target has none. */
@@ -138,9 +166,10 @@ emitter(const Gpu *g, int i)
 }
 
 /* The schedule of cuda partition pk into *out; *sync says whether the
- * host must wait for it. */
+ * host must wait for it, *head the event it waits for instead of the
+ * stream where the partition ends with copies in pieces (else -1). */
 static int
-partition(Gpu *g, int pk, Str *out, int *sync)
+partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 {
 	Fn *fn = g->fn;
 	Str rec = {0}, decl = {0};
@@ -224,17 +253,38 @@ partition(Gpu *g, int pk, Str *out, int *sync)
 	kflush(g);
 	rms_flush(g);   /* an RMS norm no GEMV took */
 	for (i = 0; i < fn->nop; i++) {   /* the copies the host reads next */
-		if (g->x[i].kind != X_D2H || g->x[i].part != pk)
+		if (g->x[i].kind != X_D2H || g->x[i].part != pk || g->x[i].npiece)
 			continue;
 		opcomment(&rec, fn, i, "\t");
 		pin |= memcpyasync(g, fn->op[i].in[0], g->x[i].pin, 0);
 		nd2h++;
 	}
+	*head = -1;
+	for (i = 0; i < fn->nop; i++) {   /* then those the host copies in pieces */
+		if (g->x[i].kind != X_D2H || g->x[i].part != pk || g->x[i].npiece == 0)
+			continue;
+		if (*head < 0) {
+			*head = g->x[i].head;
+			str_printf(&rec, "\t/* the head: when the host's wait for it returns, all "
+			                 "the work before it is done\n"
+			                 "\t * (the copies in pieces after it go on) */\n"
+			                 "\tif (dprt_cuda_record(g, %d, err, errn) != 0)\n\t\treturn -1;\n",
+			           *head);
+		}
+		opcomment(&rec, fn, i, "\t");
+		pieces(g, i);
+		pin = 1;
+		nd2h++;
+	}
 	*sync = nd2h > 0 || g->cpart[pk] == g->ncpart - 1;
 
 	gpu_decls(g, &decl);
-	str_printf(out, "\n/* ---- partition %d (cuda): ops %d..%d%s ---- */\n\n", pk, first, last,
-	           *sync ? "; the host then waits for the stream" : "");
+	if (*head >= 0)
+		str_printf(out, "\n/* ---- partition %d (cuda): ops %d..%d; the host then waits for "
+		                "event %d, the head ---- */\n\n", pk, first, last, *head);
+	else
+		str_printf(out, "\n/* ---- partition %d (cuda): ops %d..%d%s ---- */\n\n", pk, first,
+		           last, *sync ? "; the host then waits for the stream" : "");
 	str_printf(out, "/* Enqueues the work of partition %d on g's stream. */\n", pk);
 	str_printf(out, "static int\npart%d(dprt_cuda *g, char *err, size_t errn)\n{\n", pk);
 	for (v = 0; v < fn->nval; v++) {
@@ -274,8 +324,9 @@ init(Gpu *g, Str *s)
 	              " * the weight blob. */\n"
 	              "extern \"C\" int\n%s_gpu_init(void **state, const unsigned char *W, char *err,\n"
 	              "\tsize_t errn)\n{\n"
-	              "\t/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS */\n"
-	              "\tstatic const dprt_cuda_plan plan = {%lld, %lld, %lld, %d, %d};\n"
+	              "\t/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS,\n"
+	              "\t * events of the copies in pieces */\n"
+	              "\tstatic const dprt_cuda_plan plan = {%lld, %lld, %lld, %d, %d, %d};\n"
 	              "\tdprt_cuda *g;\n\n"
 	              "\tif (dprt_cuda_open(&g, &plan, err, errn) != 0)\n\t\treturn -1;\n"
 	              "#ifdef DP_HOST\n"
@@ -283,7 +334,7 @@ init(Gpu *g, Str *s)
 	              "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n"
 	              "#endif\n",
 	           fn->name, (long long)g->arena, (long long)g->wbytes, (long long)g->pinned,
-	           g->ncpart, g->blas, fn->name);
+	           g->ncpart, g->blas, g->nev, fn->name);
 	if (g->blas)
 		str_put(s, "\tif (dprt_cublas_open(g, err, errn) != 0) {\n"
 		           "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
@@ -403,7 +454,7 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 {
 	Fn *fn = g->fn;
 	Str parts = {0}, entry = {0}, decl = {0};
-	int pk, sync, rc = -1;
+	int pk, sync, head, rc = -1;
 
 	if (guses(g) != 0 || nnplan(g) != 0 || gplan(g) != 0)
 		return -1;
@@ -421,12 +472,17 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	for (pk = 0; pk < fn->npart; pk++) {
 		if (g->cpart[pk] < 0)
 			continue;
-		if (partition(g, pk, &parts, &sync) != 0)
+		if (partition(g, pk, &parts, &sync, &head) != 0)
 			goto done;
 		str_printf(&entry, "\n/* Runs partition %d: called by the host code (5.cpu.c). */\n"
 		                   "extern \"C\" int\n%s_gpu_part%d(void *state, char *err, size_t errn)\n"
-		                   "{\n\treturn dprt_cuda_run((dprt_cuda *)state, %d, part%d, %d, err, "
-		                   "errn);\n}\n", pk, fn->name, pk, g->cpart[pk], pk, sync);
+		                   "{\n", pk, fn->name, pk);
+		if (head >= 0)
+			str_printf(&entry, "\treturn dprt_cuda_run_until((dprt_cuda *)state, %d, part%d, "
+			                   "%d, err, errn);\n}\n", g->cpart[pk], pk, head);
+		else
+			str_printf(&entry, "\treturn dprt_cuda_run((dprt_cuda *)state, %d, part%d, %d, "
+			                   "err, errn);\n}\n", g->cpart[pk], pk, sync);
 	}
 	str_printf(out, " * %d cuda partition%s, %d kernel%s; device plan: %lld bytes of arena, "
 	                "%lld of\n * weights, %lld of pinned host staging. */\n", g->ncpart,
@@ -470,6 +526,13 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	                " * writes what goes to the device and reads what came back. */\n"
 	                "extern \"C\" void *\n%s_gpu_host(void *state, size_t off)\n{\n"
 	                "\treturn ((dprt_cuda *)state)->pinned + off;\n}\n", fn->name);
+	if (g->nev)
+		str_printf(out, "\n/* Waits until event ev of the copies in pieces is reached: the\n"
+		                " * piece before it is in the staging for the host to copy.  0, or -1\n"
+		                " * with \"cuda: cudaEventSynchronize: <error string>\". */\n"
+		                "extern \"C\" int\n%s_gpu_wait(void *state, int ev, char *err, size_t errn)\n"
+		                "{\n\treturn dprt_cuda_wait((dprt_cuda *)state, ev, err, errn);\n}\n",
+		           fn->name);
 	str_put(out, "\n#endif   /* DP_DEVICE */\n");
 	rc = 0;
 done:

@@ -41,6 +41,7 @@ typedef struct Gpu {
 	Err *err;
 	Xfer *x;           /* per op: its transfer kind (xfer.h) */
 	int64_t pinned;    /* bytes of page-locked staging */
+	int nev;           /* events of the device->host copies in pieces (xfer.h) */
 	GHome *h;          /* per value */
 	int *nuse;         /* per value: readers, ports counted */
 	int *user;         /* per value: its last reading op, or -1 */

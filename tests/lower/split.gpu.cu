@@ -163,8 +163,9 @@ extern "C" int
 split_gpu_init(void **state, const unsigned char *W, char *err,
 	size_t errn)
 {
-	/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS */
-	static const dprt_cuda_plan plan = {512, 2048, 512, 2, 0};
+	/* arena, weights, pinned staging (bytes), cuda partitions, cuBLAS,
+	 * events of the copies in pieces */
+	static const dprt_cuda_plan plan = {512, 2048, 512, 2, 0, 0};
 	dprt_cuda *g;
 
 	if (dprt_cuda_open(&g, &plan, err, errn) != 0)

@@ -192,13 +192,15 @@ dp_launch(long long G, int B, F f)
 extern "C" {
 typedef struct dprt_cuda_plan {
 	size_t arena, weights, pinned;
-	int nparts, blas;
+	int nparts, blas, nevents;
 } dprt_cuda_plan;
 typedef struct dprt_cuda {
 	cudaStream_t stream;
 	unsigned char *arena, *weights, *pinned;
 	void *blas;
 	int pdl;
+	unsigned char *ev;   /* per event of the plan: recorded, not yet waited for */
+	int nev;
 } dprt_cuda;
 typedef int dprt_cuda_rec(dprt_cuda *g, char *err, size_t errn);
 int dprt_cuda_open(dprt_cuda **g, const dprt_cuda_plan *p, char *err, size_t errn);
@@ -207,6 +209,10 @@ int dprt_cuda_ok(cudaError_t e, const char *call, char *err, size_t errn);
 int dprt_cuda_launched(const char *kernel, char *err, size_t errn);
 int dprt_cuda_upload(dprt_cuda *g, size_t off, const void *src, size_t n, char *err, size_t errn);
 int dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, size_t errn);
+int dprt_cuda_record(dprt_cuda *g, int ev, char *err, size_t errn);
+int dprt_cuda_wait(dprt_cuda *g, int ev, char *err, size_t errn);
+int dprt_cuda_run_until(dprt_cuda *g, int part, dprt_cuda_rec *rec, int ev, char *err,
+                        size_t errn);
 int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn);
 int dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t rsa, int64_t csa, const float *B, int64_t rsb,

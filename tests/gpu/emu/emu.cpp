@@ -1,6 +1,8 @@
 /* emu.cpp: the runtime of the host emulation of generated CUDA code (see
  * dprt_cuda.h beside it): plain host memory, memcpy for transfers, a
  * naive sgemm, each partition run eagerly. */
+#include <stdio.h>
+
 #include "dprt_cuda.h"
 
 thread_local emu_dim threadIdx, blockIdx;
@@ -16,6 +18,8 @@ dprt_cuda_open(dprt_cuda **g, const dprt_cuda_plan *p, char *err, size_t errn)
 	memset(c->arena, 0xff, p->arena + 1);   /* NaN, -1: unwritten reads show */
 	c->weights = (unsigned char *)calloc(1, p->weights + 1);
 	c->pinned = (unsigned char *)calloc(1, p->pinned + 1);
+	c->ev = (unsigned char *)calloc(1, (size_t)p->nevents + 1);
+	c->nev = p->nevents;
 	*g = c;
 	return 0;
 }
@@ -26,6 +30,7 @@ dprt_cuda_close(dprt_cuda *g)
 		free(g->arena);
 		free(g->weights);
 		free(g->pinned);
+		free(g->ev);
 		free(g);
 	}
 }
@@ -41,6 +46,29 @@ int
 dprt_cuda_run(dprt_cuda *g, int part, dprt_cuda_rec *rec, int sync, char *err, size_t errn)
 {
 	return rec(g, err, errn);
+}
+/* The copies in pieces: each piece is on the host when its copy returns,
+ * so an event only checks the order: waited for once after each record. */
+int
+dprt_cuda_record(dprt_cuda *g, int ev, char *err, size_t errn)
+{
+	if (ev < 0 || ev >= g->nev)
+		return snprintf(err, errn, "emu: event %d of %d", ev, g->nev), -1;
+	g->ev[ev] = 1;
+	return 0;
+}
+int
+dprt_cuda_wait(dprt_cuda *g, int ev, char *err, size_t errn)
+{
+	if (ev < 0 || ev >= g->nev || !g->ev[ev])
+		return snprintf(err, errn, "emu: event %d waited for but not recorded", ev), -1;
+	g->ev[ev] = 0;
+	return 0;
+}
+int
+dprt_cuda_run_until(dprt_cuda *g, int part, dprt_cuda_rec *rec, int ev, char *err, size_t errn)
+{
+	return rec(g, err, errn) != 0 ? -1 : dprt_cuda_wait(g, ev, err, errn);
 }
 int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn) { return 0; }
 int
