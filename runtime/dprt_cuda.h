@@ -74,9 +74,6 @@ struct dprt_cuda {
 	int prec16;              /* DPRT_BF16 or DPRT_F16 (tune cuda.precision), or 0 */
 	unsigned char *w16;      /* device: 16-bit copies of weights (dprt_cuda_half) */
 	unsigned char *s16;      /* device: 16-bit copies of products' operands */
-	unsigned *gemmct;        /* device: dprt_cuda_gemm's counters per tile of a split K
-	                            (runtime/cuda/gemm.cu), zero between calls; made by its
-	                            first call, or NULL */
 	unsigned *attnct;        /* device: the decode attention's counters per row
 	                            (runtime/cuda/attndec.cuh), zero between calls;
 	                            made by its first call, or NULL */
@@ -275,20 +272,16 @@ int dprt_cublaslt_bias(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alph
                        const float *B, int64_t rsb, int64_t csb, const float *bias,
                        float *C, int64_t ldc, char *err, size_t errn);
 
-/* The activation dprt_cuda_gemm applies after the bias: none, relu, gelu,
- * gelu with approximate="tanh" (dpscalar.h's formulas). */
-enum { DPRT_ACT_NONE, DPRT_ACT_RELU, DPRT_ACT_GELU, DPRT_ACT_GELU_TANH };
-
-/* C = act(alpha·A·B + bias) on the tensor cores (runtime/cuda/gemm.cu):
- * 3xTF32 (as accurate as fp32), or TF32 after dprt_cuda_precision chose
- * it; launched with programmatic dependent launch where g->pdl.  A by rows
- * (csa 1, rsa >= K), B by rows (csb 1) or by columns (rsb 1), bias NULL or
- * N floats, C rows of ldc; M, N and K below 2^31, M below 65535·64.  Where
- * the environment has DPRT_CUDA_MM=lt, a product without an activation goes
- * to dprt_cublaslt_bias instead (to compare).  0, or -1 with a message. */
+/* The same product on the tensor cores (runtime/cuda/gemm.cu): 3xTF32 (as
+ * accurate as fp32), or TF32 after dprt_cuda_precision chose it; launched
+ * with programmatic dependent launch where g->pdl.  A by rows (csa 1,
+ * rsa >= K), B by rows (csb 1) or by columns (rsb 1), C rows of ldc; M, N
+ * and K below 2^31, M below 65535·64 (dp-lower_gpu asks for no other).
+ * Where the environment has DPRT_CUDA_MM=lt, dprt_cublaslt_bias instead (to
+ * compare).  0, or -1 with a message. */
 int dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
                    const float *A, int64_t rsa, int64_t csa,
-                   const float *B, int64_t rsb, int64_t csb, const float *bias, int act,
+                   const float *B, int64_t rsb, int64_t csb, const float *bias,
                    float *C, int64_t ldc, char *err, size_t errn);
 
 /* 16-bit precision (runtime/cuda/half.cu; `tune cuda.precision bf16|f16`). */

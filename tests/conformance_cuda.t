@@ -23,7 +23,10 @@
 # Without a CUDA device the .cu files are compiled in groups, a few nvcc
 # calls in all (see unity below; DP_TEST_NVCC_EACH=1 compiles each on its
 # own, as ninja does, which a GPU machine does unless DP_TEST_UNITY=1).
-# DP_TEST_ONLY="c_cat c_gelu" checks only the cases it names.
+# DP_TEST_ONLY="c_cat c_gelu" checks only the cases it names;
+# DP_TEST_TARGET=MAPPING builds them for that mapping instead of cuda (a
+# copy of targets/cuda with "tune cuda.mm.tc 1" checks the tensor-core
+# product, runtime/cuda/gemm.cu).
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 bin=$root/bin
@@ -94,7 +97,7 @@ done
 
 # one graph for every pipeline; -k 0 so one failure does not stop the rest
 b=$tmp/b
-"$bin/devproc" gen $cases --target cuda -C "$b" >"$tmp/gen.log" 2>&1 ||
+"$bin/devproc" gen $cases --target "${DP_TEST_TARGET:-cuda}" -C "$b" >"$tmp/gen.log" 2>&1 ||
 	sed 's/^/# /' "$tmp/gen.log"
 
 # unity: where no GPU is (nothing to run), the cases' .cu files compiled in
@@ -261,7 +264,7 @@ for dp in $cases; do
 	exe=$b/$name/$name
 	if [ ! -x "$exe" ] || [ ! -s "$b/$name/5.gpu.o" ]; then
 		notok "$name: does not build for cuda"
-		"$bin/devproc" build "$dp" --target cuda -C "$tmp/one/$name" >"$tmp/log" 2>&1
+		"$bin/devproc" build "$dp" --target "${DP_TEST_TARGET:-cuda}" -C "$tmp/one/$name" >"$tmp/log" 2>&1
 		grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
 		skip "no build to run"
 		continue

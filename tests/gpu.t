@@ -110,9 +110,8 @@ check "tests/gpu/{ops,batch16,batch4}.ir lowered for the cpu" irs cpu
 check "tests/gpu/{ops,batch16,batch4}.ir lowered for cuda, nvcc-compiled, linked" irs cuda
 transformer() {
 	c=$tmp/ir/cuda/ops/5.gpu.cu
-	# the addmm with a bias vector: one call of the kernel library's
-	# tensor-core product (runtime/cuda/gemm.cu), no epilogue kernel
-	grep -q '^	if (dprt_cuda_gemm(g, 12, 7, 5, 1.0f, ' "$c" &&
+	# the addmm with a bias vector: one cuBLASLt call, no epilogue kernel
+	grep -q '^	if (dprt_cublaslt_bias(g, 12, 7, 5, 1.0f, ' "$c" &&
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_addmm_epilogue, ' "$c")" -eq 1 ] &&
 		# the residual add: written by the layer norm's kernel, launched with
 		# the add's operands, its result and the norm's
@@ -121,7 +120,7 @@ transformer() {
 		grep -A1 '^	/\* %[0-9]* = aten.add %[0-9]*, %[0-9]* {alpha=1.0} : f32\[12,7\] \*/$' "$c" |
 		grep -q '^	/\* %[0-9]* = aten.layer_norm '
 }
-check "ops.ir's cuda code: addmm + bias vector in one tensor-core product call; the residual add done by the layer norm reading it" transformer
+check "ops.ir's cuda code: addmm + bias vector in one cuBLASLt call; the residual add done by the layer norm reading it" transformer
 same() {
 	"$bin/devproc" build "$root/examples/classify/classify.dp" --target cuda -C "$tmp/again/x" &&
 		cmp "$bc/classify/5.gpu.cu" "$tmp/again/x/classify/5.gpu.cu" &&

@@ -185,6 +185,18 @@ xchosen() {
 		cmp "$tmp/x1.cu" "$tmp/again/x1.cu"
 }
 check "golden: xfmr.ir with xfmr.db: the chosen algorithms and chunks with their lines (not the tf32 or sm_80 entries); the same bytes twice" xchosen
+xtc() { # algo=tc: the kernel library's tensor-core product where more than 8 rows; not a choice for 4
+	printf '%s\n' 'mm sm_90 197x576x192 nt f32 fp32 bias algo=tc' \
+		'mm sm_90 4x576x192 nt f32 fp32 bias algo=tc' >"$m/tc.db" &&
+		{ cat targets/cuda; echo "tune cuda.db $m/tc.db"; } >"$m/tc.map" &&
+		xf "$m/tc.map" "$tmp/x3.sites" "$tmp/x3.cu" &&
+		grep -q '^	if (dprt_cuda_gemm(g, 197, 576, 192, 1.0f, ' "$tmp/x3.cu" &&
+		[ "$(grep -c 'dprt_cuda_gemm(g' "$tmp/x3.cu")" -eq 1 ] &&
+		grep -q '^/\* algo=tc: tuning database line 1 \*/$' "$tmp/x3.cu" &&
+		grep -q 'M=4 N=576 K=192: one warp per column n' "$tmp/x3.cu" &&
+		! grep -q 'tuning database line 2' "$tmp/x3.cu"
+}
+check "a database's algo=tc: the 197-row product on the tensor-core kernel (runtime/cuda/gemm.cu), the entry ignored for the 4-row GEMV" xtc
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"

@@ -86,11 +86,12 @@ def cases():
          mods=(lambda: nn.Linear(4, 6, bias=False),))
     case("addmm", lambda s, b, x, w: torch.addmm(b, x, w, beta=0.5, alpha=2.0),
          lambda: r(3), lambda: r(2, 4), lambda: r(4, 3))
-    # more than 8 rows with a bias vector: cuda's tensor-core product
-    # (runtime/cuda/gemm.cu), 3xTF32: tiles cut at every edge, K not a
-    # multiple of 16; rows of K a multiple of 4 (16-byte copies) or not; the
-    # weight by rows (a linear's; its core form's addmm reads it transposed)
-    # or by columns (addmm's), alpha
+    # more than 8 rows with a bias vector: cuBLASLt on cuda, or with
+    # "tune cuda.mm.tc 1" (conformance_cuda.t's DP_TEST_TARGET) the kernel
+    # library's tensor-core product (runtime/cuda/gemm.cu, 3xTF32): tiles cut
+    # at every edge, K not a multiple of 16; rows of K a multiple of 4
+    # (16-byte copies) or not; the weight by rows (a linear's; its core
+    # form's addmm reads it transposed) or by columns (addmm's), alpha
     case("linear_tiles", lambda s, x: s.m[0](x), lambda: r(2, 37, 40),
          mods=(lambda: nn.Linear(40, 70),))
     case("linear_wide", lambda s, x: s.m[0](x), lambda: r(3, 50, 96),
@@ -99,7 +100,7 @@ def cases():
          lambda: r(67, 130))
     case("addmm_alpha", lambda s, b, x, w: torch.addmm(b, x, w, alpha=2.0), lambda: r(48),
          lambda: r(20, 32), lambda: r(32, 48))
-    # an activation after such a product: in its epilogue on cuda
+    # an activation after such a product
     case("linear_gelu", lambda s, x: F.gelu(s.m[0](x)), lambda: r(2, 20, 48),
          mods=(lambda: nn.Linear(48, 96),))
     case("linear_gelu_tanh", lambda s, x: F.gelu(s.m[0](x), approximate="tanh"),

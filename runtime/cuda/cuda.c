@@ -152,7 +152,6 @@ dprt_cuda_close(dprt_cuda *g)
 	cudaFree(g->w16);
 	cudaFree(g->s16);
 	cudaFree(g->attnct);
-	cudaFree(g->gemmct);
 	cudaFreeHost(g->pinned);
 	if (g->stream)
 		cudaStreamDestroy(g->stream);
@@ -303,12 +302,24 @@ tracedrun(dprt_cuda *g, dprt_cuda_rec *rec, char *err, size_t errn)
 	return 0;
 }
 
-/* Records event ev of the plan (captured as an external node). */
+/* Records event ev of the plan: while the stream is captured, as an
+ * external event-record node of the graph (that the host can wait for
+ * after a replay); otherwise as an ordinary record (the driver refuses the
+ * external flag outside a capture: "the operation cannot be performed in
+ * the present state", seen on the H100). */
 int
 dprt_cuda_record(dprt_cuda *g, int ev, char *err, size_t errn)
 {
+	enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+
 	if (ev < 0 || ev >= g->nxev)
 		return errf(err, errn, "cuda: event %d of %d", ev, g->nxev);
+	if (dprt_cuda_ok(cudaStreamIsCapturing(g->stream, &cs), "cudaStreamIsCapturing", err,
+	                 errn) != 0)
+		return -1;
+	if (cs == cudaStreamCaptureStatusNone)
+		return dprt_cuda_ok(cudaEventRecord(g->xev[ev], g->stream), "cudaEventRecord", err,
+		                    errn);
 	return dprt_cuda_ok(cudaEventRecordWithFlags(g->xev[ev], g->stream, cudaEventRecordExternal),
 	                    "cudaEventRecordWithFlags", err, errn);
 }

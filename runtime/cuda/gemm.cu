@@ -2,6 +2,10 @@
  * (dprt_cuda_gemm, dprt_cuda.h), for the products dp-lower_gpu would
  * otherwise hand to cuBLASLt with the bias in its epilogue: a linear
  * layer's x·W^T + b, addmm.  Compiled once by make into lib/libdprt_cuda.a.
+ * A tuning database's choice (algo=tc, formats/tune.md), not the
+ * heuristic's: at batch 1 on the H100 it measured slower than cuBLASLt in
+ * fp32 and tf32 (DeiT-tiny, ViT-B/16; bench/RESULTS.md), split K slower
+ * still, so `devproc tune` weighs it shape by shape.
  *
  * Why a kernel of our own beside cuBLASLt: in fp32, cuBLAS has no
  * tensor-core product as accurate as fp32 on the H100, so its fp32 products
@@ -28,56 +32,26 @@
 #include <string.h>
 
 #include "dprt_cuda.h"
-#include "dpscalar.h"   /* dps_gelu, dps_gelu_tanh */
 #include "launch.cuh"   /* dp_config */
 #include "pdl.cuh"      /* dp_pdl_wait */
 #include "tc.cuh"       /* tf32, mma, cp16, cp4, commit, waitcp */
 
-enum {
-	GS = 4,             /* slices of K in the ring */
-	GCT = 1024,         /* tiles a split K may have (g->gemmct's counters) */
-};
+enum { GS = 4 };   /* slices of K in the ring */
 
 /* A product's geometry as the kernel reads it. */
 struct Gm {
 	int M, N, K;
 	long long lda, ldb, ldy;   /* row strides of A [M][K], of B (BT: [N][K], else [K][N]), of y */
 	float alpha;
-	int act;                   /* DPRT_ACT_* */
-	int kchunk;                /* K of a split (a multiple of 16): blockIdx.z's share */
 	int vec;                   /* 16-byte copies: A and B 16-byte aligned, lda and ldb
 	                              multiples of 4 */
 };
 
-/* Column n's result from the product r: alpha·r + bias, as cuBLASLt's bias
- * epilogue and aten.addmm round it, then the activation as its own kernel
- * computes it. */
-static __device__ __forceinline__ float
-out(const Gm &P, float r, int n, const float *__restrict__ bias)
-{
-	if (P.alpha != 1.0f)
-		r = P.alpha * r;
-	if (bias)
-		r += bias[n];
-	if (P.act == DPRT_ACT_RELU)
-		r = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */
-	else if (P.act == DPRT_ACT_GELU)
-		r = dps_gelu(r, 0.0f, 0.0f);
-	else if (P.act == DPRT_ACT_GELU_TANH)
-		r = dps_gelu_tanh(r, 0.0f, 0.0f);
-	return r;
-}
-
-/* MODE 0: 3xTF32, 1: TF32.  BT 1: B is [N][K].  blockIdx.z: the split of K
- * (gridDim.z splits, P.kchunk each): each split's block writes its partial
- * tile to ws, and the last of a tile's blocks to count there sums them in
- * the order of the splits (the same sums whichever comes last) and applies
- * the epilogue. */
+/* MODE 0: 3xTF32, 1: TF32.  BT 1: B is [N][K]. */
 template <int MODE, int BT>
 static __global__ void __launch_bounds__(128)
 gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *__restrict__ b,
-        const float *__restrict__ bias, float *__restrict__ y, float *__restrict__ ws,
-        unsigned *__restrict__ count)
+        const float *__restrict__ bias, float *__restrict__ y)
 {
 	constexpr int S = GS;
 	constexpr int LA = 16 + 4, LB = 64 + 8;   /* padded rows: no bank conflicts */
@@ -85,9 +59,7 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 	float (*as)[64][LA] = (float (*)[64][LA])sm;                 /* A slices [m][k] */
 	float (*bt)[64][LA] = (float (*)[64][LA])(sm + S * 64 * LA);   /* BT: B slices [n][k] */
 	float (*bs)[16][LB] = (float (*)[16][LB])(sm + S * 64 * LA);   /* else [k][n] */
-	const int M = P.M, N = P.N, K = P.K, ns = gridDim.z;
-	const int kbeg = blockIdx.z * P.kchunk, kend = min(K, kbeg + P.kchunk);
-	const int nk = (kend - kbeg + 15) / 16;
+	const int M = P.M, N = P.N, K = P.K, nk = (K + 15) / 16;
 	int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
 	int gq = lane >> 2, tq = lane & 3;
 	int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
@@ -106,14 +78,14 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
 			int r = am + 32 * h, gr = r0 + r, k = k0 + ak;
-			bool in = gr < R && k < kend;
+			bool in = gr < R && k < K;
 			if (P.vec) {
-				int n = in ? min(16, 4 * (kend - k)) : 0;
+				int n = in ? min(16, 4 * (K - k)) : 0;
 				cp16(&d[r][ak], n ? x + gr * ld + k : x, n);
 			} else {
 #pragma unroll
 				for (int e = 0; e < 4; e++) {
-					bool ie = in && k + e < kend;
+					bool ie = in && k + e < K;
 					cp4(&d[r][ak + e], ie ? x + gr * ld + k + e : x, ie ? 4 : 0);
 				}
 			}
@@ -121,7 +93,7 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 	};
 	/* slice t into stage t % S (out of range: zeros) */
 	auto issue = [&](int t) {
-		int k0 = kbeg + 16 * t, st = t % S;
+		int k0 = 16 * t, st = t % S;
 		rows(as[st], a, P.lda, M, m0, k0);
 		if (BT) {
 			rows(bt[st], b, P.ldb, N, n0, k0);
@@ -129,7 +101,7 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 				int k = k0 + kr + 8 * h, n = n0 + bc;
-				bool in = k < kend && n < N;
+				bool in = k < K && n < N;
 				if (P.vec) {
 					int c = in ? min(16, 4 * (N - n)) : 0;
 					cp16(&bs[st][kr + 8 * h][bc], c ? b + k * P.ldb + n : b, c);
@@ -208,44 +180,8 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 		}
 	}
 	waitcp<0>();   /* no copy outlives the block */
-	/* accumulator e of tile (i, j): row gq (+8 for e >= 2), column 2·tq + e % 2 */
-	if (ns > 1) {   /* a split: the partial tile to ws, the last block sums */
-		__shared__ unsigned last;
-		float *w = ws + (long long)blockIdx.z * M * N;
-#pragma unroll
-		for (int i = 0; i < 2; i++)
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					int m = m0 + wm * 32 + i * 16 + gq + (e >> 1) * 8;
-					int n = n0 + wn * 32 + j * 8 + 2 * tq + (e & 1);
-					if (m < M && n < N)
-						w[(long long)m * N + n] = acc[i][j][e];
-				}
-		__threadfence();   /* this thread's partials seen before the count */
-		__syncthreads();
-		if (tid == 0) {
-			unsigned *c = &count[blockIdx.y * gridDim.x + blockIdx.x];
-			last = atomicAdd(c, 1u) == (unsigned)ns - 1;
-			if (last)
-				*c = 0;   /* for the next call */
-		}
-		__syncthreads();
-		if (!last)
-			return;
-		__threadfence();   /* the other blocks' partials, after their counts */
-		for (int t = tid; t < 64 * 64; t += 128) {
-			int m = m0 + t / 64, n = n0 + t % 64;
-			if (m >= M || n >= N)
-				continue;
-			float r = 0.0f;
-			for (int z = 0; z < ns; z++)   /* in the order of the splits */
-				r += ws[((long long)z * M + m) * N + n];
-			y[(long long)m * P.ldy + n] = out(P, r, n, bias);
-		}
-		return;
-	}
+	/* accumulator e of tile (i, j): row gq (+8 for e >= 2), column 2·tq + e % 2;
+	 * alpha·(A·B) + bias, as cuBLASLt's bias epilogue and aten.addmm round it */
 #pragma unroll
 	for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -254,13 +190,18 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 			for (int e = 0; e < 4; e++) {
 				int m = m0 + wm * 32 + i * 16 + gq + (e >> 1) * 8;
 				int n = n0 + wn * 32 + j * 8 + 2 * tq + (e & 1);
-				if (m < M && n < N)
-					y[(long long)m * P.ldy + n] = out(P, acc[i][j][e], n, bias);
+				if (m >= M || n >= N)
+					continue;
+				float r = acc[i][j][e];
+				if (P.alpha != 1.0f)
+					r = P.alpha * r;
+				if (bias)
+					r += bias[n];
+				y[(long long)m * P.ldy + n] = r;
 			}
 }
 
-typedef void Kern(Gm, const float *, const float *, const float *, float *, float *,
-                  unsigned *);
+typedef void Kern(Gm, const float *, const float *, const float *, float *);
 
 /* DPRT_CUDA_MM=lt: cuBLASLt for every product (read once). */
 static int
@@ -275,22 +216,10 @@ tolt(void)
 	return lt;
 }
 
-/* The device's SMs (device 0, read once). */
-static long long
-sms(void)
-{
-	static int n = 0;
-
-	if (n == 0 && (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
-	               n < 1))
-		n = 1;
-	return n;
-}
-
 extern "C" int
 dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                int64_t rsa, int64_t csa, const float *B, int64_t rsb, int64_t csb,
-               const float *bias, int act, float *C, int64_t ldc, char *err, size_t errn)
+               const float *bias, float *C, int64_t ldc, char *err, size_t errn)
 {
 	int bt = rsb == 1 && csb != 1;   /* B[k][n] at n·csb + k: W [N][K] */
 	long long ldb = bt ? csb : rsb;
@@ -298,7 +227,7 @@ dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const
 
 	if (M * N == 0)
 		return 0;
-	if (tolt() && act == DPRT_ACT_NONE)
+	if (tolt())
 		return dprt_cublaslt_bias(g, M, N, K, alpha, A, rsa, csa, B, rsb, csb, bias, C, ldc,
 		                          err, errn);
 	if (csa != 1 || (!bt && csb != 1) || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX ||
@@ -313,49 +242,13 @@ dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const
 	P.M = (int)M, P.N = (int)N, P.K = (int)K;
 	P.lda = rsa, P.ldb = ldb, P.ldy = ldc;
 	P.alpha = alpha;
-	P.act = act;
 	P.vec = ((uintptr_t)A | (uintptr_t)B) % 16 == 0 && rsa % 4 == 0 && ldb % 4 == 0;
 	Kern *f = g->tf32 ? (bt ? gemm_tc<1, 1> : gemm_tc<1, 0>) :
 	                    (bt ? gemm_tc<0, 1> : gemm_tc<0, 0>);
-	long long tx = (N + 63) / 64, ty = (M + 63) / 64, nk = (K + 15) / 16, split = 1;
-	/* where the tiles alone leave SMs idle (a transformer's products at
-	 * batch 1: 128 rows, a few dozen tiles), K split until about two blocks
-	 * an SM run, each with at least 4 slices of 16 (DPRT_CUDA_MM_SPLIT=S:
-	 * S splits where the tiles allow, to measure) */
-	if (g->blasws && tx * ty <= GCT) {
-		const char *e = getenv("DPRT_CUDA_MM_SPLIT");
-		split = (2LL * sms() + tx * ty - 1) / (tx * ty);
-		if (split > nk / 4)
-			split = nk / 4;
-		if (e)
-			split = atoll(e) < nk ? atoll(e) : nk;
-		if (split > 16)
-			split = 16;
-		while (split > 1 && split * M * N * (long long)sizeof(float) > DPRT_BLAS_WORKSPACE)
-			split--;
-		if (split < 1)
-			split = 1;
-	}
-	P.kchunk = (int)((nk + split - 1) / split * 16);
-	split = (K + P.kchunk - 1) / P.kchunk;   /* (none empty) */
-	if (split > 1 && g->gemmct == NULL) {   /* the first call (not captured) */
-		cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-		if (dprt_cuda_ok(cudaStreamIsCapturing(g->stream, &cs), "cudaStreamIsCapturing", err,
-		                 errn) != 0)
-			return -1;
-		if (cs == cudaStreamCaptureStatusNone &&
-		    (dprt_cuda_ok(cudaMalloc((void **)&g->gemmct, GCT * sizeof(unsigned)),
-		                  "cudaMalloc", err, errn) != 0 ||
-		     dprt_cuda_ok(cudaMemsetAsync(g->gemmct, 0, GCT * sizeof(unsigned), g->stream),
-		                  "cudaMemsetAsync", err, errn) != 0))
-			return -1;
-		if (g->gemmct == NULL)
-			split = 1, P.kchunk = (int)(nk * 16);
-	}
 	cudaLaunchAttribute at[1];
 	cudaLaunchConfig_t c;
-	dp_config(&c, at, dim3((unsigned)tx, (unsigned)ty, (unsigned)split), dim3(128), g->stream,
-	          g->pdl);
-	(void)cudaLaunchKernelEx(&c, f, P, A, B, bias, C, (float *)g->blasws, g->gemmct);
+	dp_config(&c, at, dim3((unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64)), dim3(128),
+	          g->stream, g->pdl);
+	(void)cudaLaunchKernelEx(&c, f, P, A, B, bias, C);
 	return dprt_cuda_launched("gemm_tc", err, errn);
 }

@@ -25,7 +25,7 @@ typedef struct Xfer {
 	int src;           /* the op defining the copied value (a const for
 	                      X_UPLOAD and X_HOSTCONST); -1 when not a copy */
 	int64_t bytes;     /* X_H2D, X_D2H: the bytes moved; else 0 */
-	/* An X_D2H copy in pieces (xfer_split): issued after the partition's
+	/* An X_D2H copy in pieces (xfer_plan): issued after the partition's
 	 * other device->host copies, each piece followed by the recording of
 	 * its event, and copied into the program's outputs piece by piece, the
 	 * host waiting for each piece's event before its copy; the partition

@@ -187,7 +187,7 @@ partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 		last = i;
 		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
 			continue;   /* computed in its reader's kernel */
-		if ((op->kind == Arelu || op->kind == Agelu) && g->relu[fn->val[op->in[0]].def] == i) {
+		if (op->kind == Arelu && g->relu[fn->val[op->in[0]].def] == i) {
 			/* a matmul's epilogue: the product runs here */
 			kflush(g);
 			if (emit_mm(g, fn->val[op->in[0]].def) != 0)

@@ -93,6 +93,8 @@ typedef struct Gpu {
 	                      through strides (plan.c) */
 	int pdl;           /* tune cuda.pdl 1: the elementwise and matrix-vector
 	                      kernels launched with programmatic dependent launch */
+	int mmtc;          /* tune cuda.mm.tc 1: a product the tensor-core kernel takes
+	                      takes it, where no database entry says otherwise */
 	int gemvnorm;      /* tune cuda.gemv.norm 1 (the default): the GEMV kernel
 	                      reading an RMS norm of one row computes it (mm.c) */
 	int rmsp;          /* the RMS norm held back for its GEMV (its last mul), or -1 */

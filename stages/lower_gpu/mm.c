@@ -64,8 +64,7 @@ typedef struct MM {
 	int64_t M, N, K;
 	double alpha, beta;
 	Mat a, b, c0;
-	int hasc0, relu;   /* relu: an activation folded after (the op g->relu names) */
-	int act, atanh;    /* its kind (Arelu, Agelu) and, for gelu, approximate="tanh" */
+	int hasc0, relu;
 	int round16;       /* the result rounded to 16 bits (tune cuda.precision bf16|f16) */
 	int epi;           /* the add or mul folded after all that (plan.c, gepilogue), or -1 */
 	int eo;            /* its other operand in memory (e[m,n]), y's shape */
@@ -86,13 +85,6 @@ typedef struct MM {
 	                      with one row 2 or 4, its accumulators acc0, acc1... */
 	char name[64];     /* kernel name */
 } MM;
-
-/* The activation folded after p ("" where none), as dpscalar.h names it. */
-static const char *
-actname(const MM *p)
-{
-	return !p->relu ? "" : p->act == Arelu ? "relu" : p->atanh ? "gelu_tanh" : "gelu";
-}
 
 /* The epilogue of element (m, n) of accumulator acc, into y. */
 static void
@@ -126,10 +118,8 @@ epilogue(Str *s, const MM *p, const char *ind, const char *m, const char *n, con
 			str_put(s, "]");
 	}
 	str_put(s, ";\n");
-	if (p->relu && p->act == Arelu)
+	if (p->relu)
 		str_printf(s, "%sr = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */\n", ind);
-	else if (p->relu)   /* as the op's own kernel computes it (dpscalar.h) */
-		str_printf(s, "%sr = dps_%s(r, 0.0f, 0.0f);\n", ind, actname(p));
 	if (p->round16)
 		str_printf(s, "%sr = dp_r16(r);   /* rounded to 16 bits */\n", ind);
 	if (p->epi >= 0) {   /* as the op's own kernel computes it (kern.c) */
@@ -525,7 +515,7 @@ gemv(Gpu *g, MM *p)
 	p->cw = gvcols(p, vec, 4);
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one warp per "
-	              "column n, %s */\n", actname(p), p->hasc0 ? " + c0[m,n]" : "",
+	              "column n, %s */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
 	           (long long)p->M, (long long)p->N, (long long)p->K,
 	           vec ? "16-byte loads" : "4-byte loads");
 	if (p->ng > 1)
@@ -558,7 +548,7 @@ small(Gpu *g, const MM *p)
 	int64_t m;
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one thread "
-	              "per column n */\n", actname(p), p->hasc0 ? " + c0[m,n]" : "",
+	              "per column n */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
 	           (long long)p->M, (long long)p->N, (long long)p->K);
 	params(g, s, p, 1);
 	str_printf(s, "\tlong long n = blockIdx.x * %dLL + threadIdx.x;\n\tfloat r", BLOCK);
@@ -590,7 +580,7 @@ naive(Gpu *g, const MM *p)
 	Str *s = &g->kern;
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one thread "
-	              "per element */\n", actname(p), p->hasc0 ? " + c0[m,n]" : "",
+	              "per element */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
 	           (long long)p->M, (long long)p->N, (long long)p->K);
 	params(g, s, p, 1);
 	str_printf(s, "\tfor (long long i = blockIdx.x * %dLL + threadIdx.x; i < %lldLL; "
@@ -616,7 +606,7 @@ after(Gpu *g, const MM *p)
 
 	q.alpha = 1;
 	str_printf(s, "/* y[m,n] = %s(y[m,n]%s), M=%lld N=%lld, after cublasSgemm */\n",
-	           actname(p), p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
+	           p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
 	           (long long)p->N);
 	params(g, s, &q, 0);
 	snprintf(m, sizeof m, "(i / %lld)", (long long)p->N);
@@ -754,7 +744,7 @@ gemv16(Gpu *g, MM *p)
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one warp per "
 	              "column n, b in 16 bits (%s), a rounded to 16 bits, fp32 sums, y rounded */\n",
-	           actname(p), p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
+	           p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "", (long long)p->M,
 	           (long long)p->N, (long long)p->K, vec ? "16-byte loads" : "2-byte loads");
 	if (p->ng > 1)
 		str_printf(s, "/* %d sibling products of a in one kernel, their columns in turn */\n",
@@ -919,14 +909,6 @@ emit_mm(Gpu *g, int i)
 	}
 	p.relu = g->relu[i] >= 0;
 	p.y = p.relu ? fn->op[g->relu[i]].out[0] : op->out[0];
-	if (p.relu) {
-		const Op *u = &fn->op[g->relu[i]];
-		const char *ap = dp_gets(u, "approximate");
-		p.act = u->kind;
-		p.atanh = u->kind == Agelu && ap && strcmp(ap, "tanh") == 0;
-		if (u->kind != Arelu)
-			g->scalar = 1;   /* dps_gelu */
-	}
 	if (p.epi >= 0) {   /* an add or mul after the product (plan.c, gepilogue) */
 		const Op *u = &fn->op[p.epi];
 		int o = u->in[u->in[0] == op->out[0]], od = fn->val[o].def;
@@ -1010,24 +992,21 @@ emit_mm(Gpu *g, int i)
 	gv = p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1;
 	lt = blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0 && p.hasc0 && !p.relu &&
 	     p.beta == 1 && p.c0.rs == 0 && p.c0.cs == 1;
-	/* the kernel library's tensor-core product (gemm.cu): more than 8
-	 * rows of A by rows, B by rows or by columns, a bias vector or none,
-	 * an activation or none, nothing else folded, in fp32 or tf32 */
-	tc = !g->prec16 && p.M > GEMV_ROWS && p.K > 0 && p.a.cs == 1 && p.a.rs >= p.K &&
+	/* the kernel library's tensor-core product (gemm.cu), a tuning
+	 * database's choice: more than 8 rows of A by rows, B by rows or by
+	 * columns, sizes it takes (measured slower than cuBLASLt at batch 1 on
+	 * the H100, bench/RESULTS.md: the heuristic's only with tune cuda.mm.tc 1) */
+	tc = lt && p.M > GEMV_ROWS && p.a.cs == 1 && p.a.rs >= p.K &&
 	     ((p.b.rs == 1 && p.b.cs >= p.K) || (p.b.cs == 1 && p.b.rs >= p.N)) &&
-	     (!p.hasc0 || (p.beta == 1 && p.c0.rs == 0 && p.c0.cs == 1)) && p.epi < 0 &&
-	     p.ng <= 1 && (p.M + 63) / 64 <= 65535 && p.M <= INT32_MAX && p.N <= INT32_MAX &&
-	     p.K <= INT32_MAX;
+	     (p.M + 63) / 64 <= 65535 && p.M <= INT32_MAX && p.N <= INT32_MAX && p.K <= INT32_MAX;
 	if (!g->prec16 && lt && (gv || p.M > GEMV_ROWS)) {
 		/* a tunable: cuBLASLt's algorithms, our GEMV, our tensor-core product */
 		char key[160];
 		snprintf(key, sizeof key, "%lldx%lldx%lld %c%c f32 %s bias", (long long)p.M,
 		         (long long)p.N, (long long)p.K, p.a.cs == 1 ? 'n' : 't',
 		         p.b.cs == 1 ? 'n' : 't', g->prec ? g->prec : "fp32");
-		algo = tune_get(g, TUNE_MM, i, key, gv ? "gemv" : tc ? "tc" : "0",
+		algo = tune_get(g, TUNE_MM, i, key, gv ? "gemv" : tc && g->mmtc ? "tc" : "0",
 		                (gv ? TUNE_GEMV : 0) | (tc ? TUNE_TC : 0), &line);
-	} else if (tc) {
-		algo = "tc";   /* no bias, or an activation: cuBLASLt's epilogue would not do */
 	}
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
@@ -1075,21 +1054,12 @@ emit_mm(Gpu *g, int i)
 		str_printf(g->rec, "\tif (dprt_cuda_gemm(g, %lld, %lld, %lld, ", (long long)p.M,
 		           (long long)p.N, (long long)p.K);
 		str_float(g->rec, p.alpha);
-		str_printf(g->rec, ", v%d, %lld, %lld, v%d, %lld, %lld, ", gV(g, p.a.v),
-		           (long long)p.a.rs, (long long)p.a.cs, gV(g, p.b.v), (long long)p.b.rs,
-		           (long long)p.b.cs);
-		if (p.hasc0)
-			str_printf(g->rec, "v%d, ", gV(g, p.c0.v));
-		else
-			str_put(g->rec, "NULL, ");
-		str_printf(g->rec, "%s, v%d, %lld, err, errn) != 0)\n\t\treturn -1;\n",
-		           !p.relu ? "DPRT_ACT_NONE" : p.act == Arelu ? "DPRT_ACT_RELU" :
-		           p.atanh ? "DPRT_ACT_GELU_TANH" : "DPRT_ACT_GELU", gV(g, p.y), (long long)p.N);
-		str_printf(&g->kern, "/* the kernel library's tensor-core product%s%s%s%s%s "
-		                     "(runtime/cuda/gemm.cu) */\n",
-		           p.hasc0 || p.relu ? " with " : "", p.hasc0 ? "the bias" : "",
-		           p.hasc0 && p.relu ? " and " : "", actname(&p),
-		           p.hasc0 || p.relu ? " in its epilogue" : "");
+		str_printf(g->rec, ", v%d, %lld, %lld, v%d, %lld, %lld, v%d, v%d, %lld, err, errn) != 0)\n"
+		                   "\t\treturn -1;\n", gV(g, p.a.v), (long long)p.a.rs,
+		           (long long)p.a.cs, gV(g, p.b.v), (long long)p.b.rs, (long long)p.b.cs,
+		           gV(g, p.c0.v), gV(g, p.y), (long long)p.N);
+		str_put(&g->kern, "/* the kernel library's tensor-core product with the bias in its "
+		                  "epilogue (runtime/cuda/gemm.cu) */\n");
 	} else if (lt) {
 		g->blas = 1;
 		if (atoi(algo) > 0)   /* the heuristic's result algo, for the next call */

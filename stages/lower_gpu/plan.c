@@ -207,11 +207,10 @@ inlined(Gpu *g, int i)
 		return 0;
 	if (fusable(fn, op) && fusable(fn, &fn->op[u]))
 		return 1;
-	/* a matmul whose one reader is a relu (or, in fp32 and tf32, a gelu:
-	 * in 16 bits PyTorch rounds between them) that is not itself inlined:
-	 * the activation becomes the matmul's epilogue */
-	if (ismm(op) && (fn->op[u].kind == Arelu || (fn->op[u].kind == Agelu && !g->prec16)) &&
-	    fn->val[v].t.dtype == DP_F32 && !inlined(g, u)) {
+	/* a matmul whose one reader is a relu that is not itself inlined:
+	 * the relu becomes the matmul's epilogue */
+	if (ismm(op) && fn->op[u].kind == Arelu && fn->val[v].t.dtype == DP_F32 &&
+	    !inlined(g, u)) {
 		g->relu[i] = u;
 		return 1;
 	}

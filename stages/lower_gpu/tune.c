@@ -197,6 +197,18 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		}
 		g->gemvnorm = gn[0] == '1';
 	}
+	/* the kernel library's tensor-core product (runtime/cuda/gemm.cu) as
+	 * the heuristic's choice for the products it takes: off unless asked
+	 * (measured slower than cuBLASLt at batch 1; a tuning database can
+	 * still pick it product by product, algo=tc) */
+	{
+		const char *tc = dp_target_tune(&t, "cuda.mm.tc", "0");
+		if (strcmp(tc, "0") != 0 && strcmp(tc, "1") != 0) {
+			dp_seterr(g->err, "%s: tune cuda.mm.tc %s: expected 0 or 1", map, tc);
+			return -1;
+		}
+		g->mmtc = tc[0] == '1';
+	}
 	/* programmatic dependent launch of the elementwise and matrix-vector
 	 * kernels (runtime/cuda/pdl.cuh): on unless asked otherwise (an
 	 * ordinary launch on a GPU before sm_90 all the same) */

@@ -217,10 +217,6 @@ int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn);
 int dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t rsa, int64_t csa, const float *B, int64_t rsb,
                       int64_t csb, float *C, int64_t ldc, char *err, size_t errn);
-enum { DPRT_ACT_NONE, DPRT_ACT_RELU, DPRT_ACT_GELU, DPRT_ACT_GELU_TANH };
-int dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                   int64_t rsa, int64_t csa, const float *B, int64_t rsb, int64_t csb,
-                   const float *bias, int act, float *C, int64_t ldc, char *err, size_t errn);
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k, cudaStream_t st);
 cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st);
 }

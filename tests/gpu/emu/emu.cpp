@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "dprt_cuda.h"
-#include "dpscalar.h"   /* dps_gelu: the tensor-core product's epilogue */
 
 thread_local emu_dim threadIdx, blockIdx;
 emu_dim blockDim, gridDim;
@@ -83,31 +82,6 @@ dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, co
 			for (int64_t k = 0; k < K; k++)
 				s += (double)A[i * rsa + k * csa] * B[k * rsb + j * csb];
 			C[i * ldc + j] = (float)(alpha * s);
-		}
-	return 0;
-}
-/* the tensor-core product (runtime/cuda/gemm.cu) as a plain loop: its
- * bias and activation as the kernel's epilogue applies them */
-int
-dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-               int64_t rsa, int64_t csa, const float *B, int64_t rsb, int64_t csb,
-               const float *bias, int act, float *C, int64_t ldc, char *err, size_t errn)
-{
-	for (int64_t i = 0; i < M; i++)
-		for (int64_t j = 0; j < N; j++) {
-			double s = 0;
-			for (int64_t k = 0; k < K; k++)
-				s += (double)A[i * rsa + k * csa] * B[k * rsb + j * csb];
-			float r = alpha * (float)s;
-			if (bias)
-				r += bias[j];
-			if (act == DPRT_ACT_RELU)
-				r = r < 0.0f ? 0.0f : r;
-			else if (act == DPRT_ACT_GELU)
-				r = dps_gelu(r, 0.0f, 0.0f);
-			else if (act == DPRT_ACT_GELU_TANH)
-				r = dps_gelu_tanh(r, 0.0f, 0.0f);
-			C[i * ldc + j] = r;
 		}
 	return 0;
 }
