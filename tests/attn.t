@@ -64,9 +64,14 @@ inplace() {
 	# the residual adds, read through the view of addmm's result, in the
 	# kernels of the layer norms after them (reduce.c, gaddnorm)
 	! grep -q 'DP_LAUNCH(k[0-9]*_add,' "$cu" || { echo "an add kernel is left"; return 1; }
+	# the layer norms launched with programmatic dependent launch, each
+	# waiting first (reduce.c, rowhead)
+	[ "$(grep -c 'DP_LAUNCH(k[0-9]*_layer_norm, [0-9]*, [0-9]*, 1)' "$cu")" -eq 5 ] &&
+		[ "$(grep -A1 '^k[0-9]*_layer_norm(' "$cu" | grep -c '^	dp_pdl_wait();')" -eq 5 ] ||
+		{ echo "not 5 layer norms launched early, each waiting"; return 1; }
 	[ "$(grep -c '^	/\* q, k, v read in place' "$tmp/z/m_hf_bert_train/5.gpu.cu")" -eq 2 ]
 }
-check "GPT-2 and BERT (tests/zoo) by default: attention reads q, k, v and writes y in place, no copy kernels, no add kernels (25 kernels for GPT-2, 29 without)" inplace
+check "GPT-2 and BERT (tests/zoo) by default: attention reads q, k, v and writes y in place, no copy kernels, no add kernels, the layer norms launched early (25 kernels for GPT-2, 29 without)" inplace
 copies() {
 	# with tune cuda.attn.inplace 0 the copies stay: 29 kernels (each layer's
 	# three permutes of q, k and v in one launch)

@@ -79,8 +79,10 @@ stype(int dt)
 /* The first lines of a row kernel: o the row (or output element) of this
  * warp (w = 32) or block (w = BLOCK), lane the thread's place in it. */
 static void
-rowhead(Str *s, int w, int64_t rows)
+rowhead(const Gpu *g, Str *s, int w, int64_t rows)
 {
+	if (g->pdl)   /* launched early, as the elementwise kernels (kern.c, rowlaunch) */
+		str_put(s, "\tdp_pdl_wait();   /* the kernels before: done, their writes seen */\n");
 	if (w == 32)
 		str_printf(s, "\tlong long o = blockIdx.x * %dLL + threadIdx.x / 32;\n"
 		              "\tint lane = threadIdx.x %% 32;\n\n"
@@ -102,8 +104,8 @@ rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args, int 
 		return -1;
 	}
 	if (rows > 0) {
-		str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, 0)(%s);\n", kname, (long long)nb,
-		           nt, args);
+		str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, %d)(%s);\n", kname, (long long)nb,
+		           nt, g->pdl, args);
 		launched(g, kname);
 	}
 	g->nkern++;
@@ -170,7 +172,7 @@ reduction(Gpu *g, int i)
 	              "%s *__restrict__ y)\n{\n", BLOCK, kname, stype(dt),
 	           any ? "uint8_t" : dtype_c(dt));
 	if (w > 1)
-		rowhead(s, w, nout);
+		rowhead(g, s, w, nout);
 	else
 		str_printf(s, "\tlong long o = blockIdx.x * %dLL + threadIdx.x;\n\n"
 		              "\tif (o >= %lldLL)\n\t\treturn;\n", BLOCK, (long long)nout);
@@ -459,7 +461,7 @@ emit_rms(Gpu *g, int i)
 	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, "
 	              "const float *__restrict__ c, const float *__restrict__ eps, "
 	              "const float *__restrict__ w, float *__restrict__ y)\n{\n", nt, kname);
-	rowhead(s, wd, rows);
+	rowhead(g, s, wd, rows);
 	str_printf(s, "\tconst float *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n"
 	              "\tconst float cc = c[0];\n\tdouble a = 0;\n\tfloat r;\n\n",
 	           (long long)n, (long long)n);
@@ -659,7 +661,7 @@ norm(Gpu *g, int i)
 	if (hasb)
 		str_put(s, "const float *__restrict__ b, ");
 	str_put(s, "float *__restrict__ y)\n{\n");
-	rowhead(s, w, rows);
+	rowhead(g, s, w, rows);
 	str_printf(s, "\t%sfloat *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n",
 	           add >= 0 ? "" : "const ", (long long)n, (long long)n);
 	if (add >= 0)
