@@ -67,7 +67,7 @@ inplace() {
 	# the layer norms launched with programmatic dependent launch, each
 	# waiting first (reduce.c, rowhead)
 	[ "$(grep -c 'DP_LAUNCH(k[0-9]*_layer_norm, [0-9]*, [0-9]*, 1)' "$cu")" -eq 5 ] &&
-		[ "$(grep -A1 '^k[0-9]*_layer_norm(' "$cu" | grep -c '^	dp_pdl_wait();')" -eq 5 ] ||
+		[ "$(grep -A2 '^k[0-9]*_layer_norm(' "$cu" | grep -c '^	dp_pdl_wait();')" -eq 5 ] ||
 		{ echo "not 5 layer norms launched early, each waiting"; return 1; }
 	[ "$(grep -c '^	/\* q, k, v read in place' "$tmp/z/m_hf_bert_train/5.gpu.cu")" -eq 2 ]
 }
