@@ -48,6 +48,16 @@ buildir() {
 			--cc "$cc" -o "$d/$1"
 }
 
+lowerir() { # IR DIR: IR through the stages for targets/cuda into DIR (1..4.dpir,
+	# 5.gpu.cu, 5.cpu.c), each stage by hand
+	"$bin/devproc" parse "$1" -o "$2/1.dpir" &&
+		"$bin/dp-legalize" "$2/1.dpir" -o "$2/2.dpir" &&
+		"$bin/dp-place" "$2/2.dpir" -t "$root/targets/cuda" -o "$2/3.dpir" &&
+		"$bin/dp-partition" "$2/3.dpir" -o "$2/4.dpir" &&
+		"$bin/dp-lower_gpu" "$2/4.dpir" -t "$root/targets/cuda" -o "$2/5.gpu.cu" &&
+		"$bin/dp-lower_cpu" "$2/4.dpir" -o "$2/5.cpu.c"
+}
+
 cmpall() { # prefixA prefixB outputs...: PREFIX.OUTPUT.npy of two builds agree
 	a=$1 b=$2   # (floats within 1e-5 relative, integers exactly)
 	shift 2
@@ -225,12 +235,7 @@ pieces32() {
 			'%0 = input {name="x"} : f32[3,100000000] @cpu' \
 			'%1 = aten.relu %0 : f32[3,100000000] @cpu' \
 			'return y=%1' >"$pc/32/p32.ir" &&
-		"$bin/devproc" parse "$pc/32/p32.ir" -o "$pc/32/1.dpir" &&
-		"$bin/dp-legalize" "$pc/32/1.dpir" -o "$pc/32/2.dpir" &&
-		"$bin/dp-place" "$pc/32/2.dpir" -t "$root/targets/cuda" -o "$pc/32/3.dpir" &&
-		"$bin/dp-partition" "$pc/32/3.dpir" -o "$pc/32/4.dpir" &&
-		"$bin/dp-lower_gpu" "$pc/32/4.dpir" -o "$pc/32/5.gpu.cu" &&
-		"$bin/dp-lower_cpu" "$pc/32/4.dpir" -o "$pc/32/5.cpu.c" &&
+		lowerir "$pc/32/p32.ir" "$pc/32" &&
 		c=$pc/32/5.gpu.cu h=$pc/32/5.cpu.c &&
 		[ "$(grep -c 'cudaMemcpyAsync(P + [0-9]*, (const unsigned char \*)v[0-9]* + [0-9]*, 37500032,$' "$c")" -eq 31 ] &&
 		grep -q 'cudaMemcpyAsync(P + [0-9]*, (const unsigned char \*)v[0-9]* + 1162500992, 37499008,$' "$c" &&
@@ -434,11 +439,7 @@ bigsmall() {
 			'%4 = aten.neg %3 : f32[8] @cpu' \
 			'%5 = aten.abs %3 : f32[8] @cpu' \
 			'return a=%2, b=%4, c=%5' >"$tmp/bs/bs.ir" &&
-		"$bin/devproc" parse "$tmp/bs/bs.ir" -o "$tmp/bs/1.dpir" &&
-		"$bin/dp-legalize" "$tmp/bs/1.dpir" -o "$tmp/bs/2.dpir" &&
-		"$bin/dp-place" "$tmp/bs/2.dpir" -t "$root/targets/cuda" -o "$tmp/bs/3.dpir" &&
-		"$bin/dp-partition" "$tmp/bs/3.dpir" -o "$tmp/bs/4.dpir" &&
-		"$bin/dp-lower_gpu" "$tmp/bs/4.dpir" -t "$root/targets/cuda" -o "$tmp/bs/5.gpu.cu" &&
+		lowerir "$tmp/bs/bs.ir" "$tmp/bs" &&
 		c=$tmp/bs/5.gpu.cu &&
 		grep -q '^ \* 2 cuda partitions, 2 kernels;' "$c" &&
 		grep -q '^	for (long long i = blockIdx.x \* 256LL + threadIdx.x; i < 536870912LL; i += (long long)gridDim.x \* 256) {$' "$c" &&

@@ -45,7 +45,7 @@
 
 #include "dprt_cuda.h"
 #include "fastdiv.cuh"
-#include "tc.cuh"   /* tf32, mma, cp16, cp4, commit, waitcp */
+#include "tc.cuh"   /* cp16, cp4, commit, waitcp, tcslice */
 
 enum { STAGES = 3 };   /* slices of K in the ring */
 
@@ -236,45 +236,7 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 		if (t + S - 1 < nk)
 			issue(t + S - 1);   /* into the stage of slice t - 1 */
 		commit();
-		int st = t % S;
-#pragma unroll
-		for (int kk = 0; kk < 16; kk += 8) {
-			unsigned a[2][2][4], b[2][4][2];   /* [tf32, remainder] */
-#pragma unroll
-			for (int i = 0; i < 2; i++) {
-				const float *ap = &as[st][wm * 32 + i * 16 + gq][kk + tq];
-				float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					float hi = tf32(v[e]);
-					a[0][i][e] = __float_as_uint(hi);
-					if (MODE == 0)
-						a[1][i][e] = __float_as_uint(tf32(v[e] - hi));
-				}
-			}
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				const float *bp = &bs[st][kk + tq][wn * 32 + j * 8 + gq];
-				float v[2] = { bp[0], bp[4 * LB] };
-#pragma unroll
-				for (int e = 0; e < 2; e++) {
-					float hi = tf32(v[e]);
-					b[0][j][e] = __float_as_uint(hi);
-					if (MODE == 0)
-						b[1][j][e] = __float_as_uint(tf32(v[e] - hi));
-				}
-			}
-#pragma unroll
-			for (int i = 0; i < 2; i++)
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					if (MODE == 0) {   /* the small products first */
-						mma(acc[i][j], a[1][i], b[0][j]);
-						mma(acc[i][j], a[0][i], b[1][j]);
-					}
-					mma(acc[i][j], a[0][i], b[0][j]);
-				}
-		}
+		tcslice<MODE, 0, LA, LB>(acc, as[t % S], &bs[t % S][0][0], wm, wn, gq, tq);
 	}
 	waitcp<0>();   /* no copy outlives the block */
 	if (RED) {

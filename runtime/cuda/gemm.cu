@@ -34,7 +34,7 @@
 #include "dprt_cuda.h"
 #include "launch.cuh"   /* dp_config */
 #include "pdl.cuh"      /* dp_pdl_wait */
-#include "tc.cuh"       /* tf32, mma, cp16, cp4, commit, waitcp */
+#include "tc.cuh"       /* cp16, cp4, commit, waitcp, tcslice */
 
 enum { GS = 4 };   /* slices of K in the ring */
 
@@ -133,51 +133,10 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 		if (t + S - 1 < nk)
 			issue(t + S - 1);   /* into the stage of slice t - 1 */
 		commit();
-		int st = t % S;
-#pragma unroll
-		for (int kk = 0; kk < 16; kk += 8) {
-			unsigned af[2][2][4], bf[2][4][2];   /* [tf32, remainder] */
-#pragma unroll
-			for (int i = 0; i < 2; i++) {
-				const float *ap = &as[st][wm * 32 + i * 16 + gq][kk + tq];
-				float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					float hi = tf32(v[e]);
-					af[0][i][e] = __float_as_uint(hi);
-					if (MODE == 0)
-						af[1][i][e] = __float_as_uint(tf32(v[e] - hi));
-				}
-			}
-#pragma unroll
-			for (int j = 0; j < 4; j++) {
-				float v[2];
-				if (BT) {
-					const float *bp = &bt[st][wn * 32 + j * 8 + gq][kk + tq];
-					v[0] = bp[0], v[1] = bp[4];
-				} else {
-					const float *bp = &bs[st][kk + tq][wn * 32 + j * 8 + gq];
-					v[0] = bp[0], v[1] = bp[4 * LB];
-				}
-#pragma unroll
-				for (int e = 0; e < 2; e++) {
-					float hi = tf32(v[e]);
-					bf[0][j][e] = __float_as_uint(hi);
-					if (MODE == 0)
-						bf[1][j][e] = __float_as_uint(tf32(v[e] - hi));
-				}
-			}
-#pragma unroll
-			for (int i = 0; i < 2; i++)
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					if (MODE == 0) {   /* the small products first */
-						mma(acc[i][j], af[1][i], bf[0][j]);
-						mma(acc[i][j], af[0][i], bf[1][j]);
-					}
-					mma(acc[i][j], af[0][i], bf[0][j]);
-				}
-		}
+		if (BT)
+			tcslice<MODE, 1, LA, LA>(acc, as[t % S], &bt[t % S][0][0], wm, wn, gq, tq);
+		else
+			tcslice<MODE, 0, LA, LB>(acc, as[t % S], &bs[t % S][0][0], wm, wn, gq, tq);
 	}
 	waitcp<0>();   /* no copy outlives the block */
 	/* accumulator e of tile (i, j): row gq (+8 for e >= 2), column 2·tq + e % 2;

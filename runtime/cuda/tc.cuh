@@ -1,7 +1,8 @@
 /* tc.cuh: the pieces of the kernel library's tensor-core products
  * (conv.cu's implicit GEMM, gemm.cu's matrix product): TF32 rounding, the
- * mma.sync m16n8k8 tile product, and the cp.async copies that fill their
- * rings of shared memory.  Each includer gets its own static copies. */
+ * mma.sync m16n8k8 tile product, the cp.async copies that fill their rings
+ * of shared memory, and one slice of K of a 64x64 tile (tcslice).  Each
+ * includer gets its own static copies. */
 #ifndef DPRT_TC_CUH
 #define DPRT_TC_CUH
 
@@ -51,6 +52,64 @@ static __device__ __forceinline__ void
 waitcp(void)
 {
 	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+
+/* One slice of 16 of K on the tensor cores, the 2x2 warps of a 64x64 tile
+ * each adding its 32x32 into acc (accumulator e of tile (i, j): row
+ * wm·32 + i·16 + gq (+8 for e >= 2), column wn·32 + j·8 + 2·tq + e % 2):
+ * A from a[m][k] (rows of LA floats), B from b as [k][n] (rows of LB) or,
+ * BT, as [n][k] (rows of LB); operands rounded to tf32 as they are read,
+ * and in MODE 0 (3xTF32) split into a tf32 part and a tf32 remainder whose
+ * three leading products are summed, the small ones first; MODE 1: TF32. */
+template <int MODE, int BT, int LA, int LB>
+static __device__ __forceinline__ void
+tcslice(float (&acc)[2][4][4], const float (*a)[LA], const float *b, int wm, int wn, int gq,
+        int tq)
+{
+#pragma unroll
+	for (int kk = 0; kk < 16; kk += 8) {
+		unsigned af[2][2][4], bf[2][4][2];   /* [tf32, remainder] */
+#pragma unroll
+		for (int i = 0; i < 2; i++) {
+			const float *ap = &a[wm * 32 + i * 16 + gq][kk + tq];
+			float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				float hi = tf32(v[e]);
+				af[0][i][e] = __float_as_uint(hi);
+				if (MODE == 0)
+					af[1][i][e] = __float_as_uint(tf32(v[e] - hi));
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			float v[2];
+			if (BT) {
+				const float *bp = b + (wn * 32 + j * 8 + gq) * LB + kk + tq;
+				v[0] = bp[0], v[1] = bp[4];
+			} else {
+				const float *bp = b + (kk + tq) * LB + wn * 32 + j * 8 + gq;
+				v[0] = bp[0], v[1] = bp[4 * LB];
+			}
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				float hi = tf32(v[e]);
+				bf[0][j][e] = __float_as_uint(hi);
+				if (MODE == 0)
+					bf[1][j][e] = __float_as_uint(tf32(v[e] - hi));
+			}
+		}
+#pragma unroll
+		for (int i = 0; i < 2; i++)
+#pragma unroll
+			for (int j = 0; j < 4; j++) {
+				if (MODE == 0) {   /* the small products first */
+					mma(acc[i][j], af[1][i], bf[0][j]);
+					mma(acc[i][j], af[0][i], bf[1][j]);
+				}
+				mma(acc[i][j], af[0][i], bf[0][j]);
+			}
+	}
 }
 
 #endif

@@ -1049,29 +1049,23 @@ emit_mm(Gpu *g, int i)
 	} else if (p.M <= GEMV_ROWS && !*algo) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);
-	} else if (tc && strcmp(algo, "tc") == 0) {
-		g->blas = 1;   /* (cuBLASLt for DPRT_CUDA_MM=lt) */
-		str_printf(g->rec, "\tif (dprt_cuda_gemm(g, %lld, %lld, %lld, ", (long long)p.M,
-		           (long long)p.N, (long long)p.K);
-		str_float(g->rec, p.alpha);
-		str_printf(g->rec, ", v%d, %lld, %lld, v%d, %lld, %lld, v%d, v%d, %lld, err, errn) != 0)\n"
-		                   "\t\treturn -1;\n", gV(g, p.a.v), (long long)p.a.rs,
-		           (long long)p.a.cs, gV(g, p.b.v), (long long)p.b.rs, (long long)p.b.cs,
-		           gV(g, p.c0.v), gV(g, p.y), (long long)p.N);
-		str_put(&g->kern, "/* the kernel library's tensor-core product with the bias in its "
-		                  "epilogue (runtime/cuda/gemm.cu) */\n");
-	} else if (lt) {
-		g->blas = 1;
+	} else if (lt) {   /* cuBLASLt, or the kernel library's tensor-core product (algo=tc) */
+		int ours = tc && strcmp(algo, "tc") == 0;
+		g->blas = 1;   /* (cuBLASLt for DPRT_CUDA_MM=lt too) */
 		if (atoi(algo) > 0)   /* the heuristic's result algo, for the next call */
 			str_printf(g->rec, "\tg->ltalgo = %d;\n", atoi(algo));
-		str_printf(g->rec, "\tif (dprt_cublaslt_bias(g, %lld, %lld, %lld, ", (long long)p.M,
+		str_printf(g->rec, "\tif (%s(g, %lld, %lld, %lld, ",
+		           ours ? "dprt_cuda_gemm" : "dprt_cublaslt_bias", (long long)p.M,
 		           (long long)p.N, (long long)p.K);
 		str_float(g->rec, p.alpha);
 		str_printf(g->rec, ", v%d, %lld, %lld, v%d, %lld, %lld, v%d, v%d, %lld, err, errn) != 0)\n"
 		                   "\t\treturn -1;\n", gV(g, p.a.v), (long long)p.a.rs,
 		           (long long)p.a.cs, gV(g, p.b.v), (long long)p.b.rs, (long long)p.b.cs,
 		           gV(g, p.c0.v), gV(g, p.y), (long long)p.N);
-		if (atoi(algo) > 0)
+		if (ours)
+			str_put(&g->kern, "/* the kernel library's tensor-core product with the bias "
+			                  "in its epilogue (runtime/cuda/gemm.cu) */\n");
+		else if (atoi(algo) > 0)
 			str_printf(&g->kern, "/* cublasLtMatmul with the bias in its epilogue, the "
 			                     "heuristic's algorithm %d (runtime/cuda/blas.c) */\n",
 			           atoi(algo));
