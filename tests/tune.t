@@ -177,7 +177,7 @@ xsites() {
 }
 check "golden: xfmr.ir's tunable sites (two biased products, two attentions) as --tunables lists them" xsites
 xuntuned() { variants "$tmp/x0.cu" >"$tmp/x0.v"; diff -u "$g/xfmr.untuned" "$tmp/x0.v"; }
-check "golden: xfmr.ir untuned: the tensor-core product, the GEMV kernel, keys chunked at run time" xuntuned
+check "golden: xfmr.ir untuned: cuBLASLt's first algorithm, the GEMV kernel, keys chunked at run time" xuntuned
 xchosen() {
 	xf "$m/x.map" "$tmp/x1.sites" "$tmp/x1.cu" && variants "$tmp/x1.cu" >"$tmp/x1.v" &&
 		diff -u "$g/xfmr.chosen" "$tmp/x1.v" && cmp "$g/xfmr.sites" "$tmp/x1.sites" &&
