@@ -2,10 +2,11 @@
  * (dprt_cuda_gemm, dprt_cuda.h), for the products dp-lower_gpu would
  * otherwise hand to cuBLASLt with the bias in its epilogue: a linear
  * layer's x·W^T + b, addmm.  Compiled once by make into lib/libdprt_cuda.a.
- * A tuning database's choice (algo=tc, formats/tune.md), not the
- * heuristic's: at batch 1 on the H100 it measured slower than cuBLASLt in
- * fp32 and tf32 (DeiT-tiny, ViT-B/16; bench/RESULTS.md), split K slower
- * still, so `devproc tune` weighs it shape by shape.
+ * A tuning database's choice (algo=tc, formats/tune.md), or every such
+ * product's with the mapping's `tune cuda.mm.tc 1`, not the heuristic's: at
+ * batch 1 on the H100 it measured slower than cuBLASLt in fp32 and tf32
+ * (DeiT-tiny, ViT-B/16, GPT-2; bench/RESULTS.md; a split of K, tried, was
+ * slower still), so `devproc tune` weighs it shape by shape.
  *
  * Why a kernel of our own beside cuBLASLt: in fp32, cuBLAS has no
  * tensor-core product as accurate as fp32 on the H100, so its fp32 products
