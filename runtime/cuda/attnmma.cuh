@@ -30,32 +30,16 @@
 
 enum { MC = 64 };   /* keys a chunk */
 
-static __device__ __forceinline__ unsigned
-mtf32(float x)
-{
-	unsigned r;
-
-	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-	return r;
-}
+#include "tc.cuh"   /* tf32, mma, cp16, commit, waitcp: conv.cu's and gemm.cu's too */
 
 /* x as hi (and lo where SPLIT3) */
 template <int SPLIT3>
 static __device__ __forceinline__ void
 msplit(float x, unsigned &hi, unsigned &lo)
 {
-	hi = mtf32(x);
+	hi = __float_as_uint(tf32(x));
 	if (SPLIT3)
-		lo = mtf32(x - __uint_as_float(hi));
-}
-
-static __device__ __forceinline__ void
-mmma(float *d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1)
-{
-	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-	             "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-	             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-	             : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+		lo = __float_as_uint(tf32(x - __uint_as_float(hi)));
 }
 
 /* d += a·b with a [4] and b [2] each as hi and lo */
@@ -64,19 +48,10 @@ static __device__ __forceinline__ void
 mmma3(float *d, const unsigned *ah, const unsigned *al, const unsigned *bh, const unsigned *bl)
 {
 	if (SPLIT3) {
-		mmma(d, al[0], al[1], al[2], al[3], bh[0], bh[1]);
-		mmma(d, ah[0], ah[1], ah[2], ah[3], bl[0], bl[1]);
+		mma(d, al, bh);
+		mma(d, ah, bl);
 	}
-	mmma(d, ah[0], ah[1], ah[2], ah[3], bh[0], bh[1]);
-}
-
-static __device__ __forceinline__ void
-mcp16(float *dst, const float *src, bool in)
-{
-	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-	             :: "r"(d), "l"(src), "r"(in ? 16 : 0) : "memory");
+	mma(d, ah, bh);
 }
 
 /* Shared floats the kernel needs for head size D. */
@@ -139,19 +114,19 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 			int r = x / (D / 4), e = 4 * (x % (D / 4));
 			bool in = s0 + r < S;
 			long long row = in ? s0 + r : 0;
-			mcp16(ks + r * KS + e, kb + row * P.KRS + e, in);
-			mcp16(vs + r * VS + e, vb + row * P.VRS + e, in);
+			cp16(ks + r * KS + e, kb + row * P.KRS + e, in ? 16 : 0);
+			cp16(vs + r * VS + e, vb + row * P.VRS + e, in ? 16 : 0);
 		}
-		asm volatile("cp.async.commit_group;\n" ::: "memory");
+		commit();
 	};
 	if (nch > 0)
 		load(0);
 	for (int c = 0; c < nch; c++) {
 		if (c + 1 < nch) {
 			load(c + 1);
-			asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+			waitcp<1>();
 		} else {
-			asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+			waitcp<0>();
 		}
 		__syncthreads();   /* chunk c is in */
 		const float *ks = ks0 + (c & 1) * MC * (KS + VS) + kg * (MC / KW) * KS;
