@@ -30,17 +30,7 @@
 
 enum { MC = 64 };   /* keys a chunk */
 
-#include "tc.cuh"   /* tf32, mma, cp16, commit, waitcp: conv.cu's and gemm.cu's too */
-
-/* x as hi (and lo where SPLIT3) */
-template <int SPLIT3>
-static __device__ __forceinline__ void
-msplit(float x, unsigned &hi, unsigned &lo)
-{
-	hi = __float_as_uint(tf32(x));
-	if (SPLIT3)
-		lo = __float_as_uint(tf32(x - __uint_as_float(hi)));
-}
+#include "tc.cuh"   /* msplit, mma, cp16, commit, waitcp: conv.cu's and gemm.cu's too */
 
 /* d += a·b with a [4] and b [2] each as hi and lo */
 template <int SPLIT3>

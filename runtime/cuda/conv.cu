@@ -45,7 +45,7 @@
 
 #include "dprt_cuda.h"
 #include "fastdiv.cuh"
-#include "tc.cuh"   /* cp16, cp4, commit, waitcp, tcslice */
+#include "tc.cuh"   /* cp16, cp4, tcring, tcslice */
 
 enum { STAGES = 3 };   /* slices of K in the ring */
 
@@ -224,21 +224,9 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 		}
 	};
 
-#pragma unroll
-	for (int t = 0; t < S - 1; t++) {
-		if (t < nk)
-			issue(t);
-		commit();   /* empty groups too: the count stays in step */
-	}
-	for (int t = 0; t < nk; t++) {
-		waitcp<S - 2>();   /* slice t has landed, for this thread ... */
-		__syncthreads();   /* ... and every thread; slice t - 1 is read */
-		if (t + S - 1 < nk)
-			issue(t + S - 1);   /* into the stage of slice t - 1 */
-		commit();
-		tcslice<MODE, 0, LA, LB>(acc, as[t % S], &bs[t % S][0][0], wm, wn, gq, tq);
-	}
-	waitcp<0>();   /* no copy outlives the block */
+	tcring<S>(nk, issue, [&](int st) {
+		tcslice<MODE, 0, LA, LB>(acc, as[st], &bs[st][0][0], wm, wn, gq, tq);
+	});
 	if (RED) {
 		constexpr int LR = 64 + 4;
 		int R = (64 + P.SPLIT - 1) / P.SPLIT;

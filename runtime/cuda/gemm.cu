@@ -35,7 +35,7 @@
 #include "dprt_cuda.h"
 #include "launch.cuh"   /* dp_config */
 #include "pdl.cuh"      /* dp_pdl_wait */
-#include "tc.cuh"       /* cp16, cp4, commit, waitcp, tcslice */
+#include "tc.cuh"       /* cp16, cp4, tcring, tcslice */
 
 enum { GS = 4 };   /* slices of K in the ring */
 
@@ -122,24 +122,12 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 	 * (g->pdl): the kernels before done, their writes seen, before anything
 	 * is read; then the kernel after may start its blocks */
 	dp_pdl_wait();
-#pragma unroll
-	for (int t = 0; t < S - 1; t++) {
-		if (t < nk)
-			issue(t);
-		commit();   /* empty groups too: the count stays in step */
-	}
-	for (int t = 0; t < nk; t++) {
-		waitcp<S - 2>();   /* slice t has landed, for this thread ... */
-		__syncthreads();   /* ... and every thread; slice t - 1 is read */
-		if (t + S - 1 < nk)
-			issue(t + S - 1);   /* into the stage of slice t - 1 */
-		commit();
+	tcring<S>(nk, issue, [&](int st) {
 		if (BT)
-			tcslice<MODE, 1, LA, LA>(acc, as[t % S], &bt[t % S][0][0], wm, wn, gq, tq);
+			tcslice<MODE, 1, LA, LA>(acc, as[st], &bt[st][0][0], wm, wn, gq, tq);
 		else
-			tcslice<MODE, 0, LA, LB>(acc, as[t % S], &bs[t % S][0][0], wm, wn, gq, tq);
-	}
-	waitcp<0>();   /* no copy outlives the block */
+			tcslice<MODE, 0, LA, LB>(acc, as[st], &bs[st][0][0], wm, wn, gq, tq);
+	});
 	/* accumulator e of tile (i, j): row gq (+8 for e >= 2), column 2·tq + e % 2;
 	 * alpha·(A·B) + bias, as cuBLASLt's bias epilogue and aten.addmm round it */
 #pragma unroll

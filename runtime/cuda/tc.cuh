@@ -1,8 +1,9 @@
 /* tc.cuh: the pieces of the kernel library's tensor-core products
  * (conv.cu's implicit GEMM, gemm.cu's matrix product): TF32 rounding, the
  * mma.sync m16n8k8 tile product, the cp.async copies that fill their rings
- * of shared memory, and one slice of K of a 64x64 tile (tcslice).  Each
- * includer gets its own static copies. */
+ * of shared memory and their ring (tcring), the 3xTF32 split (msplit), and
+ * one slice of K of a 64x64 tile (tcslice).  Each includer gets its own
+ * static copies. */
 #ifndef DPRT_TC_CUH
 #define DPRT_TC_CUH
 
@@ -54,6 +55,43 @@ waitcp(void)
 	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
+/* x as hi = tf32(x) (its bits), and where SPLIT3 lo = tf32(x - hi): the
+ * two parts whose products 3xTF32 sums */
+template <int SPLIT3>
+static __device__ __forceinline__ void
+msplit(float x, unsigned &hi, unsigned &lo)
+{
+	hi = __float_as_uint(tf32(x));
+	if (SPLIT3)
+		lo = __float_as_uint(tf32(x - __uint_as_float(hi)));
+}
+
+/* A ring of S stages of shared memory over nk slices of K: issue(t) starts
+ * slice t's cp.async copies into stage t % S, slice(st) multiplies the
+ * slice in stage st; S - 1 slices are on their way while one is
+ * multiplied (at batch 1 the slices in flight, not the arithmetic, keep
+ * the tensor cores fed).  No copy outlives it. */
+template <int S, class Issue, class Slice>
+static __device__ __forceinline__ void
+tcring(int nk, Issue issue, Slice slice)
+{
+#pragma unroll
+	for (int t = 0; t < S - 1; t++) {
+		if (t < nk)
+			issue(t);
+		commit();   /* empty groups too: the count stays in step */
+	}
+	for (int t = 0; t < nk; t++) {
+		waitcp<S - 2>();   /* slice t has landed, for this thread ... */
+		__syncthreads();   /* ... and every thread; slice t - 1 is read */
+		if (t + S - 1 < nk)
+			issue(t + S - 1);   /* into the stage of slice t - 1 */
+		commit();
+		slice(t % S);
+	}
+	waitcp<0>();
+}
+
 /* One slice of 16 of K on the tensor cores, the 2x2 warps of a 64x64 tile
  * each adding its 32x32 into acc (accumulator e of tile (i, j): row
  * wm·32 + i·16 + gq (+8 for e >= 2), column wn·32 + j·8 + 2·tq + e % 2):
@@ -74,12 +112,8 @@ tcslice(float (&acc)[2][4][4], const float (*a)[LA], const float *b, int wm, int
 			const float *ap = &a[wm * 32 + i * 16 + gq][kk + tq];
 			float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				float hi = tf32(v[e]);
-				af[0][i][e] = __float_as_uint(hi);
-				if (MODE == 0)
-					af[1][i][e] = __float_as_uint(tf32(v[e] - hi));
-			}
+			for (int e = 0; e < 4; e++)
+				msplit<MODE == 0>(v[e], af[0][i][e], af[1][i][e]);
 		}
 #pragma unroll
 		for (int j = 0; j < 4; j++) {
@@ -92,12 +126,8 @@ tcslice(float (&acc)[2][4][4], const float (*a)[LA], const float *b, int wm, int
 				v[0] = bp[0], v[1] = bp[4 * LB];
 			}
 #pragma unroll
-			for (int e = 0; e < 2; e++) {
-				float hi = tf32(v[e]);
-				bf[0][j][e] = __float_as_uint(hi);
-				if (MODE == 0)
-					bf[1][j][e] = __float_as_uint(tf32(v[e] - hi));
-			}
+			for (int e = 0; e < 2; e++)
+				msplit<MODE == 0>(v[e], bf[0][j][e], bf[1][j][e]);
 		}
 #pragma unroll
 		for (int i = 0; i < 2; i++)

@@ -146,6 +146,8 @@ void rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s);
 void rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s);
 /* The value whose memory v's bytes are (v itself unless a view). */
 int gbase(const Gpu *g, int v);
+/* Whether v's bytes are in device memory, a reshape to be computed inside
+ * its reader's kernel made a view of the value it reshapes (plan.c). */
 int inmemory(Gpu *g, int v);
 /* For a strided view v (GHome.strided), or any value: its element strides
  * (str[rank]) and offset in the memory of gbase(g, v) (dense: the value
