@@ -197,6 +197,17 @@ xtc() { # algo=tc: the kernel library's tensor-core product where more than 8 ro
 		! grep -q 'tuning database line 2' "$tmp/x3.cu"
 }
 check "a database's algo=tc: the 197-row product on the tensor-core kernel (runtime/cuda/gemm.cu), the entry ignored for the 4-row GEMV" xtc
+xmmtc() { # tune cuda.mm.tc 1: the 197-row product on it without a database; 2 refused, nothing written
+	{ cat targets/cuda; echo "tune cuda.mm.tc 1"; } >"$m/mmtc.map" &&
+		xf "$m/mmtc.map" "$tmp/x4.sites" "$tmp/x4.cu" &&
+		grep -q '^	if (dprt_cuda_gemm(g, 197, 576, 192, 1.0f, ' "$tmp/x4.cu" &&
+		grep -q '	algo	tc	tc,0,1,2,3$' "$tmp/x4.sites" &&
+		{ cat targets/cuda; echo "tune cuda.mm.tc 2"; } >"$m/mmtc2.map" &&
+		! "$bin/dp-lower_gpu" "$tmp/x/4.dpir" -t "$m/mmtc2.map" -o "$tmp/x5.cu" 2>"$tmp/err" &&
+		cat "$tmp/err" && [ ! -e "$tmp/x5.cu" ] &&
+		grep -q ": lower_gpu: $m/mmtc2.map: tune cuda.mm.tc 2: expected 0 or 1$" "$tmp/err"
+}
+check "tune cuda.mm.tc 1: the tensor-core product without a database (the site's heuristic tc); tune cuda.mm.tc 2: a clear error, no output" xmmtc
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"
