@@ -5,13 +5,13 @@ for ResNet-50, DeiT-tiny, ViT-B/16 and a GPT-2 small-config prefill
 
 Run from the repository root on the GPU machine after make (python3 with
 torch, torchvision, timm, transformers and numpy; an NVIDIA GPU):
-    python3 bench/gpu.py [--models resnet50,deit_tiny,vit_b16,gpt2]
+    python3 bench/gpu.py [--models resnet50,deit_tiny,vit_b16,gpt2]   (also resnet18, mobilenet_v2)
                          [--batches 1,32] [--modes devproc,eager,ro,ma]
                          [--precisions fp32,tf32] [--runs N] [--db M=FILE ...]
                          [--budget SECONDS] [--out FILE.md] [--export-only]
                          [--variant TAG:ENV=VAL[,ENV=VAL]] [--profile DIR]
 
-Models: ResNet-50 and GPT-2 as bench/cpu.py makes them (random weights,
+Models: ResNet-18, ResNet-50, MobileNetV2 and GPT-2 as bench/cpu.py makes them (random weights,
 seed 0; GPT-2's logits of a prefill of 128 token ids), DeiT-tiny and
 ViT-B/16 from timm (random weights, seed 0); each exported with
 torch.export at its batch into build/bench-gpu/NAME_bB/, a one-line
@@ -58,7 +58,7 @@ def precision(p):
 
 def make(name, b):
     """(model, input, input name, dtype text)."""
-    if name in ("resnet50", "gpt2"):
+    if name in ("resnet18", "resnet50", "mobilenet_v2", "gpt2"):
         from cpu import make as cpumake
         m, mkin, inname, dt, _ = cpumake(name)
         return m.eval(), mkin(b), inname, dt

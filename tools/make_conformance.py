@@ -326,7 +326,12 @@ def cases():
              (1, 4, 6, 6)),
             ("conv_depthwise", dict(in_channels=4, out_channels=8, kernel_size=3, groups=4, padding=1),
              (2, 4, 5, 5)),
-            ("conv_1x1", dict(in_channels=5, out_channels=3, kernel_size=1), (1, 5, 4, 4))):
+            ("conv_1x1", dict(in_channels=5, out_channels=3, kernel_size=1), (1, 5, 4, 4)),
+            # two tiles each way on cuda, cut at both edges, in the 64x64 tile
+            # and the 128x128 one (DPRT_CUDA_CONV_TILE, tests/gpu_nn.t); K =
+            # 216, not a multiple of 16
+            ("conv_tiles", dict(in_channels=24, out_channels=136, kernel_size=3, padding=1),
+             (2, 24, 10, 9))):
         case(n, lambda s, x: s.m[0](x), (lambda shape: lambda: r(*shape))(shape),
              mods=((lambda kw: lambda: nn.Conv2d(**kw))(kw),))
     case("max_pool", lambda s, x: F.max_pool2d(x, 2), lambda: r(1, 2, 6, 6))

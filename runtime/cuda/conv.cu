@@ -42,6 +42,8 @@
  * they are, unfolded. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dprt_cuda.h"
 #include "fastdiv.cuh"
@@ -144,46 +146,58 @@ dsld(const float *p, unsigned q)
 	return v;
 }
 
-/* The implicit GEMM: a 64x64 tile of y[o][p] per block, 2x2 warps of 32x32;
- * blockIdx = (pixel tile, channel tile, group * SPLIT + split).  K goes through
- * shared memory 16 at a time in a ring of STAGES slices filled by cp.async,
- * so that STAGES - 1 slices are on their way while one is multiplied;
- * operands are rounded to tf32 (and split, in MODE 0) as the warps read
- * them.  Split K (SPLIT > 1): blockIdx.z = group * SPLIT + split; RED 0
- * writes the partial tile to ws for convsum, RED 1 runs the SPLIT blocks of
- * a tile as one cluster that sums the partial tiles through distributed
- * shared memory, each block a SPLIT-th of the rows, in the order of the
- * splits (so the same sums as convsum's).  KS: 1 or 3 for a 1x1 or 3x3
- * window known to the compiler (most of a ResNet's convolutions), 0 for
- * any (divisions by the window through fastdiv). */
-template <int MODE, int RED, int KS>
-static __global__ void __launch_bounds__(128)
+/* The implicit GEMM: a 64x64 tile of y[o][p] per block of 128 threads,
+ * 2x2 warps of 32x32, or (BIG) a 128x128 tile per block of 256 threads,
+ * 2x4 warps of 64x32, for grids that fill the GPU many times over (at
+ * batch 32: fewer loads from memory a product, fewer shared-memory reads a
+ * tensor-core instruction); blockIdx = (pixel tile, channel tile, group *
+ * SPLIT + split).  K goes through shared memory 16 at a time in a ring of
+ * STAGES slices filled by cp.async, so that STAGES - 1 slices are on their
+ * way while one is multiplied; operands are rounded to tf32 (and split, in
+ * MODE 0) as the warps read them.  Both tiles sum each output over K in the
+ * same order, so they give the same bits.  Split K (SPLIT > 1, 64x64
+ * only): blockIdx.z = group * SPLIT + split; RED 0 writes the partial tile
+ * to ws for convsum, RED 1 runs the SPLIT blocks of a tile as one cluster
+ * that sums the partial tiles through distributed shared memory, each
+ * block a SPLIT-th of the rows, in the order of the splits (so the same
+ * sums as convsum's).  KS: 1 or 3 for a 1x1 or 3x3 window known to the
+ * compiler (most of a ResNet's convolutions), 0 for any (divisions by the
+ * window through fastdiv). */
+template <int MODE, int RED, int KS, int BIG>
+static __global__ void __launch_bounds__(BIG ? 256 : 128)
 conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
           const float *__restrict__ w, const float *__restrict__ bias,
           const float *__restrict__ res, float *__restrict__ y, float *__restrict__ ws)
 {
-	constexpr int S = STAGES;
-	constexpr int LA = 16 + 4, LB = 64 + 8;   /* padded rows: no bank conflicts */
-	__shared__ __align__(16) float sm[S * 64 * LA + S * 16 * LB];
-	float (*as)[64][LA] = (float (*)[64][LA])sm;               /* w slices [o][k] */
-	float (*bs)[16][LB] = (float (*)[16][LB])(sm + S * 64 * LA);   /* x̂ slices [k][p] */
+	constexpr int S = STAGES, BM = BIG ? 128 : 64, BN = BM, NT = BIG ? 256 : 128;
+	constexpr int MI = BM / 32, WN = BN / 32;   /* 16-row tiles a warp; warps along N */
+	constexpr int LA = 16 + 4, LB = BN + 8;     /* padded rows: no bank conflicts */
+	__shared__ __align__(16) float sst[BIG ? 4 : S * BM * LA + S * 16 * LB];
+	extern __shared__ __align__(16) float sdyn[];   /* BIG: convsmem() bytes */
+	float *sm = BIG ? sdyn : sst;
+	float (*as)[BM][LA] = (float (*)[BM][LA])sm;                 /* w slices [o][k] */
+	float (*bs)[16][LB] = (float (*)[16][LB])(sm + S * BM * LA);   /* x̂ slices [k][p] */
 	const int OG = P.OG, K = P.K, NP = P.NP;
-	int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp >> 1, wn = warp & 1;
+	constexpr int LWN = BIG ? 2 : 1, LBN = BIG ? 7 : 6;   /* log2 of WN and BN */
+	int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wm = warp >> LWN, wn = warp & (WN - 1);
 	int gq = lane >> 2, tq = lane & 3;
-	int m0 = blockIdx.y * 64, n0 = blockIdx.x * 64;
+	int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 	int grp = blockIdx.z / P.SPLIT, split = blockIdx.z % P.SPLIT;
 	int kbeg = split * P.KCHUNK, kend = min(K, kbeg + P.KCHUNK), nk = (kend - kbeg + 15) / 16;
 	const float *wg = w + grp * OG * P.LDA;
-	/* what this thread copies: x̂ column nb, rows kb..kb+7; w rows am, am+32,
-	 * columns ak..ak+3 */
-	int nb = tid & 63, kb = (tid >> 6) * 8, am = tid >> 2, ak = (tid & 3) * 4;
+	/* what this thread copies: x̂ column nb, rows kb..kb+7; w rows am and
+	 * am + BM/2, columns ak..ak+3 */
+	int nb = tid & (BN - 1), kb = (tid >> LBN) * 8, am = tid >> 2, ak = (tid & 3) * 4;
 	int p = n0 + nb, pq = dprt_q(P.pix, p), ppix = dprt_r(P.pix, p, pq);
 	int oq = dprt_q(P.ow, ppix);
 	int ih0 = oq * P.SH - P.PH, iw0 = dprt_r(P.ow, ppix, oq) * P.SW - P.PW;
 	const float *xp = x + (pq * P.C + grp * P.CG) * P.H * P.W;
-	float acc[2][4][4];
+	float acc[MI][4][4];
 
-	for (int i = 0; i < 2; i++)
+	static_assert(!(RED && BIG), "the clustered sum is the 64x64 tile's");
+	static_assert(NT / 4 == BM / 2 && NT / BN * 8 == 16 && (1 << LWN) == WN && (1 << LBN) == BN,
+	              "the copies cover the slices");
+	for (int i = 0; i < MI; i++)
 		for (int j = 0; j < 4; j++)
 			for (int e = 0; e < 4; e++)
 				acc[i][j][e] = 0.0f;
@@ -192,8 +206,8 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 		int k0 = kbeg + 16 * t, st = t % S;
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
-			int m = m0 + am + 32 * h;
-			float *dst = &as[st][am + 32 * h][ak];
+			int m = m0 + am + BM / 2 * h;
+			float *dst = &as[st][am + BM / 2 * h][ak];
 			if (P.PACKED) {   /* rows of LDA (a multiple of 16) floats */
 				cp16(dst, m < OG ? wg + m * P.LDA + k0 + ak : w, m < OG ? 16 : 0);
 			} else {
@@ -225,7 +239,7 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	};
 
 	tcring<S>(nk, issue, [&](int st) {
-		tcslice<MODE, 0, LA, LB>(acc, as[st], &bs[st][0][0], wm, wn, gq, tq);
+		tcslice<MODE, 0, LA, LB, MI>(acc, as[st], &bs[st][0][0], wm, wn, gq, tq);
 	});
 	if (RED) {
 		constexpr int LR = 64 + 4;
@@ -256,12 +270,12 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	} else {
 		/* accumulator e of tile (i, j): row gq (+8 for e >= 2), column 2·tq + e % 2 */
 #pragma unroll
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < MI; i++)
 #pragma unroll
 			for (int j = 0; j < 4; j++)
 #pragma unroll
 				for (int e = 0; e < 4; e++) {
-					int m = m0 + wm * 32 + i * 16 + gq + (e >> 1) * 8;
+					int m = m0 + wm * 16 * MI + i * 16 + gq + (e >> 1) * 8;
 					int n = n0 + wn * 32 + j * 8 + 2 * tq + (e & 1);
 					if (m >= OG || n >= NP)
 						continue;
@@ -376,24 +390,68 @@ launched(const dprt_conv *c, int sum, char *err, size_t errn)
 }
 
 static dim3
-gemmgrid(const Cv &P)
+gemmgrid(const Cv &P, int tile)
 {
-	return dim3((P.NP + 63) / 64, (P.OG + 63) / 64, P.G * P.SPLIT);
+	return dim3((P.NP + tile - 1) / tile, (P.OG + tile - 1) / tile, P.G * P.SPLIT);
 }
 
 typedef void Gemm(Cv, const float *, const float *, const float *, const float *, float *,
                   float *);
 
-/* The instance of conv_gemm<MODE, RED> for P's window. */
-template <int MODE, int RED>
+/* The instance of conv_gemm<MODE, RED, ., BIG> for P's window. */
+template <int MODE, int RED, int BIG = 0>
 static Gemm *
 gemm(const Cv &P)
 {
 	if (P.KH == 1 && P.KW == 1)
-		return conv_gemm<MODE, RED, 1>;
+		return conv_gemm<MODE, RED, 1, BIG>;
 	if (P.KH == 3 && P.KW == 3)
-		return conv_gemm<MODE, RED, 3>;
-	return conv_gemm<MODE, RED, 0>;
+		return conv_gemm<MODE, RED, 3, BIG>;
+	return conv_gemm<MODE, RED, 0, BIG>;
+}
+
+/* The 128x128 tile's shared memory: STAGES slices of w (128 x 20) and of
+ * x̂ (16 x 136), beyond the 48 KiB a kernel has without asking. */
+static const int BIGSMEM = STAGES * (128 * 20 + 16 * 136) * (int)sizeof(float);
+
+/* The tile of conv c: DPRT_CUDA_CONV_TILE=64|128 where set, else 128 where
+ * K is not split and its 128x128 tiles fill the GPU twice over (batch 32:
+ * the 64x64 tile loads each operand twice as often and is bound by its
+ * loads there; at batch 1 the smaller tile's more blocks win). */
+static int
+tileof(const Cv &P, char *err, size_t errn)
+{
+	static int env = -1, sms, raised;
+	long long blocks = (long long)((P.NP + 127) / 128) * ((P.OG + 127) / 128) * P.G;
+
+	if (env < 0) {
+		const char *e = getenv("DPRT_CUDA_CONV_TILE");
+		env = e && strcmp(e, "64") == 0 ? 64 : e && strcmp(e, "128") == 0 ? 128 : 0;
+	}
+	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
+	                             "cudaDeviceGetAttribute", err, errn) != 0)
+		return -1;
+	if (P.SPLIT > 1 || (env ? env == 64 : blocks < 2LL * sms))
+		return 64;
+	if (!raised) {   /* every instance of the 128x128 tile: the same bytes */
+		Gemm *f[6];
+		Cv Q = P;
+		int n = 0;
+
+		for (int ks = 0; ks < 3; ks++) {
+			Q.KH = Q.KW = ks == 0 ? 1 : ks == 1 ? 3 : 5;
+			f[n++] = gemm<0, 0, 1>(Q);
+			f[n++] = gemm<1, 0, 1>(Q);
+		}
+		for (int i = 0; i < n; i++)
+			if (dprt_cuda_ok(cudaFuncSetAttribute((const void *)f[i],
+			                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+			                                      BIGSMEM),
+			                 "cudaFuncSetAttribute", err, errn) != 0)
+				return -1;
+		raised = 1;
+	}
+	return 128;
 }
 
 /* The cluster launch of MODE's clustered form: clusters of SPLIT blocks
@@ -410,7 +468,7 @@ clusterlaunch(const Cv &P, cudaStream_t st, const float *x, const float *w, cons
 	a[0].val.clusterDim.x = 1;
 	a[0].val.clusterDim.y = 1;
 	a[0].val.clusterDim.z = P.SPLIT;
-	c.gridDim = gemmgrid(P);
+	c.gridDim = gemmgrid(P, 64);
 	c.blockDim = dim3(128, 1, 1);
 	c.stream = st;
 	c.attrs = a;
@@ -435,9 +493,14 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 			                    clusterlaunch<0>(P, g->stream, x, w, b, res, y),
 			                    what, err, errn);
 		}
-		Gemm *f = g->conv == DPRT_CONV_TF32 ? gemm<1, 0>(P) : gemm<0, 0>(P);
+		int tile = tileof(P, err, errn);
+		if (tile < 0)
+			return -1;
+		Gemm *f = g->conv == DPRT_CONV_TF32 ? (tile == 128 ? gemm<1, 0, 1>(P) : gemm<1, 0>(P))
+		                                    : (tile == 128 ? gemm<0, 0, 1>(P) : gemm<0, 0>(P));
 
-		f<<<gemmgrid(P), 128, 0, g->stream>>>(P, x, w, b, res, y, ws);
+		f<<<gemmgrid(P, tile), tile == 128 ? 256 : 128, tile == 128 ? BIGSMEM : 0, g->stream>>>(
+			P, x, w, b, res, y, ws);
 		if (launched(c, 0, err, errn) != 0)
 			return -1;
 		if (P.SPLIT > 1) {

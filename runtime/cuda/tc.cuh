@@ -92,37 +92,39 @@ tcring(int nk, Issue issue, Slice slice)
 	waitcp<0>();
 }
 
-/* One slice of 16 of K on the tensor cores, the 2x2 warps of a 64x64 tile
- * each adding its 32x32 into acc (accumulator e of tile (i, j): row
- * wm·32 + i·16 + gq (+8 for e >= 2), column wn·32 + j·8 + 2·tq + e % 2):
- * A from a[m][k] (rows of LA floats), B from b as [k][n] (rows of LB) or,
- * BT, as [n][k] (rows of LB); operands rounded to tf32 as they are read,
- * and in MODE 0 (3xTF32) split into a tf32 part and a tf32 remainder whose
- * three leading products are summed, the small ones first; MODE 1: TF32. */
-template <int MODE, int BT, int LA, int LB>
+/* One slice of 16 of K on the tensor cores, each warp adding its
+ * (16·MI)x(8·NJ) share of the tile into acc (accumulator e of tile (i, j):
+ * row wm·16·MI + i·16 + gq (+8 for e >= 2), column wn·8·NJ + j·8 + 2·tq +
+ * e % 2; MI 2, NJ 4: the 2x2 warps of 32x32 of a 64x64 tile): A from
+ * a[m][k] (rows of LA floats), B from b as [k][n] (rows of LB) or, BT, as
+ * [n][k] (rows of LB); operands rounded to tf32 as they are read, and in
+ * MODE 0 (3xTF32) split into a tf32 part and a tf32 remainder whose three
+ * leading products are summed, the small ones first; MODE 1: TF32.  Each
+ * output's sum runs over K in the same order whatever MI and NJ are. */
+template <int MODE, int BT, int LA, int LB, int MI = 2, int NJ = 4>
 static __device__ __forceinline__ void
-tcslice(float (&acc)[2][4][4], const float (*a)[LA], const float *b, int wm, int wn, int gq,
+tcslice(float (&acc)[MI][NJ][4], const float (*a)[LA], const float *b, int wm, int wn, int gq,
         int tq)
 {
 #pragma unroll
 	for (int kk = 0; kk < 16; kk += 8) {
-		unsigned af[2][2][4], bf[2][4][2];   /* [tf32, remainder] */
+		unsigned af[2][MI][4], bf[2][NJ][2];   /* [tf32, remainder] */
 #pragma unroll
-		for (int i = 0; i < 2; i++) {
-			const float *ap = &a[wm * 32 + i * 16 + gq][kk + tq];
+		for (int i = 0; i < MI; i++) {
+			const float *ap = &a[wm * 16 * MI + i * 16 + gq][kk + tq];
 			float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
 #pragma unroll
 			for (int e = 0; e < 4; e++)
 				msplit<MODE == 0>(v[e], af[0][i][e], af[1][i][e]);
 		}
 #pragma unroll
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < NJ; j++) {
 			float v[2];
 			if (BT) {
-				const float *bp = b + (wn * 32 + j * 8 + gq) * LB + kk + tq;
+				const float *bp = b + (wn * 8 * NJ + j * 8 + gq) * LB + kk + tq;
 				v[0] = bp[0], v[1] = bp[4];
 			} else {
-				const float *bp = b + (kk + tq) * LB + wn * 32 + j * 8 + gq;
+				const float *bp = b + (kk + tq) * LB + wn * 8 * NJ + j * 8 + gq;
 				v[0] = bp[0], v[1] = bp[4 * LB];
 			}
 #pragma unroll
@@ -130,9 +132,9 @@ tcslice(float (&acc)[2][4][4], const float (*a)[LA], const float *b, int wm, int
 				msplit<MODE == 0>(v[e], bf[0][j][e], bf[1][j][e]);
 		}
 #pragma unroll
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < MI; i++)
 #pragma unroll
-			for (int j = 0; j < 4; j++) {
+			for (int j = 0; j < NJ; j++) {
 				if (MODE == 0) {   /* the small products first */
 					mma(acc[i][j], af[1][i], bf[0][j]);
 					mma(acc[i][j], af[0][i], bf[1][j]);
