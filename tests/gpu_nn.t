@@ -9,7 +9,8 @@
 # direct within the case's tolerance, tf32 within 2e-2), and split K summed
 # in thread-block clusters (DPRT_CUDA_SPLITK=cluster) bit for bit against
 # the second kernel's sum, and the 128x128 tile (DPRT_CUDA_CONV_TILE=128)
-# bit for bit against the 64x64 one; elsewhere those
+# with a 1x1 window's 16-byte loads bit for bit against the 64x64 one with
+# 4-byte loads (DPRT_CUDA_CONV_VEC=0); elsewhere those
 # say "# SKIP no CUDA device".  tools/gpu-nn-check.sh does more, and times.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -18,7 +19,7 @@ nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 ondevice() { if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi; }
 
-cases="conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_depthwise max_pool_pad_ceil
+cases="conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_depthwise max_pool_pad_ceil
 	avg_pool_ceil_divisor adaptive_avg_pool bmm matmul_batched matmul_vec sdpa_causal_rect
 	sdpa_bool_mask sdpa_float_mask_scale"
 if [ -z "$nvcc" ] || [ ! -f tests/conformance/refs.npz ]; then
@@ -99,13 +100,15 @@ runall() {
 				echo "c_$c [$mode, DPRT_CUDA_SPLITK=cluster]: differs from the second kernel's sum: $r"
 				rc=1
 			fi
-			# the 128x128 tile (batch 32's): the same bits as the 64x64 one
+			# the 128x128 tile (batch 32's) with 16-byte loads of a 1x1
+			# window's input: the same bits as the 64x64 one with 4-byte loads
 			if DPRT_CUDA_CONV=$mode DPRT_CUDA_CONV_TILE=128 "$b/c_$c/c_$c" "$@" --out "out=$tmp/t.npy" &&
-				DPRT_CUDA_CONV=$mode DPRT_CUDA_CONV_TILE=64 "$b/c_$c/c_$c" "$@" --out "out=$tmp/s.npy" &&
+				DPRT_CUDA_CONV=$mode DPRT_CUDA_CONV_TILE=64 DPRT_CUDA_CONV_VEC=0 "$b/c_$c/c_$c" "$@" \
+					--out "out=$tmp/s.npy" &&
 				r=$("$bin/npycmp" --exact "$tmp/t.npy" "$tmp/s.npy"); then
 				echo "c_$c [$mode, DPRT_CUDA_CONV_TILE=128]: $r"
 			else
-				echo "c_$c [$mode, DPRT_CUDA_CONV_TILE=128]: differs from the 64x64 tile: $r"
+				echo "c_$c [$mode, DPRT_CUDA_CONV_TILE=128]: differs from the 64x64 tile's 4-byte loads: $r"
 				rc=1
 			fi
 		done

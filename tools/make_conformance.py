@@ -331,7 +331,10 @@ def cases():
             # and the 128x128 one (DPRT_CUDA_CONV_TILE, tests/gpu_nn.t); K =
             # 216, not a multiple of 16
             ("conv_tiles", dict(in_channels=24, out_channels=136, kernel_size=3, padding=1),
-             (2, 24, 10, 9))):
+             (2, 24, 10, 9)),
+            # the same for a 1x1 window whose images are rows of 4 pixels
+            # (x̂ loaded 16 bytes at a time); K = 40
+            ("conv_1x1_tiles", dict(in_channels=40, out_channels=136, kernel_size=1), (2, 40, 12, 12))):
         case(n, lambda s, x: s.m[0](x), (lambda shape: lambda: r(*shape))(shape),
              mods=((lambda kw: lambda: nn.Conv2d(**kw))(kw),))
     case("max_pool", lambda s, x: F.max_pool2d(x, 2), lambda: r(1, 2, 6, 6))

@@ -41,6 +41,7 @@
  * a = gamma / sqrt(var + eps).  Weights computed at run time are read where
  * they are, unfolded. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,8 +163,10 @@ dsld(const float *p, unsigned q)
  * block a SPLIT-th of the rows, in the order of the splits (so the same
  * sums as convsum's).  KS: 1 or 3 for a 1x1 or 3x3 window known to the
  * compiler (most of a ResNet's convolutions), 0 for any (divisions by the
- * window through fastdiv). */
-template <int MODE, int RED, int KS, int BIG>
+ * window through fastdiv).  VB (1x1 windows at stride 1, no padding, images
+ * of whole rows of 4 pixels): x̂'s rows are x's, copied 16 bytes at a time
+ * instead of 4. */
+template <int MODE, int RED, int KS, int BIG, int VB = 0>
 static __global__ void __launch_bounds__(BIG ? 256 : 128)
 conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
           const float *__restrict__ w, const float *__restrict__ bias,
@@ -192,9 +195,15 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	int oq = dprt_q(P.ow, ppix);
 	int ih0 = oq * P.SH - P.PH, iw0 = dprt_r(P.ow, ppix, oq) * P.SW - P.PW;
 	const float *xp = x + (pq * P.C + grp * P.CG) * P.H * P.W;
+	/* VB (a 1x1 window, stride 1, no padding, PIX a multiple of 4): x̂'s
+	 * rows are x's, 4 pixels at a time from column nv, rows kv and kv + 8 */
+	int nv = (tid & (BN / 4 - 1)) * 4, kv = tid >> (LBN - 2), pv = n0 + nv;
+	int vq = dprt_q(P.pix, pv);
+	const float *xv = x + (vq * P.C + grp * P.CG) * P.PIX + dprt_r(P.pix, pv, vq);
 	float acc[MI][4][4];
 
 	static_assert(!(RED && BIG), "the clustered sum is the 64x64 tile's");
+	static_assert(!VB || (KS == 1 && NT / (BN / 4) == 8), "VB: 1x1 windows, 8 rows of chunks");
 	static_assert(NT / 4 == BM / 2 && NT / BN * 8 == 16 && (1 << LWN) == WN && (1 << LBN) == BN,
 	              "the copies cover the slices");
 	for (int i = 0; i < MI; i++)
@@ -218,23 +227,32 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 				}
 			}
 		}
+		if (VB) {   /* rows kv and kv + 8, pixels pv..pv+3 of one image: 16 bytes */
 #pragma unroll
-		for (int e = 0; e < 8; e++) {
-			int k = k0 + kb + e, c, r, s;
-			if (KS == 1) {
-				c = k, r = 0, s = 0;
-			} else if (KS) {
-				constexpr int W = KS ? KS : 1;   /* (no division by 0 in KS 0's text) */
-				int kr = k % (W * W);
-				c = k / (W * W), r = kr / W, s = kr % W;
-			} else {
-				int kr;
-				c = dprt_q(P.kk, k), kr = dprt_r(P.kk, k, c);
-				r = dprt_q(P.kw, kr), s = dprt_r(P.kw, kr, r);
+			for (int h = 0; h < 2; h++) {
+				int k = k0 + kv + 8 * h;
+				bool in = pv < NP && k < K;
+				cp16(&bs[st][kv + 8 * h][nv], in ? xv + k * P.PIX : x, in ? 16 : 0);
 			}
-			int ih = ih0 + r * P.DH, iw = iw0 + s * P.DW;
-			bool in = p < NP && k < K && ih >= 0 && ih < P.H && iw >= 0 && iw < P.W;
-			cp4(&bs[st][kb + e][nb], in ? xp + (c * P.H + ih) * P.W + iw : x, in ? 4 : 0);
+		} else {
+#pragma unroll
+			for (int e = 0; e < 8; e++) {
+				int k = k0 + kb + e, c, r, s;
+				if (KS == 1) {
+					c = k, r = 0, s = 0;
+				} else if (KS) {
+					constexpr int W = KS ? KS : 1;   /* (no division by 0 in KS 0's text) */
+					int kr = k % (W * W);
+					c = k / (W * W), r = kr / W, s = kr % W;
+				} else {
+					int kr;
+					c = dprt_q(P.kk, k), kr = dprt_r(P.kk, k, c);
+					r = dprt_q(P.kw, kr), s = dprt_r(P.kw, kr, r);
+				}
+				int ih = ih0 + r * P.DH, iw = iw0 + s * P.DW;
+				bool in = p < NP && k < K && ih >= 0 && ih < P.H && iw >= 0 && iw < P.W;
+				cp4(&bs[st][kb + e][nb], in ? xp + (c * P.H + ih) * P.W + iw : x, in ? 4 : 0);
+			}
 		}
 	};
 
@@ -398,11 +416,38 @@ gemmgrid(const Cv &P, int tile)
 typedef void Gemm(Cv, const float *, const float *, const float *, const float *, float *,
                   float *);
 
-/* The instance of conv_gemm<MODE, RED, ., BIG> for P's window. */
+/* DPRT_CUDA_CONV_VEC=0: x̂'s slices 4 bytes at a time everywhere (a
+ * reference for timings). */
+static bool
+vbon(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("DPRT_CUDA_CONV_VEC");
+		on = !(e && strcmp(e, "0") == 0);
+	}
+	return on;
+}
+
+/* Whether x̂'s slices load 16 bytes at a time (conv_gemm's VB): a 1x1
+ * window at stride 1 without padding, whole rows of 4 pixels in each image,
+ * x 16-byte aligned. */
+static bool
+vb(const Cv &P, const float *x)
+{
+	return P.KH == 1 && P.KW == 1 && P.SH == 1 && P.SW == 1 && P.PH == 0 && P.PW == 0 &&
+	       P.PIX % 4 == 0 && (uintptr_t)x % 16 == 0 && vbon();
+}
+
+/* The instance of conv_gemm<MODE, RED, ., BIG> for P's window (and, x
+ * given, VB where vb says). */
 template <int MODE, int RED, int BIG = 0>
 static Gemm *
-gemm(const Cv &P)
+gemm(const Cv &P, const float *x = NULL)
 {
+	if (x && !RED && vb(P, x))
+		return conv_gemm<MODE, 0, 1, BIG, 1>;
 	if (P.KH == 1 && P.KW == 1)
 		return conv_gemm<MODE, RED, 1, BIG>;
 	if (P.KH == 3 && P.KW == 3)
@@ -414,12 +459,15 @@ gemm(const Cv &P)
  * x̂ (16 x 136), beyond the 48 KiB a kernel has without asking. */
 static const int BIGSMEM = STAGES * (128 * 20 + 16 * 136) * (int)sizeof(float);
 
-/* The tile of conv c: DPRT_CUDA_CONV_TILE=64|128 where set, else 128 where
- * K is not split and its 128x128 tiles fill the GPU twice over (batch 32:
- * the 64x64 tile loads each operand twice as often and is bound by its
- * loads there; at batch 1 the smaller tile's more blocks win). */
+/* The tile of conv c: DPRT_CUDA_CONV_TILE=64|128 where set, else 128 in
+ * TF32 where K is not split, there are 128 output channels or more, and
+ * the 128x128 tiles fill the GPU twice over (batch 32: ResNet-50 6% faster
+ * on the H200).  Not in 3xTF32: there its 149 registers a thread leave one
+ * block of 8 warps an SM, and the 64x64 tile's several blocks were 19-21%
+ * faster; nor with fewer channels, where half its rows would be idle
+ * (bench/RESULTS.md). */
 static int
-tileof(const Cv &P, char *err, size_t errn)
+tileof(const Cv &P, int tf32, char *err, size_t errn)
 {
 	static int env = -1, sms, raised;
 	long long blocks = (long long)((P.NP + 127) / 128) * ((P.OG + 127) / 128) * P.G;
@@ -431,12 +479,12 @@ tileof(const Cv &P, char *err, size_t errn)
 	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
 	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
-	if (P.SPLIT > 1 || (env ? env == 64 : blocks < 2LL * sms))
+	if (P.SPLIT > 1 || (env ? env == 64 : !tf32 || P.OG < 128 || blocks < 2LL * sms))
 		return 64;
 	if (!raised) {   /* every instance of the 128x128 tile: the same bytes */
-		Gemm *f[6];
+		Gemm *f[8] = { conv_gemm<0, 0, 1, 1, 1>, conv_gemm<1, 0, 1, 1, 1> };
 		Cv Q = P;
-		int n = 0;
+		int n = 2;
 
 		for (int ks = 0; ks < 3; ks++) {
 			Q.KH = Q.KW = ks == 0 ? 1 : ks == 1 ? 3 : 5;
@@ -493,11 +541,11 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 			                    clusterlaunch<0>(P, g->stream, x, w, b, res, y),
 			                    what, err, errn);
 		}
-		int tile = tileof(P, err, errn);
+		int tile = tileof(P, g->conv == DPRT_CONV_TF32, err, errn);
 		if (tile < 0)
 			return -1;
-		Gemm *f = g->conv == DPRT_CONV_TF32 ? (tile == 128 ? gemm<1, 0, 1>(P) : gemm<1, 0>(P))
-		                                    : (tile == 128 ? gemm<0, 0, 1>(P) : gemm<0, 0>(P));
+		Gemm *f = g->conv == DPRT_CONV_TF32 ? (tile == 128 ? gemm<1, 0, 1>(P, x) : gemm<1, 0>(P, x))
+		                                    : (tile == 128 ? gemm<0, 0, 1>(P, x) : gemm<0, 0>(P, x));
 
 		f<<<gemmgrid(P, tile), tile == 128 ? 256 : 128, tile == 128 ? BIGSMEM : 0, g->stream>>>(
 			P, x, w, b, res, y, ws);
