@@ -155,7 +155,9 @@ dsld(const float *p, unsigned q)
  * SPLIT + split).  K goes through shared memory 16 at a time in a ring of
  * STAGES slices filled by cp.async, so that STAGES - 1 slices are on their
  * way while one is multiplied; operands are rounded to tf32 (and split, in
- * MODE 0) as the warps read them.  Both tiles sum each output over K in the
+ * MODE 0: 3xTF32) as the warps read them, the weights with ldmatrix; MODE
+ * 1 is TF32, MODE 2 TF32 with weights packed already rounded (convpack),
+ * the same bits as MODE 1.  Both tiles sum each output over K in the
  * same order, so they give the same bits.  Split K (SPLIT > 1, 64x64
  * only): blockIdx.z = group * SPLIT + split; RED 0 writes the partial tile
  * to ws for convsum, RED 1 runs the SPLIT blocks of a tile as one cluster
@@ -203,6 +205,7 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	float acc[MI][4][4];
 
 	static_assert(!(RED && BIG), "the clustered sum is the 64x64 tile's");
+	static_assert(!(RED && MODE == 2), "the clustered sum rounds its weights itself");
 	static_assert(!VB || (KS == 1 && NT / (BN / 4) == 8), "VB: 1x1 windows, 8 rows of chunks");
 	static_assert(NT / 4 == BM / 2 && NT / BN * 8 == 16 && (1 << LWN) == WN && (1 << LBN) == BN,
 	              "the copies cover the slices");
@@ -257,7 +260,8 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	};
 
 	tcring<S>(nk, issue, [&](int st) {
-		tcslice<MODE, 0, LA, LB, MI>(acc, as[st], &bs[st][0][0], wm, wn, gq, tq);
+		tcslice<MODE == 0 ? 0 : 1, 0, LA, LB, MI, 4, MODE == 2>(acc, as[st], &bs[st][0][0], wm, wn,
+		                                                         gq, tq);
 	});
 	if (RED) {
 		constexpr int LR = 64 + 4;
@@ -357,13 +361,14 @@ convdirect(const __grid_constant__ Cv P, const float *__restrict__ x,
 }
 
 /* At init: weights [O][K] into rows of LDA floats (zeros past K) times a,
- * and bias b' = (cb - mean)·a + beta, a = gamma / sqrt(var + eps), where a
- * batch norm is folded (gamma not NULL; else a = 1 and no b'). */
+ * rounded to tf32 where rnd, and bias b' = (cb - mean)·a + beta, a = gamma
+ * / sqrt(var + eps), where a batch norm is folded (gamma not NULL; else
+ * a = 1 and no b'). */
 static __global__ void
 convpack(float *__restrict__ wout, float *__restrict__ bout, const float *__restrict__ w,
          const float *__restrict__ cb, const float *__restrict__ gamma,
          const float *__restrict__ beta, const float *__restrict__ mean,
-         const float *__restrict__ var, float eps, int O, int K, int LDA)
+         const float *__restrict__ var, float eps, int O, int K, int LDA, int rnd)
 {
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < O * LDA; i += gridDim.x * blockDim.x) {
 		int o = i / LDA, k = i % LDA;
@@ -371,7 +376,9 @@ convpack(float *__restrict__ wout, float *__restrict__ bout, const float *__rest
 
 		if (gamma)   /* as runtime/nn.c's batch norm: invstd first */
 			a = 1.0f / sqrtf(var[o] + eps) * gamma[o];
-		wout[i] = k < K ? w[o * K + k] * a : 0.0f;
+		float v = k < K ? w[o * K + k] * a : 0.0f;
+
+		wout[i] = rnd ? tf32(v) : v;
 		if (gamma && k == 0)
 			bout[o] = beta[o] - mean[o] * a + (cb ? cb[o] * a : 0.0f);
 	}
@@ -482,14 +489,16 @@ tileof(const Cv &P, int tf32, char *err, size_t errn)
 	if (P.SPLIT > 1 || (env ? env == 64 : !tf32 || P.OG < 128 || blocks < 2LL * sms))
 		return 64;
 	if (!raised) {   /* every instance of the 128x128 tile: the same bytes */
-		Gemm *f[8] = { conv_gemm<0, 0, 1, 1, 1>, conv_gemm<1, 0, 1, 1, 1> };
+		Gemm *f[12] = { conv_gemm<0, 0, 1, 1, 1>, conv_gemm<1, 0, 1, 1, 1>,
+		                conv_gemm<2, 0, 1, 1, 1> };
 		Cv Q = P;
-		int n = 2;
+		int n = 3;
 
 		for (int ks = 0; ks < 3; ks++) {
 			Q.KH = Q.KW = ks == 0 ? 1 : ks == 1 ? 3 : 5;
 			f[n++] = gemm<0, 0, 1>(Q);
 			f[n++] = gemm<1, 0, 1>(Q);
+			f[n++] = gemm<2, 0, 1>(Q);
 		}
 		for (int i = 0; i < n; i++)
 			if (dprt_cuda_ok(cudaFuncSetAttribute((const void *)f[i],
@@ -544,8 +553,11 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 		int tile = tileof(P, g->conv == DPRT_CONV_TF32, err, errn);
 		if (tile < 0)
 			return -1;
-		Gemm *f = g->conv == DPRT_CONV_TF32 ? (tile == 128 ? gemm<1, 0, 1>(P, x) : gemm<1, 0>(P, x))
-		                                    : (tile == 128 ? gemm<0, 0, 1>(P, x) : gemm<0, 0>(P, x));
+		/* TF32 with packed weights: dprt_cuda_convpack rounded them to tf32 */
+		Gemm *f = g->conv != DPRT_CONV_TF32 ?
+		          (tile == 128 ? gemm<0, 0, 1>(P, x) : gemm<0, 0>(P, x)) :
+		          P.PACKED ? (tile == 128 ? gemm<2, 0, 1>(P, x) : gemm<2, 0>(P, x)) :
+		          (tile == 128 ? gemm<1, 0, 1>(P, x) : gemm<1, 0>(P, x));
 
 		f<<<gemmgrid(P, tile), tile == 128 ? 256 : 128, tile == 128 ? BIGSMEM : 0, g->stream>>>(
 			P, x, w, b, res, y, ws);
@@ -617,9 +629,11 @@ dprt_cuda_convpack(dprt_cuda *g, const dprt_conv *c, float *wout, float *bout,
 
 	if (dprt_cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize", err, errn) != 0)
 		return -1;
-	convpack<<<blocks > 4096 ? 4096 : blocks, 256, 0, g->stream>>>(wout, bout, w, cb, gamma,
-	                                                              beta, mean, var, eps, c->O,
-	                                                              K, c->lda);
+	/* in TF32 the implicit GEMM would round each weight at every use: once
+	 * here instead (dprt_cuda_conv then takes MODE 2), the same values */
+	convpack<<<blocks > 4096 ? 4096 : blocks, 256, 0, g->stream>>>(
+		wout, bout, w, cb, gamma, beta, mean, var, eps, c->O, K, c->lda,
+		g->conv == DPRT_CONV_TF32 && !c->direct);
 	snprintf(what, sizeof what, "nn_pack (conv %d)", c->id);
 	if (dprt_cuda_launched(what, err, errn) != 0)
 		return -1;

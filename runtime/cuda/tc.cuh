@@ -55,6 +55,20 @@ waitcp(void)
 	asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 }
 
+/* Four 8x4 matrices of floats from shared memory, one register each a
+ * thread (ldmatrix of 8x8 16-bit elements: lane l gives the address of row
+ * l % 8 of matrix l / 8, rows of 16 bytes, 16-byte aligned; the thread of
+ * lane l gets row l / 4, float l % 4 of each).  Pointed at row (l & 7) +
+ * 8·(l >> 3 & 1), column 4·(l >> 4) of a 16x8 tile, the four are mma's A
+ * fragment of it, as four scalar reads would give it. */
+static __device__ __forceinline__ void
+ldm4(unsigned *r, const float *p)
+{
+	unsigned a = (unsigned)__cvta_generic_to_shared(p);
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+	             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+}
+
 /* x as hi = tf32(x) (its bits), and where SPLIT3 lo = tf32(x - hi): the
  * two parts whose products 3xTF32 sums */
 template <int SPLIT3>
@@ -96,26 +110,38 @@ tcring(int nk, Issue issue, Slice slice)
  * (16·MI)x(8·NJ) share of the tile into acc (accumulator e of tile (i, j):
  * row wm·16·MI + i·16 + gq (+8 for e >= 2), column wn·8·NJ + j·8 + 2·tq +
  * e % 2; MI 2, NJ 4: the 2x2 warps of 32x32 of a 64x64 tile): A from
- * a[m][k] (rows of LA floats), B from b as [k][n] (rows of LB) or, BT, as
- * [n][k] (rows of LB); operands rounded to tf32 as they are read, and in
- * MODE 0 (3xTF32) split into a tf32 part and a tf32 remainder whose three
- * leading products are summed, the small ones first; MODE 1: TF32.  Each
- * output's sum runs over K in the same order whatever MI and NJ are. */
-template <int MODE, int BT, int LA, int LB, int MI = 2, int NJ = 4>
+ * a[m][k] (rows of LA floats, 16-byte aligned; in TF32 read by ldm4), B from b as
+ * [k][n] (rows of LB) or, BT, as [n][k] (rows of LB); operands rounded to
+ * tf32 as they are read (A not where ARND says its values are tf32
+ * already: rounding them again changes no bit), and in MODE 0 (3xTF32)
+ * split into a tf32 part and a tf32 remainder whose three leading products
+ * are summed, the small ones first; MODE 1: TF32.  Each output's sum runs
+ * over K in the same order whatever MI and NJ are. */
+template <int MODE, int BT, int LA, int LB, int MI = 2, int NJ = 4, int ARND = 0>
 static __device__ __forceinline__ void
 tcslice(float (&acc)[MI][NJ][4], const float (*a)[LA], const float *b, int wm, int wn, int gq,
         int tq)
 {
+	const int lane = gq << 2 | tq;
+
 #pragma unroll
 	for (int kk = 0; kk < 16; kk += 8) {
 		unsigned af[2][MI][4], bf[2][NJ][2];   /* [tf32, remainder] */
 #pragma unroll
 		for (int i = 0; i < MI; i++) {
-			const float *ap = &a[wm * 16 * MI + i * 16 + gq][kk + tq];
-			float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
+			if (MODE == 0) {   /* ldmatrix measured no faster in 3xTF32 */
+				const float *ap = &a[wm * 16 * MI + i * 16 + gq][kk + tq];
+				float v[4] = { ap[0], ap[8 * LA], ap[4], ap[8 * LA + 4] };
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					msplit<1>(v[e], af[0][i][e], af[1][i][e]);
+				continue;
+			}
+			unsigned v[4];
+			ldm4(v, &a[wm * 16 * MI + i * 16 + (lane & 7) + (lane >> 3 & 1) * 8][kk + (lane >> 4) * 4]);
 #pragma unroll
 			for (int e = 0; e < 4; e++)
-				msplit<MODE == 0>(v[e], af[0][i][e], af[1][i][e]);
+				af[0][i][e] = ARND ? v[e] : __float_as_uint(tf32(__uint_as_float(v[e])));
 		}
 #pragma unroll
 		for (int j = 0; j < NJ; j++) {
