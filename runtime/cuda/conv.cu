@@ -155,9 +155,9 @@ dsld(const float *p, unsigned q)
  * SPLIT + split).  K goes through shared memory 16 at a time in a ring of
  * STAGES slices filled by cp.async, so that STAGES - 1 slices are on their
  * way while one is multiplied; operands are rounded to tf32 (and split, in
- * MODE 0: 3xTF32) as the warps read them, the weights with ldmatrix; MODE
- * 1 is TF32, MODE 2 TF32 with weights packed already rounded (convpack),
- * the same bits as MODE 1.  Both tiles sum each output over K in the
+ * MODE 0: 3xTF32) as the warps read them; MODE 1 is TF32, the weights read
+ * by ldmatrix, MODE 2 the same with weights packed already rounded
+ * (convpack), the same bits as MODE 1.  Both tiles sum each output over K in the
  * same order, so they give the same bits.  Split K (SPLIT > 1, 64x64
  * only): blockIdx.z = group * SPLIT + split; RED 0 writes the partial tile
  * to ws for convsum, RED 1 runs the SPLIT blocks of a tile as one cluster
@@ -178,7 +178,7 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	constexpr int MI = BM / 32, WN = BN / 32;   /* 16-row tiles a warp; warps along N */
 	constexpr int LA = 16 + 4, LB = BN + 8;     /* padded rows: no bank conflicts */
 	__shared__ __align__(16) float sst[BIG ? 4 : S * BM * LA + S * 16 * LB];
-	extern __shared__ __align__(16) float sdyn[];   /* BIG: convsmem() bytes */
+	extern __shared__ __align__(16) float sdyn[];   /* BIG: BIGSMEM bytes */
 	float *sm = BIG ? sdyn : sst;
 	float (*as)[BM][LA] = (float (*)[BM][LA])sm;                 /* w slices [o][k] */
 	float (*bs)[16][LB] = (float (*)[16][LB])(sm + S * BM * LA);   /* x̂ slices [k][p] */
@@ -470,7 +470,7 @@ static const int BIGSMEM = STAGES * (128 * 20 + 16 * 136) * (int)sizeof(float);
  * TF32 where K is not split, there are 128 output channels or more, and
  * the 128x128 tiles fill the GPU twice over (batch 32: ResNet-50 6% faster
  * on the H200).  Not in 3xTF32: there its 149 registers a thread leave one
- * block of 8 warps an SM, and the 64x64 tile's several blocks were 19-21%
+ * block of 8 warps an SM, and the 64x64 tile's several blocks were 16-21%
  * faster; nor with fewer channels, where half its rows would be idle
  * (bench/RESULTS.md). */
 static int

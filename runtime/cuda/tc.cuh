@@ -1,8 +1,8 @@
 /* tc.cuh: the pieces of the kernel library's tensor-core products
  * (conv.cu's implicit GEMM, gemm.cu's matrix product): TF32 rounding, the
  * mma.sync m16n8k8 tile product, the cp.async copies that fill their rings
- * of shared memory and their ring (tcring), the 3xTF32 split (msplit), and
- * one slice of K of a 64x64 tile (tcslice).  Each includer gets its own
+ * of shared memory and their ring (tcring), the 3xTF32 split (msplit),
+ * ldmatrix of A fragments (ldm4), and one slice of K of a tile (tcslice).  Each includer gets its own
  * static copies. */
 #ifndef DPRT_TC_CUH
 #define DPRT_TC_CUH
@@ -110,13 +110,13 @@ tcring(int nk, Issue issue, Slice slice)
  * (16·MI)x(8·NJ) share of the tile into acc (accumulator e of tile (i, j):
  * row wm·16·MI + i·16 + gq (+8 for e >= 2), column wn·8·NJ + j·8 + 2·tq +
  * e % 2; MI 2, NJ 4: the 2x2 warps of 32x32 of a 64x64 tile): A from
- * a[m][k] (rows of LA floats, 16-byte aligned; in TF32 read by ldm4), B from b as
- * [k][n] (rows of LB) or, BT, as [n][k] (rows of LB); operands rounded to
- * tf32 as they are read (A not where ARND says its values are tf32
- * already: rounding them again changes no bit), and in MODE 0 (3xTF32)
- * split into a tf32 part and a tf32 remainder whose three leading products
- * are summed, the small ones first; MODE 1: TF32.  Each output's sum runs
- * over K in the same order whatever MI and NJ are. */
+ * a[m][k] (rows of LA floats, 16-byte aligned; in TF32 read by ldm4), B
+ * from b as [k][n] (rows of LB) or, BT, as [n][k] (rows of LB); operands
+ * rounded to tf32 as they are read (A not where ARND says its values are
+ * tf32 already: rounding them again changes no bit), and in MODE 0
+ * (3xTF32) split into a tf32 part and a tf32 remainder whose three leading
+ * products are summed, the small ones first; MODE 1: TF32.  Each output's
+ * sum runs over K in the same order whatever MI and NJ are. */
 template <int MODE, int BT, int LA, int LB, int MI = 2, int NJ = 4, int ARND = 0>
 static __device__ __forceinline__ void
 tcslice(float (&acc)[MI][NJ][4], const float (*a)[LA], const float *b, int wm, int wn, int gq,
@@ -138,7 +138,9 @@ tcslice(float (&acc)[MI][NJ][4], const float (*a)[LA], const float *b, int wm, i
 				continue;
 			}
 			unsigned v[4];
-			ldm4(v, &a[wm * 16 * MI + i * 16 + (lane & 7) + (lane >> 3 & 1) * 8][kk + (lane >> 4) * 4]);
+			int row = wm * 16 * MI + i * 16 + (lane & 7) + (lane >> 3 & 1) * 8;
+
+			ldm4(v, &a[row][kk + (lane >> 4) * 4]);
 #pragma unroll
 			for (int e = 0; e < 4; e++)
 				af[0][i][e] = ARND ? v[e] : __float_as_uint(tf32(__uint_as_float(v[e])));
