@@ -489,17 +489,13 @@ tileof(const Cv &P, int tf32, char *err, size_t errn)
 	if (P.SPLIT > 1 || (env ? env == 64 : !tf32 || P.OG < 128 || blocks < 2LL * sms))
 		return 64;
 	if (!raised) {   /* every instance of the 128x128 tile: the same bytes */
-		Gemm *f[12] = { conv_gemm<0, 0, 1, 1, 1>, conv_gemm<1, 0, 1, 1, 1>,
-		                conv_gemm<2, 0, 1, 1, 1> };
-		Cv Q = P;
-		int n = 3;
+		Gemm *f[] = {
+			conv_gemm<0, 0, 0, 1>, conv_gemm<0, 0, 1, 1>, conv_gemm<0, 0, 3, 1>, conv_gemm<0, 0, 1, 1, 1>,
+			conv_gemm<1, 0, 0, 1>, conv_gemm<1, 0, 1, 1>, conv_gemm<1, 0, 3, 1>, conv_gemm<1, 0, 1, 1, 1>,
+			conv_gemm<2, 0, 0, 1>, conv_gemm<2, 0, 1, 1>, conv_gemm<2, 0, 3, 1>, conv_gemm<2, 0, 1, 1, 1>,
+		};
+		int n = (int)(sizeof f / sizeof *f);
 
-		for (int ks = 0; ks < 3; ks++) {
-			Q.KH = Q.KW = ks == 0 ? 1 : ks == 1 ? 3 : 5;
-			f[n++] = gemm<0, 0, 1>(Q);
-			f[n++] = gemm<1, 0, 1>(Q);
-			f[n++] = gemm<2, 0, 1>(Q);
-		}
 		for (int i = 0; i < n; i++)
 			if (dprt_cuda_ok(cudaFuncSetAttribute((const void *)f[i],
 			                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
