@@ -10,7 +10,8 @@
 # in thread-block clusters (DPRT_CUDA_SPLITK=cluster) bit for bit against
 # the second kernel's sum, and the 128x128 tile (DPRT_CUDA_CONV_TILE=128)
 # with a 1x1 window's 16-byte loads bit for bit against the 64x64 one with
-# 4-byte loads (DPRT_CUDA_CONV_VEC=0); elsewhere those
+# 4-byte loads (DPRT_CUDA_CONV_VEC=0), and a value those two switches do
+# not take is a clear error; elsewhere those
 # say "# SKIP no CUDA device".  tools/gpu-nn-check.sh does more, and times.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -127,5 +128,15 @@ splitk() {
 	done
 }
 ondevice "ResNet-18 (quarter width): split K summed in clusters and by the second kernel, the same bits (fp32, tf32)" splitk
+badenv() {
+	# the convolutions' timing switches: a value they do not take is an error at init
+	for v in DPRT_CUDA_CONV_TILE=96 DPRT_CUDA_CONV_VEC=2; do
+		! env "$v" "$b/c_conv_tiles/c_conv_tiles" --in "in0=$tmp/refs/conv_tiles.in0.npy" \
+			--out "out=$tmp/e.npy" 2>"$tmp/err" || return 1
+		cat "$tmp/err"
+		grep -q "cuda: ${v%=*} is '${v#*=}': expected" "$tmp/err" || return 1
+	done
+}
+ondevice "DPRT_CUDA_CONV_TILE=96, DPRT_CUDA_CONV_VEC=2: a clear error" badenv
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -87,6 +87,17 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		return errf(err, errn, "cuda: DPRT_CUDA_CONV is '%.40s': expected fp32, tf32 or "
 		            "direct", env);
 	}
+	/* conv.cu's timing switches, read there: checked once here */
+	env = getenv("DPRT_CUDA_CONV_TILE");
+	if (env && *env && strcmp(env, "64") != 0 && strcmp(env, "128") != 0) {
+		dprt_cuda_close(g);
+		return errf(err, errn, "cuda: DPRT_CUDA_CONV_TILE is '%.40s': expected 64 or 128", env);
+	}
+	env = getenv("DPRT_CUDA_CONV_VEC");
+	if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0) {
+		dprt_cuda_close(g);
+		return errf(err, errn, "cuda: DPRT_CUDA_CONV_VEC is '%.40s': expected 0 or 1", env);
+	}
 	env = getenv("DPRT_CUDA_SPLITK");
 	g->cluster = env && strcmp(env, "cluster") == 0;
 	if (env && *env && strcmp(env, "sum") != 0 && strcmp(env, "cluster") != 0) {
