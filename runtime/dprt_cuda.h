@@ -174,7 +174,8 @@ int dprt_cuda_faults(dprt_cuda *g, dprt_fault **dev, char *err, size_t errn);
 
 /* A 2-D convolution (NCHW, f32) with what dp-lower_gpu folded into its
  * epilogue, run by dprt_cuda_conv (runtime/cuda/conv.cu explains the
- * method): y = relu?(ca·(conv(x, w) + b) + cr·res), b and res optional. */
+ * method): y = clamp?(ca·(conv(x, w) + b) + cr·res), b and res optional,
+ * the clamp to [lo, hi] a relu's [0, inf] or a ReLU6's [0, 6]. */
 typedef struct dprt_conv {
 	int id;            /* the op, for messages ("conv ID") */
 	int N, C, H, W, G; /* input, groups */
@@ -184,8 +185,10 @@ typedef struct dprt_conv {
 	                      (dprt_cuda_convpack: lda = K rounded up to 16) */
 	int direct;        /* always the direct loop (depthwise) */
 	int split, kchunk; /* K split among split blocks of kchunk each */
-	int relu;
+	int relu;          /* the clamp to [lo, hi] below */
 	float ca, cr;
+	float lo, hi;      /* relu: the bounds, v < lo ? lo : v > hi ? hi : v
+	                      (NaN stays), as dpscalar.h's clamp */
 } dprt_conv;
 
 /* Enqueues convolution c on g's stream by g->conv's method: the output

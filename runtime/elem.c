@@ -681,7 +681,7 @@ memcpy_task(void *arg, int64_t t)
 	memcpy(m->y + off, m->x + off, (size_t)k);
 }
 
-/* memcpy in 1 MiB chunks over the pool (see dprt.h). */
+/* memcpy in chunks of MEMCPY_CHUNK over the pool (see dprt.h). */
 void
 dprt_memcpy(void *y, const void *x, int64_t n)
 {

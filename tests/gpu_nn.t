@@ -20,7 +20,7 @@ nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 ondevice() { if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi; }
 
-cases="conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_depthwise max_pool_pad_ceil
+cases="conv_bn_relu6 conv_dw_hardtanh conv_clamp_min conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_depthwise max_pool_pad_ceil
 	avg_pool_ceil_divisor adaptive_avg_pool bmm matmul_batched matmul_vec sdpa_causal_rect
 	sdpa_bool_mask sdpa_float_mask_scale"
 if [ -z "$nvcc" ] || [ ! -f tests/conformance/refs.npz ]; then
@@ -60,9 +60,16 @@ fused() {
 		grep -q ', 2,   /\* N, C, H, W, groups' "$b/c_conv_groups/5.gpu.cu" &&
 		grep -q '^	16, 1, 0,   /\* weight rows, packed' "$b/c_conv_1x1/5.gpu.cu" &&
 		[ "$(grep -c 'dprt_cuda_sdpa(' "$b/c_sdpa_bool_mask/5.gpu.cu")" -eq 1 ] &&
+		# ReLU6 after a batch norm, a hardtanh after a depthwise convolution:
+		# the clamp in the convolution's epilogue, no kernel of its own
+		grep -q '^	0.0f, 6.0f,   /\* the relu.s or clamp.s bounds' "$b/c_conv_bn_relu6/5.gpu.cu" &&
+		grep -q '^ \* 1 cuda partition, 1 kernel;' "$b/c_conv_bn_relu6/5.gpu.cu" &&
+		grep -q '^	-0.300000012f, 0.400000006f,   /\* the relu.s or clamp.s bounds' \
+			"$b/c_conv_dw_hardtanh/5.gpu.cu" &&
+		grep -q '^ \* 1 cuda partition, 1 kernel;' "$b/c_conv_dw_hardtanh/5.gpu.cu" &&
 		! grep -q 'DP_LAUNCH(' "$b/c_sdpa_bool_mask/5.gpu.cu"
 }
-check "depthwise runs the direct kernel, groups the GEMM; attention is one library call" fused
+check "depthwise runs the direct kernel, groups the GEMM; a clamp in the convolution's epilogue; attention is one library call" fused
 same() {
 	"$bin/devproc" build "$tmp/rn.dp" --target cuda -C "$tmp/again" >/dev/null &&
 		cmp "$b/rn/5.gpu.cu" "$tmp/again/rn/5.gpu.cu"

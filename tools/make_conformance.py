@@ -337,6 +337,15 @@ def cases():
             ("conv_1x1_tiles", dict(in_channels=40, out_channels=136, kernel_size=1), (2, 40, 12, 12))):
         case(n, lambda s, x: s.m[0](x), (lambda shape: lambda: r(*shape))(shape),
              mods=((lambda kw: lambda: nn.Conv2d(**kw))(kw),))
+    # a convolution's clamp (ReLU6, hardtanh, clamp) after its batch norm
+    # or alone, folded into its epilogue on cuda; inputs large enough that
+    # both bounds cut
+    case("conv_bn_relu6", lambda s, x: F.relu6(s.m[1](s.m[0](x))), lambda: r(2, 8, 7, 7) * 12,
+         mods=(lambda: nn.Conv2d(8, 16, 3, padding=1), lambda: bn(nn.BatchNorm2d(16))))
+    case("conv_dw_hardtanh", lambda s, x: F.hardtanh(s.m[0](x), -0.3, 0.4), lambda: r(1, 6, 6, 5),
+         mods=(lambda: nn.Conv2d(6, 6, 3, padding=1, groups=6),))
+    case("conv_clamp_min", lambda s, x: s.m[0](x).clamp(min=-0.1), lambda: r(1, 5, 6, 6),
+         mods=(lambda: nn.Conv2d(5, 7, 1),))
     case("max_pool", lambda s, x: F.max_pool2d(x, 2), lambda: r(1, 2, 6, 6))
     case("max_pool_pad_ceil", lambda s, x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), lambda: r(2, 2, 8, 7))
     case("max_pool_dilation", lambda s, x: F.max_pool2d(x, 2, 1, 0, dilation=2), lambda: r(1, 2, 7, 7))

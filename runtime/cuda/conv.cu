@@ -1,6 +1,6 @@
 /* conv.cu: 2-D convolution on the device (dprt_cuda_conv, dprt_cuda.h),
- * with the batch norm, residual add and relu that dp-lower_gpu folded into
- * it; compiled once by make into lib/libdprt_cuda.a, the shapes passed at
+ * with the batch norm, residual add and relu or clamp that dp-lower_gpu
+ * folded into it; compiled once by make into lib/libdprt_cuda.a, the shapes passed at
  * launch (divisions by them through fastdiv.cuh).
  *
  * The convolution is an implicit GEMM: y[o][p] = sum_k w[o][k]·x̂[k][p] per
@@ -56,7 +56,7 @@ enum { STAGES = 3 };   /* slices of K in the ring */
 struct Cv {
 	int N, C, H, W, G, O, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW;
 	int CG, OG, KK, K, PIX, NP, LDA, PACKED, SPLIT, KCHUNK, RELU;
-	float CA, CR;
+	float CA, CR, LO, HI;
 	dprt_div kk, kw, pix, ow, np;
 };
 
@@ -71,7 +71,7 @@ mkcv(const dprt_conv *c)
 	P.CG = c->C / c->G, P.OG = c->O / c->G, P.KK = c->KH * c->KW, P.K = P.CG * P.KK;
 	P.PIX = c->OH * c->OW, P.NP = c->N * P.PIX;
 	P.LDA = c->lda, P.PACKED = c->packed, P.SPLIT = c->split, P.KCHUNK = c->kchunk;
-	P.RELU = c->relu, P.CA = c->ca, P.CR = c->cr;
+	P.RELU = c->relu, P.CA = c->ca, P.CR = c->cr, P.LO = c->lo, P.HI = c->hi;
 	P.kk = dprt_mkdiv(P.KK > 0 ? P.KK : 1);
 	P.kw = dprt_mkdiv(P.KW > 0 ? P.KW : 1);
 	P.pix = dprt_mkdiv(P.PIX > 0 ? P.PIX : 1);
@@ -80,7 +80,8 @@ mkcv(const dprt_conv *c)
 	return P;
 }
 
-/* Output channel o at pixel p (batch folded in): bias, residual, relu.
+/* Output channel o at pixel p (batch folded in): bias, residual, relu or
+ * clamp (to [LO, HI], a relu's [0, inf], as dpscalar.h's clamp).
  * y = CA·conv + CR·res is written with the factor 1 left out, so that it
  * rounds as the expression with that factor a constant did. */
 static __device__ __forceinline__ void
@@ -102,7 +103,7 @@ convout(const Cv &P, float acc, int o, int p, const float *__restrict__ bias,
 			r = P.CA * r + P.CR * res[i];
 	}
 	if (P.RELU)
-		r = r < 0.0f ? 0.0f : r;   /* relu, NaN stays */
+		r = r < P.LO ? P.LO : r > P.HI ? P.HI : r;   /* NaN stays */
 	y[i] = r;
 }
 

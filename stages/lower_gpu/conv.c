@@ -1,5 +1,5 @@
 /* conv.c: 2-D convolution on the device, with the batch norm, residual add
- * and relu that nnplan folded into it (a Chain): the plan of each (tiles,
+ * and relu or clamp that nnplan folded into it (a Chain): the plan of each (tiles,
  * split K, packed weights) and the calls of the kernel library that runs
  * it (runtime/cuda/conv.cu, whose comment explains the method: an
  * implicit GEMM on the tensor cores in 3xTF32 or TF32, or a direct loop,
@@ -72,15 +72,16 @@ cfg(const Gpu *g, int i, Cfg *c)
 		const Chain *ch = g->fold && g->fold[i] >= 0 ? &g->nn->chain[g->fold[i]] : NULL;
 		int bias = op->nin == 3 || (ch && ch->bn >= 0), add = ch && ch->add >= 0;
 		int relu = ch && ch->relu >= 0;
+		const char *act = relu && fn->op[ch->relu].kind == Aclamp ? "clamp" : "relu";
+		char epi[32];
 		char key[256], heur[24];
 		snprintf(heur, sizeof heur, "%lld", c->split);
+		snprintf(epi, sizeof epi, "%s%s%s%s%s", bias ? "bias" : "", bias && (add || relu) ? "+" : "",
+		         add ? "add" : "", add && relu ? "+" : "", relu ? act : "");
 		snprintf(key, sizeof key, "%lldx%lldx%lldx%lld %lldx%lldx%lld s%lldx%lld p%lldx%lld "
 		         "d%lldx%lld g%lld f32 %s %s", c->N, c->C, c->H, c->W, c->O, c->k[0], c->k[1],
 		         c->s[0], c->s[1], c->p[0], c->p[1], c->d[0], c->d[1], c->G,
-		         g->prec ? g->prec : "fp32",
-		         !bias && !add && !relu ? "none" : bias && add && relu ? "bias+add+relu" :
-		         bias && add ? "bias+add" : bias && relu ? "bias+relu" : add && relu ?
-		         "add+relu" : bias ? "bias" : add ? "add" : "relu");
+		         g->prec ? g->prec : "fp32", epi[0] ? epi : "none");
 		c->split = atoi(tune_get(g, TUNE_CONV, i, key, heur, 0, &c->tuned));
 	}
 	c->kchunk = (nkt + c->split - 1) / c->split * BK;
@@ -176,11 +177,17 @@ constants(Gpu *g, const Chain *ch, const Cfg *c)
 	           c->lda, c->packed, c->direct, c->split, c->kchunk, c->K);
 	if (c->tuned)
 		str_printf(s, "; tuning database line %d", c->tuned);
-	str_printf(s, " */\n\t%d,   /* relu */\n\t", ch->relu >= 0);
+	str_printf(s, " */\n\t%d,   /* %s */\n\t", ch->relu >= 0,
+	           ch->relu >= 0 && fn->op[ch->relu].kind == Aclamp ? "clamp" : "relu");
 	str_float(s, ch->ca);
 	str_put(s, ", ");
 	str_float(s, ch->cr);
-	str_put(s, ",   /* y = ca·conv + cr·res */\n};\n");
+	str_put(s, ",   /* y = ca·conv + cr·res */\n");
+	str_put(s, "\t");
+	str_float(s, ch->lo);
+	str_put(s, ", ");
+	str_float(s, ch->hi);
+	str_put(s, ",   /* the relu's or clamp's bounds */\n};\n");
 }
 
 /* The library call of chain ch, run at its last op i. */

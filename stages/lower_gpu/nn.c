@@ -1,10 +1,11 @@
 /* nn.c: the neural-network ops on the device: which ops they are, the plan
- * that folds a convolution's batch norm, residual add and relu into its
+ * that folds a convolution's batch norm, residual add and relu or clamp into its
  * kernel (nnplan), and the dispatch of their emitters; here too the
  * kernels of pooling (one thread per output, the cpu's window rules) and
  * of batched matrix products (aten.bmm, aten.matmul with broadcast batch
  * axes: a shared-memory tiled kernel, exact fp32).  Convolutions are in
  * conv.c, attention in attn.c. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,13 +61,15 @@ next(const Gpu *g, int t)
 
 /* Convolution i and what its kernel can compute after it: conv [-> batch
  * norm with constant statistics, when the weights are constants too, as
- * init folds it into them] [-> add of a same-shape tensor] [-> relu]. */
+ * init folds it into them] [-> add of a same-shape tensor] [-> relu, or
+ * clamp to constant bounds: ReLU6, hardtanh]. */
 static void
 chain(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
-	Chain c = {.conv = i, .bn = -1, .add = -1, .relu = -1, .res = -1, .ca = 1, .cr = 1};
+	Chain c = {.conv = i, .bn = -1, .add = -1, .relu = -1, .res = -1, .ca = 1, .cr = 1,
+	           .lo = 0, .hi = INFINITY};
 	int t = i, u, k;
 
 	if (gpu_isconst(g, op->in[1]) && (op->nin < 3 || gpu_isconst(g, op->in[2])) &&
@@ -90,8 +93,13 @@ chain(Gpu *g, int i)
 			t = u;
 		}
 	}
-	if ((u = next(g, t)) >= 0 && fn->op[u].kind == Arelu) {
+	if ((u = next(g, t)) >= 0 && (fn->op[u].kind == Arelu || fn->op[u].kind == Aclamp)) {
+		const Attr *lo = dp_attr(&fn->op[u], "min"), *hi = dp_attr(&fn->op[u], "max");
 		c.relu = u;
+		if (fn->op[u].kind == Aclamp) {
+			c.lo = lo ? lo->f : -INFINITY;
+			c.hi = hi ? hi->f : INFINITY;
+		}
 		t = u;
 	}
 	g->fold[i] = t;

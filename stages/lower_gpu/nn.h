@@ -9,7 +9,9 @@
 /* A convolution and the ops folded into its kernel's epilogue. */
 typedef struct Chain {
 	int conv;          /* the aten.convolution */
-	int bn, add, relu; /* the folded aten.batch_norm, aten.add, aten.relu, or -1 */
+	int bn, add, relu; /* the folded aten.batch_norm, aten.add, aten.relu or
+	                      aten.clamp (ReLU6, hardtanh), or -1 */
+	double lo, hi;     /* the relu's or clamp's bounds: 0, inf for a relu */
 	int res;           /* the add's other operand (the residual) */
 	double ca, cr;     /* the add: ca·conv + cr·res (its alpha on operand 1) */
 } Chain;
