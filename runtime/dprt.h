@@ -87,6 +87,10 @@ typedef struct dprt_prog {
 	 * the room its buffer has; formats/ops.md, "Bounded sizes"), else 0;
 	 * NULL: none. */
 	const int *outlen;
+	/* Where input k may be written, after init, so that run reads it
+	 * without copying it (the page-locked buffer a cuda program sends it
+	 * to the device from), or NULL; NULL: no such input. */
+	void *(*inbuf)(void *state, int k);
 } dprt_prog;
 
 /* ---- Weights (weights.c, safetensors.c) ---- */

@@ -20,6 +20,7 @@ typedef struct Cli {
 	dprt_decode_fn *decode;		/* image files to pixels, or NULL */
 	const char **infile, **outfile;	/* per io, NULL if not named */
 	void **in, **out;
+	char *staged;			/* per input: in[i] is the program's (inbuf) */
 	dprt_image *img;		/* per input: an image input's pixels */
 	void *arena, *state;
 	int inited;
@@ -847,6 +848,26 @@ finish(Cli *c)
 	return 0;
 }
 
+/* The inputs the program reads where they are (dprt_prog's inbuf: a cuda
+ * program's page-locked staging) move there, read already: the runs then
+ * copy nothing on the host. */
+static void
+staged(Cli *c)
+{
+	const dprt_prog *p = c->p;
+	void *b;
+	int i;
+
+	for (i = 0; p->inbuf && i < p->nin; i++) {
+		if (isimage(&p->in[i]) || istext(&p->in[i]) || !(b = p->inbuf(c->state, i)))
+			continue;
+		memcpy(b, c->in[i], dprt_io_bytes(&p->in[i]));
+		free(c->in[i]);
+		c->in[i] = b;
+		c->staged[i] = 1;
+	}
+}
+
 static void
 cleanup(Cli *c)
 {
@@ -862,10 +883,11 @@ cleanup(Cli *c)
 	for (i = 0; c->in && i < c->p->nin; i++) {
 		if (isimage(&c->p->in[i]) || istext(&c->p->in[i]))
 			free((void *)c->img[i].data);
-		else
+		else if (!c->staged || !c->staged[i])
 			free(c->in[i]);
 	}
 	free(c->img);
+	free(c->staged);
 	for (i = 0; c->out && i < c->p->nout; i++)
 		free(c->out[i]);
 	free(c->infile);
@@ -911,6 +933,7 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	c.infile = calloc(nin, sizeof *c.infile);
 	c.in = calloc(nin, sizeof *c.in);
 	c.img = calloc(nin, sizeof *c.img);
+	c.staged = calloc(nin, 1);
 	c.outfile = calloc(nout, sizeof *c.outfile);
 	c.out = calloc(nout, sizeof *c.out);
 	c.tmp = calloc(nout, sizeof *c.tmp);
@@ -921,7 +944,7 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	c.steps = 1;
 	c.ent = p->nentry > 0 ? &p->entry[0] : NULL;
 	outname = calloc(nout, sizeof *outname);
-	if (!c.stepin || !c.stepio || !c.outfmt || !outname) {
+	if (!c.stepin || !c.stepio || !c.outfmt || !outname || !c.staged) {
 		rc = dprt_errf(c.err, sizeof c.err, "out of memory");
 		goto done;
 	}
@@ -952,6 +975,8 @@ dprt_main_image(const dprt_prog *p, dprt_decode_fn *decode, int argc, char **arg
 	} else if (rc == 0) {
 		c.inited = 1;
 	}
+	if (rc == 0)
+		staged(&c);
 	if (rc == 0 && c.genspec)
 		rc = generate(&c);
 	for (k = 0; rc == 0 && !c.genspec && k < c.steps; k++) {   /* --steps: one run each */

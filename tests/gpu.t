@@ -301,7 +301,7 @@ repeat() {
 		"$bin/npycmp" --exact $tmp/rl.npy $data/classify/label.npy &&
 		"$bin/npycmp" --tol 1e-5 $tmp/ro.npy $data/classify/logits.npy
 }
-ondevice "classify through its C API, 20 runs (eager, captured, replayed): same bytes each time" repeat
+ondevice "classify through its C API, 20 runs (eager, captured, replayed), then 3 from classify_input_buffer: same bytes each time" repeat
 batches() {
 	for p in batch16 batch4; do
 		for t in cpu cuda; do

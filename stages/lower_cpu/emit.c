@@ -81,10 +81,29 @@ portcopies(Ctx *c, int i)
 	}
 }
 
+/* The staging of program input k: the byte offset of the first host->device
+ * copy of the input itself (its page-locked buffer, where the caller may
+ * write the input so that no copy into it is needed: NAME_input_buffer),
+ * or -1. */
+static int64_t
+inpin(const Fn *fn, const Plan *pl, int k)
+{
+	int i;
+
+	for (i = 0; i < fn->nop; i++) {
+		int v = fn->op[i].nin ? fn->op[i].in[0] : -1;
+		if (pl->x[i].kind == X_H2D && pl->h[fn->op[i].out[0]].bytes > 0 &&
+		    pl->h[v].kind == H_IN && pl->h[v].idx == k && !dp_isdyn(&fn->val[v].t))
+			return pl->x[i].pin;
+	}
+	return -1;
+}
+
 /* The call of cuda partition k (op i is its first op): the values it
- * takes from the host go to their staging buffers, then 5.gpu.cu runs it
- * (and, when the host reads its results next, waits for it: for all of
- * it but the copies in pieces). */
+ * takes from the host go to their staging buffers (an input the caller
+ * wrote there already: no copy), then 5.gpu.cu runs it (and, when the host
+ * reads its results next, waits for it: for all of it but the copies in
+ * pieces). */
 static void
 gpucall(Ctx *c, int i)
 {
@@ -98,6 +117,9 @@ gpucall(Ctx *c, int i)
 		const Op *op = &fn->op[j];
 		if (c->plan->x[j].kind != X_H2D || c->plan->h[op->out[0]].bytes == 0)
 			continue;
+		if (c->plan->h[op->in[0]].kind == H_IN)   /* NAME_input_buffer's? */
+			str_printf(c->body, "\tif ((const void *)v%d != %s_gpu_host(state, %lld))\n\t",
+			           op->in[0], fn->name, (long long)c->plan->x[j].pin);
 		str_printf(c->body, "\t%s(%s_gpu_host(state, %lld), v%d, %lld);   /* ",
 		           copyfn(c->plan->h[op->out[0]].bytes), fn->name, (long long)c->plan->x[j].pin, op->in[0], (long long)c->plan->h[op->out[0]].bytes);
 		c->used[op->in[0]] = 1;
@@ -356,7 +378,7 @@ runapi(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, const int *
  * pointers to the schedule. */
 static void
 api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int state,
-    int gpustate, const int *ent, const char **ename, int nent)
+    int gpustate, const int *ent, const char **ename, int nent, int inbuf)
 {
 	const char *nm = fn->name;
 	int i, nin = 0, nout = 0;
@@ -409,6 +431,11 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 		str_put(s, "\tif (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)\n"
 		           "\t\treturn -1;\n");
 	str_put(s, "\treturn 0;\n}\n\n");
+	str_printf(s, "void *\n%s_input_buffer(%s *m, int k)\n{\n", nm, nm);
+	if (inbuf)
+		str_printf(s, "\treturn m && m->ok ? %s_inbuf(m->gpu, k) : NULL;\n}\n\n", nm);
+	else
+		str_put(s, "\t(void)m;\n\t(void)k;\n\treturn NULL;   /* no input goes to a device as it is */\n}\n\n");
 	for (i = 0; i < np; i++) {
 		if (p[i].isout)
 			nout++;
@@ -591,7 +618,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	Param *par;
 	Plan pl;
 	Ctx c;
-	int np, i, rc = -1, nin = 0, nout = 0, hasblob, gpustate = 0;
+	int np, i, k, rc = -1, nin = 0, nout = 0, hasblob, gpustate = 0;
 	Fuse *fu = nn_fuse(fn);
 	char *blk = nn_layout(fn, fu);
 	int64_t *prepoff, nb, prep0, prep1;
@@ -712,6 +739,21 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		runfn(&c, out, &body, &decl, NULL);
 	if (nent)
 		entrytable(out, fn, par, np, ent, ename, nent);
+	for (i = 0, k = 0; pl.ncuda && i < nin; i++)
+		if (inpin(fn, &pl, i) >= 0)
+			k++;
+	if (k) {   /* the staged inputs (NAME_input_buffer) */
+		str_printf(out, "\n/* Where input k can be written so that a run reads it without a copy:\n"
+		                " * the page-locked buffer it goes to the device from; NULL for an\n"
+		                " * input the host reads or converts first. */\n"
+		                "static void *\n%s_inbuf(void *state, int k)\n{\n\tswitch (k) {\n",
+		           fn->name);
+		for (i = 0; i < nin; i++)
+			if (inpin(fn, &pl, i) >= 0)
+				str_printf(out, "\tcase %d: return %s_gpu_host(state, %lld);\n", i, fn->name,
+				           (long long)inpin(fn, &pl, i));
+		str_put(out, "\t}\n\treturn NULL;\n}\n");
+	}
 	str_printf(out, "\n/* The program descriptor that dprt_main and the typed API run. */\n"
 	                "const dprt_prog %s_prog = {\n\t.name = ", fn->name);
 	str_cstring(out, fn->name);
@@ -764,8 +806,10 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		}
 	if (nent)
 		str_printf(out, "\t.nentry = %d,\n\t.entry = %s_entries,\n", nent, fn->name);
+	if (k)
+		str_printf(out, "\t.inbuf = %s_inbuf,\n", fn->name);
 	str_put(out, "};\n\n");
-	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0, gpustate, ent, ename, nent);
+	api(out, fn, &pl, par, np, prep.n > 0, state.n > 0, gpustate, ent, ename, nent, k > 0);
 	rc = 0;
 done:
 	str_free(&top);

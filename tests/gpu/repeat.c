@@ -1,9 +1,10 @@
 /* repeat.c: a driver of the classify program's C API (built for the cuda
  * target) for tests/gpu.t: runs it 20 times on one image (the first run
  * eager, the second captured into a CUDA graph, the rest replayed), checks
- * that every run gives the first run's bytes, and writes the last run's
- * outputs.  Where the program cannot run (no GPU) it prints
- * classify_error's message and exits 3.
+ * that every run gives the first run's bytes, then 3 runs more from the
+ * image written into classify_input_buffer (read in place: the same
+ * bytes), and writes the last run's outputs.  Where the program cannot
+ * run (no GPU) it prints classify_error's message and exits 3.
  * usage: repeat IMAGE.npy LABEL.npy LOGITS.npy */
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,28 @@ main(int argc, char **argv)
 		} else if (label != label0 || memcmp(logits, logits0, sizeof logits) != 0) {
 			fprintf(stderr, "run %d differs from run 0 (label %lld, want %lld)\n", r,
 			        (long long)label, (long long)label0);
+			bad = 1;
+		}
+	}
+	/* the input written into classify_input_buffer: read in place, the
+	 * same outputs; an output has none */
+	uint8_t *in = classify_input_buffer(m, 0);
+	if (in == NULL || classify_input_buffer(m, 1) != NULL || classify_input_buffer(m, -1) != NULL) {
+		fprintf(stderr, "classify_input_buffer: %p for the image, %s for 1 and -1\n", (void *)in,
+		        classify_input_buffer(m, 1) || classify_input_buffer(m, -1) ? "not NULL" : "NULL");
+		bad = 1;
+	}
+	for (r = 0; in && r < 3; r++) {
+		memcpy(in, img, sizeof img);
+		memset(logits, 0xff, sizeof logits);
+		label = -7;
+		if (classify_run(m, in, &label, logits) != 0) {
+			fprintf(stderr, "run from the input buffer: %s\n", classify_error(m));
+			bad = 1;
+			break;
+		}
+		if (label != label0 || memcmp(logits, logits0, sizeof logits) != 0) {
+			fprintf(stderr, "run %d from the input buffer differs from run 0\n", r);
 			bad = 1;
 		}
 	}

@@ -33,6 +33,15 @@ canon *canon_create_with(const canon_options *o);
 /* Runs m on n threads from now on (the caller's thread counts as one).
  * 0, or -1 with the message in canon_error(m) (n not from 1 to 1024). */
 int canon_set_threads(canon *m, int n);
+/* A buffer for input k (from 0, in the order of canon_run's inputs)
+ * that canon_run reads in place when it is passed as that input, whole
+ * and in the same layout: on a GPU, the page-locked buffer the input
+ * goes to the device from, so that the run copies nothing on the host
+ * (19 MB for a batch of 32 images).  Any other buffer works too, with
+ * that copy.  NULL where k has none (an input the host reads or
+ * converts first, no GPU, an instance that did not start); the buffer
+ * is m's until canon_destroy(m). */
+void *canon_input_buffer(canon *m, int k);
 /* Runs the program once: reads the inputs, writes the outputs (dense,
  * C order, buffers that do not overlap).  0, or -1 with the message
  * in canon_error(m). */
@@ -153,6 +162,14 @@ canon_set_threads(canon *m, int n)
 	if (dprt_pool_resize(&m->pool, n, m->err, sizeof m->err) != 0)
 		return -1;
 	return 0;
+}
+
+void *
+canon_input_buffer(canon *m, int k)
+{
+	(void)m;
+	(void)k;
+	return NULL;   /* no input goes to a device as it is */
 }
 
 int
