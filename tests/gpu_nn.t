@@ -6,12 +6,13 @@
 # residual add and relu in a convolution's epilogue.  Where a CUDA device is
 # present too, the cases run under every convolution method
 # (DPRT_CUDA_CONV=fp32, tf32, direct) against PyTorch's references (fp32 and
-# direct within the case's tolerance, tf32 within 2e-2), and split K summed
-# in thread-block clusters (DPRT_CUDA_SPLITK=cluster) bit for bit against
-# the second kernel's sum, and the 128x128 tile (DPRT_CUDA_CONV_TILE=128)
-# with a 1x1 window's 16-byte loads bit for bit against the 64x64 one with
-# 4-byte loads (DPRT_CUDA_CONV_VEC=0), and a value those two switches do
-# not take is a clear error; elsewhere those
+# direct within the case's tolerance, tf32 within 2e-2), the depthwise
+# kernel bit for bit against the direct loop (DPRT_CUDA_CONV=direct), split
+# K summed in thread-block clusters (DPRT_CUDA_SPLITK=cluster) bit for bit
+# against the second kernel's sum, and the 128x128 tile
+# (DPRT_CUDA_CONV_TILE=128) with a 1x1 window's 16-byte loads bit for bit
+# against the 64x64 one with 4-byte loads (DPRT_CUDA_CONV_VEC=0), and a
+# value those two switches do not take is a clear error; elsewhere those
 # say "# SKIP no CUDA device".  tools/gpu-nn-check.sh does more, and times.
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -20,7 +21,7 @@ nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 ondevice() { if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi; }
 
-cases="conv_bn_relu6 conv_dw_hardtanh conv_clamp_min conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_depthwise max_pool_pad_ceil
+cases="conv_dw_s2 conv_dw_5x5_dil conv_bn_relu6 conv_dw_hardtanh conv_clamp_min conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_depthwise max_pool_pad_ceil
 	avg_pool_ceil_divisor adaptive_avg_pool bmm matmul_batched matmul_vec sdpa_causal_rect
 	sdpa_bool_mask sdpa_float_mask_scale"
 if [ -z "$nvcc" ] || [ ! -f tests/conformance/refs.npz ]; then
@@ -69,7 +70,7 @@ fused() {
 		grep -q '^ \* 1 cuda partition, 1 kernel;' "$b/c_conv_dw_hardtanh/5.gpu.cu" &&
 		! grep -q 'DP_LAUNCH(' "$b/c_sdpa_bool_mask/5.gpu.cu"
 }
-check "depthwise runs the direct kernel, groups the GEMM; a clamp in the convolution's epilogue; attention is one library call" fused
+check "depthwise takes its own kernel, groups the GEMM; a clamp in the convolution's epilogue; attention is one library call" fused
 same() {
 	"$bin/devproc" build "$tmp/rn.dp" --target cuda -C "$tmp/again" >/dev/null &&
 		cmp "$b/rn/5.gpu.cu" "$tmp/again/rn/5.gpu.cu"
@@ -99,6 +100,16 @@ runall() {
 				echo "c_$c [$mode]: differs from PyTorch: $r"
 				rc=1
 			fi
+			# depthwise: the kernel of several outputs a thread, the direct loop's bits
+			case $mode.$c in fp32.conv_depthwise | fp32.conv_dw_*)
+				if DPRT_CUDA_CONV=direct "$b/c_$c/c_$c" "$@" --out "out=$tmp/d.npy" &&
+					r=$("$bin/npycmp" --exact "$tmp/o.npy" "$tmp/d.npy"); then
+					echo "c_$c [depthwise kernel against DPRT_CUDA_CONV=direct]: $r"
+				else
+					echo "c_$c [depthwise kernel against DPRT_CUDA_CONV=direct]: differs: $r"
+					rc=1
+				fi
+			esac
 			[ $mode = direct ] && continue
 			# split K summed in a cluster: the same bits as by the second kernel
 			if DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=cluster "$b/c_$c/c_$c" "$@" --out "out=$tmp/s.npy" &&

@@ -346,6 +346,13 @@ def cases():
          mods=(lambda: nn.Conv2d(6, 6, 3, padding=1, groups=6),))
     case("conv_clamp_min", lambda s, x: s.m[0](x).clamp(min=-0.1), lambda: r(1, 5, 6, 6),
          mods=(lambda: nn.Conv2d(5, 7, 1),))
+    # depthwise convolutions through the cuda kernel's other paths: stride 2
+    # (each row's span read once), a dilated 5x5 window with two outputs a
+    # channel (any window); rows of 9 and 11 outputs cut the last thread's 4
+    case("conv_dw_s2", lambda s, x: s.m[0](x), lambda: r(2, 6, 9, 17),
+         mods=(lambda: nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6),))
+    case("conv_dw_5x5_dil", lambda s, x: s.m[0](x), lambda: r(1, 4, 9, 11),
+         mods=(lambda: nn.Conv2d(4, 8, 5, padding=4, dilation=2, groups=4),))
     case("max_pool", lambda s, x: F.max_pool2d(x, 2), lambda: r(1, 2, 6, 6))
     case("max_pool_pad_ceil", lambda s, x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), lambda: r(2, 2, 8, 7))
     case("max_pool_dilation", lambda s, x: F.max_pool2d(x, 2, 1, 0, dilation=2), lambda: r(1, 2, 7, 7))

@@ -32,7 +32,8 @@
  * PyTorch's own default for convolutions on CUDA,
  * torch.backends.cudnn.allow_tf32); "direct" runs a plain fp32 loop per
  * output (slow; a reference).  Depthwise convolutions (one input channel
- * per group, K = KH·KW) always run the direct loop, which suits them.
+ * per group, K = KH·KW) run convdw, the direct loop's sums over several
+ * outputs of a row a thread (with "direct", the direct loop itself).
  *
  * The weights are constants uploaded at init; init then packs them once on
  * the device (dprt_cuda_convpack) into rows of K rounded up to 16 (zeros
@@ -50,7 +51,10 @@
 #include "fastdiv.cuh"
 #include "tc.cuh"   /* cp16, cp4, tcring, tcslice */
 
-enum { STAGES = 3 };   /* slices of K in the ring */
+enum {
+	STAGES = 3,   /* slices of K in the ring */
+	DWN = 4,      /* outputs of a row a thread of the depthwise kernel */
+};
 
 /* A convolution's geometry as the kernels read it. */
 struct Cv {
@@ -58,6 +62,7 @@ struct Cv {
 	int CG, OG, KK, K, PIX, NP, LDA, PACKED, SPLIT, KCHUNK, RELU;
 	float CA, CR, LO, HI;
 	dprt_div kk, kw, pix, ow, np;
+	dprt_div owq, oh, o;   /* the depthwise kernel's: ceil(OW / DWN), OH, O */
 };
 
 static Cv
@@ -77,6 +82,9 @@ mkcv(const dprt_conv *c)
 	P.pix = dprt_mkdiv(P.PIX > 0 ? P.PIX : 1);
 	P.ow = dprt_mkdiv(P.OW > 0 ? P.OW : 1);
 	P.np = dprt_mkdiv(P.NP > 0 ? P.NP : 1);
+	P.owq = dprt_mkdiv(P.OW > 0 ? (P.OW + DWN - 1) / DWN : 1);
+	P.oh = dprt_mkdiv(P.OH > 0 ? P.OH : 1);
+	P.o = dprt_mkdiv(P.O > 0 ? P.O : 1);
 	return P;
 }
 
@@ -328,8 +336,7 @@ convsum(const __grid_constant__ Cv P, const float *__restrict__ ws,
 }
 
 /* One thread per output, fp32 FMAs in order of k; KS 3: a 3x3 window
- * known to the compiler (the depthwise convolutions of MobileNets), 0:
- * any. */
+ * known to the compiler, 0: any. */
 template <int KS>
 static __global__ void __launch_bounds__(256)
 convdirect(const __grid_constant__ Cv P, const float *__restrict__ x,
@@ -359,6 +366,75 @@ convdirect(const __grid_constant__ Cv P, const float *__restrict__ x,
 			}
 		}
 	convout(P, acc, o, p, bias, res, y);
+}
+
+/* Depthwise convolutions (one input channel a group: dp-lower_gpu's
+ * direct ones): convdirect's sums in its order (window rows, then columns,
+ * the taps outside the input skipped), so its bits, but DWN outputs of a
+ * row a thread, so that the index arithmetic is a thread's once for them
+ * and, with a 3x3 window (KS 3: MobileNets'), its weights sit in registers
+ * and at stride ST 1 or 2 without dilation each input row's span is read
+ * once for the DWN outputs rather than once per tap (ST 0: any). */
+template <int KS, int ST>
+static __global__ void __launch_bounds__(256)
+convdw(const __grid_constant__ Cv P, const float *__restrict__ x,
+       const float *__restrict__ w, const float *__restrict__ bias,
+       const float *__restrict__ res, float *__restrict__ y)
+{
+	const int KH = KS ? KS : P.KH, KW = KS ? KS : P.KW;
+	int i = blockIdx.x * 256 + threadIdx.x, nq = (P.OW + DWN - 1) / DWN;
+
+	static_assert(!ST || KS == 3, "spans: the 3x3 window's");
+	if (i >= P.N * P.O * P.OH * nq)
+		return;
+	int t = dprt_q(P.owq, i), ow0 = dprt_r(P.owq, i, t) * DWN;
+	int u = dprt_q(P.oh, t), oh = dprt_r(P.oh, t, u);
+	int n = dprt_q(P.o, u), o = dprt_r(P.o, u, n);
+	const float *xp = x + (n * P.C + o / P.OG * P.CG) * P.H * P.W, *wp = w + o * P.LDA;
+	int ih0 = oh * P.SH - P.PH, iw0 = ow0 * P.SW - P.PW;
+	float acc[DWN], wr[KS ? KS * KS : 1];
+
+#pragma unroll
+	for (int j = 0; j < DWN; j++)
+		acc[j] = 0.0f;
+#pragma unroll
+	for (int k = 0; k < (KS ? KS * KS : 0); k++)
+		wr[k] = wp[k];
+#pragma unroll
+	for (int r = 0; r < KH; r++) {
+		int ih = ih0 + r * P.DH;
+		if (ih < 0 || ih >= P.H)
+			continue;
+		const float *xr = xp + ih * P.W;
+		if constexpr (ST != 0) {   /* the row's span, each input once */
+			constexpr int SPAN = (DWN - 1) * (ST ? ST : 1) + 3;
+			float v[SPAN];
+			bool in[SPAN];
+#pragma unroll
+			for (int e = 0; e < SPAN; e++) {
+				in[e] = iw0 + e >= 0 && iw0 + e < P.W;
+				v[e] = in[e] ? xr[iw0 + e] : 0.0f;
+			}
+#pragma unroll
+			for (int j = 0; j < DWN; j++)
+#pragma unroll
+				for (int s = 0; s < 3; s++)
+					if (in[j * ST + s])
+						acc[j] = fmaf(v[j * ST + s], wr[r * 3 + s], acc[j]);
+		} else {
+#pragma unroll
+			for (int j = 0; j < DWN; j++)
+				for (int s = 0; s < KW; s++) {
+					int iw = iw0 + j * P.SW + s * P.DW;
+					if (iw >= 0 && iw < P.W)
+						acc[j] = fmaf(xr[iw], KS ? wr[r * KW + s] : wp[r * KW + s], acc[j]);
+				}
+		}
+	}
+#pragma unroll
+	for (int j = 0; j < DWN; j++)
+		if (ow0 + j < P.OW)
+			convout(P, acc[j], o, n * P.PIX + oh * P.OW + ow0 + j, bias, res, y);
 }
 
 /* At init: weights [O][K] into rows of LDA floats (zeros past K) times a,
@@ -566,6 +642,16 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 				return -1;
 		}
 		return 0;
+	}
+	if (c->direct && g->conv != DPRT_CONV_DIRECT) {   /* depthwise */
+		long long nt = (long long)P.N * P.O * P.OH * ((P.OW + DWN - 1) / DWN);
+		int k3 = P.KH == 3 && P.KW == 3, d1 = P.DW == 1;
+		void (*f)(Cv, const float *, const float *, const float *, const float *, float *) =
+			k3 && d1 && P.SW == 1 ? convdw<3, 1> : k3 && d1 && P.SW == 2 ? convdw<3, 2> :
+			k3 ? convdw<3, 0> : convdw<0, 0>;
+
+		f<<<(unsigned)((nt + 255) / 256), 256, 0, g->stream>>>(P, x, w, b, res, y);
+		return launched(c, 0, err, errn);
 	}
 	if (P.KH == 3 && P.KW == 3)
 		convdirect<3><<<(P.O * P.NP + 255) / 256, 256, 0, g->stream>>>(P, x, w, b, res, y);

@@ -182,8 +182,7 @@ constants(Gpu *g, const Chain *ch, const Cfg *c)
 	str_float(s, ch->ca);
 	str_put(s, ", ");
 	str_float(s, ch->cr);
-	str_put(s, ",   /* y = ca·conv + cr·res */\n");
-	str_put(s, "\t");
+	str_put(s, ",   /* y = ca·conv + cr·res */\n\t");
 	str_float(s, ch->lo);
 	str_put(s, ", ");
 	str_float(s, ch->hi);
