@@ -187,8 +187,8 @@ typedef struct dprt_conv {
 	int split, kchunk; /* K split among split blocks of kchunk each */
 	int relu;          /* the clamp to [lo, hi] below */
 	float ca, cr;
-	float lo, hi;      /* relu: the bounds, v < lo ? lo : v > hi ? hi : v
-	                      (NaN stays), as dpscalar.h's clamp */
+	float lo, hi;      /* relu: the bounds, as dpscalar.h's clamp (NaN
+	                      stays; lo > hi gives hi) */
 } dprt_conv;
 
 /* Enqueues convolution c on g's stream by g->conv's method: the output

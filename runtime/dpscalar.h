@@ -75,12 +75,13 @@ DPS_U(leaky_relu, v > 0.0f ? v : DPS_MUL(v, a))    /* a: the negative slope */
 DPS_U(neg, -v)
 DPS_U(abs, fabsf(v))
 DPS_U(relu, v < 0.0f ? 0.0f : v)                   /* NaN stays */
-DPS_U(clamp, v < a ? a : v > b ? b : v)            /* [a, b]; NaN stays */
+/* clamp to [a, b]: NaN stays; a > b gives b everywhere (torch.clamp's rule) */
+DPS_U(clamp, v < a ? (a > b ? b : a) : v > b ? b : v)
 /* integers wrap (two's complement), as PyTorch's do */
 DPS_UI(neg, (int64_t)(0 - (uint64_t)v))
 DPS_UI(abs, v < 0 ? (int64_t)(0 - (uint64_t)v) : v)
 DPS_UI(relu, v < 0 ? 0 : v)
-DPS_UI(clamp, v < a ? a : v > b ? b : v)
+DPS_UI(clamp, v < a ? (a > b ? b : a) : v > b ? b : v)
 
 /* ---- binary ---- */
 #define DPS_B(name, expr) \

@@ -111,7 +111,7 @@ convout(const Cv &P, float acc, int o, int p, const float *__restrict__ bias,
 			r = P.CA * r + P.CR * res[i];
 	}
 	if (P.RELU)
-		r = r < P.LO ? P.LO : r > P.HI ? P.HI : r;   /* NaN stays */
+		r = r < P.LO ? (P.LO > P.HI ? P.HI : P.LO) : r > P.HI ? P.HI : r;   /* NaN stays */
 	y[i] = r;
 }
 

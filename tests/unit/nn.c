@@ -150,6 +150,10 @@ test_unary(void)
 	float nan[2] = { NAN, -1 }, yn[2];
 	dprt_unary_f32(DPRT_CLAMP, yn, nan, 2, 0, 1);
 	ok(isnan(yn[0]) && yn[1] == 0, "clamp keeps NaN");
+	/* bounds that cross: max everywhere, as torch.clamp (its documentation) */
+	float xc[4] = { -5, 0, 5, NAN }, yc[4];
+	dprt_unary_f32(DPRT_CLAMP, yc, xc, 4, 1, -1);
+	ok(yc[0] == -1 && yc[1] == -1 && yc[2] == -1 && isnan(yc[3]), "clamp with min > max gives max");
 
 	int64_t xi[5] = { -7, 0, 3, INT64_MIN + 1, 9 }, yi[5];
 	dprt_unary_i64(DPRT_NEG, yi, xi, 5, 0, 0);
@@ -158,6 +162,8 @@ test_unary(void)
 	good &= yi[0] == 7 && yi[2] == 3 && yi[3] == INT64_MAX;
 	dprt_unary_i64(DPRT_CLAMP, yi, xi, 5, -1, 4);
 	good &= yi[0] == -1 && yi[1] == 0 && yi[2] == 3 && yi[3] == -1 && yi[4] == 4;
+	dprt_unary_i64(DPRT_CLAMP, yi, xi, 5, 4, -1);   /* crossed: max everywhere */
+	good &= yi[0] == -1 && yi[1] == -1 && yi[2] == -1 && yi[3] == -1 && yi[4] == -1;
 	ok(good, "unary i64 neg, abs, clamp exact");
 	free(ref);
 	free(y);

@@ -932,7 +932,8 @@ test_npy_errors(void)
 
 /* ---- dprt_main ---- */
 
-static int ninit, nfini, nrun, failrun;
+static int ninit, nfini, nrun, failrun, ninbuf;
+static float toybuf[6];   /* the program's own buffer for x (dprt_prog's inbuf) */
 
 static int
 toyinit(void **state, const unsigned char *weights, char *err, size_t errn)
@@ -959,6 +960,7 @@ toyrun(void *state, const unsigned char *weights, void *arena, const void *const
 	int i;
 
 	nrun++;
+	ninbuf += x == toybuf;
 	if (failrun) {
 		snprintf(err, errn, "boom");
 		return -1;
@@ -979,8 +981,16 @@ static const dprt_io toyout[] = {
 	{ "y", DPRT_F32, 2, { 2, 3 } }, { "idx", DPRT_I64, 1, { 1 } },
 	{ "big", DPRT_F32, 2, { 1, 10 } },
 };
+/* where x may be written after init (as a cuda program's page-locked
+ * staging): toybuf, for the state init made */
+static void *
+toyinbuf(void *state, int k)
+{
+	return k == 0 && state == &ninit ? toybuf : NULL;
+}
+
 static const dprt_prog toy = { "toy", 1, 3, toyin, toyout, 0, toyinit, toyfini, toyrun, NULL, NULL,
-                                NULL, NULL, NULL, 0, NULL, NULL };
+                                NULL, NULL, NULL, 0, NULL, NULL, toyinbuf };
 
 /* Runs dprt_main with the given arguments (NULL-terminated), capturing
  * stdout and stderr into out and err. */
@@ -1060,11 +1070,13 @@ test_main(void)
 	okstr(err, want, "cli: input of the wrong shape");
 
 	snprintf(inarg, sizeof inarg, "x=%s", path("x.npy"));
-	ninit = nfini = nrun = 0;
+	ninit = nfini = nrun = ninbuf = 0;
 	rc = cli(out, sizeof out, err, sizeof err, "--in", inarg, "--out", outarg, NULL);
 	good = rc == 0 && dprt_npy_read(path("y.npy"), DPRT_F32, 2, d23, y, err, sizeof err) == 0 &&
 	       y[0] == 2 && y[1] == 8 && y[5] == 1;
 	ok(good && ninit == 1 && nfini == 1 && nrun == 1, "cli: runs once, writes --out, init/fini once each");
+	ok(ninbuf == 1 && memcmp(toybuf, x, sizeof toybuf) == 0,
+	   "cli: --in read into the program's input buffer (inbuf), which the run reads");
 	okstr(out, "idx = [1]\nbig: f32[1,10] = [0, 0.5, 1, 1.5, 2, 2.5, ...]\n",
 	      "cli: other outputs printed one line each");
 	nrun = 0;
