@@ -348,9 +348,10 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 	              " * and in the same layout: on a GPU, the page-locked buffer the input\n"
 	              " * goes to the device from, so that the run copies nothing on the host\n"
 	              " * (19 MB for a batch of 32 images).  Any other buffer works too, with\n"
-	              " * that copy.  NULL where k has none (an input the host reads or\n"
-	              " * converts first, no GPU, an instance that did not start); the buffer\n"
-	              " * is m's until %s_destroy(m). */\n", nm, run, nm, run, nm);
+	              " * that copy; passed as another input, this one may be overwritten\n"
+	              " * before it is read.  NULL where k has none (an input the host reads\n"
+	              " * or converts first, no GPU, an instance that did not start); the\n"
+	              " * buffer is m's until %s_destroy(m). */\n", nm, run, nm, run, nm);
 	str_printf(s, "void *%s_input_buffer(%s *m, int k);\n", nm, nm);
 	if (nent <= 0)
 		rundecl(s, fn, p, np, NULL, 0, "run");

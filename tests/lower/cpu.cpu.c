@@ -38,9 +38,10 @@ int canon_set_threads(canon *m, int n);
  * and in the same layout: on a GPU, the page-locked buffer the input
  * goes to the device from, so that the run copies nothing on the host
  * (19 MB for a batch of 32 images).  Any other buffer works too, with
- * that copy.  NULL where k has none (an input the host reads or
- * converts first, no GPU, an instance that did not start); the buffer
- * is m's until canon_destroy(m). */
+ * that copy; passed as another input, this one may be overwritten
+ * before it is read.  NULL where k has none (an input the host reads
+ * or converts first, no GPU, an instance that did not start); the
+ * buffer is m's until canon_destroy(m). */
 void *canon_input_buffer(canon *m, int k);
 /* Runs the program once: reads the inputs, writes the outputs (dense,
  * C order, buffers that do not overlap).  0, or -1 with the message
