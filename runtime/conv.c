@@ -689,7 +689,7 @@ enum { DWRUN = 8 };   /* output pixels a step of the inner loop */
 static inline __attribute__((always_inline)) void
 dwb_act(const dprt_conv *cv, float *restrict row, int64_t n, int64_t B, int64_t m)
 {
-	float lo = cv->lo, hi = cv->hi, lo2 = lo > hi ? hi : lo;   /* hi when they cross */
+	float lo = cv->lo, hi = cv->hi;
 	int64_t e, c;
 
 	n *= B;
@@ -698,7 +698,7 @@ dwb_act(const dprt_conv *cv, float *restrict row, int64_t n, int64_t B, int64_t 
 			row[e] = row[e] < 0.0f ? 0.0f : row[e];
 	else if (cv->act == DPRT_ACT_CLAMP)
 		for (e = 0; e < n; e++)
-			row[e] = row[e] < lo ? lo2 : row[e] > hi ? hi : row[e];
+			row[e] = dps_clamp(row[e], lo, hi);
 	else if (cv->act != DPRT_ACT_NONE)
 		for (e = 0; e < n; e++)
 			row[e] = dprt_act(cv->act, row[e], lo, hi);

@@ -55,6 +55,8 @@ struct dprt_cuda {
 	int nparts;
 	int graphs;              /* 0 when DPRT_CUDA_GRAPHS=0: always eager */
 	int conv;                /* DPRT_CONV_*: DPRT_CUDA_CONV's convolution kernels */
+	int convtile;            /* DPRT_CUDA_CONV_TILE: 64 or 128, 0 (unset): conv.cu picks */
+	int convvec;             /* 0 with DPRT_CUDA_CONV_VEC=0: no 16-byte loads of x̂ */
 	int cluster;             /* 0 (the default, DPRT_CUDA_SPLITK=sum): a convolution's
 	                            split K is summed by a second kernel; 1
 	                            (DPRT_CUDA_SPLITK=cluster): within a cluster of blocks

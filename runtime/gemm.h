@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "dprtint.h"
+#include "dpscalar.h"   /* dps_relu, dps_clamp: the epilogues' */
 
 /*
  * A micro-kernel: ab (mr×nr, rows nr apart) = a·b over kc steps, a an
@@ -160,8 +161,8 @@ static inline float
 dprt_act(int act, float v, float lo, float hi)
 {
 	switch (act) {
-	case DPRT_ACT_RELU: return v < 0.0f ? 0.0f : v;
-	case DPRT_ACT_CLAMP: return v < lo ? (lo > hi ? hi : lo) : v > hi ? hi : v;   /* dpscalar.h's */
+	case DPRT_ACT_RELU: return dps_relu(v, 0.0f, 0.0f);
+	case DPRT_ACT_CLAMP: return dps_clamp(v, lo, hi);
 	case DPRT_ACT_HARDSWISH: return v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f;
 	case DPRT_ACT_SILU: return v / (1.0f + expf(-v));
 	case DPRT_ACT_GELU: return v * 0.5f * (1.0f + erff(v * 0.70710678118654752f));

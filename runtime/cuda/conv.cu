@@ -1,7 +1,7 @@
 /* conv.cu: 2-D convolution on the device (dprt_cuda_conv, dprt_cuda.h),
  * with the batch norm, residual add and relu or clamp that dp-lower_gpu
- * folded into it; compiled once by make into lib/libdprt_cuda.a, the shapes passed at
- * launch (divisions by them through fastdiv.cuh).
+ * folded into it; compiled once by make into lib/libdprt_cuda.a, the
+ * shapes passed at launch (divisions by them through fastdiv.cuh).
  *
  * The convolution is an implicit GEMM: y[o][p] = sum_k w[o][k]·x̂[k][p] per
  * group, o the output channel (M), p the output pixel with the batch folded
@@ -44,10 +44,9 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "dprt_cuda.h"
+#include "dpscalar.h"   /* dps_clamp */
 #include "fastdiv.cuh"
 #include "tc.cuh"   /* cp16, cp4, tcring, tcslice */
 
@@ -111,7 +110,7 @@ convout(const Cv &P, float acc, int o, int p, const float *__restrict__ bias,
 			r = P.CA * r + P.CR * res[i];
 	}
 	if (P.RELU)
-		r = r < P.LO ? (P.LO > P.HI ? P.HI : P.LO) : r > P.HI ? P.HI : r;   /* NaN stays */
+		r = dps_clamp(r, P.LO, P.HI);
 	y[i] = r;
 }
 
@@ -166,8 +165,8 @@ dsld(const float *p, unsigned q)
  * way while one is multiplied; operands are rounded to tf32 (and split, in
  * MODE 0: 3xTF32) as the warps read them; MODE 1 is TF32, the weights read
  * by ldmatrix, MODE 2 the same with weights packed already rounded
- * (convpack), the same bits as MODE 1.  Both tiles sum each output over K in the
- * same order, so they give the same bits.  Split K (SPLIT > 1, 64x64
+ * (convpack), the same bits as MODE 1.  Both tiles sum each output over K
+ * in the same order, so they give the same bits.  Split K (SPLIT > 1, 64x64
  * only): blockIdx.z = group * SPLIT + split; RED 0 writes the partial tile
  * to ws for convsum, RED 1 runs the SPLIT blocks of a tile as one cluster
  * that sums the partial tiles through distributed shared memory, each
@@ -500,20 +499,6 @@ gemmgrid(const Cv &P, int tile)
 typedef void Gemm(Cv, const float *, const float *, const float *, const float *, float *,
                   float *);
 
-/* DPRT_CUDA_CONV_VEC=0: x̂'s slices 4 bytes at a time everywhere (a
- * reference for timings). */
-static bool
-vbon(void)
-{
-	static int on = -1;
-
-	if (on < 0) {
-		const char *e = getenv("DPRT_CUDA_CONV_VEC");
-		on = !(e && strcmp(e, "0") == 0);
-	}
-	return on;
-}
-
 /* Whether x̂'s slices load 16 bytes at a time (conv_gemm's VB): a 1x1
  * window at stride 1 without padding, whole rows of 4 pixels in each image,
  * x 16-byte aligned. */
@@ -521,11 +506,12 @@ static bool
 vb(const Cv &P, const float *x)
 {
 	return P.KH == 1 && P.KW == 1 && P.SH == 1 && P.SW == 1 && P.PH == 0 && P.PW == 0 &&
-	       P.PIX % 4 == 0 && (uintptr_t)x % 16 == 0 && vbon();
+	       P.PIX % 4 == 0 && (uintptr_t)x % 16 == 0;
 }
 
 /* The instance of conv_gemm<MODE, RED, ., BIG> for P's window (and, x
- * given, VB where vb says). */
+ * given, VB where vb says; NULL with DPRT_CUDA_CONV_VEC=0, a reference for
+ * timings: 4-byte loads everywhere). */
 template <int MODE, int RED, int BIG = 0>
 static Gemm *
 gemm(const Cv &P, const float *x = NULL)
@@ -543,7 +529,7 @@ gemm(const Cv &P, const float *x = NULL)
  * x̂ (16 x 136), beyond the 48 KiB a kernel has without asking. */
 static const int BIGSMEM = STAGES * (128 * 20 + 16 * 136) * (int)sizeof(float);
 
-/* The tile of conv c: DPRT_CUDA_CONV_TILE=64|128 where set, else 128 in
+/* The tile of conv c: want (DPRT_CUDA_CONV_TILE=64|128) where set, else 128 in
  * TF32 where K is not split, there are 128 output channels or more, and
  * the 128x128 tiles fill the GPU twice over (batch 32: ResNet-50 6% faster
  * on the H200).  Not in 3xTF32: there its 149 registers a thread leave one
@@ -551,19 +537,15 @@ static const int BIGSMEM = STAGES * (128 * 20 + 16 * 136) * (int)sizeof(float);
  * faster; nor with fewer channels, where half its rows would be idle
  * (bench/RESULTS.md). */
 static int
-tileof(const Cv &P, int tf32, char *err, size_t errn)
+tileof(const Cv &P, int tf32, int want, char *err, size_t errn)
 {
-	static int env = -1, sms, raised;
+	static int sms, raised;
 	long long blocks = (long long)((P.NP + 127) / 128) * ((P.OG + 127) / 128) * P.G;
 
-	if (env < 0) {
-		const char *e = getenv("DPRT_CUDA_CONV_TILE");
-		env = e && strcmp(e, "64") == 0 ? 64 : e && strcmp(e, "128") == 0 ? 128 : 0;
-	}
 	if (sms == 0 && dprt_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
 	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
-	if (P.SPLIT > 1 || (env ? env == 64 : !tf32 || P.OG < 128 || blocks < 2LL * sms))
+	if (P.SPLIT > 1 || (want ? want == 64 : !tf32 || P.OG < 128 || blocks < 2LL * sms))
 		return 64;
 	if (!raised) {   /* every instance of the 128x128 tile: the same bytes */
 		Gemm *f[] = {
@@ -623,14 +605,15 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 			                    clusterlaunch<0>(P, g->stream, x, w, b, res, y),
 			                    what, err, errn);
 		}
-		int tile = tileof(P, g->conv == DPRT_CONV_TF32, err, errn);
+		int tile = tileof(P, g->conv == DPRT_CONV_TF32, g->convtile, err, errn);
+		const float *vx = g->convvec ? x : NULL;
 		if (tile < 0)
 			return -1;
 		/* TF32 with packed weights: dprt_cuda_convpack rounded them to tf32 */
 		Gemm *f = g->conv != DPRT_CONV_TF32 ?
-		          (tile == 128 ? gemm<0, 0, 1>(P, x) : gemm<0, 0>(P, x)) :
-		          P.PACKED ? (tile == 128 ? gemm<2, 0, 1>(P, x) : gemm<2, 0>(P, x)) :
-		          (tile == 128 ? gemm<1, 0, 1>(P, x) : gemm<1, 0>(P, x));
+		          (tile == 128 ? gemm<0, 0, 1>(P, vx) : gemm<0, 0>(P, vx)) :
+		          P.PACKED ? (tile == 128 ? gemm<2, 0, 1>(P, vx) : gemm<2, 0>(P, vx)) :
+		          (tile == 128 ? gemm<1, 0, 1>(P, vx) : gemm<1, 0>(P, vx));
 
 		f<<<gemmgrid(P, tile), tile == 128 ? 256 : 128, tile == 128 ? BIGSMEM : 0, g->stream>>>(
 			P, x, w, b, res, y, ws);

@@ -87,13 +87,15 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		return errf(err, errn, "cuda: DPRT_CUDA_CONV is '%.40s': expected fp32, tf32 or "
 		            "direct", env);
 	}
-	/* conv.cu's timing switches, read there: checked once here */
+	/* conv.cu's timing switches */
 	env = getenv("DPRT_CUDA_CONV_TILE");
-	if (env && *env && strcmp(env, "64") != 0 && strcmp(env, "128") != 0) {
+	g->convtile = env && strcmp(env, "64") == 0 ? 64 : env && strcmp(env, "128") == 0 ? 128 : 0;
+	if (env && *env && !g->convtile) {
 		dprt_cuda_close(g);
 		return errf(err, errn, "cuda: DPRT_CUDA_CONV_TILE is '%.40s': expected 64 or 128", env);
 	}
 	env = getenv("DPRT_CUDA_CONV_VEC");
+	g->convvec = !(env && strcmp(env, "0") == 0);
 	if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0) {
 		dprt_cuda_close(g);
 		return errf(err, errn, "cuda: DPRT_CUDA_CONV_VEC is '%.40s': expected 0 or 1", env);

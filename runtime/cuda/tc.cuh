@@ -2,8 +2,8 @@
  * (conv.cu's implicit GEMM, gemm.cu's matrix product): TF32 rounding, the
  * mma.sync m16n8k8 tile product, the cp.async copies that fill their rings
  * of shared memory and their ring (tcring), the 3xTF32 split (msplit),
- * ldmatrix of A fragments (ldm4), and one slice of K of a tile (tcslice).  Each includer gets its own
- * static copies. */
+ * ldmatrix of A fragments (ldm4), and one slice of K of a tile (tcslice).
+ * Each includer gets its own static copies. */
 #ifndef DPRT_TC_CUH
 #define DPRT_TC_CUH
 

@@ -1109,14 +1109,13 @@ resadd(const Fn *fn, const Op *op, int cur)
 int
 actof(const Op *op, double *lo, double *hi)
 {
-	const Attr *a = dp_attr(op, "min"), *b = dp_attr(op, "max");
 	const char *appr;
 
 	switch (op->kind) {
 	case Arelu: return 1;
 	case Aclamp:
-		*lo = a ? a->f : -INFINITY;
-		*hi = b ? b->f : INFINITY;
+		*lo = dp_getf(op, "min", -INFINITY);
+		*hi = dp_getf(op, "max", INFINITY);
 		return 2;
 	case Ahardswish: return 3;
 	case Asilu: return 4;

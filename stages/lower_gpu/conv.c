@@ -31,6 +31,13 @@ enum {
 	MAXSPLIT = 16,     /* a cluster's blocks at most (Hopper, non-portable) */
 };
 
+/* The name of chain ch's relu or clamp (a tuning key's, a comment's). */
+static const char *
+actname(const Fn *fn, const Chain *ch)
+{
+	return ch->relu >= 0 && fn->op[ch->relu].kind == Aclamp ? "clamp" : "relu";
+}
+
 /* The geometry and method of convolution op i. */
 typedef struct Cfg {
 	long long N, C, H, W, O, OH, OW, k[2], s[2], p[2], d[2], G;
@@ -72,12 +79,10 @@ cfg(const Gpu *g, int i, Cfg *c)
 		const Chain *ch = g->fold && g->fold[i] >= 0 ? &g->nn->chain[g->fold[i]] : NULL;
 		int bias = op->nin == 3 || (ch && ch->bn >= 0), add = ch && ch->add >= 0;
 		int relu = ch && ch->relu >= 0;
-		const char *act = relu && fn->op[ch->relu].kind == Aclamp ? "clamp" : "relu";
-		char epi[32];
-		char key[256], heur[24];
+		char key[256], heur[24], epi[32];
 		snprintf(heur, sizeof heur, "%lld", c->split);
 		snprintf(epi, sizeof epi, "%s%s%s%s%s", bias ? "bias" : "", bias && (add || relu) ? "+" : "",
-		         add ? "add" : "", add && relu ? "+" : "", relu ? act : "");
+		         add ? "add" : "", add && relu ? "+" : "", relu ? actname(fn, ch) : "");
 		snprintf(key, sizeof key, "%lldx%lldx%lldx%lld %lldx%lldx%lld s%lldx%lld p%lldx%lld "
 		         "d%lldx%lld g%lld f32 %s %s", c->N, c->C, c->H, c->W, c->O, c->k[0], c->k[1],
 		         c->s[0], c->s[1], c->p[0], c->p[1], c->d[0], c->d[1], c->G,
@@ -177,8 +182,7 @@ constants(Gpu *g, const Chain *ch, const Cfg *c)
 	           c->lda, c->packed, c->direct, c->split, c->kchunk, c->K);
 	if (c->tuned)
 		str_printf(s, "; tuning database line %d", c->tuned);
-	str_printf(s, " */\n\t%d,   /* %s */\n\t", ch->relu >= 0,
-	           ch->relu >= 0 && fn->op[ch->relu].kind == Aclamp ? "clamp" : "relu");
+	str_printf(s, " */\n\t%d,   /* %s */\n\t", ch->relu >= 0, actname(fn, ch));
 	str_float(s, ch->ca);
 	str_put(s, ", ");
 	str_float(s, ch->cr);

@@ -94,11 +94,10 @@ chain(Gpu *g, int i)
 		}
 	}
 	if ((u = next(g, t)) >= 0 && (fn->op[u].kind == Arelu || fn->op[u].kind == Aclamp)) {
-		const Attr *lo = dp_attr(&fn->op[u], "min"), *hi = dp_attr(&fn->op[u], "max");
 		c.relu = u;
 		if (fn->op[u].kind == Aclamp) {
-			c.lo = lo ? lo->f : -INFINITY;
-			c.hi = hi ? hi->f : INFINITY;
+			c.lo = dp_getf(&fn->op[u], "min", -INFINITY);
+			c.hi = dp_getf(&fn->op[u], "max", INFINITY);
 		}
 		t = u;
 	}
