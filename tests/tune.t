@@ -29,7 +29,7 @@ bin=$root/bin
 check "devproc tune's arithmetic: medians from a trace, the entry chosen per key (bin/test-tune)" "$bin/test-tune"
 if [ -z "$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)" ]; then
 	# devproc gen refuses cuda mappings where configure found no nvcc
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do
 		skip "no nvcc (the cuda target is not built)"
 	done
 	echo "1..$n"
@@ -206,6 +206,43 @@ xmmtc() { # tune cuda.mm.tc 1: the 197-row product on it without a database; 2 r
 		refuses "$tmp/x/4.dpir" "$m/mmtc2.map" "$m/mmtc2.map: tune cuda.mm.tc 2: expected 0 or 1"
 }
 check "tune cuda.mm.tc 1: the tensor-core product without a database (the site's heuristic tc); tune cuda.mm.tc 2: a clear error, no output" xmmtc
+
+# 3xTF32 through cuBLASLt (tune cuda.mm.x3): x3.ir's products of constants
+x3f() { # MAPPING CU [SITES]
+	mkdir -p "$tmp/x3" &&
+		"$bin/devproc" parse "$g/x3.ir" -o "$tmp/x3/1.dpir" &&
+		"$bin/dp-legalize" "$tmp/x3/1.dpir" -o "$tmp/x3/2.dpir" &&
+		"$bin/dp-place" "$tmp/x3/2.dpir" -t targets/cuda -o "$tmp/x3/3.dpir" &&
+		"$bin/dp-partition" "$tmp/x3/3.dpir" -o "$tmp/x3/4.dpir" &&
+		"$bin/dp-lower_gpu" "$tmp/x3/4.dpir" -t "$1" --tunables "${3:-$tmp/x3/sites}" -o "$2"
+}
+calls() { grep -c "$1(g" "$2"; }
+xx3() {
+	x3f targets/cuda "$tmp/x3/auto.cu" "$tmp/x3/auto.sites" &&
+		[ "$(calls dprt_cublaslt_x3 "$tmp/x3/auto.cu")" -eq 3 ] &&
+		[ "$(calls dprt_cuda_x3weight "$tmp/x3/auto.cu")" -eq 2 ] &&
+		[ "$(calls dprt_cublaslt_bias "$tmp/x3/auto.cu")" -eq 1 ] &&
+		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 1, 512,$' "$tmp/x3/auto.cu" &&
+		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 512, 1,$' "$tmp/x3/auto.cu" &&
+		grep -q 'NULL, v[0-9]*, 512, err, errn) != 0)$' "$tmp/x3/auto.cu" &&
+		grep -q '	if (dprt_cuda_x3scratch(g, 1572864, err, errn) != 0) {' "$tmp/x3/auto.cu" &&
+		grep -q '	mm sm_90 256x512x512 nt f32 fp32 bias	algo	x3	tc,x3,0,1,2,3$' "$tmp/x3/auto.sites" &&
+		grep -q '	mm sm_90 64x512x512 nt f32 fp32 bias	algo	0	tc,x3,0,1,2,3$' "$tmp/x3/auto.sites" &&
+		{ cat targets/cuda; echo "tune cuda.mm.x3 1"; } >"$m/x3all.map" &&
+		x3f "$m/x3all.map" "$tmp/x3/all.cu" && [ "$(calls dprt_cublaslt_x3 "$tmp/x3/all.cu")" -eq 4 ] &&
+		{ cat targets/cuda; echo "tune cuda.mm.x3 0"; } >"$m/x3none.map" &&
+		x3f "$m/x3none.map" "$tmp/x3/none.cu" && ! grep -q 'dprt_cuda_x3\|dprt_cublaslt_x3' "$tmp/x3/none.cu" &&
+		{ cat targets/cuda; echo "tune cuda.precision tf32"; } >"$m/x3tf32.map" &&
+		x3f "$m/x3tf32.map" "$tmp/x3/tf32.cu" && ! grep -q 'dprt_cuda_x3\|dprt_cublaslt_x3' "$tmp/x3/tf32.cu" &&
+		printf '%s\n' 'mm sm_90 256x512x512 nt f32 fp32 bias algo=1' 'mm sm_90 64x512x512 nt f32 fp32 bias algo=x3' >"$m/x3.db" &&
+		{ cat targets/cuda; echo "tune cuda.db $m/x3.db"; } >"$m/x3db.map" &&
+		x3f "$m/x3db.map" "$tmp/x3/db.cu" && [ "$(calls dprt_cublaslt_x3 "$tmp/x3/db.cu")" -eq 3 ] &&
+		grep -q '^	if (dprt_cublaslt_x3(g, 64, 512, 512, ' "$tmp/x3/db.cu" &&
+		grep -q '^	if (dprt_cublaslt_bias(g, 256, 512, 512, ' "$tmp/x3/db.cu" &&
+		{ cat targets/cuda; echo "tune cuda.mm.x3 2"; } >"$m/x3bad.map" &&
+		refuses "$tmp/x3/4.dpir" "$m/x3bad.map" "$m/x3bad.map: tune cuda.mm.x3 2: expected auto, 0 or 1"
+}
+check "tune cuda.mm.x3: by default the 256-row products of constants as 3xTF32 through cuBLASLt (a bias, none, the weight by rows or by columns; one split of the weight per layout), the 64-row one on cuBLASLt in fp32; 1 all four, 0 and tf32 none; a database's algo=x3 and algo=1 per product; 2 a clear error" xx3
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"

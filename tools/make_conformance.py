@@ -100,6 +100,14 @@ def cases():
          lambda: r(67, 130))
     case("addmm_alpha", lambda s, b, x, w: torch.addmm(b, x, w, alpha=2.0), lambda: r(48),
          lambda: r(20, 32), lambda: r(32, 48))
+    # more than 8 rows of a product of a constant without a bias, and of
+    # addmm with a constant row-major operand (Hugging Face's Conv1D): with
+    # "tune cuda.mm.x3 1" (DP_TEST_TARGET) 3xTF32 through cuBLASLt, each
+    # constant split at init, by rows or stacked
+    case("linear_nobias_rows", lambda s, x: s.m[0](x), lambda: r(3, 30, 40),
+         mods=(lambda: nn.Linear(40, 72, bias=False),))
+    case("addmm_const_kn", lambda s, x: torch.addmm(s.m[1].bias, x, s.m[0].weight),
+         lambda: r(45, 36), mods=(lambda: nn.Linear(52, 36, bias=False), lambda: nn.Linear(4, 52)))
     # an activation after such a product
     case("linear_gelu", lambda s, x: F.gelu(s.m[0](x)), lambda: r(2, 20, 48),
          mods=(lambda: nn.Linear(48, 96),))

@@ -315,3 +315,48 @@ dprt_cublaslt_16(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, con
 	return ltmatmul(g, g->prec16 == DPRT_F16 ? 3 : 2, M, N, K, alpha, A, rsa, csa, B, rsb, csb,
 	                bias, C, ldc, err, errn);
 }
+
+/* ---- 3xTF32 through cuBLASLt (dprt_cuda.h) ---- */
+
+int
+dprt_cuda_x3scratch(dprt_cuda *g, size_t bytes, char *err, size_t errn)
+{
+	return bytes ? dprt_cuda_ok(cudaMalloc((void **)&g->s3, bytes), "cudaMalloc", err, errn) : 0;
+}
+
+int
+dprt_cuda_x3weight(dprt_cuda *g, float *B3, const float *B, int64_t K, int64_t N, int64_t rsb,
+                   int64_t csb, char *err, size_t errn)
+{
+	if (rsb == 1 && csb == K)   /* N rows of K: each row's parts side by side */
+		return dprt_cuda_split3(g, B3, B, N, K, K, 3 * K, K, 2, err, errn);
+	if (csb == 1 && rsb == N)   /* K rows of N: the parts one below the other */
+		return dprt_cuda_split3(g, B3, B, K, N, N, N, K * N, 2, err, errn);
+	snprintf(err, errn, "cuda: 3xTF32: a %lldx%lld operand with strides %lld, %lld is not "
+	         "dense", (long long)K, (long long)N, (long long)rsb, (long long)csb);
+	return -1;
+}
+
+int
+dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t rsa, const float *B, int64_t rsb, int64_t csb, const float *B3,
+                 const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	/* B3: a linear layer's weight (rsb 1) as N rows of [hi | lo | hi], 3K
+	 * each; else hi, lo and hi stacked, 3K rows of N */
+	int64_t rs3 = rsb == 1 ? 1 : N, cs3 = rsb == 1 ? 3 * K : 1;
+
+	if (g->mmlt)   /* DPRT_CUDA_MM=lt: what the product would be without this */
+		return bias ? ltmatmul(g, 0, M, N, K, alpha, A, rsa, 1, B, rsb, csb, bias, C, ldc,
+		                       err, errn) :
+		              dprt_cublas_sgemm(g, M, N, K, alpha, A, rsa, 1, B, rsb, csb, C, ldc, err,
+		                                errn);
+	if (g->s3 == NULL) {
+		snprintf(err, errn, "cuda: 3xTF32: no scratch (dprt_cuda_x3scratch)");
+		return -1;
+	}
+	if (dprt_cuda_split3(g, (float *)g->s3, A, M, K, rsa, 3 * K, K, 4, err, errn) != 0)
+		return -1;
+	return ltmatmul(g, 1, M, N, 3 * K, alpha, g->s3, 3 * K, 1, B3, rs3, cs3, bias, C, ldc, err,
+	                errn);
+}

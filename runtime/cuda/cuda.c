@@ -106,6 +106,12 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		dprt_cuda_close(g);
 		return errf(err, errn, "cuda: DPRT_CUDA_SPLITK is '%.40s': expected sum or cluster", env);
 	}
+	env = getenv("DPRT_CUDA_MM");
+	g->mmlt = env && strcmp(env, "lt") == 0;
+	if (env && *env && !g->mmlt) {
+		dprt_cuda_close(g);
+		return errf(err, errn, "cuda: DPRT_CUDA_MM is '%.40s': expected lt", env);
+	}
 	g->runs = calloc((size_t)np, sizeof *g->runs);
 	g->exec = calloc((size_t)np, sizeof *g->exec);
 	g->xev = calloc((size_t)(p->nevents > 0 ? p->nevents : 1), sizeof *g->xev);
@@ -164,6 +170,7 @@ dprt_cuda_close(dprt_cuda *g)
 	cudaFree(g->weights);
 	cudaFree(g->w16);
 	cudaFree(g->s16);
+	cudaFree(g->s3);
 	cudaFree(g->attnct);
 	cudaFreeHost(g->pinned);
 	if (g->stream)

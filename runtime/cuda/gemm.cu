@@ -151,17 +151,61 @@ gemm_tc(const __grid_constant__ Gm P, const float *__restrict__ a, const float *
 
 typedef void Kern(Gm, const float *, const float *, const float *, float *);
 
-/* DPRT_CUDA_MM=lt: cuBLASLt for every product (read once). */
-static int
-tolt(void)
+/* The 3xTF32 split (dprt_cuda_split3): part j of x[r][c] at
+ * y[r·ldy + j·ps + c]; VEC: four columns a thread (C, ldx, ldy and ps
+ * multiples of 4, x and y 16-byte aligned).  A part that is not finite has
+ * no remainder (inf - inf would make it NaN). */
+template <int VEC>
+static __global__ void
+split3(const float *__restrict__ x, long long ldx, long long R, long long C,
+       float *__restrict__ y, long long ldy, long long ps, int lomask)
 {
-	static int lt = -1;
+	long long cw = VEC ? C / 4 : C, n = R * cw;
 
-	if (lt < 0) {
-		const char *e = getenv("DPRT_CUDA_MM");
-		lt = e && strcmp(e, "lt") == 0;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		long long r = i / cw, c = (i - r * cw) * (VEC ? 4 : 1);
+		float v[4], h[4], l[4];
+		if (VEC) {
+			float4 q = *(const float4 *)(x + r * ldx + c);
+			v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+		} else {
+			v[0] = x[r * ldx + c];
+		}
+#pragma unroll
+		for (int e = 0; e < (VEC ? 4 : 1); e++) {
+			h[e] = tf32(v[e]);
+			l[e] = isfinite(h[e]) ? tf32(v[e] - h[e]) : 0.0f;
+		}
+#pragma unroll
+		for (int j = 0; j < 3; j++) {
+			const float *p = lomask >> j & 1 ? l : h;
+			float *d = y + r * ldy + j * ps + c;
+			if (VEC)
+				*(float4 *)d = make_float4(p[0], p[1], p[2], p[3]);
+			else
+				d[0] = p[0];
+		}
 	}
-	return lt;
+}
+
+extern "C" int
+dprt_cuda_split3(dprt_cuda *g, float *y, const float *x, int64_t R, int64_t C, int64_t ldx,
+                 int64_t ldy, int64_t ps, int lomask, char *err, size_t errn)
+{
+	int vec = C % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0 && ps % 4 == 0 &&
+	          ((uintptr_t)x | (uintptr_t)y) % 16 == 0;
+	long long n = R * (vec ? C / 4 : C), blocks = (n + 255) / 256;
+
+	if (n == 0)
+		return 0;
+	if (blocks > 8192)
+		blocks = 8192;
+	if (vec)
+		split3<1><<<(unsigned)blocks, 256, 0, g->stream>>>(x, ldx, R, C, y, ldy, ps, lomask);
+	else
+		split3<0><<<(unsigned)blocks, 256, 0, g->stream>>>(x, ldx, R, C, y, ldy, ps, lomask);
+	return dprt_cuda_launched("split3", err, errn);
 }
 
 extern "C" int
@@ -175,7 +219,7 @@ dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const
 
 	if (M * N == 0)
 		return 0;
-	if (tolt())
+	if (g->mmlt)
 		return dprt_cublaslt_bias(g, M, N, K, alpha, A, rsa, csa, B, rsb, csb, bias, C, ldc,
 		                          err, errn);
 	if (csa != 1 || (!bt && csb != 1) || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX ||

@@ -95,6 +95,12 @@ typedef struct Gpu {
 	                      kernels launched with programmatic dependent launch */
 	int mmtc;          /* tune cuda.mm.tc 1: a product the tensor-core kernel takes
 	                      takes it, where no database entry says otherwise */
+	int mmx3;          /* tune cuda.mm.x3: 1 every product 3xTF32 through cuBLASLt
+	                      can take takes it, 0 none, -1 (auto, the default) the
+	                      large ones in fp32 (mm.c) */
+	int64_t s3;        /* bytes of its operand scratch (mm.c) */
+	int64_t *h3;       /* per value: 1 + the byte offset of its split in the
+	                      device weights, or 0 (mm.c) */
 	int gemvnorm;      /* tune cuda.gemv.norm 1 (the default): the GEMV kernel
 	                      reading an RMS norm of one row computes it (mm.c) */
 	int rmsp;          /* the RMS norm held back for its GEMV (its last mul), or -1 */
@@ -244,13 +250,14 @@ int tune_read(Gpu *g, const char *map, const char *arch, Str *dep);
 enum { TUNE_CONV, TUNE_MM, TUNE_ATTN };
 /* The kernels of our own a product may take besides cuBLASLt's algorithms:
  * the generated GEMV (algo=gemv), the kernel library's tensor-core product
- * (algo=tc, runtime/cuda/gemm.cu). */
-enum { TUNE_GEMV = 1, TUNE_TC = 2 };
+ * (algo=tc, runtime/cuda/gemm.cu), 3xTF32 through cuBLASLt (algo=x3,
+ * runtime/cuda/blas.c). */
+enum { TUNE_GEMV = 1, TUNE_TC = 2, TUNE_X3 = 4 };
 /* The choice for op's tunable kind whose key, after the op and the arch,
  * is key ("1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 relu"): the value of
  * the database's last entry for it (its line in *line), else heur (*line
- * 0).  kernels: TUNE_GEMV and TUNE_TC where a product may take them (a
- * database's algo=gemv or algo=tc counts only there).  Records the site
+ * 0).  kernels: TUNE_GEMV, TUNE_TC and TUNE_X3 where a product may take
+ * them (a database's algo=gemv, algo=tc or algo=x3 counts only there).  Records the site
  * for --tunables. */
 const char *tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur,
                      int kernels, int *line);

@@ -135,6 +135,7 @@ main(int argc, char **argv)
 	g.fn = fn;
 	g.err = &err;
 	g.gemvnorm = 1;   /* tune cuda.gemv.norm's default */
+	g.mmx3 = -1;      /* tune cuda.mm.x3 auto */
 	g.rmsp = -1;
 	if (fn->npart == 0 && fn->nop > 0) {
 		dp_seterr(&err, "the IR is not partitioned (run dp-partition first)");

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "nn.h"   /* gpu_isconst, wreserve */
 
 enum {
 	GEMV_ROWS = 8,     /* at most this many rows take the generated kernel */
@@ -888,6 +889,61 @@ mm16_init(Gpu *g, Str *s)
 	str_put(s, ") {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n");
 }
 
+/* 3xTF32 through cuBLASLt (runtime/cuda/blas.c, dprt_cublaslt_x3): fp32
+ * products on the tensor cores, three times the work at TF32's speed.  The
+ * large ones take it by default (tune cuda.mm.x3 auto): at least X3_ROWS
+ * rows and X3_MACS multiply-adds, N and K multiples of 4 (rows of 16
+ * bytes), where cuBLAS's fp32 product on the SIMT units is up to twice as
+ * slow (ViT-B/16's products at 197 and 6304 rows, bench/RESULTS.md).  At
+ * 128 rows (GPT-2's prefill) and with 50257 columns (its logits) it
+ * measured slower: the split of A and three times the passes over B cost
+ * more than they gain. */
+enum { X3_ROWS = 192 };
+#define X3_MACS (1LL << 26)
+
+/* The product's call of dprt_cublaslt_x3: B (a constant) split at init
+ * into the device weights, once per constant and layout; A split at each
+ * call into the scratch g->s3, sized here. */
+static void
+x3emit(Gpu *g, const MM *p, int bias)
+{
+	int b = p->b.v, bt = p->b.rs == 1;
+	int64_t off;
+
+	if (g->h3 == NULL)
+		g->h3 = dp_alloc(g->fn->arena, (size_t)g->fn->nval, sizeof *g->h3);
+	/* h3: the split's offset (a multiple of 256) | 2·bt | 1 */
+	if (g->h3[b] == 0 || (g->h3[b] >> 1 & 1) != bt) {
+		off = wreserve(g, 12 * p->K * p->N);
+		g->h3[b] = off | bt << 1 | 1;
+		str_printf(&g->init, "\t/* op %d: its constant operand split for 3xTF32 */\n"
+		                     "\tif (dprt_cuda_x3weight(g, (float *)(g->weights + %lld), "
+		                     "(const float *)(g->weights + %lld),\n\t\t%lld, %lld, %lld, %lld, "
+		                     "err, errn) != 0) {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n",
+		           p->i, (long long)off, (long long)g->h[b].off, (long long)p->K,
+		           (long long)p->N, (long long)p->b.rs, (long long)p->b.cs);
+	}
+	off = g->h3[b] & ~(int64_t)255;
+	if (12 * p->M * p->K > g->s3)
+		g->s3 = 12 * p->M * p->K;
+	g->blas = 1;
+	str_printf(g->rec, "\tif (dprt_cublaslt_x3(g, %lld, %lld, %lld, ", (long long)p->M,
+	           (long long)p->N, (long long)p->K);
+	str_float(g->rec, p->alpha);
+	str_printf(g->rec, ", v%d, %lld, v%d, %lld, %lld,\n\t                     "
+	                   "(const float *)(g->weights + %lld), ",
+	           gV(g, p->a.v), (long long)p->a.rs, gV(g, b), (long long)p->b.rs,
+	           (long long)p->b.cs, (long long)off);
+	if (bias)
+		str_printf(g->rec, "v%d", gV(g, p->c0.v));
+	else
+		str_put(g->rec, "NULL");
+	str_printf(g->rec, ", v%d, %lld, err, errn) != 0)\n\t\treturn -1;\n", gV(g, p->y),
+	           (long long)p->N);
+	str_printf(&g->kern, "/* 3xTF32 through cuBLASLt%s (runtime/cuda/blas.c) */\n",
+	           bias ? " with the bias in its epilogue" : "");
+}
+
 /* A matrix product and what is folded into it. */
 int
 emit_mm(Gpu *g, int i)
@@ -895,7 +951,7 @@ emit_mm(Gpu *g, int i)
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
 	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1, .cw = 1};
-	int k, gv, lt, tc, line = 0;
+	int k, gv, lt, tc, x3, x3big, line = 0;
 	const char *algo = "";   /* the tunable's choice, where it is one */
 	size_t rec0 = g->rec->n;   /* the schedule before this product's comments */
 
@@ -999,14 +1055,24 @@ emit_mm(Gpu *g, int i)
 	tc = lt && p.M > GEMV_ROWS && p.a.cs == 1 && p.a.rs >= p.K &&
 	     ((p.b.rs == 1 && p.b.cs >= p.K) || (p.b.cs == 1 && p.b.rs >= p.N)) &&
 	     (p.M + 63) / 64 <= 65535 && p.M <= INT32_MAX && p.N <= INT32_MAX && p.K <= INT32_MAX;
+	/* 3xTF32 through cuBLASLt: fp32, A by rows, B a dense constant, a bias
+	 * vector or nothing added */
+	x3 = !g->prec16 && !(g->prec && strcmp(g->prec, "tf32") == 0) && p.M > GEMV_ROWS &&
+	     p.K > 0 && p.K <= INT32_MAX / 3 && p.a.cs == 1 && p.a.rs >= p.K &&
+	     blasok(&p.a, p.M, p.K) && !p.relu && (lt || !p.hasc0) && gpu_isconst(g, p.b.v) &&
+	     ((p.b.rs == 1 && p.b.cs == p.K) || (p.b.cs == 1 && p.b.rs == p.N));
+	x3big = x3 && (g->mmx3 == 1 ||
+	               (g->mmx3 < 0 && p.M >= X3_ROWS && p.M * p.N * p.K >= X3_MACS &&
+	                p.N % 4 == 0 && p.K % 4 == 0));
 	if (!g->prec16 && lt && (gv || p.M > GEMV_ROWS)) {
 		/* a tunable: cuBLASLt's algorithms, our GEMV, our tensor-core product */
 		char key[160];
 		snprintf(key, sizeof key, "%lldx%lldx%lld %c%c f32 %s bias", (long long)p.M,
 		         (long long)p.N, (long long)p.K, p.a.cs == 1 ? 'n' : 't',
 		         p.b.cs == 1 ? 'n' : 't', g->prec ? g->prec : "fp32");
-		algo = tune_get(g, TUNE_MM, i, key, gv ? "gemv" : tc && g->mmtc ? "tc" : "0",
-		                (gv ? TUNE_GEMV : 0) | (tc ? TUNE_TC : 0), &line);
+		algo = tune_get(g, TUNE_MM, i, key,
+		                gv ? "gemv" : tc && g->mmtc ? "tc" : x3big ? "x3" : "0",
+		                (gv ? TUNE_GEMV : 0) | (tc ? TUNE_TC : 0) | (x3 ? TUNE_X3 : 0), &line);
 	}
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
@@ -1049,6 +1115,8 @@ emit_mm(Gpu *g, int i)
 	} else if (p.M <= GEMV_ROWS && !*algo) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);
+	} else if (lt && x3 && strcmp(algo, "x3") == 0) {
+		x3emit(g, &p, 1);
 	} else if (lt) {   /* cuBLASLt, or the kernel library's tensor-core product (algo=tc) */
 		int ours = tc && strcmp(algo, "tc") == 0;
 		g->blas = 1;   /* (cuBLASLt for DPRT_CUDA_MM=lt too) */
@@ -1072,6 +1140,8 @@ emit_mm(Gpu *g, int i)
 		else
 			str_put(&g->kern, "/* cublasLtMatmul with the bias in its epilogue "
 			                  "(runtime/cuda/blas.c) */\n");
+	} else if (x3big && !p.hasc0) {
+		x3emit(g, &p, 0);
 	} else if (blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0) {
 		g->blas = 1;
 		str_printf(g->rec, "\tif (dprt_cublas_sgemm(g, %lld, %lld, %lld, ", (long long)p.M,

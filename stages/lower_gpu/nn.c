@@ -37,7 +37,7 @@ gpu_isconst(const Gpu *g, int v)
 		if (op->dev != DEV_CUDA)
 			return 0;
 		if (op->kind == Oconst || g->x[d].kind == X_UPLOAD)
-			return 1;
+			return !dp_geti(op, "state", 0);   /* state changes after init */
 		if (!dp_isreshape(fn, op))
 			return 0;
 		v = op->in[0];

@@ -66,7 +66,8 @@ valid(int k, const char *v)
 	char *e;
 	long x;
 
-	if (k == TUNE_MM && (strcmp(v, "gemv") == 0 || strcmp(v, "tc") == 0))
+	if (k == TUNE_MM &&
+	    (strcmp(v, "gemv") == 0 || strcmp(v, "tc") == 0 || strcmp(v, "x3") == 0))
 		return 1;
 	x = strtol(v, &e, 10);
 	return *v >= '0' && *v <= '9' && *e == '\0' && x >= (k == TUNE_CONV ? 1 : 0) &&
@@ -209,6 +210,16 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		}
 		g->mmtc = tc[0] == '1';
 	}
+	/* fp32 products as 3xTF32 through cuBLASLt (runtime/cuda/blas.c): the
+	 * large ones by default (mm.c), every one it can take, or none */
+	{
+		const char *x3 = dp_target_tune(&t, "cuda.mm.x3", "auto");
+		if (strcmp(x3, "auto") != 0 && strcmp(x3, "0") != 0 && strcmp(x3, "1") != 0) {
+			dp_seterr(g->err, "%s: tune cuda.mm.x3 %s: expected auto, 0 or 1", map, x3);
+			return -1;
+		}
+		g->mmx3 = x3[0] == 'a' ? -1 : x3[0] == '1';
+	}
 	/* programmatic dependent launch of the elementwise and matrix-vector
 	 * kernels (runtime/cuda/pdl.cuh): on unless asked otherwise (an
 	 * ordinary launch on a GPU before sm_90 all the same) */
@@ -274,7 +285,8 @@ tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int 
 		if (strncmp(d->line[i], k.p, n) == 0 && d->line[i][n] == ' ') {
 			const char *c = strchr(d->line[i] + n + 1, '=') + 1;
 			if ((!(kernels & TUNE_GEMV) && strcmp(c, "gemv") == 0) ||
-			    (!(kernels & TUNE_TC) && strcmp(c, "tc") == 0))
+			    (!(kernels & TUNE_TC) && strcmp(c, "tc") == 0) ||
+			    (!(kernels & TUNE_X3) && strcmp(c, "x3") == 0))
 				break;   /* not a choice here: the heuristic's */
 			*line = d->at[i];
 			v = c;
@@ -282,9 +294,9 @@ tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int 
 		}
 	if (op >= 0 && op < g->fn->nop && !d->seen[op]) {   /* the site, once */
 		d->seen[op] = 1;
-		str_printf(&d->sites, "%d\t%s\t%s\t%s\t%s%s%s\n", op, k.p, tunable[kind].name, heur,
-		           kernels & TUNE_GEMV ? "gemv," : "", kernels & TUNE_TC ? "tc," : "",
-		           d->cand[kind]);
+		str_printf(&d->sites, "%d\t%s\t%s\t%s\t%s%s%s%s\n", op, k.p, tunable[kind].name,
+		           heur, kernels & TUNE_GEMV ? "gemv," : "", kernels & TUNE_TC ? "tc," : "",
+		           kernels & TUNE_X3 ? "x3," : "", d->cand[kind]);
 	}
 	str_free(&k);
 	return v;
