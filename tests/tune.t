@@ -162,14 +162,15 @@ check "the mapping's candidates (tune cuda.conv.split {1,4}): in the sites --tun
 
 # the golden transformer block
 g=tests/golden/tune
-xf() { # MAPPING SITES CU
-	mkdir -p "$tmp/x" &&
-		"$bin/devproc" parse "$g/xfmr.ir" -o "$tmp/x/1.dpir" &&
-		"$bin/dp-legalize" "$tmp/x/1.dpir" -o "$tmp/x/2.dpir" &&
-		"$bin/dp-place" "$tmp/x/2.dpir" -t targets/cuda -o "$tmp/x/3.dpir" &&
-		"$bin/dp-partition" "$tmp/x/3.dpir" -o "$tmp/x/4.dpir" &&
-		"$bin/dp-lower_gpu" "$tmp/x/4.dpir" -t "$1" --tunables "$2" -o "$3"
+lowir() { # IR DIR MAPPING SITES CU: the stages up to lower_gpu, in DIR
+	mkdir -p "$2" &&
+		"$bin/devproc" parse "$1" -o "$2/1.dpir" &&
+		"$bin/dp-legalize" "$2/1.dpir" -o "$2/2.dpir" &&
+		"$bin/dp-place" "$2/2.dpir" -t targets/cuda -o "$2/3.dpir" &&
+		"$bin/dp-partition" "$2/3.dpir" -o "$2/4.dpir" &&
+		"$bin/dp-lower_gpu" "$2/4.dpir" -t "$3" --tunables "$4" -o "$5"
 }
+xf() { lowir "$g/xfmr.ir" "$tmp/x" "$@"; }   # MAPPING SITES CU
 variants() { grep -E 'tuning database|ltalgo|cublasLtMatmul|tensor-core product|one warp per column|chunks of keys' "$1"; }
 { cat targets/cuda; echo "tune cuda.db $root/$g/xfmr.db"; } >"$m/x.map"
 xsites() {
@@ -208,14 +209,7 @@ xmmtc() { # tune cuda.mm.tc 1: the 197-row product on it without a database; 2 r
 check "tune cuda.mm.tc 1: the tensor-core product without a database (the site's heuristic tc); tune cuda.mm.tc 2: a clear error, no output" xmmtc
 
 # 3xTF32 through cuBLASLt (tune cuda.mm.x3): x3.ir's products of constants
-x3f() { # MAPPING CU [SITES]
-	mkdir -p "$tmp/x3" &&
-		"$bin/devproc" parse "$g/x3.ir" -o "$tmp/x3/1.dpir" &&
-		"$bin/dp-legalize" "$tmp/x3/1.dpir" -o "$tmp/x3/2.dpir" &&
-		"$bin/dp-place" "$tmp/x3/2.dpir" -t targets/cuda -o "$tmp/x3/3.dpir" &&
-		"$bin/dp-partition" "$tmp/x3/3.dpir" -o "$tmp/x3/4.dpir" &&
-		"$bin/dp-lower_gpu" "$tmp/x3/4.dpir" -t "$1" --tunables "${3:-$tmp/x3/sites}" -o "$2"
-}
+x3f() { lowir "$g/x3.ir" "$tmp/x3" "$1" "${3:-$tmp/x3/sites}" "$2"; }   # MAPPING CU [SITES]
 calls() { grep -c "$1(g" "$2"; }
 xx3() {
 	x3f targets/cuda "$tmp/x3/auto.cu" "$tmp/x3/auto.sites" &&

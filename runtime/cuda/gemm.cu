@@ -154,7 +154,9 @@ typedef void Kern(Gm, const float *, const float *, const float *, float *);
 /* The 3xTF32 split (dprt_cuda_split3): part j of x[r][c] at
  * y[r·ldy + j·ps + c]; VEC: four columns a thread (C, ldx, ldy and ps
  * multiples of 4, x and y 16-byte aligned).  A part that is not finite has
- * no remainder (inf - inf would make it NaN). */
+ * no remainder (inf - inf would make it NaN).  Launched with programmatic
+ * dependent launch where the program asks (g->pdl), as gemm_tc is: its
+ * blocks start while the kernel that writes x finishes. */
 template <int VEC>
 static __global__ void
 split3(const float *__restrict__ x, long long ldx, long long R, long long C,
@@ -162,6 +164,7 @@ split3(const float *__restrict__ x, long long ldx, long long R, long long C,
 {
 	long long cw = VEC ? C / 4 : C, n = R * cw;
 
+	dp_pdl_wait();
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
 	     i += (long long)gridDim.x * blockDim.x) {
 		long long r = i / cw, c = (i - r * cw) * (VEC ? 4 : 1);
@@ -201,10 +204,12 @@ dprt_cuda_split3(dprt_cuda *g, float *y, const float *x, int64_t R, int64_t C, i
 		return 0;
 	if (blocks > 8192)
 		blocks = 8192;
-	if (vec)
-		split3<1><<<(unsigned)blocks, 256, 0, g->stream>>>(x, ldx, R, C, y, ldy, ps, lomask);
-	else
-		split3<0><<<(unsigned)blocks, 256, 0, g->stream>>>(x, ldx, R, C, y, ldy, ps, lomask);
+	cudaLaunchAttribute at[1];
+	cudaLaunchConfig_t c;
+	long long ldx_ = ldx, R_ = R, C_ = C, ldy_ = ldy, ps_ = ps;
+	dp_config(&c, at, dim3((unsigned)blocks), dim3(256), g->stream, g->pdl);
+	(void)cudaLaunchKernelEx(&c, vec ? split3<1> : split3<0>, x, ldx_, R_, C_, y, ldy_, ps_,
+	                         lomask);
 	return dprt_cuda_launched("split3", err, errn);
 }
 
