@@ -76,12 +76,16 @@ struct dprt_cuda {
 	int prec16;              /* DPRT_BF16 or DPRT_F16 (tune cuda.precision), or 0 */
 	unsigned char *w16;      /* device: 16-bit copies of weights (dprt_cuda_half) */
 	unsigned char *s16;      /* device: 16-bit copies of products' operands */
+	unsigned char *w3;       /* device: the constants split for 3xTF32
+	                            (dprt_cuda_x3init), or NULL */
 	unsigned char *s3;       /* device: a product's operand split for 3xTF32
-	                            (dprt_cublaslt_x3) */
+	                            (dprt_cublaslt_x3), or NULL */
 	int mmlt;                /* 1 with DPRT_CUDA_MM=lt: the products dp-lower_gpu gave
 	                            the kernel library's tensor-core product or 3xTF32
-	                            through cuBLASLt go to cuBLASLt in fp32 instead (to
+	                            through cuBLASLt go to cuBLAS in fp32 instead (to
 	                            compare) */
+	int x3off;               /* 1: 3xTF32's products on cuBLAS in fp32 (DPRT_CUDA_MM=lt,
+	                            or its memory was not there: dprt_cuda_x3init) */
 	unsigned *attnct;        /* device: the decode attention's counters per row
 	                            (runtime/cuda/attndec.cuh), zero between calls;
 	                            made by its first call, or NULL */
@@ -298,23 +302,27 @@ int dprt_cuda_gemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
 /* fp32 products on the tensor cores through cuBLASLt (blas.c), 3xTF32: each
  * operand x as hi = tf32(x) plus lo = tf32(x - hi), and A·B as
  * hi(A)·hi(B) + hi(A)·lo(B) + lo(A)·hi(B), one TF32 product of K' = 3K,
- * [hi(A) | hi(A) | lo(A)] · [hi(B) ; lo(B) ; hi(B)]: as accurate as fp32 (the
- * parts of each operand exact in tf32), at TF32's speed over three times the
- * work.  B is a constant, split once at init; A is split at each call into
- * g->s3.  At init: allocates bytes of g->s3.  0, or -1 with a message. */
-int dprt_cuda_x3scratch(dprt_cuda *g, size_t bytes, char *err, size_t errn);
-/* At init: B3 (3·K·N floats) = the split of constant B (K×N, strides rsb,
- * csb: row-major, csb 1 and rsb N, or a linear layer's weight, rsb 1 and
- * csb K) as dprt_cublaslt_x3 reads it. */
-int dprt_cuda_x3weight(dprt_cuda *g, float *B3, const float *B, int64_t K, int64_t N,
+ * [hi(A) | hi(A) | lo(A)] · [hi(B) ; lo(B) ; hi(B)]: about as accurate as
+ * fp32 (the parts of each operand exact in tf32), at TF32's speed over
+ * three times the work.  B is a constant, split once at init into g->w3; A
+ * is split at each call into g->s3.  At init: allocates wbytes of g->w3 and
+ * sbytes of g->s3; where the device has not the memory for them, the
+ * products go to cuBLAS in fp32 instead, as with DPRT_CUDA_MM=lt (g->x3off
+ * set): a program that fits without 3xTF32 still runs.  0, or -1 with a
+ * message. */
+int dprt_cuda_x3init(dprt_cuda *g, size_t wbytes, size_t sbytes, char *err, size_t errn);
+/* At init: the split of constant B (K×N, strides rsb, csb: row-major, csb 1
+ * and rsb N, or a linear layer's weight, rsb 1 and csb K) into g->w3 + off,
+ * 3·K·N floats, as dprt_cublaslt_x3 reads it (nothing where g->x3off). */
+int dprt_cuda_x3weight(dprt_cuda *g, size_t off, const float *B, int64_t K, int64_t N,
                        int64_t rsb, int64_t csb, char *err, size_t errn);
 /* C = alpha·A·B (+ bias, NULL for none): A by rows (M×K, row stride rsa),
- * B and its split B3 as dprt_cuda_x3weight took them, C rows of ldc.  With
- * DPRT_CUDA_MM=lt, cuBLAS in fp32 on A and B instead.  0, or -1 with a
- * message. */
+ * B and its split at g->w3 + off3 as dprt_cuda_x3weight took them, C rows
+ * of ldc.  Where g->x3off, cuBLAS in fp32 on A and B instead.  0, or -1
+ * with a message. */
 int dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
                      const float *A, int64_t rsa, const float *B, int64_t rsb, int64_t csb,
-                     const float *B3, const float *bias, float *C, int64_t ldc, char *err,
+                     size_t off3, const float *bias, float *C, int64_t ldc, char *err,
                      size_t errn);
 /* Enqueues the 3xTF32 split of x (R rows of C floats, row stride ldx): part
  * j (0..2) of x[r][c] at y[r·ldy + j·ps + c], lo(x) where bit j of lomask

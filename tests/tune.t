@@ -216,10 +216,10 @@ xx3() {
 		[ "$(calls dprt_cublaslt_x3 "$tmp/x3/auto.cu")" -eq 3 ] &&
 		[ "$(calls dprt_cuda_x3weight "$tmp/x3/auto.cu")" -eq 2 ] &&
 		[ "$(calls dprt_cublaslt_bias "$tmp/x3/auto.cu")" -eq 1 ] &&
-		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 1, 512,$' "$tmp/x3/auto.cu" &&
-		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 512, 1,$' "$tmp/x3/auto.cu" &&
+		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 1, 512, 0,$' "$tmp/x3/auto.cu" &&
+		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 512, 1, 3145728,$' "$tmp/x3/auto.cu" &&
 		grep -q 'NULL, v[0-9]*, 512, err, errn) != 0)$' "$tmp/x3/auto.cu" &&
-		grep -q '	if (dprt_cuda_x3scratch(g, 1572864, err, errn) != 0) {' "$tmp/x3/auto.cu" &&
+		grep -q '	if (dprt_cuda_x3init(g, 6291456, 1572864, err, errn) != 0) {' "$tmp/x3/auto.cu" &&
 		grep -q '	mm sm_90 256x512x512 nt f32 fp32 bias	algo	x3	tc,x3,0,1,2,3$' "$tmp/x3/auto.sites" &&
 		grep -q '	mm sm_90 64x512x512 nt f32 fp32 bias	algo	0	tc,x3,0,1,2,3$' "$tmp/x3/auto.sites" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3 1"; } >"$m/x3all.map" &&

@@ -319,15 +319,37 @@ dprt_cublaslt_16(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, con
 /* ---- 3xTF32 through cuBLASLt (dprt_cuda.h) ---- */
 
 int
-dprt_cuda_x3scratch(dprt_cuda *g, size_t bytes, char *err, size_t errn)
+dprt_cuda_x3init(dprt_cuda *g, size_t wbytes, size_t sbytes, char *err, size_t errn)
 {
-	return bytes ? dprt_cuda_ok(cudaMalloc((void **)&g->s3, bytes), "cudaMalloc", err, errn) : 0;
+	cudaError_t e = cudaSuccess;
+
+	if (g->mmlt) {   /* DPRT_CUDA_MM=lt: no splits */
+		g->x3off = 1;
+		return 0;
+	}
+	if (wbytes)
+		e = cudaMalloc((void **)&g->w3, wbytes);
+	if (e == cudaSuccess && sbytes)
+		e = cudaMalloc((void **)&g->s3, sbytes);
+	if (e == cudaErrorMemoryAllocation) {   /* cuBLAS in fp32 instead */
+		cudaGetLastError();
+		cudaFree(g->w3);
+		cudaFree(g->s3);
+		g->w3 = g->s3 = NULL;
+		g->x3off = 1;
+		return 0;
+	}
+	return dprt_cuda_ok(e, "cudaMalloc", err, errn);
 }
 
 int
-dprt_cuda_x3weight(dprt_cuda *g, float *B3, const float *B, int64_t K, int64_t N, int64_t rsb,
+dprt_cuda_x3weight(dprt_cuda *g, size_t off, const float *B, int64_t K, int64_t N, int64_t rsb,
                    int64_t csb, char *err, size_t errn)
 {
+	float *B3 = (float *)(g->w3 + off);
+
+	if (g->x3off)   /* no splits */
+		return 0;
 	if (rsb == 1 && csb == K)   /* N rows of K: each row's parts side by side */
 		return dprt_cuda_split3(g, B3, B, N, K, K, 3 * K, K, 2, err, errn);
 	if (csb == 1 && rsb == N)   /* K rows of N: the parts one below the other */
@@ -339,20 +361,21 @@ dprt_cuda_x3weight(dprt_cuda *g, float *B3, const float *B, int64_t K, int64_t N
 
 int
 dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                 int64_t rsa, const float *B, int64_t rsb, int64_t csb, const float *B3,
+                 int64_t rsa, const float *B, int64_t rsb, int64_t csb, size_t off3,
                  const float *bias, float *C, int64_t ldc, char *err, size_t errn)
 {
+	const float *B3 = (const float *)(g->w3 + off3);
 	/* B3: a linear layer's weight (rsb 1) as N rows of [hi | lo | hi], 3K
 	 * each; else hi, lo and hi stacked, 3K rows of N */
 	int64_t rs3 = rsb == 1 ? 1 : N, cs3 = rsb == 1 ? 3 * K : 1;
 
-	if (g->mmlt)   /* DPRT_CUDA_MM=lt: what the product would be without this */
+	if (g->x3off)   /* DPRT_CUDA_MM=lt, or no memory: what the product is without this */
 		return bias ? ltmatmul(g, 0, M, N, K, alpha, A, rsa, 1, B, rsb, csb, bias, C, ldc,
 		                       err, errn) :
 		              dprt_cublas_sgemm(g, M, N, K, alpha, A, rsa, 1, B, rsb, csb, C, ldc, err,
 		                                errn);
-	if (g->s3 == NULL) {
-		snprintf(err, errn, "cuda: 3xTF32: no scratch (dprt_cuda_x3scratch)");
+	if (g->s3 == NULL || g->w3 == NULL) {
+		snprintf(err, errn, "cuda: 3xTF32: no splits (dprt_cuda_x3init)");
 		return -1;
 	}
 	if (dprt_cuda_split3(g, (float *)g->s3, A, M, K, rsa, 3 * K, K, 4, err, errn) != 0)

@@ -170,6 +170,7 @@ dprt_cuda_close(dprt_cuda *g)
 	cudaFree(g->weights);
 	cudaFree(g->w16);
 	cudaFree(g->s16);
+	cudaFree(g->w3);
 	cudaFree(g->s3);
 	cudaFree(g->attnct);
 	cudaFreeHost(g->pinned);

@@ -371,10 +371,12 @@ init(Gpu *g, Str *s)
 		           "too, where the device has it */\n");
 	if (g->prec16)
 		mm16_init(g, s);
-	if (g->s3)
-		str_printf(s, "\t/* the scratch of the products' operands split for 3xTF32 */\n"
-		              "\tif (dprt_cuda_x3scratch(g, %lld, err, errn) != 0) {\n"
-		              "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n", (long long)g->s3);
+	if (g->w3)
+		str_printf(s, "\t/* the constants and operands split for 3xTF32 (without the "
+		              "memory: cuBLAS in fp32) */\n"
+		              "\tif (dprt_cuda_x3init(g, %lld, %lld, err, errn) != 0) {\n"
+		              "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n", (long long)g->w3,
+		           (long long)g->s3);
 	str_put(s, g->init.p ? g->init.p : "");
 	str_put(s, "\t*state = g;\n\treturn 0;\n}\n");
 	if (!gpu_hasstate(fn))

@@ -98,9 +98,10 @@ typedef struct Gpu {
 	int mmx3;          /* tune cuda.mm.x3: 1 every product 3xTF32 through cuBLASLt
 	                      can take takes it, 0 none, -1 (auto, the default) the
 	                      large ones in fp32 (mm.c) */
-	int64_t s3;        /* bytes of its operand scratch (mm.c) */
-	int64_t *h3;       /* per value: 1 + the byte offset of its split in the
-	                      device weights, or 0 (mm.c) */
+	int64_t w3, s3;    /* bytes of its constants' splits and of its operand
+	                      scratch (mm.c) */
+	int64_t *h3;       /* per value: its split's byte offset in the splits
+	                      | 2·(by rows) | 1, or 0 (mm.c) */
 	int gemvnorm;      /* tune cuda.gemv.norm 1 (the default): the GEMV kernel
 	                      reading an RMS norm of one row computes it (mm.c) */
 	int rmsp;          /* the RMS norm held back for its GEMV (its last mul), or -1 */

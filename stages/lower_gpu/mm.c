@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gpu.h"
-#include "nn.h"   /* gpu_isconst, wreserve */
+#include "nn.h"   /* gpu_isconst */
 
 enum {
 	GEMV_ROWS = 8,     /* at most this many rows take the generated kernel */
@@ -902,8 +902,8 @@ enum { X3_ROWS = 192 };
 #define X3_MACS (1LL << 26)
 
 /* The product's call of dprt_cublaslt_x3: B (a constant) split at init
- * into the device weights, once per constant and layout; A split at each
- * call into the scratch g->s3, sized here. */
+ * into the splits' block (g->w3), once per constant and layout; A split at
+ * each call into the scratch; both sized here. */
 static void
 x3emit(Gpu *g, const MM *p, int bias)
 {
@@ -914,12 +914,13 @@ x3emit(Gpu *g, const MM *p, int bias)
 		g->h3 = dp_alloc(g->fn->arena, (size_t)g->fn->nval, sizeof *g->h3);
 	/* h3: the split's offset (a multiple of 256) | 2·bt | 1 */
 	if (g->h3[b] == 0 || (g->h3[b] >> 1 & 1) != bt) {
-		off = wreserve(g, 12 * p->K * p->N);
+		off = g->w3;
+		g->w3 += (12 * p->K * p->N + 255) / 256 * 256;
 		g->h3[b] = off | bt << 1 | 1;
 		str_printf(&g->init, "\t/* op %d: its constant operand split for 3xTF32 */\n"
-		                     "\tif (dprt_cuda_x3weight(g, (float *)(g->weights + %lld), "
-		                     "(const float *)(g->weights + %lld),\n\t\t%lld, %lld, %lld, %lld, "
-		                     "err, errn) != 0) {\n\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n",
+		                     "\tif (dprt_cuda_x3weight(g, %lld, (const float *)(g->weights + %lld), "
+		                     "%lld, %lld, %lld, %lld,\n\t\terr, errn) != 0) {\n"
+		                     "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n",
 		           p->i, (long long)off, (long long)g->h[b].off, (long long)p->K,
 		           (long long)p->N, (long long)p->b.rs, (long long)p->b.cs);
 	}
@@ -930,8 +931,7 @@ x3emit(Gpu *g, const MM *p, int bias)
 	str_printf(g->rec, "\tif (dprt_cublaslt_x3(g, %lld, %lld, %lld, ", (long long)p->M,
 	           (long long)p->N, (long long)p->K);
 	str_float(g->rec, p->alpha);
-	str_printf(g->rec, ", v%d, %lld, v%d, %lld, %lld,\n\t                     "
-	                   "(const float *)(g->weights + %lld), ",
+	str_printf(g->rec, ", v%d, %lld, v%d, %lld, %lld, %lld,\n\t                     ",
 	           gV(g, p->a.v), (long long)p->a.rs, gV(g, b), (long long)p->b.rs,
 	           (long long)p->b.cs, (long long)off);
 	if (bias)
