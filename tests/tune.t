@@ -216,6 +216,7 @@ xx3() {
 		[ "$(calls dprt_cublaslt_x3 "$tmp/x3/auto.cu")" -eq 3 ] &&
 		[ "$(calls dprt_cuda_x3weight "$tmp/x3/auto.cu")" -eq 2 ] &&
 		[ "$(calls dprt_cublaslt_bias "$tmp/x3/auto.cu")" -eq 1 ] &&
+		grep -q '^	if (dprt_cublas_sgemm(g, 256, 510, 512, ' "$tmp/x3/auto.cu" &&
 		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 1, 512, 0,$' "$tmp/x3/auto.cu" &&
 		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v[0-9]*, 512, v[0-9]*, 512, 1, 3145728,$' "$tmp/x3/auto.cu" &&
 		grep -q 'NULL, v[0-9]*, 512, err, errn) != 0)$' "$tmp/x3/auto.cu" &&
@@ -223,7 +224,7 @@ xx3() {
 		grep -q '	mm sm_90 256x512x512 nt f32 fp32 bias	algo	x3	tc,x3,0,1,2,3$' "$tmp/x3/auto.sites" &&
 		grep -q '	mm sm_90 64x512x512 nt f32 fp32 bias	algo	0	tc,x3,0,1,2,3$' "$tmp/x3/auto.sites" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3 1"; } >"$m/x3all.map" &&
-		x3f "$m/x3all.map" "$tmp/x3/all.cu" && [ "$(calls dprt_cublaslt_x3 "$tmp/x3/all.cu")" -eq 4 ] &&
+		x3f "$m/x3all.map" "$tmp/x3/all.cu" && [ "$(calls dprt_cublaslt_x3 "$tmp/x3/all.cu")" -eq 5 ] &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3 0"; } >"$m/x3none.map" &&
 		x3f "$m/x3none.map" "$tmp/x3/none.cu" && ! grep -q 'dprt_cuda_x3\|dprt_cublaslt_x3' "$tmp/x3/none.cu" &&
 		{ cat targets/cuda; echo "tune cuda.precision tf32"; } >"$m/x3tf32.map" &&
@@ -236,7 +237,7 @@ xx3() {
 		{ cat targets/cuda; echo "tune cuda.mm.x3 2"; } >"$m/x3bad.map" &&
 		refuses "$tmp/x3/4.dpir" "$m/x3bad.map" "$m/x3bad.map: tune cuda.mm.x3 2: expected auto, 0 or 1"
 }
-check "tune cuda.mm.x3: by default the 256-row products of constants as 3xTF32 through cuBLASLt (a bias, none, the weight by rows or by columns; one split of the weight per layout), the 64-row one on cuBLASLt in fp32; 1 all four, 0 and tf32 none; a database's algo=x3 and algo=1 per product; 2 a clear error" xx3
+check "tune cuda.mm.x3: by default the 256-row products of constants as 3xTF32 through cuBLASLt (a bias, none, the weight by rows or by columns; one split of the weight per layout), the 64-row one and the one of 510 columns on cuBLAS in fp32; 1 all five, 0 and tf32 none; a database's algo=x3 and algo=1 per product; 2 a clear error" xx3
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"

@@ -258,8 +258,8 @@ enum { TUNE_GEMV = 1, TUNE_TC = 2, TUNE_X3 = 4 };
  * is key ("1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 relu"): the value of
  * the database's last entry for it (its line in *line), else heur (*line
  * 0).  kernels: TUNE_GEMV, TUNE_TC and TUNE_X3 where a product may take
- * them (a database's algo=gemv, algo=tc or algo=x3 counts only there).  Records the site
- * for --tunables. */
+ * them (a database's algo=gemv, algo=tc or algo=x3 counts only there).
+ * Records the site for --tunables. */
 const char *tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur,
                      int kernels, int *line);
 /* The sites met, one a line: "OP\tKEY\tCHOICE\tHEURISTIC\tCANDIDATES". */

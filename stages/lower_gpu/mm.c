@@ -1065,7 +1065,7 @@ emit_mm(Gpu *g, int i)
 	               (g->mmx3 < 0 && p.M >= X3_ROWS && p.M * p.N * p.K >= X3_MACS &&
 	                p.N % 4 == 0 && p.K % 4 == 0));
 	if (!g->prec16 && lt && (gv || p.M > GEMV_ROWS)) {
-		/* a tunable: cuBLASLt's algorithms, our GEMV, our tensor-core product */
+		/* a tunable: cuBLASLt's algorithms, our GEMV, our tensor-core product, 3xTF32 */
 		char key[160];
 		snprintf(key, sizeof key, "%lldx%lldx%lld %c%c f32 %s bias", (long long)p.M,
 		         (long long)p.N, (long long)p.K, p.a.cs == 1 ? 'n' : 't',
