@@ -17,6 +17,9 @@
 #   lowered without and with xfmr.db: the tunable sites dp-lower_gpu lists
 #   (xfmr.sites), and the variants chosen as the .cu shows them
 #   (xfmr.untuned, xfmr.chosen);
+# - tests/golden/tune/x3.ir (products of constants) lowered under each
+#   setting of tune cuda.mm.x3, in tf32 and with a database: which products
+#   run as 3xTF32 through cuBLASLt, and their splits;
 # - devproc tune's --help and its errors where it cannot run, its medians
 #   and choices on hand-made times (tests/unit/tune.c); on a GPU, a
 #   database written for the narrow ResNet-18 and used.
