@@ -322,6 +322,14 @@ def cases():
          mods=(lambda: affine(nn.LayerNorm(6, bias=False)),))
     case("rms_norm", lambda s, x: s.m[0](x), lambda: r(2, 3, 8), mods=(lambda: affine(nn.RMSNorm(8)),))
     case("rms_norm_eps", lambda s, x: F.rms_norm(x, [8], eps=1e-3), lambda: r(2, 8))
+    # rows held in registers by their warp on cuda (up to 1024 elements): a
+    # residual add written by the norm, rows not whole rounds of 32; rows of
+    # 3 rounds; and rows past 1024, which the warp reads from memory
+    case("layer_norm_add_rows", lambda s, x, y: s.m[0](x + y), lambda: r(3, 10, 200),
+         lambda: r(3, 10, 200), mods=(lambda: affine(nn.LayerNorm(200)),))
+    case("rms_norm_rows", lambda s, x: s.m[0](x), lambda: r(5, 96), mods=(lambda: affine(nn.RMSNorm(96)),))
+    case("layer_norm_long", lambda s, x: s.m[0](x), lambda: r(3, 1500),
+         mods=(lambda: affine(nn.LayerNorm(1500)),))
 
     # -- convolution and pooling
     for n, kw, shape in (

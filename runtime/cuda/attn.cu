@@ -189,12 +189,16 @@ pick(int no)
 	return NULL;
 }
 
-/* The tensor-core instance for RW row groups, SPLIT3 and the mask kind
- * (head size 64: ViT, GPT-2, BERT, most models). */
+/* The tensor-core instance for RW row groups, SPLIT3, the mask kind and
+ * NW warps a block (8: one row group only) (head size 64: ViT, GPT-2,
+ * BERT, most models). */
 template <int SPLIT3>
 static Kernel *
-pickmma(int rw, int mask)
+pickmma(int rw, int mask, int nw)
 {
+	if (nw == 8)
+		return rw != 1 ? NULL : mask == 1 ? sdpamma<64, 1, SPLIT3, 1, 8> :
+		       mask == 2 ? sdpamma<64, 1, SPLIT3, 2, 8> : sdpamma<64, 1, SPLIT3, 0, 8>;
 	switch (rw * 4 + mask) {
 	case 4: return sdpamma<64, 1, SPLIT3, 0>;
 	case 5: return sdpamma<64, 1, SPLIT3, 1>;
@@ -372,15 +376,19 @@ chunks(const dprt_cuda *g, const dprt_sdpa *a, long long blocks, int slice, long
 
 /* The tensor-core kernel: RW from DPRT_CUDA_ATTN_RW (1, 2, 4) where set,
  * else the most rows a block (fewer loads of k and v) that still make a
- * block per SM, else 1. */
+ * block per SM, else 1; and with one row group, where the blocks are no
+ * more than the SMs, 8 warps a block instead of 4 (DPRT_CUDA_ATTN_NW=4|8
+ * where set): each warp then takes half the keys of a chunk, and the SM
+ * two warps a scheduler (at batch 1 a warp issued every third cycle with
+ * none other beside it: DeiT-tiny's 39 blocks, bench/RESULTS.md). */
 static int
 launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float *q,
           const float *k, const float *v, const void *mask, float *y, int sms, int *nchunk,
           char *err, size_t errn, const char *what)
 {
 	static int raised[2];   /* the shared-memory limit raised: [split3] */
-	const char *env = getenv("DPRT_CUDA_ATTN_RW");
-	int rw = env ? atoi(env) : 0, chunk;
+	const char *env = getenv("DPRT_CUDA_ATTN_RW"), *ne = getenv("DPRT_CUDA_ATTN_NW");
+	int rw = env ? atoi(env) : 0, chunk, nw;
 	size_t smem = msmem(64);
 
 	if (rw != 1 && rw != 2 && rw != 4) {
@@ -388,12 +396,17 @@ launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float
 			if ((long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B >= sms)
 				break;
 	}
-	Kernel *f = split3 ? pickmma<1>(rw, a->mask) : pickmma<0>(rw, a->mask);
+	long long blocks = (long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B;
+	nw = rw == 1 && (ne ? atoi(ne) == 8 : blocks <= sms) ? 8 : 4;
+	Kernel *f = split3 ? pickmma<1>(rw, a->mask, nw) : pickmma<0>(rw, a->mask, nw);
 	if (!raised[split3]) {
 		/* every instance of this head size and method: the same bytes */
-		for (int r = 1; r <= 4; r *= 2)
+		static const int rwnw[][2] = {{1, 4}, {2, 4}, {4, 4}, {1, 8}};
+
+		for (int r = 0; r < 4; r++)
 			for (int m = 0; m < 3; m++) {
-				Kernel *h = split3 ? pickmma<1>(r, m) : pickmma<0>(r, m);
+				Kernel *h = split3 ? pickmma<1>(rwnw[r][0], m, rwnw[r][1])
+				                   : pickmma<0>(rwnw[r][0], m, rwnw[r][1]);
 				if (dprt_cuda_ok(cudaFuncSetAttribute((const void *)h,
 				                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				                                      (int)smem),
@@ -402,14 +415,13 @@ launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float
 			}
 		raised[split3] = 1;
 	}
-	long long blocks = (long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B;
 	/* no chunks unless the tuning database asks: on the H200 the merge's
 	 * launch cost more than the wider grid gained (DeiT-tiny, GPT-2's
 	 * prefill, batch 1: bench/RESULTS.md) */
 	*nchunk = chunks(g, a, blocks, MC, 0, sms, &chunk);
 	dim3 grid((a->L + 16 * rw - 1) / (16 * rw), a->B, *nchunk);
-	f<<<grid, 128, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
-	                                  *nchunk > 1 ? (float *)g->blasws : NULL);
+	f<<<grid, 32 * nw, smem, g->stream>>>(P, q, k, v, mask, y, chunk,
+	                                       *nchunk > 1 ? (float *)g->blasws : NULL);
 	return dprt_cuda_launched(what, err, errn);
 }
 

@@ -2,8 +2,9 @@
  * FlashAttention-2 (included by attn.cu, which picks it; the same At and
  * the same masks as its SIMT kernel).
  *
- * A block of 4 warps takes R = 16·RW query rows of one batch entry; its
- * warps are RW row groups of 16 rows times KW = 4/RW key groups.  The
+ * A block of NW warps (4, or 8 where the blocks are too few to fill the
+ * GPU) takes R = 16·RW query rows of one batch entry; its warps are RW
+ * row groups of 16 rows times KW = NW/RW key groups.  The
  * block streams the keys in chunks of 64 (K and V rows, cp.async, two
  * shared-memory stages, the next chunk loading while this one is used);
  * the warp of key group kg takes the kg-th 64/KW keys of each chunk.  A
@@ -53,15 +54,17 @@ msmem(int D)
 	return 2 * st * sizeof(float);
 }
 
-template <int D, int RW, int SPLIT3, int MASK>
-static __global__ void __launch_bounds__(128)
+template <int D, int RW, int SPLIT3, int MASK, int NW = 4>
+static __global__ void __launch_bounds__(32 * NW)
 sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
         const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y,
         int chunk, float *__restrict__ part)
 {
-	constexpr int KW = 4 / RW, R = 16 * RW, KS = D + 8, VS = D + 4;
+	constexpr int KW = NW / RW, R = 16 * RW, KS = D + 8, VS = D + 4;
 	constexpr int NT = MC / KW / 8;      /* 8-key tiles a warp takes of a chunk */
 	constexpr int ND = D / 8;            /* 8-wide tiles of the head */
+	static_assert(NW % RW == 0 && MC % (8 * KW) == 0 && NW * 16 * (KS + 2) <= 2 * MC * (KS + VS),
+	              "the warps split the chunks' keys; their rows' merge fits the stages");
 	extern __shared__ float smem[];
 	float *ks0 = smem;   /* stage st: k at + st·MC·(KS + VS), v MC·KS after */
 	const int S = P.S, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -100,7 +103,7 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	auto load = [&](int c) {
 		int s0 = sbeg + c * MC;
 		float *ks = ks0 + (c & 1) * MC * (KS + VS), *vs = ks + MC * KS;
-		for (int x = threadIdx.x; x < MC * D / 4; x += 128) {
+		for (int x = threadIdx.x; x < MC * D / 4; x += 32 * NW) {
 			int r = x / (D / 4), e = 4 * (x % (D / 4));
 			bool in = s0 + r < S;
 			long long row = in ? s0 + r : 0;
@@ -124,18 +127,36 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		const int j0 = sbeg + c * MC + kg * (MC / KW);   /* this warp's first key */
 		float s[NT][4];
 
-		/* scores: s[n] holds rows g, g+8 and keys j0 + 8n + 2t, + 1 */
+		/* scores: s[n] holds rows g, g+8 and keys j0 + 8n + 2t, + 1.  The
+		 * products of the head's even and odd 8-column tiles, and in 3xTF32
+		 * the small products hi·lo and lo·hi, go to accumulators of their
+		 * own, summed at the end: chains of tensor-core instructions each
+		 * waiting on the one before are a quarter as long as one
+		 * accumulator's (the kernel is bound by their latency at the
+		 * batch-1 transformers' sizes, bench/RESULTS.md). */
 #pragma unroll
 		for (int n = 0; n < NT; n++) {
-			s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+			float a[SPLIT3 ? 4 : 2][4];
+
+#pragma unroll
+			for (int u = 0; u < (SPLIT3 ? 4 : 2); u++)
+				a[u][0] = a[u][1] = a[u][2] = a[u][3] = 0.0f;
 #pragma unroll
 			for (int d = 0; d < ND; d++) {
 				float2 x = *(const float2 *)&ks[(8 * n + g) * KS + 8 * d + 2 * t];
 				unsigned bh[2], bl[2];
 				msplit<SPLIT3>(x.x, bh[0], bl[0]);
 				msplit<SPLIT3>(x.y, bh[1], bl[1]);
-				mmma3<SPLIT3>(s[n], qh[d], ql[d], bh, bl);
+				mma(a[d & 1], qh[d], bh);
+				if (SPLIT3) {
+					mma(a[2 + (d & 1)], ql[d], bh);
+					mma(a[2 + (d & 1)], qh[d], bl);
+				}
 			}
+#pragma unroll
+			for (int h = 0; h < 4; h++)
+				s[n][h] = SPLIT3 ? (a[0][h] + a[1][h]) + (a[SPLIT3 ? 2 : 0][h] + a[SPLIT3 ? 3 : 1][h])
+				                 : a[0][h] + a[1][h];
 		}
 		/* scale, mask, the rows' maxima */
 		float mt0 = -INFINITY, mt1 = -INFINITY;
@@ -193,12 +214,12 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		__syncthreads();   /* stage c & 1 is free for chunk c + 2 */
 	}
 	/* the quad's sums; then each warp's rows through shared memory: o at
-	 * [warp][16][D+8], m and l after the four warps' */
+	 * [warp][16][D+8], m and l after the NW warps' */
 	l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
 	l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
 	l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
 	l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-	float *os = smem, *ml = smem + 4 * 16 * KS;
+	float *os = smem, *ml = smem + NW * 16 * KS;
 #pragma unroll
 	for (int d = 0; d < ND; d++) {
 		*(float2 *)&os[(warp * 16 + g) * KS + 8 * d + 2 * t] = make_float2(o[d][0], o[d][1]);
@@ -209,7 +230,7 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		ml[2 * (warp * 16 + g + 8)] = m1, ml[2 * (warp * 16 + g + 8) + 1] = l1;
 	}
 	__syncthreads();
-	for (int x = threadIdx.x; x < R * D / 4; x += 128) {
+	for (int x = threadIdx.x; x < R * D / 4; x += 32 * NW) {
 		int rr = x / (D / 4), e = 4 * (x % (D / 4)), i = r0 + rr;
 		int w0 = rr / 16, r = rr % 16;   /* row group w0: warps w0 + RW·kg */
 		float M = -INFINITY, L = 0.0f;

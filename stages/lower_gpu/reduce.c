@@ -10,7 +10,7 @@
 #include "gpu.h"
 #include "nn.h"   /* gpu_isconst */
 
-enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096 };
+enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096, REGROW = 1024 };
 enum { HELPERS = 1 };   /* Gpu.helpers: runtime/cuda/reduce.cuh included */
 
 /* The device helpers (runtime/cuda/reduce.cuh): better, the order of
@@ -612,6 +612,69 @@ rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s)
 	rmsy(g, i, xe, we, "rn", s);
 }
 
+/* norm's body for rows of at most REGROW elements, a warp each: the row is
+ * loaded once into registers (lane l holds elements l, l + 32, ...: the
+ * loads all in flight together) and the statistics and the result are
+ * computed from there, where the loops over memory waited on each load in
+ * turn three times (ViT-B/16's 768: 11.5 us a norm on the H200,
+ * bench/RESULTS.md).  The sums run in the same order as those loops', so
+ * the bits are theirs. */
+static int
+normregs(Gpu *g, const Op *op, int ln, int64_t n, int add, int hasw, int hasb, Str *s)
+{
+	int npl = (int)((n + 31) / 32);
+	char in[48], skip[48];
+
+	(void)g;
+	in[0] = skip[0] = 0;
+	if (n % 32) {   /* the guards of a row that is not whole rounds of 32 */
+		snprintf(in, sizeof in, "if (lane + 32 * k < %lld)\n\t\t\t", (long long)n);
+		snprintf(skip, sizeof skip, "\t\tif (j >= %lld)\n\t\t\tcontinue;\n", (long long)n);
+	}
+	str_printf(s, "\tfloat v[%d];\n", npl);
+	str_put(s, ln ? "\tdouble sum = 0, sq = 0, m;\n\tfloat r, bias;\n\n"
+	              : "\tdouble sq = 0;\n\tfloat r;\n\n");
+	str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {   /* the row, into registers */\n"
+	              "\t\tint j = lane + 32 * k;\n\n\t\tv[k] = 0.0f;\n", npl);
+	str_put(s, skip);
+	if (add)
+		str_put(s, "\t\tfloat t = dps_add(ar[j], br[j], 1.0f);\n\n"
+		           "\t\txr[j] = t;\n\t\tv[k] = t;\n");
+	else
+		str_put(s, "\t\tv[k] = xr[j];\n");
+	str_put(s, "\t}\n");
+	if (ln) {
+		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++)\n\t\t%ssum += v[k];\n"
+		              "\tm = wsum(sum) / %lld.0;\n"
+		              "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
+		              "\t\tdouble d = v[k] - m;\n\n\t\t%ssq += __dmul_rn(d, d);\n\t}\n"
+		              "\tsq = wsum(sq);\n"
+		              "\tr = (float)(1.0 / sqrt(sq / %lld.0 + (double)", npl, in, (long long)n,
+		           npl, in, (long long)n);
+		str_float(s, dp_getf(op, "eps", 1e-5));
+		str_printf(s, "));\n\tbias = __fmul_rn(-r, (float)m);\n"
+		              "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
+		              "\t\tint j = lane + 32 * k;\n\t\tfloat u;\n\n%s"
+		              "\t\tu = __fmul_rn(v[k], r) + bias;\n", npl, skip);
+		if (hasw)
+			str_put(s, "\t\tu = __fmul_rn(u, w[j]);\n");
+		if (hasb)
+			str_put(s, "\t\tu += b[j];\n");
+		str_put(s, "\t\tyr[j] = u;\n\t}\n}\n");
+	} else {
+		/* rms_norm's default eps is f32's machine epsilon, as in PyTorch */
+		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++)\n"
+		              "\t\t%ssq += (double)__fmul_rn(v[k], v[k]);\n"
+		              "\tsq = wsum(sq);\n\tr = 1.0f / sqrtf((float)(sq / %lld.0) + ",
+		           npl, in, (long long)n);
+		str_float(s, dp_getf(op, "eps", 1.1920928955078125e-07));
+		str_printf(s, ");\n#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
+		              "\t\tint j = lane + 32 * k;\n\n%s\t\tyr[j] = %s;\n\t}\n}\n", npl, skip,
+		           hasw ? "__fmul_rn(__fmul_rn(v[k], r), w[j])" : "__fmul_rn(v[k], r)");
+	}
+	return 0;
+}
+
 /* aten.layer_norm and aten.rms_norm over the trailing n elements of each
  * row, as runtime/nn.c computes them: the statistics in f64 (layer norm's
  * variance in a second pass around the mean), the result in f32. */
@@ -667,7 +730,10 @@ norm(Gpu *g, int i)
 	if (add >= 0)
 		str_printf(s, "\tconst float *ar = a + o * %lldLL, *br = b2 + o * %lldLL;\n",
 		           (long long)n, (long long)n);
-	if (ln) {
+	if (w == 32 && n <= REGROW) {
+		if (normregs(g, op, ln, n, add >= 0, hasw, hasb, s) != 0)
+			return -1;
+	} else if (ln) {
 		str_printf(s, "\tdouble sum = 0, sq = 0, m;\n\tfloat r, bias;\n\n"
 		              "\tfor (int j = lane; j < %lld; j += %d)%s\n"
 		              "\tm = %s(sum) / %lld.0;\n"

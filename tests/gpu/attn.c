@@ -2,7 +2,7 @@
  * independent reference, a float64 loop on the cpu over the same random
  * inputs (fresh for every case), for each method (DPRT_CUDA_ATTN=simt,
  * tf32, 3xtf32), each block shape of the tensor-core kernel
- * (DPRT_CUDA_ATTN_RW=1, 2, 4) and with and without keys split over blocks
+ * (DPRT_CUDA_ATTN_RW=1, 2, 4; DPRT_CUDA_ATTN_NW=4, 8 warps) and with and without keys split over blocks
  * (DPRT_CUDA_ATTN_SPLIT=0): the shapes of ViT-B/16, DeiT-tiny and GPT-2's
  * prefill, tails of rows and keys, causal attention with fewer queries
  * than keys, boolean and added masks broadcast over batch axes, a row
@@ -211,22 +211,26 @@ call(Run *r)
 }
 
 /* The methods: DPRT_CUDA_ATTN, DPRT_CUDA_ATTN_RW, DPRT_CUDA_ATTN_SPLIT,
- * tolerance, and chunks of keys as a tuning database sets them
- * (dprt_sdpa.split; 0 the kernel's own choice). */
+ * tolerance, chunks of keys as a tuning database sets them
+ * (dprt_sdpa.split; 0 the kernel's own choice), and DPRT_CUDA_ATTN_NW
+ * ("": unset, the kernel's own choice). */
 typedef struct Method {
 	const char *attn, *rw, *split;
 	double tol;
 	int chunks;
+	const char *nw;
 } Method;
 
 static const Method methods[] = {
-	{"simt", "", "", 1e-5, 0},     {"simt", "", "0", 1e-5, 0},    {"simt", "", "", 1e-5, 3},
-	{"3xtf32", "", "", 1e-5, 0},   {"3xtf32", "", "", 1e-5, 3},   {"3xtf32", "1", "", 1e-5, 0},
-	{"3xtf32", "2", "", 1e-5, 2},  {"3xtf32", "4", "", 1e-5, 0},
-	{"tf32", "", "", 5e-3, 0},     {"tf32", "", "", 5e-3, 3},     {"tf32", "1", "", 5e-3, 2},
-	{"tf32", "2", "", 5e-3, 0},    {"tf32", "4", "", 5e-3, 0},
-	{"", "", "", 1e-5, 0},         {"decode", "", "", 1e-5, 0},   {"decode", "", "0", 1e-5, 0},
-	{"decode", "", "", 1e-5, 3},
+	{"simt", "", "", 1e-5, 0, ""},     {"simt", "", "0", 1e-5, 0, ""},    {"simt", "", "", 1e-5, 3, ""},
+	{"3xtf32", "", "", 1e-5, 0, ""},   {"3xtf32", "", "", 1e-5, 3, ""},   {"3xtf32", "1", "", 1e-5, 0, ""},
+	{"3xtf32", "2", "", 1e-5, 2, ""},  {"3xtf32", "4", "", 1e-5, 0, ""},
+	{"3xtf32", "1", "", 1e-5, 0, "8"}, {"3xtf32", "1", "", 1e-5, 3, "8"},
+	{"3xtf32", "1", "", 1e-5, 0, "4"}, {"tf32", "1", "", 5e-3, 0, "8"},
+	{"tf32", "", "", 5e-3, 0, ""},     {"tf32", "", "", 5e-3, 3, ""},     {"tf32", "1", "", 5e-3, 2, ""},
+	{"tf32", "2", "", 5e-3, 0, ""},    {"tf32", "4", "", 5e-3, 0, ""},
+	{"", "", "", 1e-5, 0, ""},         {"decode", "", "", 1e-5, 0, ""},   {"decode", "", "0", 1e-5, 0, ""},
+	{"decode", "", "", 1e-5, 3, ""},
 };
 
 static void
@@ -244,6 +248,10 @@ use(const Method *m)
 		setenv("DPRT_CUDA_ATTN_SPLIT", m->split, 1);
 	else
 		unsetenv("DPRT_CUDA_ATTN_SPLIT");
+	if (*m->nw)
+		setenv("DPRT_CUDA_ATTN_NW", m->nw, 1);
+	else
+		unsetenv("DPRT_CUDA_ATTN_NW");
 }
 
 static int
@@ -295,9 +303,10 @@ check(dprt_cuda *g)
 					e = fmax(e, fabs(got[i] - ref[i]));
 			}
 			e /= mref > 0 ? mref : 1;
-			printf("%s %-40s %-7s rw=%-1s split=%-1s chunks=%d: max|err|/max|ref| %.2e "
+			printf("%s %-40s %-7s rw=%-1s nw=%-1s split=%-1s chunks=%d: max|err|/max|ref| %.2e "
 			       "(tol %.0e)%s\n", nan || !(e <= m->tol) ? "FAIL" : "ok  ", c->name,
-			       *m->attn ? m->attn : "default", *m->rw ? m->rw : "-", *m->split ? m->split : "-", m->chunks, e, m->tol,
+			       *m->attn ? m->attn : "default", *m->rw ? m->rw : "-", *m->nw ? m->nw : "-",
+			       *m->split ? m->split : "-", m->chunks, e, m->tol,
 			       nan ? " unwritten or NaN elements" : "");
 			fails += nan || !(e <= m->tol);
 		}
@@ -320,9 +329,10 @@ bench(dprt_cuda *g, int n)
 {
 	static const int which[] = {0, 1, 2, 10, 11, 16};   /* 11: a llama step */
 	static const Method bm[] = {
-		{"simt", "", "", 0, 0}, {"3xtf32", "", "", 0, 0}, {"3xtf32", "", "", 0, 4},
-		{"tf32", "", "", 0, 0}, {"tf32", "", "", 0, 4}, {"tf32", "1", "", 0, 0},
-		{"tf32", "4", "", 0, 0}, {"decode", "", "", 0, 0}, {"decode", "", "0", 0, 0},
+		{"simt", "", "", 0, 0, ""}, {"3xtf32", "", "", 0, 0, ""}, {"3xtf32", "", "", 0, 4, ""},
+		{"tf32", "", "", 0, 0, ""}, {"tf32", "", "", 0, 4, ""}, {"tf32", "1", "", 0, 0, ""},
+		{"tf32", "4", "", 0, 0, ""}, {"decode", "", "", 0, 0, ""}, {"decode", "", "0", 0, 0, ""},
+		{"3xtf32", "1", "", 0, 0, "4"}, {"3xtf32", "1", "", 0, 0, "8"}, {"tf32", "1", "", 0, 0, "8"},
 	};
 	cudaEvent_t e0, e1;
 	float *t = malloc(sizeof(float) * (size_t)n);
@@ -352,8 +362,9 @@ bench(dprt_cuda *g, int n)
 				cudaEventElapsedTime(&t[i], e0, e1);
 			}
 			qsort(t, (size_t)n, sizeof *t, cmpf);
-			printf("bench %-32s %-6s rw=%-1s chunks=%d: %8.1f us (median of %d)\n", c->name,
-			       bm[mi].attn, *bm[mi].rw ? bm[mi].rw : "-", bm[mi].chunks, 1e3 * t[n / 2], n);
+			printf("bench %-32s %-6s rw=%-1s nw=%-1s chunks=%d: %8.1f us (median of %d)\n",
+			       c->name, bm[mi].attn, *bm[mi].rw ? bm[mi].rw : "-", *bm[mi].nw ? bm[mi].nw : "-",
+			       bm[mi].chunks, 1e3 * t[n / 2], n);
 		}
 		free(hq), free(hk), free(hv), free(hm);
 		teardown(&r);
