@@ -148,15 +148,17 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 				msplit<SPLIT3>(x.x, bh[0], bl[0]);
 				msplit<SPLIT3>(x.y, bh[1], bl[1]);
 				mma(a[d & 1], qh[d], bh);
-				if (SPLIT3) {
+				if constexpr (SPLIT3 != 0) {
 					mma(a[2 + (d & 1)], ql[d], bh);
 					mma(a[2 + (d & 1)], qh[d], bl);
 				}
 			}
 #pragma unroll
-			for (int h = 0; h < 4; h++)
-				s[n][h] = SPLIT3 ? (a[0][h] + a[1][h]) + (a[SPLIT3 ? 2 : 0][h] + a[SPLIT3 ? 3 : 1][h])
-				                 : a[0][h] + a[1][h];
+			for (int h = 0; h < 4; h++) {
+				s[n][h] = a[0][h] + a[1][h];
+				if constexpr (SPLIT3 != 0)
+					s[n][h] += a[2][h] + a[3][h];
+			}
 		}
 		/* scale, mask, the rows' maxima */
 		float mt0 = -INFINITY, mt1 = -INFINITY;

@@ -619,13 +619,12 @@ rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s)
  * turn three times (ViT-B/16's 768: 11.5 us a norm on the H200,
  * bench/RESULTS.md).  The sums run in the same order as those loops', so
  * the bits are theirs. */
-static int
-normregs(Gpu *g, const Op *op, int ln, int64_t n, int add, int hasw, int hasb, Str *s)
+static void
+normregs(const Op *op, int ln, int64_t n, int add, int hasw, int hasb, Str *s)
 {
 	int npl = (int)((n + 31) / 32);
 	char in[48], skip[48];
 
-	(void)g;
 	in[0] = skip[0] = 0;
 	if (n % 32) {   /* the guards of a row that is not whole rounds of 32 */
 		snprintf(in, sizeof in, "if (lane + 32 * k < %lld)\n\t\t\t", (long long)n);
@@ -672,7 +671,6 @@ normregs(Gpu *g, const Op *op, int ln, int64_t n, int add, int hasw, int hasb, S
 		              "\t\tint j = lane + 32 * k;\n\n%s\t\tyr[j] = %s;\n\t}\n}\n", npl, skip,
 		           hasw ? "__fmul_rn(__fmul_rn(v[k], r), w[j])" : "__fmul_rn(v[k], r)");
 	}
-	return 0;
 }
 
 /* aten.layer_norm and aten.rms_norm over the trailing n elements of each
@@ -731,8 +729,7 @@ norm(Gpu *g, int i)
 		str_printf(s, "\tconst float *ar = a + o * %lldLL, *br = b2 + o * %lldLL;\n",
 		           (long long)n, (long long)n);
 	if (w == 32 && n <= REGROW) {
-		if (normregs(g, op, ln, n, add >= 0, hasw, hasb, s) != 0)
-			return -1;
+		normregs(op, ln, n, add >= 0, hasw, hasb, s);
 	} else if (ln) {
 		str_printf(s, "\tdouble sum = 0, sq = 0, m;\n\tfloat r, bias;\n\n"
 		              "\tfor (int j = lane; j < %lld; j += %d)%s\n"

@@ -2,14 +2,15 @@
  * independent reference, a float64 loop on the cpu over the same random
  * inputs (fresh for every case), for each method (DPRT_CUDA_ATTN=simt,
  * tf32, 3xtf32), each block shape of the tensor-core kernel
- * (DPRT_CUDA_ATTN_RW=1, 2, 4; DPRT_CUDA_ATTN_NW=4, 8 warps) and with and without keys split over blocks
- * (DPRT_CUDA_ATTN_SPLIT=0): the shapes of ViT-B/16, DeiT-tiny and GPT-2's
- * prefill, tails of rows and keys, causal attention with fewer queries
- * than keys, boolean and added masks broadcast over batch axes, a row
- * whose keys are all masked (zeros), and q, k, v read through strides as
- * windows of one packed qkv tensor (ViT's layout), y written through
- * strides (as transpose(1, 2) of it).  The output is poisoned (NaN) before
- * each run, so an element left unwritten fails.  Prints one line per case
+ * (DPRT_CUDA_ATTN_RW=1, 2, 4; DPRT_CUDA_ATTN_NW=4 or 8 warps) and with and
+ * without keys split over blocks (DPRT_CUDA_ATTN_SPLIT=0): the shapes of
+ * ViT-B/16, DeiT-tiny and GPT-2's prefill, tails of rows and keys, causal
+ * attention with fewer queries than keys, boolean and added masks
+ * broadcast over batch axes, a row whose keys are all masked (zeros), and
+ * q, k, v read through strides as windows of one packed qkv tensor (ViT's
+ * layout), y written through strides (as transpose(1, 2) of it).  The
+ * output is poisoned (NaN) before each run, so an element left unwritten
+ * fails.  Prints one line per case
  * and method, "ok" or "FAIL", max|err|/max|ref| against the tolerance
  * (1e-5 for simt and 3xTF32, 5e-3 for TF32); exit 1 on a failure.  The
  * chunks of keys (split over blocks, merged by a second kernel) are also
