@@ -612,6 +612,38 @@ rms_elem(const Gpu *g, int i, const char *xe, const char *we, Str *s)
 	rmsy(g, i, xe, we, "rn", s);
 }
 
+/* The norms' statistics once their sums are in sq (and the layer norm's
+ * mean in m): the reduction red (wsum, a warp's; bsum, a block's) of sq,
+ * then the layer norm's scale r and shift bias, or the RMS norm's r. */
+static void
+lnstat(const Op *op, int64_t n, const char *red, Str *s)
+{
+	str_printf(s, "\tsq = %s(sq);\n\tr = (float)(1.0 / sqrt(sq / %lld.0 + (double)", red,
+	           (long long)n);
+	str_float(s, dp_getf(op, "eps", 1e-5));
+	str_put(s, "));\n\tbias = __fmul_rn(-r, (float)m);\n");
+}
+
+static void
+rmsstat(const Op *op, int64_t n, const char *red, Str *s)
+{
+	/* rms_norm's default eps is f32's machine epsilon, as in PyTorch */
+	str_printf(s, "\tsq = %s(sq);\n\tr = 1.0f / sqrtf((float)(sq / %lld.0) + ", red,
+	           (long long)n);
+	str_float(s, dp_getf(op, "eps", 1.1920928955078125e-07));
+	str_put(s, ");\n");
+}
+
+/* The layer norm's weight and bias applied to its element in u. */
+static void
+lnaffine(int hasw, int hasb, const char *u, Str *s)
+{
+	if (hasw)
+		str_printf(s, "\t\t%s = __fmul_rn(%s, w[j]);\n", u, u);
+	if (hasb)
+		str_printf(s, "\t\t%s += b[j];\n", u);
+}
+
 /* norm's body for rows of at most REGROW elements, a warp each: the row is
  * loaded once into registers (lane l holds elements l, l + 32, ...: the
  * loads all in flight together) and the statistics and the result are
@@ -646,28 +678,19 @@ normregs(const Op *op, int ln, int64_t n, int add, int hasw, int hasb, Str *s)
 		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++)\n\t\t%ssum += v[k];\n"
 		              "\tm = wsum(sum) / %lld.0;\n"
 		              "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
-		              "\t\tdouble d = v[k] - m;\n\n\t\t%ssq += __dmul_rn(d, d);\n\t}\n"
-		              "\tsq = wsum(sq);\n"
-		              "\tr = (float)(1.0 / sqrt(sq / %lld.0 + (double)", npl, in, (long long)n,
-		           npl, in, (long long)n);
-		str_float(s, dp_getf(op, "eps", 1e-5));
-		str_printf(s, "));\n\tbias = __fmul_rn(-r, (float)m);\n"
-		              "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
+		              "\t\tdouble d = v[k] - m;\n\n\t\t%ssq += __dmul_rn(d, d);\n\t}\n", npl, in,
+		           (long long)n, npl, in);
+		lnstat(op, n, "wsum", s);
+		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
 		              "\t\tint j = lane + 32 * k;\n\t\tfloat u;\n\n%s"
 		              "\t\tu = __fmul_rn(v[k], r) + bias;\n", npl, skip);
-		if (hasw)
-			str_put(s, "\t\tu = __fmul_rn(u, w[j]);\n");
-		if (hasb)
-			str_put(s, "\t\tu += b[j];\n");
+		lnaffine(hasw, hasb, "u", s);
 		str_put(s, "\t\tyr[j] = u;\n\t}\n}\n");
 	} else {
-		/* rms_norm's default eps is f32's machine epsilon, as in PyTorch */
 		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++)\n"
-		              "\t\t%ssq += (double)__fmul_rn(v[k], v[k]);\n"
-		              "\tsq = wsum(sq);\n\tr = 1.0f / sqrtf((float)(sq / %lld.0) + ",
-		           npl, in, (long long)n);
-		str_float(s, dp_getf(op, "eps", 1.1920928955078125e-07));
-		str_printf(s, ");\n#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
+		              "\t\t%ssq += (double)__fmul_rn(v[k], v[k]);\n", npl, in);
+		rmsstat(op, n, "wsum", s);
+		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
 		              "\t\tint j = lane + 32 * k;\n\n%s\t\tyr[j] = %s;\n\t}\n}\n", npl, skip,
 		           hasw ? "__fmul_rn(__fmul_rn(v[k], r), w[j])" : "__fmul_rn(v[k], r)");
 	}
@@ -688,6 +711,7 @@ norm(Gpu *g, int i)
 	int hasw = op->nin > 1, hasb = ln && op->nin > 2;
 	int add = fn->val[x].def >= 0 && g->addnorm[fn->val[x].def] == i ? fn->val[x].def : -1;
 	char kname[64];
+	const char *red;
 	Str *s = &g->kern, args = {0};
 	int rc;
 
@@ -700,6 +724,7 @@ norm(Gpu *g, int i)
 		}
 	rows = n ? dp_numel(tx) / n : 0;
 	w = n > WIDE ? BLOCK : 32;
+	red = w == 32 ? "wsum" : "bsum";
 	helpers(g);
 	snprintf(kname, sizeof kname, "k%d_%s", y, ln ? "layer_norm" : "rms_norm");
 	str_put(s, "\n");
@@ -735,33 +760,22 @@ norm(Gpu *g, int i)
 		              "\tfor (int j = lane; j < %lld; j += %d)%s\n"
 		              "\tm = %s(sum) / %lld.0;\n"
 		              "\tfor (int j = lane; j < %lld; j += %d) {\n"
-		              "\t\tdouble d = xr[j] - m;\n\t\tsq += __dmul_rn(d, d);\n\t}\n"
-		              "\tsq = %s(sq);\n"
-		              "\tr = (float)(1.0 / sqrt(sq / %lld.0 + (double)", (long long)n, w,
+		              "\t\tdouble d = xr[j] - m;\n\t\tsq += __dmul_rn(d, d);\n\t}\n", (long long)n, w,
 		           add >= 0 ? " {\n\t\tfloat t = dps_add(ar[j], br[j], 1.0f);\n\n"
 		                      "\t\txr[j] = t;   /* read back by this thread below */\n"
 		                      "\t\tsum += t;\n\t}" : "\n\t\tsum += xr[j];",
-		           w == 32 ? "wsum" : "bsum", (long long)n, (long long)n, w,
-		           w == 32 ? "wsum" : "bsum", (long long)n);
-		str_float(s, dp_getf(op, "eps", 1e-5));
-		str_printf(s, "));\n\tbias = __fmul_rn(-r, (float)m);\n"
-		              "\tfor (int j = lane; j < %lld; j += %d) {\n"
+		           red, (long long)n, (long long)n, w);
+		lnstat(op, n, red, s);
+		str_printf(s, "\tfor (int j = lane; j < %lld; j += %d) {\n"
 		              "\t\tfloat v = __fmul_rn(xr[j], r) + bias;\n", (long long)n, w);
-		if (hasw)
-			str_put(s, "\t\tv = __fmul_rn(v, w[j]);\n");
-		if (hasb)
-			str_put(s, "\t\tv += b[j];\n");
+		lnaffine(hasw, hasb, "v", s);
 		str_put(s, "\t\tyr[j] = v;\n\t}\n}\n");
 	} else {
-		/* rms_norm's default eps is f32's machine epsilon, as in PyTorch */
 		str_printf(s, "\tdouble sq = 0;\n\tfloat r;\n\n"
 		              "\tfor (int j = lane; j < %lld; j += %d)\n"
-		              "\t\tsq += (double)__fmul_rn(xr[j], xr[j]);\n"
-		              "\tsq = %s(sq);\n"
-		              "\tr = 1.0f / sqrtf((float)(sq / %lld.0) + ", (long long)n, w,
-		           w == 32 ? "wsum" : "bsum", (long long)n);
-		str_float(s, dp_getf(op, "eps", 1.1920928955078125e-07));
-		str_printf(s, ");\n\tfor (int j = lane; j < %lld; j += %d)\n"
+		              "\t\tsq += (double)__fmul_rn(xr[j], xr[j]);\n", (long long)n, w);
+		rmsstat(op, n, red, s);
+		str_printf(s, "\tfor (int j = lane; j < %lld; j += %d)\n"
 		              "\t\tyr[j] = %s;\n}\n", (long long)n, w,
 		           hasw ? "__fmul_rn(__fmul_rn(xr[j], r), w[j])" : "__fmul_rn(xr[j], r)");
 	}
