@@ -330,6 +330,11 @@ def cases():
     case("rms_norm_rows", lambda s, x: s.m[0](x), lambda: r(5, 96), mods=(lambda: affine(nn.RMSNorm(96)),))
     case("layer_norm_long", lambda s, x: s.m[0](x), lambda: r(3, 1500),
          mods=(lambda: affine(nn.LayerNorm(1500)),))
+    # an elementwise result of over 2^20 elements (1000 x 1100, not whole
+    # rounds of 1024): on cuda four elements a thread, the last block's in
+    # the loop with bounds checks; the product needs it in memory
+    case("elem_many", lambda s, x, y: s.m[0](F.gelu(x + y)), lambda: r(1000, 1),
+         lambda: r(1, 1100), mods=(lambda: nn.Linear(1100, 4, bias=False),))
 
     # -- convolution and pooling
     for n, kw, shape in (
