@@ -400,7 +400,8 @@ launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float
 	nw = rw == 1 && (ne ? atoi(ne) == 8 : blocks <= sms) ? 8 : 4;
 	Kernel *f = split3 ? pickmma<1>(rw, a->mask, nw) : pickmma<0>(rw, a->mask, nw);
 	if (!raised[split3]) {
-		/* every instance of this head size and method: the same bytes */
+		/* every instance of this head size and method: the same bytes,
+		 * and the SM's most shared memory (three blocks of 4 warps) */
 		static const int rwnw[][2] = {{1, 4}, {2, 4}, {4, 4}, {1, 8}};
 
 		for (int r = 0; r < 4; r++)
@@ -410,6 +411,10 @@ launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float
 				if (dprt_cuda_ok(cudaFuncSetAttribute((const void *)h,
 				                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
 				                                      (int)smem),
+				                 "cudaFuncSetAttribute", err, errn) != 0 ||
+				    dprt_cuda_ok(cudaFuncSetAttribute((const void *)h,
+				                                      cudaFuncAttributePreferredSharedMemoryCarveout,
+				                                      cudaSharedmemCarveoutMaxShared),
 				                 "cudaFuncSetAttribute", err, errn) != 0)
 					return -1;
 			}
