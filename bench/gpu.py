@@ -17,7 +17,8 @@ ViT-B/16 from timm (random weights, seed 0); each exported with
 torch.export at its batch into build/bench-gpu/NAME_bB/, a one-line
 pipeline calls it.  DevProc builds it with targets/cuda (fp32) and with
 "tune cuda.precision tf32" added (tf32), and with "tune cuda.db FILE" for
---db NAME=FILE (a database devproc tune wrote); its output is compared
+--db NAME=FILE (a database devproc tune wrote, at every batch: its keys
+name the shapes, so one file can hold several batches' lines); its output is compared
 with PyTorch's in the same precision (max|err| / max|ref|, printed).
 Modes: devproc (the executable's --bench N median: run() host to host),
 eager, ro (torch.compile mode="reduce-overhead"), ma (torch.compile
@@ -183,7 +184,7 @@ def main():
                 with torch.no_grad():
                     ref = mc(x.cuda()).cpu().numpy()
                 if "devproc" in modes:
-                    for tag, db in (("devproc", None), ("tuned", dbs.get(name) if b == 1 else None)):
+                    for tag, db in (("devproc", None), ("tuned", dbs.get(name))):
                         if tag == "tuned" and not db:
                             continue
                         exe = build(d, pname, prec, db)

@@ -376,7 +376,9 @@ chunks(const dprt_cuda *g, const dprt_sdpa *a, long long blocks, int slice, long
 
 /* The tensor-core kernel: RW from DPRT_CUDA_ATTN_RW (1, 2, 4) where set,
  * else the most rows a block (fewer loads of k and v) that still make a
- * block per SM, else 1; and with one row group, where the blocks are no
+ * block per SM, else 1, and in 3xTF32 at most 2 (its RW = 4 instances
+ * spill at 168 registers: DeiT-tiny and ViT-B/16 at batch 32 2-3% slower
+ * whole, bench/RESULTS.md); and with one row group, where the blocks are no
  * more than the SMs, 8 warps a block instead of 4 (DPRT_CUDA_ATTN_NW=4|8
  * where set): each warp then takes half the keys of a chunk, and the SM
  * two warps a scheduler (at batch 1 a warp issued every third cycle with
@@ -392,7 +394,7 @@ launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float
 	size_t smem = msmem(64);
 
 	if (rw != 1 && rw != 2 && rw != 4) {
-		for (rw = 4; rw > 1; rw /= 2)
+		for (rw = split3 ? 2 : 4; rw > 1; rw /= 2)
 			if ((long long)(a->L + 16 * rw - 1) / (16 * rw) * a->B >= sms)
 				break;
 	}
