@@ -54,14 +54,21 @@ msmem(int D)
 	return 2 * st * sizeof(float);
 }
 
-/* A block of 4 warps is held to 168 registers a thread, so that three fit
- * an SM beside their 72 KB of shared memory each (attn.cu asks the most
- * shared memory of the SM): DeiT-tiny at batch 32 has 384 blocks, which
- * at 182 registers (two an SM) took 1.45 waves, now one (its attention
- * 63 -> 47 us in TF32 under Nsight Compute; a few bytes a thread spill in
- * the RW = 4 and 3xTF32 instances, bench/RESULTS.md). */
+/* On sm_90 a block of 4 warps is held to 168 registers a thread, so that
+ * three fit an SM beside their 72 KB of shared memory each (attn.cu asks
+ * the most shared memory of the SM): DeiT-tiny at batch 32 has 384 blocks,
+ * which at 182 registers (two an SM) took 1.45 waves, now one (its
+ * attention 63 -> 47 us in TF32 under Nsight Compute; a few bytes a thread
+ * spill in the RW = 4 and 3xTF32 instances, bench/RESULTS.md).  An sm_80
+ * SM's 164 KB hold two blocks whatever their registers: no bound there. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+enum { MMA_MINB4 = 1 };
+#else
+enum { MMA_MINB4 = 3 };
+#endif
+
 template <int D, int RW, int SPLIT3, int MASK, int NW = 4>
-static __global__ void __launch_bounds__(32 * NW, NW == 4 ? 3 : 1)
+static __global__ void __launch_bounds__(32 * NW, NW == 4 ? MMA_MINB4 : 1)
 sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
         const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y,
         int chunk, float *__restrict__ part)
