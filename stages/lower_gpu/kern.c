@@ -1291,9 +1291,9 @@ emit_elem(Gpu *g, int i)
 	snprintf(m.name, sizeof m.name, "k%d_%s", v, strncmp(name, "aten.", 5) ? name : name + 5);
 	m.op = i, m.blocks = blocks(n, BLOCK), m.loop = big ? n : 0, m.y = v;
 	m.ytype = stype(t->dtype);
-	if (!big) {
+	if (!big) {   /* n at most MAXGRID·BLOCK: i + 3·BLOCK fits an int */
 		m.n = n;
-		if (n >= UNROLLMIN && n < 2147483647 - 2 * UNROLL * BLOCK)
+		if (n >= UNROLLMIN)
 			m.unroll = 1, m.blocks = blocks(n, UNROLL * BLOCK);
 	}
 	str_put(&m.body, k.body.p ? k.body.p : "");
