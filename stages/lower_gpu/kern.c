@@ -962,8 +962,10 @@ enum { GROUPMAX = 8, GROUPBLOCKS = 16 };
  * per thread, too few bytes to keep the memory busy (a GELU over 4.8M
  * floats ran at 1.6 TB/s).  Where all of a block's elements are in range
  * the UNROLL bodies run without a bounds check, so their loads issue
- * together. */
-enum { UNROLL = 4, UNROLLMIN = 1 << 20 };
+ * together.  UNROLLMIN 2^18, not 2^20: ViT-B/16's batch-1 GELU (605K
+ * floats) made the model 0.6-1.1% faster on the H200 (bench/RESULTS.md);
+ * below 2^18 a grid of four-element threads no longer fills the GPU. */
+enum { UNROLL = 4, UNROLLMIN = 1 << 18 };
 
 typedef struct Kmember {
 	char name[80];
