@@ -326,7 +326,8 @@ int dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
                      size_t errn);
 /* Enqueues the 3xTF32 split of x (R rows of C floats, row stride ldx): part
  * j (0..2) of x[r][c] at y[r·ldy + j·ps + c], lo(x) where bit j of lomask
- * is set, else hi(x) (gemm.cu). */
+ * is set, else hi(x) (gemm.cu).  lomask is 2 ([hi | lo | hi], a weight's)
+ * or 4 ([hi | hi | lo], an activation's); another gives -1 with a message. */
 int dprt_cuda_split3(dprt_cuda *g, float *y, const float *x, int64_t R, int64_t C, int64_t ldx,
                      int64_t ldy, int64_t ps, int lomask, char *err, size_t errn);
 
