@@ -158,8 +158,8 @@ typedef void Kern(Gm, const float *, const float *, const float *, float *);
  * (an item: VEC ? four columns : one), blockDim apart, and loads all of them
  * before it stores any, so that SU loads are in flight a thread: one a
  * thread left a batch-32 transformer's splits at 2.3-2.9 TB/s on the H200.
- * I: the index type, 32-bit where R·C fits (the row's division is the
- * kernel's costliest instruction).  Launched with programmatic dependent
+ * I: the index type, 32-bit where R·C fits (a 64-bit division, the row's,
+ * is a long sequence of instructions).  Launched with programmatic dependent
  * launch where the program asks (g->pdl), as gemm_tc is: its blocks start
  * while the kernel that writes x finishes. */
 enum { SU = 4 };

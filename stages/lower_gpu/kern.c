@@ -963,8 +963,9 @@ enum { GROUPMAX = 8, GROUPBLOCKS = 16 };
  * floats ran at 1.6 TB/s).  Where all of a block's elements are in range
  * the UNROLL bodies run without a bounds check, so their loads issue
  * together.  UNROLLMIN 2^18, not 2^20: ViT-B/16's batch-1 GELU (605K
- * floats) made the model 0.6-1.1% faster on the H200 (bench/RESULTS.md);
- * below 2^18 a grid of four-element threads no longer fills the GPU. */
+ * floats) made the model 0.6-1.1% faster on the H200 (bench/RESULTS.md).
+ * Not measured below: there the grid would have 256 blocks or fewer, under
+ * two an SM. */
 enum { UNROLL = 4, UNROLLMIN = 1 << 18 };
 
 typedef struct Kmember {
