@@ -271,8 +271,7 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	char *bsrc = tmppath(l, "", nm, "_blob.c"), *bobj = tmppath(l, "", nm, "_blob.o");
 	char *fsrc = tmppath(l, "", nm, "_gpu_fatbin.s"), *fobj = tmppath(l, "", nm, "_gpu_fatbin.o");
 	char *lib = tmppath(l, "", libname, ""), *exe = tmppath(l, "", l->base, "");
-	char *thin = join(l->a, l->tmp, "members.a");
-	char **mem, **cmem = NULL, **jmem, **cmd, **tcmd, **xcmd, inc[PATH_MAX];
+	char **mem, **cmem = NULL, **jmem, **cmd, **xcmd, inc[PATH_MAX];
 	Job jobs[4] = {{0}};
 	Str text = {0};
 	int nmem, ncmem = 0, njmem, n, i, rc;
@@ -334,66 +333,36 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 		cmd = (char *[]){(char *)l->cc, "-c", base(fsrc), "-o", base(fobj), NULL};
 		rc = job(l, &jobs[3], cmd, l->tmp, "log.fatbin", "assembling the kernels", err);
 	}
-	if (rc == 0 &&
-	    (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
-	     runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
-	     (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))) {
-		rc = -1;
-		l->toollog = log;
-	}
 	if (finish(l, jobs, 4, rc, err) != 0)
 		return -1;
 
-	/* libNAME.a: the objects, the weights, the runtime; deterministic (D).
-	 * The executable links the same members, from a thin archive (T: the
-	 * members' paths, no copies) made first, so that it and libNAME.a are
-	 * made side by side */
-	cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem) + 9, sizeof *cmd);
-	n = 0;
-	cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
-	for (i = 0; i < l->nobj; i++)
-		cmd[n++] = (char *)l->obj[i];
-	if (l->fatbin)
-		cmd[n++] = fobj;
-	if (l->weights)
-		cmd[n++] = bobj;
-	if (l->weights && !l->apart)
-		cmd[n++] = wobj;
-	for (i = 0; i < nmem; i++)
-		cmd[n++] = mem[i];
-	for (i = 0; i < ncmem; i++)
-		cmd[n++] = cmem[i];
-	for (i = 0; i < njmem; i++)
-		cmd[n++] = jmem[i];
-	cmd[n] = NULL;
-	/* the thin archive's members by absolute path: ar keeps a relative
-	 * one as given, and reads it later from the archive's folder */
-	tcmd = dp_alloc(l->a, (size_t)n + 1, sizeof *tcmd);
-	tcmd[0] = (char *)l->ar, tcmd[1] = "qcsDT", tcmd[2] = thin;
-	for (i = 3; i < n; i++) {
-		char abs[PATH_MAX];
-		if (realpath(cmd[i], abs) == NULL) {
-			dp_seterr(err, "cannot find %s: %s", cmd[i], strerror(errno));
-			return -1;
-		}
-		tcmd[i] = dp_strdup(l->a, abs);
-	}
-	tcmd[n] = NULL;
-	if (spawn(tcmd, NULL, NULL, log, "archiving the members for the executable", err) != 0) {
-		l->toollog = log;
-		return -1;
-	}
-
-	xcmd = dp_alloc(l->a, (size_t)l->nldflag + 32 + sizeof imagelibs / sizeof *imagelibs,
-	                sizeof *xcmd);
+	/* The executable links the objects and the runtime's archives as they
+	 * are, started first; libNAME.a (the objects, the weights, the
+	 * runtime's members; deterministic, D) is archived beside it from the
+	 * members extracted meanwhile.  Both take the same members: the
+	 * extracted ones are the archives' own bytes */
+	xcmd = dp_alloc(l->a, (size_t)l->nobj + (size_t)l->nldflag + 40 +
+	                sizeof imagelibs / sizeof *imagelibs, sizeof *xcmd);
 	n = 0;
 	xcmd[n++] = (char *)l->cc, xcmd[n++] = "-o", xcmd[n++] = exe, xcmd[n++] = mobj;
-	xcmd[n++] = thin;
+	for (i = 0; i < l->nobj; i++)
+		xcmd[n++] = (char *)l->obj[i];
+	if (l->fatbin)
+		xcmd[n++] = fobj;
+	if (l->weights)
+		xcmd[n++] = bobj;
+	if (l->weights && !l->apart)
+		xcmd[n++] = wobj;
+	xcmd[n++] = "-Wl,--start-group";
+	if (l->gpu)
+		xcmd[n++] = join(l->a, l->libdir, "libdprt_cuda.a");
+	xcmd[n++] = join(l->a, l->libdir, "libdprt.a");
+	xcmd[n++] = DP_JANSSON_A;
+	xcmd[n++] = "-Wl,--end-group";
 	for (i = 0; i < l->nldflag; i++)
 		xcmd[n++] = (char *)l->ldflag[i];
 	for (i = 0; l->image && imagelibs[i]; i++)
 		xcmd[n++] = (char *)imagelibs[i];
-
 	if (l->gpu) {   /* the CUDA libraries, found at run time where linked */
 		const char *const *c;
 		size_t rn = strlen(l->cudalib) + 16;
@@ -404,9 +373,36 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 			xcmd[n++] = (char *)*c;
 	}
 	xcmd[n++] = "-lm", xcmd[n++] = "-lpthread", xcmd[n] = NULL;
-	rc = job(l, &jobs[0], cmd, NULL, "log.ar", "archiving the library", err);
-	if (rc == 0)
-		rc = job(l, &jobs[1], xcmd, NULL, "log.exe", "linking the executable", err);
+	rc = job(l, &jobs[0], xcmd, NULL, "log.exe", "linking the executable", err);
+
+	if (rc == 0 &&
+	    (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
+	     runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
+	     (l->gpu && runtime(l, "libdprt_cuda.a", "rtcuda", log, &cmem, &ncmem, err) != 0))) {
+		rc = -1;
+		l->toollog = log;
+	}
+	if (rc == 0) {
+		cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem) + 9, sizeof *cmd);
+		n = 0;
+		cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
+		for (i = 0; i < l->nobj; i++)
+			cmd[n++] = (char *)l->obj[i];
+		if (l->fatbin)
+			cmd[n++] = fobj;
+		if (l->weights)
+			cmd[n++] = bobj;
+		if (l->weights && !l->apart)
+			cmd[n++] = wobj;
+		for (i = 0; i < nmem; i++)
+			cmd[n++] = mem[i];
+		for (i = 0; i < ncmem; i++)
+			cmd[n++] = cmem[i];
+		for (i = 0; i < njmem; i++)
+			cmd[n++] = jmem[i];
+		cmd[n] = NULL;
+		rc = job(l, &jobs[1], cmd, NULL, "log.ar", "archiving the library", err);
+	}
 	if (finish(l, jobs, 2, rc, err) != 0)
 		return -1;
 
