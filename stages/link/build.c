@@ -277,7 +277,7 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	int nmem, ncmem = 0, njmem, n, i, rc;
 
 	/* the sources first, then main(), the blob's descriptor and the blob
-	 * compiled side by side while the runtime's members are extracted */
+	 * compiled side by side */
 	gen_main(l->fn, l->image, &text);
 	rc = dp_write_file(msrc, text.p, text.n, err);
 	str_free(&text);
