@@ -375,6 +375,36 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	xcmd[n++] = "-lm", xcmd[n++] = "-lpthread", xcmd[n] = NULL;
 	rc = job(l, &jobs[0], xcmd, NULL, "log.exe", "linking the executable", err);
 
+	/* libNAME.a written here (ar.c); by ar from the extracted members
+	 * where --ar names one or ar.c does not know an input */
+	if (rc == 0 && !l->arset) {
+		const char **o = dp_alloc(l->a, (size_t)l->nobj + 3, sizeof *o), *rl[3];
+		int no = 0, nrl = 0;
+		for (i = 0; i < l->nobj; i++)
+			o[no++] = l->obj[i];
+		if (l->fatbin)
+			o[no++] = fobj;
+		if (l->weights)
+			o[no++] = bobj;
+		if (l->weights && !l->apart)
+			o[no++] = wobj;
+		rl[nrl++] = join(l->a, l->libdir, "libdprt.a");
+		if (l->gpu)
+			rl[nrl++] = join(l->a, l->libdir, "libdprt_cuda.a");
+		rl[nrl++] = DP_JANSSON_A;
+		rc = ar_write(l->a, lib, o, no, rl, nrl, err);
+		if (rc == 0) {
+			if (finish(l, jobs, 2, rc, err) != 0)
+				return -1;
+			goto done;
+		}
+		if (rc < 0) {
+			finish(l, jobs, 2, rc, err);
+			return -1;
+		}
+		rc = 0;
+		unlink(lib);
+	}
 	if (rc == 0 &&
 	    (runtime(l, "libdprt.a", "rt", log, &mem, &nmem, err) != 0 ||
 	     runtime(l, DP_JANSSON_A, "rtjson", log, &jmem, &njmem, err) != 0 ||
@@ -405,7 +435,7 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	}
 	if (finish(l, jobs, 2, rc, err) != 0)
 		return -1;
-
+done:
 	/* each output renamed into place only when its bytes changed */
 	if (install(lib, join(l->a, l->dir, libname), err) != 0 ||
 	    dp_write_file(join(l->a, l->dir, hname), hdr->p, hdr->n, err) != 0 ||

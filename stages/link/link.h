@@ -22,6 +22,7 @@ typedef struct Link {
 	const char *libdir;    /* --runtime: holds libdprt.a */
 	const char *incdir;    /* --include: holds dprt.h */
 	const char *cc, *ar;
+	int arset;             /* --ar given: libNAME.a made by it */
 	const char *cuda;      /* --cuda: the CUDA toolkit folder (cuda programs) */
 	const char *cudalib;   /* its library folder, once found */
 	int gpu;               /* whether the program has cuda partitions */
@@ -45,6 +46,13 @@ int link_check(Link *l, long long *wsize, Err *err);
  * place, renamed only when its bytes changed. */
 int link_build(Link *l, long long wsize, const Str *hdr, const char *hname,
                const char *libname, Err *err);
+
+/* ar.c */
+/* Writes the archive path as `ar qcsD path obj... MEMBERS` would, MEMBERS
+ * being every member of each archive lib[] in order.  0; -1 with err; 1
+ * when an input is not one it knows (the caller runs ar instead). */
+int ar_write(Arena *a, const char *path, const char *const *obj, int nobj,
+             const char *const *lib, int nlib, Err *err);
 
 /* files.c */
 /* Path parts joined as "a/b", allocated in arena m. */

@@ -46,7 +46,8 @@ static const char usage[] =
 	"  --include DIR   the folder holding dprt.h (default: DIR/../runtime for\n"
 	"                  the --runtime DIR, as in the source tree)\n"
 	"  --cc CC         the C compiler and linker driver (default: cc)\n"
-	"  --ar AR         the archiver (default: ar)\n"
+	"  --ar AR         make libBASE.a with the archiver AR (ar qcsD); by default\n"
+	"                  dp-link writes it itself, the same bytes\n"
 	"  --ldflag ARG    one more argument for the final link, after the library;\n"
 	"                  repeatable\n"
 	"  --cuda DIR      the CUDA toolkit folder, for a program with cuda\n"
@@ -99,7 +100,7 @@ args(Link *l, int argc, char **argv)
 		case 2: l->libdir = argv[++i]; break;
 		case 3: l->incdir = argv[++i]; break;
 		case 4: l->cc = argv[++i]; break;
-		case 5: l->ar = argv[++i]; break;
+		case 5: l->ar = argv[++i], l->arset = 1; break;
 		case 6: l->ldflag[l->nldflag++] = argv[++i]; break;
 		case 7: l->out = argv[++i]; break;
 		case 8: l->cuda = argv[++i]; break;
