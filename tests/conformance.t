@@ -40,16 +40,23 @@ fi
 b=$tmp/b
 set --
 for dp in "$dir"/*.dp; do
-	name=$(basename "$dp" .dp)
+	name=${dp##*/}; name=${name%.dp}
 	case " ${DP_TEST_ONLY:-$name} " in *" $name "*) set -- "$@" "$dp" ;; esac
 done
 "$bin/devproc" gen "$@" -C "$b" >"$tmp/gen.log" 2>&1 || { sed 's/^/# /' "$tmp/gen.log"; }
 ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
 
 for dp in "$@"; do
-	name=$(basename "$dp" .dp)
-	ref=$(sed -n 's/^# ref //p' "$dp")
-	tol=$(sed -n 's/^# tol //p' "$dp")
+	name=${dp##*/}; name=${name%.dp}
+	ref= tol= ins=   # its "# ref R", "# tol T" and input names, read without a process
+	while IFS= read -r line || [ -n "$line" ]; do
+		case $line in
+		"# ref "*) ref=${line#"# ref "} ;;
+		"# tol "*) tol=${line#"# tol "} ;;
+		input\ *:*) i=${line#input } i=${i%%:*}
+			case $i in *[!a-z0-9_]*) ;; *) ins="$ins $i" ;; esac ;;
+		esac
+	done <"$dp"
 	n=$((n + 1))
 	exe=$b/$name/$name
 	if [ ! -x "$exe" ]; then
@@ -61,7 +68,7 @@ for dp in "$@"; do
 		continue
 	fi
 	set --
-	for i in $(sed -n 's/^input \([a-z0-9_]*\):.*/\1/p' "$dp"); do
+	for i in $ins; do
 		set -- "$@" --in "$i=$tmp/refs/$ref.$i.npy"
 	done
 	if ! "$exe" "$@" --out "out=$tmp/out/$name.npy" >"$tmp/log" 2>&1; then
