@@ -33,6 +33,26 @@ fail() {
 }
 
 make -s fuzz-build >"$tmp/build.log" 2>&1
+# the fuzzing runs (one process each, $secs s) side by side, as many as the
+# host has cores, started here; the loop below reports them in order
+fuzzrun() {
+	f=$1 h=bin/fuzz-$1
+	mkdir -p "$tmp/corpus-$f"
+	set -- -seed="$seed" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+		-artifact_prefix="$tmp/$f-"
+	[ -f "fuzz/$f.dict" ] && set -- "$@" -dict="fuzz/$f.dict"
+	"$h" "$@" "$tmp/corpus-$f" "fuzz/seeds/$f" >"$tmp/$f.log" 2>&1
+	echo $? >"$tmp/$f.rc"
+}
+jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+running=0
+for f in $fuzzers; do
+	[ -x "bin/fuzz-$f" ] || continue
+	if [ $running -ge "$jobs" ]; then wait; running=0; fi
+	fuzzrun "$f" &
+	running=$((running + 1))
+done
+wait
 for f in $fuzzers; do
 	h=bin/fuzz-$f
 	if [ -x "$h" ]; then pass "$f: the harness builds"; else fail "$f: the harness builds" "$tmp/build.log"; continue; fi
@@ -49,11 +69,7 @@ for f in $fuzzers; do
 	else
 		fail "$f: the inputs that once crashed it pass" "$tmp/$f.regress"
 	fi
-	mkdir -p "$tmp/corpus-$f"
-	set -- -seed="$seed" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-		-artifact_prefix="$tmp/$f-"
-	[ -f "fuzz/$f.dict" ] && set -- "$@" -dict="fuzz/$f.dict"
-	if "$h" "$@" "$tmp/corpus-$f" "fuzz/seeds/$f" >"$tmp/$f.log" 2>&1; then
+	if [ "$(cat "$tmp/$f.rc")" = 0 ]; then
 		pass "$f: $secs s of fuzzing, $(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$f.log") executions, no crash"
 	else
 		fail "$f: $secs s of fuzzing without a crash" "$tmp/$f.log"
