@@ -91,7 +91,7 @@ fi
 # the cases: all, or those DP_TEST_ONLY names ("c_cat c_gelu")
 cases=
 for dp in "$dir"/*.dp; do
-	name=$(basename "$dp" .dp)
+	name=${dp##*/}; name=${name%.dp}
 	case " ${DP_TEST_ONLY:-$name} " in *" $name "*) cases="$cases $dp" ;; esac
 done
 
@@ -115,14 +115,14 @@ unity() {
 	arch=$(sed -n 's/^cuda_arch = //p' "$b/build.ninja")
 	tg=
 	for dp in $cases; do
-		name=$(basename "$dp" .dp)
+		name=${dp##*/}; name=${name%.dp}
 		tg="$tg $name/5.gpu.cu $name/5.cpu.o"
 	done
 	ninja -C "$b" -k 0 $tg >"$tmp/ninja.log" 2>&1
 	i=0
 	: >"$u/weak.c"
 	for dp in $cases; do
-		name=$(basename "$dp" .dp)
+		name=${dp##*/}; name=${name%.dp}
 		cu=$b/$name/5.gpu.cu
 		[ -s "$cu" ] || continue
 		if ! grep -q '_gpu_init' "$cu"; then   # no cuda partition: a comment alone
@@ -163,7 +163,7 @@ unity() {
 			-o "$b/$name/5.gpu.o" >>"$tmp/ninja.log" 2>&1
 	done
 	for dp in $cases; do
-		name=$(basename "$dp" .dp)
+		name=${dp##*/}; name=${name%.dp}
 		[ -s "$b/$name/5.gpu.o" ] && [ -s "$b/$name/5.cpu.o" ] && echo "$name"
 	done | xargs -n 1 -P "$jobs" sh -c '"$0/bin/dp-link" "$1/$3/4.partition.dpir" "$1/$3/5.cpu.o" \
 		"$1/$3/5.gpu.o" --runtime "$0/lib" --include "$0/runtime" --cc "${DP_TEST_CC:-${CC:-cc}}" \
@@ -231,7 +231,7 @@ if [ -n "$gpu" ]; then
 	mkdir "$tmp/res"
 	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 	for dp in $cases; do
-		name=$(basename "$dp" .dp)
+		name=${dp##*/}; name=${name%.dp}
 		[ -x "$b/$name/$name" ] && echo "$name"
 	done | xargs -n 1 -P "$jobs" sh "$tmp/one.sh" "$b" "$tmp/res"
 fi
@@ -260,7 +260,7 @@ emulated() {
 }
 
 for dp in $cases; do
-	name=$(basename "$dp" .dp)
+	name=${dp##*/}; name=${name%.dp}
 	exe=$b/$name/$name
 	if [ ! -x "$exe" ] || [ ! -s "$b/$name/5.gpu.o" ]; then
 		notok "$name: does not build for cuda"
