@@ -14,7 +14,7 @@
  * cores fed; bench/RESULTS.md has the ring sizes measured).  Where the
  * tiles alone would leave the GPU idle (the
  * late layers at batch 1: few pixels, long K) dp-lower_gpu splits K among
- * up to 16 blocks that write their partial tiles to a workspace, and a
+ * up to 32 blocks that write their partial tiles to a workspace, and a
  * second kernel sums them in the order of the splits and applies the
  * epilogue.  With the program's DPRT_CUDA_SPLITK=cluster, on sm_90 and
  * later (init checks, dprt_cuda_convcl_ok), the blocks of a tile run as one
@@ -22,7 +22,15 @@
  * distributed shared memory, each block a share of the rows, in the same
  * order: the same bits, one launch and no workspace round trip per
  * convolution, but no faster on the H100's ResNet-18 (bench/RESULTS.md),
- * so not the default.
+ * so not the default (and only for splits of 16 at most).
+ *
+ * Launches: ordinary by default.  DPRT_CUDA_CONV_PDL=dw|nosplit|all (for
+ * timing) launches the depthwise kernel, also the GEMM where K is not
+ * split, or every kernel here with programmatic dependent launch where the
+ * program asks for it (g->pdl): the blocks start while the kernel before
+ * works, ask their packed weights into L2, then wait (dp_pdl_wait).  On
+ * the H200 at batch 1 (bench/RESULTS.md) dw and nosplit changed nothing,
+ * all took MobileNetV2 5% faster and ResNet-18 and -50 20% slower.
  *
  * Precision, chosen at run time by the program's DPRT_CUDA_CONV (read at
  * init, cuda.c): "fp32" (the default) runs 3xTF32, each operand split into
@@ -48,17 +56,22 @@
 #include "dprt_cuda.h"
 #include "dpscalar.h"   /* dps_clamp */
 #include "fastdiv.cuh"
-#include "tc.cuh"   /* cp16, cp4, tcring, tcslice */
+#include "launch.cuh"   /* dp_config */
+#include "pdl.cuh"      /* dp_pdl_wait, dp_pdl_prefetch */
+#include "tc.cuh"       /* cp16, cp4, tcring, tcslice */
 
 enum {
 	STAGES = 3,   /* slices of K in the ring */
 	DWN = 4,      /* outputs of a row a thread of the depthwise kernel */
+	PFK = 512,    /* of a block's K, the first this many weights of a row asked
+	                 into L2 before its wait (programmatic dependent launch) */
 };
 
 /* A convolution's geometry as the kernels read it. */
 struct Cv {
 	int N, C, H, W, G, O, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW;
 	int CG, OG, KK, K, PIX, NP, LDA, PACKED, SPLIT, KCHUNK, RELU;
+	int PDL;   /* launched with programmatic dependent launch: wait (dp_pdl_wait) */
 	float CA, CR, LO, HI;
 	dprt_div kk, kw, pix, ow, np;
 	dprt_div owq, oh, o;   /* the depthwise kernel's: ceil(OW / DWN), OH, O */
@@ -76,6 +89,7 @@ mkcv(const dprt_conv *c)
 	P.PIX = c->OH * c->OW, P.NP = c->N * P.PIX;
 	P.LDA = c->lda, P.PACKED = c->packed, P.SPLIT = c->split, P.KCHUNK = c->kchunk;
 	P.RELU = c->relu, P.CA = c->ca, P.CR = c->cr, P.LO = c->lo, P.HI = c->hi;
+	P.PDL = 0;   /* set where the launch is one (dprt_cuda_conv) */
 	P.kk = dprt_mkdiv(P.KK > 0 ? P.KK : 1);
 	P.kw = dprt_mkdiv(P.KW > 0 ? P.KW : 1);
 	P.pix = dprt_mkdiv(P.PIX > 0 ? P.PIX : 1);
@@ -212,6 +226,18 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	const float *xv = x + (vq * P.C + grp * P.CG) * P.PIX + dprt_r(P.pix, pv, vq);
 	float acc[MI][4][4];
 
+	/* launched with programmatic dependent launch where the program asks
+	 * (g->pdl): the packed weights, constants, are asked into L2 while the
+	 * kernel before works; the wait, then nothing is read that a kernel
+	 * before wrote */
+	if (P.PDL) {
+		if (P.PACKED) {
+			int nl = (min(kend - kbeg, (int)PFK) + 31) / 32, rows = min(BM, OG - m0);
+			for (int i = tid; i < rows * nl; i += NT)
+				dp_pdl_prefetch(wg + (m0 + i / nl) * P.LDA + kbeg + 32 * (i % nl));
+		}
+		dp_pdl_wait();
+	}
 	static_assert(!(RED && BIG), "the clustered sum is the 64x64 tile's");
 	static_assert(!(RED && MODE == 2), "the clustered sum rounds its weights itself");
 	static_assert(!VB || (KS == 1 && NT / (BN / 4) == 8), "VB: 1x1 windows, 8 rows of chunks");
@@ -325,6 +351,8 @@ convsum(const __grid_constant__ Cv P, const float *__restrict__ ws,
 	int i = blockIdx.x * 256 + threadIdx.x;
 	float s = 0.0f;
 
+	if (P.PDL)
+		dp_pdl_wait();   /* the partial tiles written (programmatic dependent launch) */
 	if (i >= P.O * P.NP)
 		return;
 #pragma unroll 8
@@ -392,6 +420,9 @@ convdw(const __grid_constant__ Cv P, const float *__restrict__ x,
 	const float *xp = x + (n * P.C + o / P.OG * P.CG) * P.H * P.W, *wp = w + o * P.LDA;
 	int ih0 = oh * P.SH - P.PH, iw0 = ow0 * P.SW - P.PW;
 	float acc[DWN], wr[KS ? KS * KS : 1];
+
+	if (P.PDL)
+		dp_pdl_wait();   /* programmatic dependent launch: the input written */
 
 #pragma unroll
 	for (int j = 0; j < DWN; j++)
@@ -594,6 +625,10 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 {
 	Cv P = mkcv(c);
 	char what[64];
+	/* programmatic dependent launch where the program asks (g->pdl) and
+	 * DPRT_CUDA_CONV_PDL says so (the file's comment) */
+	int pdl = g->pdl && g->convpdl >= 1,
+	    pdlgemm = g->pdl && (g->convpdl == 3 || (g->convpdl == 2 && c->split == 1));
 
 	if (P.NP * P.O == 0)
 		return 0;
@@ -615,12 +650,18 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 		          P.PACKED ? (tile == 128 ? gemm<2, 0, 1>(P, vx) : gemm<2, 0>(P, vx)) :
 		          (tile == 128 ? gemm<1, 0, 1>(P, vx) : gemm<1, 0>(P, vx));
 
-		f<<<gemmgrid(P, tile), tile == 128 ? 256 : 128, tile == 128 ? BIGSMEM : 0, g->stream>>>(
-			P, x, w, b, res, y, ws);
+		cudaLaunchAttribute at[1];
+		cudaLaunchConfig_t lc;
+		P.PDL = pdlgemm && dp_pdl_ok();
+		dp_config(&lc, at, gemmgrid(P, tile), dim3(tile == 128 ? 256 : 128), g->stream, P.PDL);
+		lc.dynamicSmemBytes = tile == 128 ? BIGSMEM : 0;
+		(void)cudaLaunchKernelEx(&lc, f, P, x, w, b, res, y, ws);
 		if (launched(c, 0, err, errn) != 0)
 			return -1;
 		if (P.SPLIT > 1) {
-			convsum<<<(P.O * P.NP + 255) / 256, 256, 0, g->stream>>>(P, ws, b, res, y);
+			dp_config(&lc, at, dim3((unsigned)((P.O * P.NP + 255) / 256)), dim3(256), g->stream,
+			          P.PDL);
+			(void)cudaLaunchKernelEx(&lc, convsum, P, (const float *)ws, b, res, y);
 			if (launched(c, 1, err, errn) != 0)
 				return -1;
 		}
@@ -633,7 +674,11 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 			k3 && d1 && P.SW == 1 ? convdw<3, 1> : k3 && d1 && P.SW == 2 ? convdw<3, 2> :
 			k3 ? convdw<3, 0> : convdw<0, 0>;
 
-		f<<<(unsigned)((nt + 255) / 256), 256, 0, g->stream>>>(P, x, w, b, res, y);
+		cudaLaunchAttribute at[1];
+		cudaLaunchConfig_t lc;
+		P.PDL = pdl && dp_pdl_ok();
+		dp_config(&lc, at, dim3((unsigned)((nt + 255) / 256)), dim3(256), g->stream, P.PDL);
+		(void)cudaLaunchKernelEx(&lc, f, P, x, w, b, res, y);
 		return launched(c, 0, err, errn);
 	}
 	if (P.KH == 3 && P.KW == 3)
@@ -645,7 +690,7 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 
 /* Whether MODE's clustered form runs here: built for sm_90 or later (no
  * trap), and a cluster of SPLIT blocks fits on the device (past 8, the
- * non-portable sizes Hopper allows). */
+ * non-portable sizes Hopper allows, up to 16). */
 template <int MODE>
 static bool
 clusterfits(const Cv &P)
@@ -657,6 +702,8 @@ clusterfits(const Cv &P)
 
 	Gemm *f = gemm<MODE, 1>(P);
 
+	if (P.SPLIT > 16)   /* Hopper's largest cluster */
+		return false;
 	if (cudaFuncGetAttributes(&fa, f) != cudaSuccess || fa.ptxVersion < 90)
 		return false;
 	if (P.SPLIT > 8 && cudaFuncSetAttribute(f,

@@ -11,10 +11,11 @@
  * where they are, unfolded.
  *
  * Split K: where the tiles alone would leave the GPU idle (the late layers
- * at batch 1: few pixels, long K) K is split among up to 16 blocks whose
+ * at batch 1: few pixels, long K) K is split among up to 32 blocks whose
  * partial tiles a second kernel sums in the order of the splits (or, with
- * DPRT_CUDA_SPLITK=cluster on sm_90 and later, the blocks of a thread-block
- * cluster through distributed shared memory, the same bits). */
+ * DPRT_CUDA_SPLITK=cluster on sm_90 and later and splits of 16 at most, the
+ * blocks of a thread-block cluster through distributed shared memory, the
+ * same bits). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,12 @@ enum {
 	SMS = 132,         /* streaming multiprocessors of an H100 SXM */
 	CTAS = 2 * SMS,    /* split K until about this many blocks run */
 	MINKT = 2,         /* ... keeping at least this many BK slices per block
-	                      (the thresholds measured: bench/RESULTS.md; a
-	                      tuning database overrides them per shape) */
-	MAXSPLIT = 16,     /* a cluster's blocks at most (Hopper, non-portable) */
+	                      while the blocks are fewer than the SMs, one more
+	                      once they are not (two slices then cost more in
+	                      partial tiles than they save: ResNet-50) */
+	MAXSPLIT = 32,     /* ... into this many splits at most (the thresholds
+	                      measured: bench/RESULTS.md; a tuning database
+	                      overrides them per shape) */
 };
 
 /* The name of chain ch's relu or clamp (a tuning key's, a comment's). */
@@ -73,7 +77,8 @@ cfg(const Gpu *g, int i, Cfg *c)
 	tiles = (c->O / c->G + BM - 1) / BM * ((c->np + BN - 1) / BN) * c->G;
 	nkt = (c->K + BK - 1) / BK;
 	c->split = 1;
-	while (c->split < MAXSPLIT && tiles * c->split < CTAS && nkt / (2 * c->split) >= MINKT)
+	while (c->split < MAXSPLIT && tiles * c->split < CTAS &&
+	       nkt / (2 * c->split) >= MINKT + (tiles * c->split >= SMS))
 		c->split *= 2;
 	if (!c->direct) {   /* a measured choice over the heuristic */
 		const Chain *ch = g->fold && g->fold[i] >= 0 ? &g->nn->chain[g->fold[i]] : NULL;

@@ -25,7 +25,7 @@ static const struct {
 	const char *op, *name, *var, *def;
 	int max;
 } tunable[] = {
-	[TUNE_CONV] = {"conv", "split", "cuda.conv.split", "{1,2,4,8,16}", 16},
+	[TUNE_CONV] = {"conv", "split", "cuda.conv.split", "{1,2,4,8,16}", 64},
 	[TUNE_MM] = {"mm", "algo", "cuda.mm.algo", "{0,1,2,3}", 15},
 	[TUNE_ATTN] = {"attn", "split", "cuda.attn.split", "{1,2,4,8,16}", 64},
 };
@@ -99,7 +99,7 @@ cands(Gpu *g, const char *map, const Target *t, int k, const char **out)
 bad:
 	dp_seterr(g->err, "%s: tune %s %s: expected a set of choices such as %s (values %s)",
 	          map, tunable[k].var, v, tunable[k].def,
-	          k == TUNE_MM ? "0..15, gemv or tc" : k == TUNE_CONV ? "1..16" : "0..64");
+	          k == TUNE_MM ? "0..15, gemv or tc" : k == TUNE_CONV ? "1..64" : "0..64");
 	return -1;
 }
 
@@ -120,7 +120,7 @@ entry(Gpu *g, struct Tunedb *d, char *buf, int ln)
 	if (s != NULL || eq == NULL || (size_t)(eq - tok[n - 1]) != strlen(tunable[k].name) ||
 	    strncmp(tok[n - 1], tunable[k].name, (size_t)(eq - tok[n - 1])) != 0 ||
 	    !valid(k, eq + 1)) {
-		dp_seterr(g->err, "%s:%d: expected 'OP ARCH KEY... CHOICE': conv ... split=1..16, "
+		dp_seterr(g->err, "%s:%d: expected 'OP ARCH KEY... CHOICE': conv ... split=1..64, "
 		          "mm ... algo=0..15|gemv|tc, attn ... split=0..64 (formats/tune.md)", d->path,
 		          ln);
 		return -1;
