@@ -50,7 +50,9 @@ static void *
 grow(void *p, int *cap, size_t size)
 {
 	*cap = *cap ? 2 * *cap : 64;
-	return realloc(p, (size_t)*cap * size);
+	if ((p = realloc(p, (size_t)*cap * size)) == NULL)
+		dp_die("out of memory (%d archive entries)", *cap);
+	return p;
 }
 
 /* Maps path (read-only); -1 with err when it cannot be read. */
@@ -90,6 +92,8 @@ addsym(Ar *ar, const char *name)
 	if (ar->nsym == ar->capsym) {
 		ar->capsym = ar->capsym ? 2 * ar->capsym : 1024;
 		ar->sym = realloc(ar->sym, ar->capsym * sizeof *ar->sym);
+		if (ar->sym == NULL)
+			dp_die("out of memory (%zu archive symbols)", ar->capsym);
 	}
 	ar->sym[ar->nsym++] = name;
 }
