@@ -260,6 +260,25 @@ finish(Link *l, Job *j, int n, int rc, Err *err)
 	return rc ? -1 : 0;
 }
 
+/* The program's own objects into o[] (room for l->nobj + 3), in the order
+ * both the executable and libNAME.a take them: the compiled partitions,
+ * the kernels, the blob's descriptor, the blob; their number. */
+static int
+progobjs(const Link *l, char **o, char *fobj, char *bobj, char *wobj)
+{
+	int i, n = 0;
+
+	for (i = 0; i < l->nobj; i++)
+		o[n++] = (char *)l->obj[i];
+	if (l->fatbin)
+		o[n++] = fobj;
+	if (l->weights)
+		o[n++] = bobj;
+	if (l->weights && !l->apart)
+		o[n++] = wobj;
+	return n;
+}
+
 int
 link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const char *libname,
            Err *err)
@@ -345,14 +364,7 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	                sizeof imagelibs / sizeof *imagelibs, sizeof *xcmd);
 	n = 0;
 	xcmd[n++] = (char *)l->cc, xcmd[n++] = "-o", xcmd[n++] = exe, xcmd[n++] = mobj;
-	for (i = 0; i < l->nobj; i++)
-		xcmd[n++] = (char *)l->obj[i];
-	if (l->fatbin)
-		xcmd[n++] = fobj;
-	if (l->weights)
-		xcmd[n++] = bobj;
-	if (l->weights && !l->apart)
-		xcmd[n++] = wobj;
+	n += progobjs(l, xcmd + n, fobj, bobj, wobj);
 	xcmd[n++] = "-Wl,--start-group";
 	if (l->gpu)
 		xcmd[n++] = join(l->a, l->libdir, "libdprt_cuda.a");
@@ -378,21 +390,14 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	/* libNAME.a written here (ar.c); by ar from the extracted members
 	 * where --ar names one or ar.c does not know an input */
 	if (rc == 0 && !l->arset) {
-		const char **o = dp_alloc(l->a, (size_t)l->nobj + 3, sizeof *o), *rl[3];
-		int no = 0, nrl = 0;
-		for (i = 0; i < l->nobj; i++)
-			o[no++] = l->obj[i];
-		if (l->fatbin)
-			o[no++] = fobj;
-		if (l->weights)
-			o[no++] = bobj;
-		if (l->weights && !l->apart)
-			o[no++] = wobj;
+		char **o = dp_alloc(l->a, (size_t)l->nobj + 3, sizeof *o);
+		const char *rl[3];
+		int no = progobjs(l, o, fobj, bobj, wobj), nrl = 0;
 		rl[nrl++] = join(l->a, l->libdir, "libdprt.a");
 		if (l->gpu)
 			rl[nrl++] = join(l->a, l->libdir, "libdprt_cuda.a");
 		rl[nrl++] = DP_JANSSON_A;
-		rc = ar_write(l->a, lib, o, no, rl, nrl, err);
+		rc = ar_write(l->a, lib, (const char *const *)o, no, rl, nrl, err);
 		if (rc == 0) {
 			if (finish(l, jobs, 2, rc, err) != 0)
 				return -1;
@@ -416,14 +421,7 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 		cmd = dp_alloc(l->a, (size_t)(l->nobj + nmem + ncmem + njmem) + 9, sizeof *cmd);
 		n = 0;
 		cmd[n++] = (char *)l->ar, cmd[n++] = "qcsD", cmd[n++] = lib;
-		for (i = 0; i < l->nobj; i++)
-			cmd[n++] = (char *)l->obj[i];
-		if (l->fatbin)
-			cmd[n++] = fobj;
-		if (l->weights)
-			cmd[n++] = bobj;
-		if (l->weights && !l->apart)
-			cmd[n++] = wobj;
+		n += progobjs(l, cmd + n, fobj, bobj, wobj);
 		for (i = 0; i < nmem; i++)
 			cmd[n++] = mem[i];
 		for (i = 0; i < ncmem; i++)
