@@ -47,8 +47,9 @@ plan() {
 	[ "$(grep -c 'v[0-9]* /\* res \*/, v' "$cu")" -eq 8 ] || { echo "not 8 residual epilogues"; return 1; }
 	[ "$(grep -c '^	1,   /\* relu \*/' "$cu")" -eq 17 ] || { echo "not 17 relu epilogues"; return 1; }
 	grep -q '^	\([2-9]\|[1-9][0-9][0-9]*\), [0-9]*,   /\* split K' "$cu" || { echo "no split K"; return 1; }
-	# each split-K convolution: its workspace and the init check of the clustered sum
-	[ "$(grep -c '^	\([2-9]\|[1-9][0-9][0-9]*\), [0-9]*,   /\* split K' "$cu")" -eq "$(grep -c '!dprt_cuda_convcl_ok(&conv' "$cu")" ] ||
+	# each convolution split 2..16 ways: the init check of the clustered sum
+	# (more ways: the sum kernel, even with DPRT_CUDA_SPLITK=cluster)
+	[ "$(grep -c '^	\([2-9]\|1[0-6]\), [0-9]*,   /\* split K' "$cu")" -eq "$(grep -c '!dprt_cuda_convcl_ok(&conv' "$cu")" ] ||
 		{ echo "split-K convolutions without the check of the clustered sum"; return 1; }
 	# the convolution kernels are the library's, not in the program's own code
 	! grep -q 'mma\.sync\|__global__.*conv' "$cu" || { echo "convolution kernels in the program's .cu"; return 1; }

@@ -22,7 +22,8 @@
  * distributed shared memory, each block a share of the rows, in the same
  * order: the same bits, one launch and no workspace round trip per
  * convolution, but no faster on the H100's ResNet-18 (bench/RESULTS.md),
- * so not the default (and only for splits of 16 at most).
+ * so not the default (a convolution split more than 16 ways takes the
+ * second kernel all the same).
  *
  * Launches: ordinary by default.  DPRT_CUDA_CONV_PDL=dw|nosplit|all (for
  * timing) launches the depthwise kernel, also the GEMM where K is not
@@ -65,6 +66,8 @@ enum {
 	DWN = 4,      /* outputs of a row a thread of the depthwise kernel */
 	PFK = 512,    /* of a block's K, the first this many weights of a row asked
 	                 into L2 before its wait (programmatic dependent launch) */
+	CLMAX = 16,   /* splits a cluster sums at most (Hopper's largest cluster;
+	                 a convolution split more ways takes convsum) */
 };
 
 /* A convolution's geometry as the kernels read it. */
@@ -187,11 +190,11 @@ dsld(const float *p, unsigned q)
  * block a SPLIT-th of the rows, in the order of the splits (so the same
  * sums as convsum's).  KS: 1 or 3 for a 1x1 or 3x3 window known to the
  * compiler (most of a ResNet's convolutions; a 3x3 window's rows of x̂
- * walked from slice to slice, the taps inside the image a bit mask, with no
- * division per element: ResNet-18 at batch 32 in TF32 12% faster on the
- * H200), 0 for any (divisions by the window through fastdiv).  VB (1x1 windows at stride 1, no padding, images
- * of whole rows of 4 pixels): x̂'s rows are x's, copied 16 bytes at a time
- * instead of 4. */
+ * walked from slice to slice, the taps inside the image a bit mask, with
+ * no division per element: ResNet-18 at batch 32 in TF32 12% faster on
+ * the H200), 0 for any (divisions by the window through fastdiv).  VB (1x1
+ * windows at stride 1, no padding, images of whole rows of 4 pixels): x̂'s
+ * rows are x's, copied 16 bytes at a time instead of 4. */
 template <int MODE, int RED, int KS, int BIG, int VB = 0>
 static __global__ void __launch_bounds__(BIG ? 256 : 128)
 conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
@@ -662,7 +665,7 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 	if (P.NP * P.O == 0)
 		return 0;
 	if (!c->direct && g->conv != DPRT_CONV_DIRECT) {
-		if (P.SPLIT > 1 && g->cluster) {
+		if (P.SPLIT > 1 && P.SPLIT <= CLMAX && g->cluster) {
 			snprintf(what, sizeof what, "cudaLaunchKernelEx (conv %d)", c->id);
 			return dprt_cuda_ok(g->conv == DPRT_CONV_TF32 ?
 			                    clusterlaunch<1>(P, g->stream, x, w, b, res, y) :
@@ -731,7 +734,7 @@ clusterfits(const Cv &P)
 
 	Gemm *f = gemm<MODE, 1>(P);
 
-	if (P.SPLIT > 16)   /* Hopper's largest cluster */
+	if (P.SPLIT > CLMAX)
 		return false;
 	if (cudaFuncGetAttributes(&fa, f) != cudaSuccess || fa.ptxVersion < 90)
 		return false;

@@ -13,9 +13,9 @@
  * Split K: where the tiles alone would leave the GPU idle (the late layers
  * at batch 1: few pixels, long K) K is split among up to 32 blocks whose
  * partial tiles a second kernel sums in the order of the splits (or, with
- * DPRT_CUDA_SPLITK=cluster on sm_90 and later and splits of 16 at most, the
- * blocks of a thread-block cluster through distributed shared memory, the
- * same bits). */
+ * DPRT_CUDA_SPLITK=cluster on sm_90 and later, those split 16 ways at most,
+ * the blocks of a thread-block cluster through distributed shared memory,
+ * the same bits). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +33,8 @@ enum {
 	MAXSPLIT = 32,     /* ... into this many splits at most (the thresholds
 	                      measured: bench/RESULTS.md; a tuning database
 	                      overrides them per shape) */
+	MAXCLUSTER = 16,   /* splits a cluster can sum (Hopper's largest,
+	                      non-portable); more take the sum kernel */
 };
 
 /* The name of chain ch's relu or clamp (a tuning key's, a comment's). */
@@ -241,7 +243,8 @@ emit_conv(Gpu *g, const Chain *ch, int i)
 	}
 	if (c.split > 1 && g->nn->ws < 0)
 		g->nn->ws = wreserve(g, g->nn->wsmax);
-	if (c.split > 1)   /* the clustered form where asked for and init found it runs */
+	if (c.split > 1 && c.split <= MAXCLUSTER)   /* the clustered form where asked for and
+	                                               init found it runs */
 		str_printf(&g->init, "\t/* op %d: with DPRT_CUDA_SPLITK=cluster, split K summed in "
 		                     "clusters of %lld blocks, where they run */\n"
 		                     "\tif (g->cluster && !dprt_cuda_convcl_ok(&conv%d))\n"
