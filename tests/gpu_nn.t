@@ -149,13 +149,13 @@ splitk() {
 ondevice "ResNet-18 (quarter width): split K summed in clusters and by the second kernel, the same bits (fp32, tf32)" splitk
 badenv() {
 	# the convolutions' timing switches: a value they do not take is an error at init
-	for v in DPRT_CUDA_CONV_TILE=96 DPRT_CUDA_CONV_VEC=2; do
+	for v in DPRT_CUDA_CONV_TILE=96 DPRT_CUDA_CONV_VEC=2 DPRT_CUDA_CONV_PDL=2; do
 		! env "$v" "$b/c_conv_tiles/c_conv_tiles" --in "in0=$tmp/refs/conv_tiles.in0.npy" \
 			--out "out=$tmp/e.npy" 2>"$tmp/err" || return 1
 		cat "$tmp/err"
 		grep -q "cuda: ${v%=*} is '${v#*=}': expected" "$tmp/err" || return 1
 	done
 }
-ondevice "DPRT_CUDA_CONV_TILE=96, DPRT_CUDA_CONV_VEC=2: a clear error" badenv
+ondevice "DPRT_CUDA_CONV_TILE=96, DPRT_CUDA_CONV_VEC=2, DPRT_CUDA_CONV_PDL=2: a clear error" badenv
 echo "1..$n"
 [ $fails -eq 0 ]
