@@ -22,7 +22,17 @@
 # Skips while the references have not been generated, or without nvcc.
 # Without a CUDA device the .cu files are compiled in groups, a few nvcc
 # calls in all (see unity below; DP_TEST_NVCC_EACH=1 compiles each on its
-# own, as ninja does, which a GPU machine does unless DP_TEST_UNITY=1).
+# own, as ninja does, which a GPU machine does unless DP_TEST_UNITY=1),
+# at -O0 on the host side as the dp_nvcc rule (rules.ninja: the kernels
+# are the same at any -O).  Each group's object is kept in a cache
+# (DP_TEST_NVCC_CACHE, default obj/nvcc-cache; empty: none) under the
+# sha256 of every byte nvcc reads from us (the group, its cases' .cu
+# files, runtime/'s headers) and nvcc's and g++'s versions: make check
+# SAN=1 after make check then compiles only the .cu files that its
+# sanitized stages wrote differently from the plain ones.  The stages
+# still all run under the sanitizers, and every executable is still
+# linked by dp-link; what is not repeated is nvcc (not our code, not
+# sanitized) on the same bytes, which gives the same object.
 # DP_TEST_ONLY="c_cat c_gelu" checks only the cases it names;
 # DP_TEST_TARGET=MAPPING builds them for that mapping instead of cuda (a
 # copy of targets/cuda with "tune cuda.mm.tc 1" checks the tensor-core
@@ -144,9 +154,38 @@ unity() {
 	done
 	${DP_TEST_CC:-${CC:-cc}} -c "$u/weak.c" -o "$u/weak.o" || return
 	jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
-	ls "$u"/g*.cu 2>/dev/null | xargs -n 1 -P "$jobs" sh -c \
-		'"$0" -O3 -arch="$1" -I"$2/runtime" -c "$3" -o "${3%.cu}.o" 2>"${3%.cu}.log"' \
-		"$nvcc" "$arch" "$root"
+	# nvcc.sh SRC.cu: SRC.o from the cache or compiled (SRC.log: nvcc's
+	# errors); SRC.list names the cases it includes, if a group
+	cache=${DP_TEST_NVCC_CACHE-$root/obj/nvcc-cache}
+	base=
+	if [ -n "$cache" ] && mkdir -p "$cache"; then
+		find "$cache" -name '*.o' -mtime +7 -exec rm -f {} + 2>/dev/null
+		base=$( { echo "$nvcc -O0 -arch=$arch"; "$nvcc" --version; g++ --version
+			find "$root/runtime" \( -name '*.h' -o -name '*.cuh' \) -print | LC_ALL=C sort |
+				while read -r h; do echo "$h"; cat "$h"; done; } 2>&1 | sha256sum)
+		base=${base%% *}
+	else
+		cache=
+	fi
+	export nvcc arch root cache base b
+	cat >"$u/nvcc.sh" <<'NVCC'
+src=$1 o=${1%.cu}.o
+if [ -n "$cache" ]; then
+	key=$( { echo "$base"; sed "s|$b/||g" "$src"
+		[ -f "${src%.cu}.list" ] && while read -r name; do cat "$b/$name/5.gpu.cu"; done <"${src%.cu}.list"
+	} | sha256sum)
+	key=$cache/${key%% *}.o
+	if [ -s "$key" ] && cp "$key" "$o"; then
+		touch "$key"
+		echo hit >"${src%.cu}.cache"
+		exit 0
+	fi
+fi
+"$nvcc" -O0 -arch="$arch" -I"$root/runtime" -c "$src" -o "$o" 2>"${src%.cu}.log" || exit 1
+[ -z "$cache" ] || { cp "$o" "$key.$$" && mv -f "$key.$$" "$key"; }
+NVCC
+	ls "$u"/g*.cu 2>/dev/null | xargs -n 1 -P "$jobs" sh "$u/nvcc.sh"
+	echo "# nvcc: $(ls "$u"/g*.cu 2>/dev/null | wc -l) groups, $(cat "$u"/g*.cache 2>/dev/null | wc -l) from the cache"
 	for g in "$u"/g*.cu; do
 		[ -f "$g" ] || continue
 		g=${g%.cu}
@@ -159,8 +198,8 @@ unity() {
 		done
 	done
 	for name in $(cat "$u/alone" 2>/dev/null); do
-		"$nvcc" -O3 -arch="$arch" -I"$root/runtime" -c "$b/$name/5.gpu.cu" \
-			-o "$b/$name/5.gpu.o" >>"$tmp/ninja.log" 2>&1
+		sh "$u/nvcc.sh" "$b/$name/5.gpu.cu" >>"$tmp/ninja.log" 2>&1 ||
+			sed 's/^/  /' "$b/$name/5.gpu.log" >>"$tmp/ninja.log"
 	done
 	for dp in $cases; do
 		name=${dp##*/}; name=${name%.dp}
