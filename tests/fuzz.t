@@ -32,7 +32,9 @@ fail() {
 	tail -n 30 "$2" | sed 's/^/# /'
 }
 
-make -s fuzz-build >"$tmp/build.log" 2>&1
+# the harnesses built by as many compilers as the host has cores
+jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+make -s -j"$jobs" fuzz-build >"$tmp/build.log" 2>&1
 # the fuzzing runs (one process each, $secs s) side by side, as many as the
 # host has cores, started here; the loop below reports them in order
 fuzzrun() {
@@ -44,7 +46,6 @@ fuzzrun() {
 	"$h" "$@" "$tmp/corpus-$f" "fuzz/seeds/$f" >"$tmp/$f.log" 2>&1
 	echo $? >"$tmp/$f.rc"
 }
-jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 running=0
 for f in $fuzzers; do
 	[ -x "bin/fuzz-$f" ] || continue
