@@ -11,7 +11,9 @@
 # K summed in thread-block clusters (DPRT_CUDA_SPLITK=cluster) bit for bit
 # against the second kernel's sum, and the 128x128 tile
 # (DPRT_CUDA_CONV_TILE=128) with a 1x1 window's 16-byte loads bit for bit
-# against the 64x64 one with 4-byte loads (DPRT_CUDA_CONV_VEC=0), and a
+# against the 64x64 one with 4-byte loads (DPRT_CUDA_CONV_VEC=0), K taken
+# tap by tap (groups of 16 channels and more) in the 128x128 tile against
+# the 64x64 one, and a
 # value those two switches do not take is a clear error; elsewhere those
 # say "# SKIP no CUDA device".  tools/gpu-nn-check.sh does more, and times.
 cd "$(dirname "$0")/.." || exit 1
@@ -21,7 +23,7 @@ nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 ondevice() { if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi; }
 
-cases="conv_dw_s2 conv_dw_5x5_dil conv_bn_relu6 conv_dw_hardtanh conv_clamp_min conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_depthwise max_pool_pad_ceil
+cases="conv_dw_s2 conv_dw_5x5_dil conv_bn_relu6 conv_dw_hardtanh conv_clamp_min conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_taps conv_taps_groups conv_depthwise max_pool_pad_ceil
 	avg_pool_ceil_divisor adaptive_avg_pool bmm matmul_batched matmul_vec sdpa_causal_rect
 	sdpa_bool_mask sdpa_float_mask_scale"
 if [ -z "$nvcc" ] || [ ! -f tests/conformance/refs.npz ]; then
@@ -81,7 +83,8 @@ check "ResNet-18's 5.gpu.cu is byte-identical from another build folder" same
 runall() {
 	cc -o "$tmp/npzx" tests/conformance/npzx.c && mkdir -p "$tmp/refs" &&
 		"$tmp/npzx" tests/conformance/refs.npz "$tmp/refs" >/dev/null &&
-		"$tmp/npzx" tests/conformance/refs_conv.npz "$tmp/refs" >/dev/null || return 1
+		"$tmp/npzx" tests/conformance/refs_conv.npz "$tmp/refs" >/dev/null &&
+		"$tmp/npzx" tests/conformance/refs_tap.npz "$tmp/refs" >/dev/null || return 1
 	rc=0
 	for c in $cases; do
 		dp=tests/conformance/c_$c.dp
@@ -136,6 +139,28 @@ runall() {
 	return $rc
 }
 ondevice "the cases on the device, each convolution method, against PyTorch's references" runall
+bigtap() {
+	# K tap by tap in the 128x128 tile: conv_taps unsplit (a tuning
+	# database's split=1; the heuristic splits it), so that the tile can be
+	# 128; its bits against the 64x64 tile's, both against PyTorch
+	mkdir -p "$tmp/tm" &&
+		{ cat targets/cuda; echo "tune cuda.db tune.db"; } >"$tmp/tm/cuda.map" &&
+		echo "conv sm_90 1x32x7x6 136x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 bias split=1" >"$tmp/tm/tune.db" &&
+		"$bin/devproc" build tests/conformance/c_conv_taps.dp --target "$tmp/tm/cuda.map" \
+			-C "$tmp/tb" >/dev/null || return 1
+	grep -q '^	1, [0-9]*,   /\* split K' "$tmp/tb/c_conv_taps/5.gpu.cu" || { echo "split"; return 1; }
+	for mode in fp32 tf32; do
+		t=1e-5
+		[ $mode = tf32 ] && t=2e-2
+		DPRT_CUDA_CONV=$mode DPRT_CUDA_CONV_TILE=128 "$tmp/tb/c_conv_taps/c_conv_taps" \
+			--in "in0=$tmp/refs/conv_taps.in0.npy" --out "out=$tmp/t.npy" >/dev/null &&
+			DPRT_CUDA_CONV=$mode DPRT_CUDA_CONV_TILE=64 "$tmp/tb/c_conv_taps/c_conv_taps" \
+				--in "in0=$tmp/refs/conv_taps.in0.npy" --out "out=$tmp/s.npy" >/dev/null &&
+			"$bin/npycmp" --exact "$tmp/t.npy" "$tmp/s.npy" &&
+			"$bin/npycmp" --tol "$t" "$tmp/t.npy" "$tmp/refs/conv_taps.out.npy" || return 1
+	done
+}
+ondevice "K tap by tap in the 128x128 tile: the 64x64 tile's bits, PyTorch's values (fp32, tf32)" bigtap
 splitk() {
 	# the quarter-width ResNet-18 splits K in most of its convolutions
 	"$tmp/npzx" tests/data/imagenet_ref.npz "$tmp/refs" >/dev/null || return 1

@@ -355,7 +355,17 @@ def cases():
              (2, 24, 10, 9)),
             # the same for a 1x1 window whose images are rows of 4 pixels
             # (x̂ loaded 16 bytes at a time); K = 40
-            ("conv_1x1_tiles", dict(in_channels=40, out_channels=136, kernel_size=1), (2, 40, 12, 12))):
+            ("conv_1x1_tiles", dict(in_channels=40, out_channels=136, kernel_size=1), (2, 40, 12, 12)),
+            # a group's channels a multiple of 16: cuda's packed weights take K
+            # tap by tap (runtime/cuda/conv.cu, tapk); two tiles of 64 and of
+            # 128 rows, K split on cuda (few pixels, K = 288)
+            ("conv_taps", dict(in_channels=32, out_channels=136, kernel_size=3, padding=1),
+             (1, 32, 7, 6)),
+            # the same through groups of 16 channels, a 3x5 window, strides,
+            # dilation and padding that cut both edges
+            ("conv_taps_groups", dict(in_channels=32, out_channels=18, kernel_size=(3, 5),
+                                      stride=(2, 1), padding=(1, 3), dilation=(1, 2), groups=2),
+             (2, 32, 9, 11))):
         case(n, lambda s, x: s.m[0](x), (lambda shape: lambda: r(*shape))(shape),
              mods=((lambda kw: lambda: nn.Conv2d(**kw))(kw),))
     # a convolution's clamp (ReLU6, hardtanh, clamp) after its batch norm

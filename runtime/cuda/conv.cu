@@ -68,17 +68,33 @@ enum {
 	                 into L2 before its wait (programmatic dependent launch) */
 	CLMAX = 16,   /* splits a cluster sums at most (Hopper's largest cluster;
 	                 a convolution split more ways takes convsum) */
+	KTAP = 2,     /* conv_gemm's KS for K taken tap by tap (tapk) */
 };
 
 /* A convolution's geometry as the kernels read it. */
 struct Cv {
 	int N, C, H, W, G, O, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW;
 	int CG, OG, KK, K, PIX, NP, LDA, PACKED, SPLIT, KCHUNK, RELU;
+	int TAPK;  /* the packed weights' K taken tap by tap (tapk) */
 	int PDL;   /* launched with programmatic dependent launch: wait (dp_pdl_wait) */
 	float CA, CR, LO, HI;
 	dprt_div kk, kw, pix, ow, np;
 	dprt_div owq, oh, o;   /* the depthwise kernel's: ceil(OW / DWN), OH, O */
 };
+
+/* Whether c's packed weights take K tap by tap, k = (r·KW + s)·CG + c,
+ * rather than as PyTorch lays it out, k = (c·KH + r)·KW + s: where the
+ * window has several taps and a group's channels are a multiple of 16,
+ * so that a slice of 16 of K is 16 channels of one tap, and the implicit
+ * GEMM's gathers of x̂ (conv_gemm's KS KTAP) are a tap's check and offset
+ * once a slice, then rows hw apart.  The sums over K run in that order.
+ * (DPRT_CUDA_CONV=direct reads the weights as PyTorch lays them out:
+ * dprt_cuda_convpack keeps that order there.) */
+static bool
+tapk(const dprt_conv *c)
+{
+	return c->packed && !c->direct && c->KH * c->KW > 1 && c->G > 0 && c->C / c->G % 16 == 0;
+}
 
 static Cv
 mkcv(const dprt_conv *c)
@@ -91,6 +107,7 @@ mkcv(const dprt_conv *c)
 	P.CG = c->C / c->G, P.OG = c->O / c->G, P.KK = c->KH * c->KW, P.K = P.CG * P.KK;
 	P.PIX = c->OH * c->OW, P.NP = c->N * P.PIX;
 	P.LDA = c->lda, P.PACKED = c->packed, P.SPLIT = c->split, P.KCHUNK = c->kchunk;
+	P.TAPK = tapk(c);
 	P.RELU = c->relu, P.CA = c->ca, P.CR = c->cr, P.LO = c->lo, P.HI = c->hi;
 	P.PDL = 0;   /* set where the launch is one (dprt_cuda_conv) */
 	P.kk = dprt_mkdiv(P.KK > 0 ? P.KK : 1);
@@ -192,7 +209,10 @@ dsld(const float *p, unsigned q)
  * compiler (most of a ResNet's convolutions; a 3x3 window's rows of x̂
  * walked from slice to slice, the taps inside the image a bit mask, with
  * no division per element: ResNet-18 at batch 32 in TF32 12% faster on
- * the H200), 0 for any (divisions by the window through fastdiv).  VB (1x1
+ * the H200), 0 for any (divisions by the window through fastdiv), KTAP
+ * for any whose packed weights take K tap by tap (tapk: a slice is 16
+ * channels of one tap, so its gathers check the tap once and step by a
+ * channel's plane).  VB (1x1
  * windows at stride 1, no padding, images of whole rows of 4 pixels): x̂'s
  * rows are x's, copied 16 bytes at a time instead of 4. */
 template <int MODE, int RED, int KS, int BIG, int VB = 0>
@@ -243,7 +263,8 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 		}
 		dp_pdl_wait();
 	}
-	static_assert(KS == 0 || KS == 1 || KS == 3, "windows known to the compiler: 1x1, 3x3");
+	static_assert(KS == 0 || KS == 1 || KS == KTAP || KS == 3,
+	              "windows known to the compiler: 1x1, 3x3; or K tap by tap");
 	static_assert(!(RED && BIG), "the clustered sum is the 64x64 tile's");
 	static_assert(!(RED && MODE == 2), "the clustered sum rounds its weights itself");
 	static_assert(!VB || (KS == 1 && NT / (BN / 4) == 8), "VB: 1x1 windows, 8 rows of chunks");
@@ -259,6 +280,21 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	 * taps inside the image as bits of vm (none past NP) */
 	int kc = kbeg + kb, kr0 = 0, offc = 0, dhw = P.DH * P.W;
 	unsigned vm = 0;
+	/* KTAP: the next slice's tap (tr, ts) and channel tc + kb within the
+	 * group; x's offset of that tap for this pixel, and whether it is
+	 * inside the image (tin) */
+	int tc = 0, tr = 0, ts = 0, toff = 0, hw = P.H * P.W;
+	bool tin = false;
+	auto tapat = [&]() {
+		int ih = ih0 + tr * P.DH, iw = iw0 + ts * P.DW;
+		tin = p < NP && ih >= 0 && ih < P.H && iw >= 0 && iw < P.W;
+		toff = (tc + kb) * hw + ih * P.W + iw;
+	};
+	if (KS == KTAP) {
+		int t = kbeg / P.CG;
+		tc = kbeg - t * P.CG, tr = t / P.KW, ts = t - tr * P.KW;
+		tapat();
+	}
 	if (KS == 3) {
 		int c0 = kc / 9;
 		kr0 = kc - 9 * c0;
@@ -293,6 +329,18 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 				int k = k0 + kv + 8 * h;
 				bool in = pv < NP && k < K;
 				cp16(&bs[st][kv + 8 * h][nv], in ? xv + k * P.PIX : x, in ? 16 : 0);
+			}
+		} else if (KS == KTAP) {   /* rows of one tap: channels tc + kb .. + 7, hw apart */
+			const float *src = xp + toff;
+#pragma unroll
+			for (int e = 0; e < 8; e++)
+				cp4(&bs[st][kb + e][nb], tin ? src + e * hw : x, tin ? 4 : 0);
+			tc += 16, toff += 16 * hw;
+			if (tc >= P.CG) {   /* the group's channels done: the next tap */
+				tc = 0;
+				if (++ts == P.KW)
+					ts = 0, tr++;
+				tapat();
 			}
 		} else if (KS == 3) {   /* rows kc..kc+7: kr0 + e wraps into the next channel once at most */
 #pragma unroll
@@ -500,21 +548,24 @@ convdw(const __grid_constant__ Cv P, const float *__restrict__ x,
 }
 
 /* At init: weights [O][K] into rows of LDA floats (zeros past K) times a,
- * rounded to tf32 where rnd, and bias b' = (cb - mean)·a + beta, a = gamma
+ * K in PyTorch's order or, where cg (a group's channels; tapk), tap by
+ * tap, rounded to tf32 where rnd, and bias b' = (cb - mean)·a + beta, a = gamma
  * / sqrt(var + eps), where a batch norm is folded (gamma not NULL; else
  * a = 1 and no b'). */
 static __global__ void
 convpack(float *__restrict__ wout, float *__restrict__ bout, const float *__restrict__ w,
          const float *__restrict__ cb, const float *__restrict__ gamma,
          const float *__restrict__ beta, const float *__restrict__ mean,
-         const float *__restrict__ var, float eps, int O, int K, int LDA, int rnd)
+         const float *__restrict__ var, float eps, int O, int K, int LDA, int rnd, int cg)
 {
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < O * LDA; i += gridDim.x * blockDim.x) {
-		int o = i / LDA, k = i % LDA;
+		int o = i / LDA, k = i % LDA, kk = cg ? K / cg : 1;
 		float a = 1.0f;
 
 		if (gamma)   /* as runtime/nn.c's batch norm: invstd first */
 			a = 1.0f / sqrtf(var[o] + eps) * gamma[o];
+		if (cg && k < K)   /* tap by tap: k = tap·cg + c, from PyTorch's c·kk + tap */
+			k = k % cg * kk + k / cg;
 		float v = k < K ? w[o * K + k] * a : 0.0f;
 
 		wout[i] = rnd ? tf32(v) : v;
@@ -581,6 +632,8 @@ gemm(const Cv &P, const float *x = NULL)
 {
 	if (x && !RED && vb(P, x))
 		return conv_gemm<MODE, 0, 1, BIG, 1>;
+	if (P.TAPK)
+		return conv_gemm<MODE, RED, KTAP, BIG>;
 	if (P.KH == 1 && P.KW == 1)
 		return conv_gemm<MODE, RED, 1, BIG>;
 	if (P.KH == 3 && P.KW == 3)
@@ -615,6 +668,7 @@ tileof(const Cv &P, int tf32, int want, char *err, size_t errn)
 			conv_gemm<0, 0, 0, 1>, conv_gemm<0, 0, 1, 1>, conv_gemm<0, 0, 3, 1>, conv_gemm<0, 0, 1, 1, 1>,
 			conv_gemm<1, 0, 0, 1>, conv_gemm<1, 0, 1, 1>, conv_gemm<1, 0, 3, 1>, conv_gemm<1, 0, 1, 1, 1>,
 			conv_gemm<2, 0, 0, 1>, conv_gemm<2, 0, 1, 1>, conv_gemm<2, 0, 3, 1>, conv_gemm<2, 0, 1, 1, 1>,
+			conv_gemm<0, 0, KTAP, 1>, conv_gemm<1, 0, KTAP, 1>, conv_gemm<2, 0, KTAP, 1>,
 		};
 		int n = (int)(sizeof f / sizeof *f);
 
@@ -778,7 +832,8 @@ dprt_cuda_convpack(dprt_cuda *g, const dprt_conv *c, float *wout, float *bout,
 	 * here instead (dprt_cuda_conv then takes MODE 2), the same values */
 	convpack<<<blocks > 4096 ? 4096 : blocks, 256, 0, g->stream>>>(
 		wout, bout, w, cb, gamma, beta, mean, var, eps, c->O, K, c->lda,
-		g->conv == DPRT_CONV_TF32 && !c->direct);
+		g->conv == DPRT_CONV_TF32 && !c->direct,
+		tapk(c) && g->conv != DPRT_CONV_DIRECT ? c->C / c->G : 0);
 	snprintf(what, sizeof what, "nn_pack (conv %d)", c->id);
 	if (dprt_cuda_launched(what, err, errn) != 0)
 		return -1;
