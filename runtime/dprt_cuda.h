@@ -58,10 +58,12 @@ struct dprt_cuda {
 	int convtile;            /* DPRT_CUDA_CONV_TILE: 64 or 128, 0 (unset): conv.cu picks */
 	int convvec;             /* 0 with DPRT_CUDA_CONV_VEC=0: no 16-byte loads of x̂ */
 	int convpdl;             /* which convolution kernels take programmatic dependent
-	                            launch where g->pdl asks for it, DPRT_CUDA_CONV_PDL (for
-	                            timing): 0 (the default) none, 1 (dw) the depthwise
-	                            kernel, 2 (nosplit) it and the implicit GEMM where K
-	                            is not split, 3 (all) every one and the split's sum */
+	                            launch where g->pdl asks for it, DPRT_CUDA_CONV_PDL:
+	                            4 (the default, sum) a split's sum, its GEMM letting
+	                            it start at once; for timing, 0 none, 1 (dw) the
+	                            depthwise kernel, 2 (nosplit) it and the implicit
+	                            GEMM where K is not split, 3 (all) every one and the
+	                            split's sum */
 	int cluster;             /* 0 (the default, DPRT_CUDA_SPLITK=sum): a convolution's
 	                            split K is summed by a second kernel; 1
 	                            (DPRT_CUDA_SPLITK=cluster): within a cluster of blocks

@@ -164,14 +164,20 @@ ondevice "K tap by tap in the 128x128 tile: the 64x64 tile's bits, PyTorch's val
 splitk() {
 	# the quarter-width ResNet-18 splits K in most of its convolutions
 	"$tmp/npzx" tests/data/imagenet_ref.npz "$tmp/refs" >/dev/null || return 1
+	# (the second kernel launched to wait in place, the default, and the
+	# ordinary way: DPRT_CUDA_CONV_PDL=0; three runs, the last from the graph)
 	for mode in fp32 tf32; do
 		DPRT_CUDA_CONV=$mode DPRT_CUDA_SPLITK=cluster "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" \
 				--out "y=$tmp/c.npy" &&
-			DPRT_CUDA_CONV=$mode "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" --out "y=$tmp/s.npy" &&
-			"$bin/npycmp" --exact "$tmp/s.npy" "$tmp/c.npy" || return 1
+			DPRT_CUDA_CONV=$mode "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" --out "y=$tmp/s%d.npy" \
+				--steps 3 >/dev/null &&
+			DPRT_CUDA_CONV=$mode DPRT_CUDA_CONV_PDL=0 "$b/rn/rn" --in "x=$tmp/refs/pre_pil.npy" \
+				--out "y=$tmp/p.npy" &&
+			"$bin/npycmp" --exact "$tmp/s3.npy" "$tmp/c.npy" &&
+			"$bin/npycmp" --exact "$tmp/s3.npy" "$tmp/p.npy" || return 1
 	done
 }
-ondevice "ResNet-18 (quarter width): split K summed in clusters and by the second kernel, the same bits (fp32, tf32)" splitk
+ondevice "ResNet-18 (quarter width): split K summed in clusters and by the second kernel (launched to wait in place, or the ordinary way), the same bits (fp32, tf32)" splitk
 badenv() {
 	# the convolutions' timing switches: a value they do not take is an error at init
 	for v in DPRT_CUDA_CONV_TILE=96 DPRT_CUDA_CONV_VEC=2 DPRT_CUDA_CONV_PDL=2; do

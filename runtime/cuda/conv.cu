@@ -25,13 +25,18 @@
  * so not the default (a convolution split more than 16 ways takes the
  * second kernel all the same).
  *
- * Launches: ordinary by default.  DPRT_CUDA_CONV_PDL=dw|nosplit|all (for
- * timing) launches the depthwise kernel, also the GEMM where K is not
- * split, or every kernel here with programmatic dependent launch where the
- * program asks for it (g->pdl): the blocks start while the kernel before
- * works, ask their packed weights into L2, then wait (dp_pdl_wait).  On
- * the H200 at batch 1 (bench/RESULTS.md) dw and nosplit changed nothing,
- * all took MobileNetV2 5% faster and ResNet-18 and -50 20% slower.
+ * Launches: where the program asks for programmatic dependent launch
+ * (g->pdl), a split's sum is launched so, and its GEMM lets it start as
+ * the GEMM starts: the sum's blocks wait in place (dp_pdl_wait) while the
+ * GEMM works, then run at once (batch 1 on the H200: 2-4% faster,
+ * bench/RESULTS.md).  The rest are ordinary launches.
+ * DPRT_CUDA_CONV_PDL=0 (for timing) launches the sums the ordinary way
+ * too; =dw|nosplit|all launches the depthwise kernel, also the GEMM where
+ * K is not split, or every kernel here with programmatic dependent launch:
+ * the blocks start while the kernel before works, ask their packed weights
+ * into L2, then wait.  On the H200 at batch 1 dw and nosplit changed
+ * nothing, all took MobileNetV2 5% faster and ResNet-18 and -50 20% slower
+ * (the GEMMs' blocks then start beside the kernel before).
  *
  * Precision, chosen at run time by the program's DPRT_CUDA_CONV (read at
  * init, cuda.c): "fp32" (the default) runs 3xTF32, each operand split into
@@ -58,7 +63,7 @@
 #include "dpscalar.h"   /* dps_clamp */
 #include "fastdiv.cuh"
 #include "launch.cuh"   /* dp_config */
-#include "pdl.cuh"      /* dp_pdl_wait, dp_pdl_prefetch */
+#include "pdl.cuh"      /* dp_pdl_wait, dp_pdl_trigger, dp_pdl_prefetch */
 #include "tc.cuh"       /* cp16, cp4, tcring, tcslice */
 
 enum {
@@ -77,6 +82,7 @@ struct Cv {
 	int CG, OG, KK, K, PIX, NP, LDA, PACKED, SPLIT, KCHUNK, RELU;
 	int TAPK;  /* the packed weights' K taken tap by tap (tapk) */
 	int PDL;   /* launched with programmatic dependent launch: wait (dp_pdl_wait) */
+	int TRIG;  /* the GEMM lets its split's sum start its blocks at once */
 	float CA, CR, LO, HI;
 	dprt_div kk, kw, pix, ow, np;
 	dprt_div owq, oh, o;   /* the depthwise kernel's: ceil(OW / DWN), OH, O */
@@ -109,7 +115,7 @@ mkcv(const dprt_conv *c)
 	P.LDA = c->lda, P.PACKED = c->packed, P.SPLIT = c->split, P.KCHUNK = c->kchunk;
 	P.TAPK = tapk(c);
 	P.RELU = c->relu, P.CA = c->ca, P.CR = c->cr, P.LO = c->lo, P.HI = c->hi;
-	P.PDL = 0;   /* set where the launch is one (dprt_cuda_conv) */
+	P.PDL = 0, P.TRIG = 0;   /* set where the launch is one (dprt_cuda_conv) */
 	P.kk = dprt_mkdiv(P.KK > 0 ? P.KK : 1);
 	P.kw = dprt_mkdiv(P.KW > 0 ? P.KW : 1);
 	P.pix = dprt_mkdiv(P.PIX > 0 ? P.PIX : 1);
@@ -255,6 +261,8 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	 * (g->pdl): the packed weights, constants, are asked into L2 while the
 	 * kernel before works; the wait, then nothing is read that a kernel
 	 * before wrote */
+	if (P.TRIG)   /* DPRT_CUDA_CONV_PDL=sum: the sum's blocks wait in place */
+		dp_pdl_trigger();
 	if (P.PDL) {
 		if (P.PACKED) {
 			int nl = (min(kend - kbeg, (int)PFK) + 31) / 32, rows = min(BM, OG - m0);
@@ -713,8 +721,9 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 	char what[64];
 	/* programmatic dependent launch where the program asks (g->pdl) and
 	 * DPRT_CUDA_CONV_PDL says so (the file's comment) */
-	int pdl = g->pdl && g->convpdl >= 1,
-	    pdlgemm = g->pdl && (g->convpdl == 3 || (g->convpdl == 2 && c->split == 1));
+	int pdl = g->pdl && g->convpdl >= 1 && g->convpdl <= 3,
+	    pdlgemm = g->pdl && (g->convpdl == 3 || (g->convpdl == 2 && c->split == 1)),
+	    pdlsum = g->pdl && (g->convpdl == 3 || g->convpdl == 4) && dp_pdl_ok();
 
 	if (P.NP * P.O == 0)
 		return 0;
@@ -739,12 +748,14 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 		cudaLaunchAttribute at[1];
 		cudaLaunchConfig_t lc;
 		P.PDL = pdlgemm && dp_pdl_ok();
+		P.TRIG = P.SPLIT > 1 && pdlsum && g->convpdl == 4;
 		dp_config(&lc, at, gemmgrid(P, tile), dim3(tile == 128 ? 256 : 128), g->stream, P.PDL);
 		lc.dynamicSmemBytes = tile == 128 ? BIGSMEM : 0;
 		(void)cudaLaunchKernelEx(&lc, f, P, x, w, b, res, y, ws);
 		if (launched(c, 0, err, errn) != 0)
 			return -1;
 		if (P.SPLIT > 1) {
+			P.PDL = pdlsum;
 			dp_config(&lc, at, dim3((unsigned)((P.O * P.NP + 255) / 256)), dim3(256), g->stream,
 			          P.PDL);
 			(void)cudaLaunchKernelEx(&lc, convsum, P, (const float *)ws, b, res, y);

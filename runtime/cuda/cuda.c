@@ -101,13 +101,12 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		return errf(err, errn, "cuda: DPRT_CUDA_CONV_VEC is '%.40s': expected 0 or 1", env);
 	}
 	env = getenv("DPRT_CUDA_CONV_PDL");
-	g->convpdl = env && strcmp(env, "dw") == 0 ? 1 : env && strcmp(env, "nosplit") == 0 ? 2 :
-	             env && strcmp(env, "all") == 0 ? 3 : 0;
-	if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "dw") != 0 &&
-	    strcmp(env, "nosplit") != 0 && strcmp(env, "all") != 0) {
+	g->convpdl = !env || !*env || strcmp(env, "sum") == 0 ? 4 : strcmp(env, "dw") == 0 ? 1 :
+	             strcmp(env, "nosplit") == 0 ? 2 : strcmp(env, "all") == 0 ? 3 : 0;
+	if (env && *env && strcmp(env, "0") != 0 && !g->convpdl) {
 		dprt_cuda_close(g);
-		return errf(err, errn, "cuda: DPRT_CUDA_CONV_PDL is '%.40s': expected 0, dw, nosplit "
-		            "or all", env);
+		return errf(err, errn, "cuda: DPRT_CUDA_CONV_PDL is '%.40s': expected 0, dw, nosplit, "
+		            "all or sum", env);
 	}
 	env = getenv("DPRT_CUDA_SPLITK");
 	g->cluster = env && strcmp(env, "cluster") == 0;

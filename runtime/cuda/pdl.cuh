@@ -25,6 +25,17 @@ dp_pdl_wait(void)
 #endif
 }
 
+/* Lets the kernel after this one start its blocks now (launched with
+ * programmatic dependent launch, they run up to their own wait, which
+ * still waits for this kernel to finish); nothing before sm_90. */
+static __device__ __forceinline__ void
+dp_pdl_trigger(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
 /* Asks the line at p into L2 (a kernel's weights, which nothing before it
  * writes, before its wait). */
 static __device__ __forceinline__ void
