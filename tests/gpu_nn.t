@@ -23,7 +23,7 @@ nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 . tests/tap.sh   # $tmp, n, fails, check, skip, gpu
 ondevice() { if [ -n "$gpu" ]; then check "$@"; else skip "no CUDA device"; fi; }
 
-cases="conv_dw_s2 conv_dw_5x5_dil conv_bn_relu6 conv_dw_hardtanh conv_clamp_min conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_taps conv_taps_groups conv_depthwise max_pool_pad_ceil
+cases="conv_dw_s2 conv_dw_5x5_dil conv_bn_relu6 conv_dw_hardtanh conv_clamp_min conv_stride conv_dilation conv_groups conv_1x1 conv_tiles conv_1x1_tiles conv_taps conv_taps_groups conv_7x7 conv_depthwise max_pool_pad_ceil
 	avg_pool_ceil_divisor adaptive_avg_pool bmm matmul_batched matmul_vec sdpa_causal_rect
 	sdpa_bool_mask sdpa_float_mask_scale"
 if [ -z "$nvcc" ] || [ ! -f tests/conformance/refs.npz ]; then

@@ -365,7 +365,12 @@ def cases():
             # dilation and padding that cut both edges
             ("conv_taps_groups", dict(in_channels=32, out_channels=18, kernel_size=(3, 5),
                                       stride=(2, 1), padding=(1, 3), dilation=(1, 2), groups=2),
-             (2, 32, 9, 11))):
+             (2, 32, 9, 11)),
+            # a 7x7 window (a ResNet's stem): cuda walks its taps slice by
+            # slice (runtime/cuda/conv.cu, KS 7); K = 147, padding and stride
+            # that cut both edges
+            ("conv_7x7", dict(in_channels=3, out_channels=20, kernel_size=7, stride=2, padding=3),
+             (2, 3, 15, 13))):
         case(n, lambda s, x: s.m[0](x), (lambda shape: lambda: r(*shape))(shape),
              mods=((lambda kw: lambda: nn.Conv2d(**kw))(kw),))
     # a convolution's clamp (ReLU6, hardtanh, clamp) after its batch norm
