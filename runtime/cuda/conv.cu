@@ -261,7 +261,7 @@ conv_gemm(const __grid_constant__ Cv P, const float *__restrict__ x,
 	 * (g->pdl): the packed weights, constants, are asked into L2 while the
 	 * kernel before works; the wait, then nothing is read that a kernel
 	 * before wrote */
-	if (P.TRIG)   /* DPRT_CUDA_CONV_PDL=sum: the sum's blocks wait in place */
+	if (P.TRIG)   /* a split's sum launched to wait in place (the default): let it start */
 		dp_pdl_trigger();
 	if (P.PDL) {
 		if (P.PACKED) {
