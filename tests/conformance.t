@@ -7,6 +7,11 @@
 # max|err| / max|ref| <= T, integers and bool exactly.  Skips while the
 # references have not been generated.  DP_TEST_ONLY="c_cat c_gelu" checks
 # only the pipelines it names.
+# one conformance suite at a time (make check runs test files side by
+# side; each holds all its builds at once, about 20 GB under SAN=1)
+if [ -z "${DP_CONFORMANCE_LOCKED:-}" ] && command -v flock >/dev/null 2>&1 && mkdir -p obj; then
+	DP_CONFORMANCE_LOCKED=1 exec flock obj/.conformance.lock sh "$0" "$@"
+fi
 root=$(pwd)
 bin=$root/bin
 dir=$root/tests/conformance

@@ -38,6 +38,11 @@
 # copy of targets/cuda with "tune cuda.mm.tc 1" checks the tensor-core
 # product, runtime/cuda/gemm.cu).
 cd "$(dirname "$0")/.." || exit 1
+# one conformance suite at a time (make check runs test files side by
+# side; each holds all its builds at once, about 20 GB under SAN=1)
+if [ -z "${DP_CONFORMANCE_LOCKED:-}" ] && command -v flock >/dev/null 2>&1 && mkdir -p obj; then
+	DP_CONFORMANCE_LOCKED=1 exec flock obj/.conformance.lock sh tests/conformance_cuda.t "$@"
+fi
 root=$(pwd)
 bin=$root/bin
 dir=$root/tests/conformance
