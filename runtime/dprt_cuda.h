@@ -331,6 +331,14 @@ int dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
                      const float *A, int64_t rsa, const float *B, int64_t rsb, int64_t csb,
                      size_t off3, const float *bias, float *C, int64_t ldc, char *err,
                      size_t errn);
+/* The same where the kernel before wrote A's split into g->s3 itself
+ * ([hi | hi | lo] rows of 3K, runtime/cuda/tf32.cuh's dp_x3put; it writes A
+ * instead where g->x3off, as the launch tells it by passing no g->s3): no
+ * split kernel. */
+int dprt_cublaslt_x3s(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t rsa, const float *B, int64_t rsb, int64_t csb,
+                      size_t off3, const float *bias, float *C, int64_t ldc, char *err,
+                      size_t errn);
 /* Enqueues the 3xTF32 split of x (R rows of C floats, row stride ldx): part
  * j (0..2) of x[r][c] at y[r·ldy + j·ps + c], lo(x) where bit j of lomask
  * is set, else hi(x) (gemm.cu).  lomask is 2 ([hi | lo | hi], a weight's)

@@ -20,6 +20,8 @@
 # - tests/golden/tune/x3.ir (products of constants) lowered under each
 #   setting of tune cuda.mm.x3, in tf32 and with a database: which products
 #   run as 3xTF32 through cuBLASLt, and their splits;
+# - tests/golden/tune/x3split.ir: which elementwise kernels write their
+#   3xTF32 product's A already split;
 # - devproc tune's --help and its errors where it cannot run, its medians
 #   and choices on hand-made times (tests/unit/tune.c); on a GPU, a
 #   database written for the narrow ResNet-18 and used.
@@ -32,7 +34,7 @@ bin=$root/bin
 check "devproc tune's arithmetic: medians from a trace, the entry chosen per key (bin/test-tune)" "$bin/test-tune"
 if [ -z "$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)" ]; then
 	# devproc gen refuses cuda mappings where configure found no nvcc
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18; do
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do
 		skip "no nvcc (the cuda target is not built)"
 	done
 	echo "1..$n"
@@ -241,6 +243,32 @@ xx3() {
 		refuses "$tmp/x3/4.dpir" "$m/x3bad.map" "$m/x3bad.map: tune cuda.mm.x3 2: expected auto, 0 or 1"
 }
 check "tune cuda.mm.x3: by default the 256-row products of constants as 3xTF32 through cuBLASLt (a bias, none, the weight by rows or by columns; one split of the weight per layout), the 64-row one and the one of 510 columns on cuBLAS in fp32; 1 all five, 0 and tf32 none; a database's algo=x3 and algo=1 per product; 2 a clear error" xx3
+
+# the kernel computing a 3xTF32 product's A writes its split (kern.c, x3split)
+x3s() {
+	lowir "$g/x3split.ir" "$tmp/xs" "$1" "$tmp/xs/sites" "$2"
+}
+xx3split() {
+	x3s targets/cuda "$tmp/xs/auto.cu" &&
+		[ "$(calls dprt_cublaslt_x3s "$tmp/xs/auto.cu")" -eq 3 ] &&
+		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/auto.cu")" -eq 3 ] &&
+		[ "$(grep -c '^		dp_x3put(s3, 512, i, yv);$' "$tmp/xs/auto.cu")" -eq 3 ] &&
+		grep -q '^#include "cuda/tf32.cuh"' "$tmp/xs/auto.cu" &&
+		for k in k4_gelu k6_relu k15_view; do
+			grep -q "^	DP_LAUNCH($k, 512, 256, 1)(v[0-9]*, v[0-9]*, g->x3off ? NULL : (float \*)g->s3);\$" \
+				"$tmp/xs/auto.cu" || return 1
+		done &&
+		for k in k8_tanh k11_sigmoid; do
+			grep -q "^	DP_LAUNCH($k, 512, 256, 1)(v[0-9]*, v[0-9]*);\$" "$tmp/xs/auto.cu" || return 1
+		done &&
+		grep -q '^	if (dprt_cublaslt_x3s(g, 256, 512, 512, 1.0f, v4, 512, ' "$tmp/xs/auto.cu" &&
+		grep -q '^	if (dprt_cublaslt_x3(g, 256, 512, 512, 1.0f, v8, 512, ' "$tmp/xs/auto.cu" &&
+		{ cat targets/cuda; echo "tune cuda.precision tf32"; } >"$m/xstf32.map" &&
+		x3s "$m/xstf32.map" "$tmp/xs/tf32.cu" && ! grep -q 'x3put\|x3s(g\|s3' "$tmp/xs/tf32.cu" &&
+		{ cat targets/cuda; echo "tune cuda.mm.x3 0"; } >"$m/xsnone.map" &&
+		x3s "$m/xsnone.map" "$tmp/xs/none.cu" && ! grep -q 'x3put\|x3s(g\|s3' "$tmp/xs/none.cu"
+}
+check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape): not where another 3xTF32 product runs between or A has a second reader, nor in tf32 or without 3xTF32" xx3split
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"

@@ -359,10 +359,12 @@ dprt_cuda_x3weight(dprt_cuda *g, size_t off, const float *B, int64_t K, int64_t 
 	return -1;
 }
 
-int
-dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                 int64_t rsa, const float *B, int64_t rsb, int64_t csb, size_t off3,
-                 const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+/* dprt_cublaslt_x3, and with split (dprt_cublaslt_x3s) A's split already in
+ * g->s3, written by the kernel before. */
+static int
+x3(dprt_cuda *g, int split, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+   int64_t rsa, const float *B, int64_t rsb, int64_t csb, size_t off3, const float *bias,
+   float *C, int64_t ldc, char *err, size_t errn)
 {
 	const float *B3 = (const float *)(g->w3 + off3);
 	/* B3: a linear layer's weight (rsb 1) as N rows of [hi | lo | hi], 3K
@@ -378,8 +380,24 @@ dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, con
 		snprintf(err, errn, "cuda: 3xTF32: no splits (dprt_cuda_x3init)");
 		return -1;
 	}
-	if (dprt_cuda_split3(g, (float *)g->s3, A, M, K, rsa, 3 * K, K, 4, err, errn) != 0)
+	if (!split && dprt_cuda_split3(g, (float *)g->s3, A, M, K, rsa, 3 * K, K, 4, err, errn) != 0)
 		return -1;
 	return ltmatmul(g, 1, M, N, 3 * K, alpha, g->s3, 3 * K, 1, B3, rs3, cs3, bias, C, ldc, err,
 	                errn);
+}
+
+int
+dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t rsa, const float *B, int64_t rsb, int64_t csb, size_t off3,
+                 const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	return x3(g, 0, M, N, K, alpha, A, rsa, B, rsb, csb, off3, bias, C, ldc, err, errn);
+}
+
+int
+dprt_cublaslt_x3s(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t rsa, const float *B, int64_t rsb, int64_t csb, size_t off3,
+                  const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	return x3(g, 1, M, N, K, alpha, A, rsa, B, rsb, csb, off3, bias, C, ldc, err, errn);
 }

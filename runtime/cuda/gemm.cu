@@ -153,8 +153,8 @@ typedef void Kern(Gm, const float *, const float *, const float *, float *);
 
 /* The 3xTF32 split (dprt_cuda_split3): part j of x[r][c] at
  * y[r·ldy + j·ps + c]; VEC: four columns a thread (C, ldx, ldy and ps
- * multiples of 4, x and y 16-byte aligned).  A part that is not finite has
- * no remainder (inf - inf would make it NaN).  Each thread takes SU items
+ * multiples of 4, x and y 16-byte aligned); the parts as tf32.cuh's
+ * dp_x3put writes them.  Each thread takes SU items
  * (an item: VEC ? four columns : one), blockDim apart, and loads all of them
  * before it stores any, so that SU loads are in flight a thread: one a
  * thread left a batch-32 transformer's splits at 2.3-2.9 TB/s on the H200.
@@ -169,8 +169,7 @@ static __device__ void
 split4(float4 v, float4 &h, float4 &l)
 {
 	h = make_float4(tf32(v.x), tf32(v.y), tf32(v.z), tf32(v.w));
-	l = make_float4(isfinite(h.x) ? tf32(v.x - h.x) : 0.0f, isfinite(h.y) ? tf32(v.y - h.y) : 0.0f,
-	                isfinite(h.z) ? tf32(v.z - h.z) : 0.0f, isfinite(h.w) ? tf32(v.w - h.w) : 0.0f);
+	l = make_float4(x3lo(v.x, h.x), x3lo(v.y, h.y), x3lo(v.z, h.z), x3lo(v.w, h.w));
 }
 
 template <int VEC, typename I, int LOMASK>

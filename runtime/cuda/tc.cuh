@@ -1,5 +1,5 @@
 /* tc.cuh: the pieces of the kernel library's tensor-core products
- * (conv.cu's implicit GEMM, gemm.cu's matrix product): TF32 rounding, the
+ * (conv.cu's implicit GEMM, gemm.cu's matrix product): TF32 rounding (tf32.cuh), the
  * mma.sync m16n8k8 tile product, the cp.async copies that fill their rings
  * of shared memory and their ring (tcring), the 3xTF32 split (msplit),
  * ldmatrix of A fragments (ldm4), and one slice of K of a tile (tcslice).
@@ -7,14 +7,7 @@
 #ifndef DPRT_TC_CUH
 #define DPRT_TC_CUH
 
-/* x rounded to tf32 (10-bit mantissa, to nearest, ties away) */
-static __device__ __forceinline__ float
-tf32(float x)
-{
-	unsigned r;
-	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-	return __uint_as_float(r);
-}
+#include "tf32.cuh"   /* tf32 */
 
 /* d += a·b on a 16x8x8 tile: a row-major 16x8, b column-major 8x8 */
 static __device__ __forceinline__ void

@@ -102,6 +102,9 @@ typedef struct Gpu {
 	                      scratch (mm.c) */
 	int64_t *h3;       /* per value: its split's byte offset in the splits
 	                      | 2·(by rows) | 1, or 0 (mm.c) */
+	int x3put;         /* a kernel writes such a split (cuda/tf32.cuh) */
+	char *x3s;         /* per op, or NULL: 1 for a 3xTF32 product whose A's split
+	                      the kernel computing A wrote (kern.c, x3split) */
 	int gemvnorm;      /* tune cuda.gemv.norm 1 (the default): the GEMV kernel
 	                      reading an RMS norm of one row computes it (mm.c) */
 	int rmsp;          /* the RMS norm held back for its GEMV (its last mul), or -1 */
@@ -225,6 +228,10 @@ void kwait(const Gpu *g, Str *s);
 /* mm.c: a matrix product (aten.linear, aten.addmm, aten.mm) with its bias
  * and folded relu: a generated GEMV kernel for few rows, cuBLAS else. */
 int emit_mm(Gpu *g, int i);
+/* Where product op i takes 3xTF32 through cuBLASLt reading its A as dense
+ * rows, the bytes of value v (v < 0: any A), its K (v's kernel may then
+ * write A's split); else 0. */
+int64_t mm_x3reads(Gpu *g, int i, int v);
 
 /* mm.c, in 16-bit precision: the statements of NAME_gpu_init that allocate
  * the 16-bit copies and round the fp32 constants, before g->init's. */

@@ -980,6 +980,9 @@ typedef struct Kmember {
 	int y;             /* the value written */
 	int iw;            /* an index_write: y passed cast to its type */
 	int inplace;       /* y is a state written in place (index_write) */
+	long long x3k;     /* y is a 3xTF32 product's A of rows of x3k: written as its
+	                      split into s3 where the launch passes one (x3split);
+	                      runs alone */
 	const char *ytype;
 	Str head;          /* the comment lines above the kernel */
 	Str body;          /* the statements for element i, from its bounds check
@@ -1053,13 +1056,16 @@ independent(const Gpu *g, const Kmember *m)
 	return 1;
 }
 
-/* The parameters of m, their names prefixed by pre. */
+/* The parameters of m, their names prefixed by pre; s3 the split's where
+ * m writes one (a kernel's, not its element function's). */
 static void
-kparams(const Gpu *g, Str *s, const Kmember *m, const char *pre)
+kparams(const Gpu *g, Str *s, const Kmember *m, const char *pre, int s3)
 {
 	for (int p = 0; p < m->np; p++)
 		str_printf(s, "const %s *__restrict__ %sx%d, ", stype(ty(g, m->param[p])->dtype), pre, p);
 	str_printf(s, "%s *__restrict__ %sy", m->ytype, pre);
+	if (s3 && m->x3k)
+		str_printf(s, ", float *__restrict__ %ss3", pre);
 }
 
 /* m's launch arguments. */
@@ -1071,6 +1077,22 @@ kargs(Gpu *g, const Kmember *m)
 	if (m->iw)
 		str_printf(g->rec, "(%s *)", m->ytype);
 	str_printf(g->rec, "v%d", gV(g, m->y));
+	if (m->x3k)   /* none where the products go to cuBLAS in fp32 */
+		str_put(g->rec, ", g->x3off ? NULL : (float *)g->s3");
+}
+
+/* The statement storing val as m's element idx: into y, or as the split
+ * of a 3xTF32 product's A (runtime/cuda/tf32.cuh) where the launch passed
+ * s3. */
+static void
+kstore(Str *s, const Kmember *m, const char *ind, const char *idx, const char *val)
+{
+	if (m->x3k)
+		str_printf(s, "%sif (s3)\n%s\tdp_x3put(s3, %lld, %s, %s);\n%selse\n%s\t", ind, ind,
+		           m->x3k, idx, val, ind, ind);
+	else
+		str_put(s, ind);
+	str_printf(s, "y[%s] = %s;\n", idx, val);
 }
 
 /* m's bounds check, where kflush writes it (m->n). */
@@ -1091,17 +1113,18 @@ kunrolled(Gpu *g, const Kmember *m)
 	Str *s = &g->kern;
 	Str a = {0};
 	int u, p;
+	char r[32];
 
 	for (p = 0; p < m->np; p++)
 		str_printf(&a, "x%d, ", p);
 	str_printf(s, "static __device__ __forceinline__ %s\n%s_at(int i, ", m->ytype, m->name);
-	kparams(g, s, m, "");
+	kparams(g, s, m, "", 0);
 	str_put(s, ")\n{\n");
 	str_put(s, m->body.p);
 	str_printf(s, "}\n\n/* %d elements a thread, %d apart */\n"
 	              "static __global__ void __launch_bounds__(%d)\n%s(", UNROLL, BLOCK, BLOCK,
 	           m->name);
-	kparams(g, s, m, "");
+	kparams(g, s, m, "", 1);
 	str_put(s, ")\n{\n");
 	kwait(g, s);
 	str_printf(s, "\tint i = blockIdx.x * %d + threadIdx.x;\n\n"
@@ -1110,11 +1133,24 @@ kunrolled(Gpu *g, const Kmember *m)
 	           UNROLL);
 	for (u = 0; u < UNROLL; u++)
 		str_printf(s, "\t\tv[%d] = %s_at(i + %d, %sy);\n", u, m->name, u * BLOCK, a.p);
-	for (u = 0; u < UNROLL; u++)
-		str_printf(s, "\t\ty[i + %d] = v[%d];\n", u * BLOCK, u);
-	str_printf(s, "\t\treturn;\n\t}\n\tfor (int u = 0; u < %d; u++)\n"
-	              "\t\tif (i + u * %d < %lld)\n\t\t\ty[i + u * %d] = %s_at(i + u * %d, %sy);\n}\n",
-	           UNROLL, BLOCK, m->n, BLOCK, m->name, BLOCK, a.p);
+	for (u = 0; u < UNROLL; u++) {
+		char idx[32], val[16];
+		snprintf(idx, sizeof idx, "i + %d", u * BLOCK);
+		snprintf(val, sizeof val, "v[%d]", u);
+		kstore(s, m, "\t\t", idx, val);
+	}
+	if (!m->x3k) {
+		str_printf(s, "\t\treturn;\n\t}\n\tfor (int u = 0; u < %d; u++)\n"
+		              "\t\tif (i + u * %d < %lld)\n\t\t\ty[i + u * %d] = %s_at(i + u * %d, %sy);\n}\n",
+		           UNROLL, BLOCK, m->n, BLOCK, m->name, BLOCK, a.p);
+	} else {
+		str_printf(s, "\t\treturn;\n\t}\n\tfor (int u = 0; u < %d; u++)\n"
+		              "\t\tif (i + u * %d < %lld) {\n\t\t\t%s r = %s_at(i + u * %d, %sy);\n\n",
+		           UNROLL, BLOCK, m->n, m->ytype, m->name, BLOCK, a.p);
+		snprintf(r, sizeof r, "i + u * %d", BLOCK);
+		kstore(s, m, "\t\t\t", r, "r");
+		str_put(s, "\t\t}\n}\n");
+	}
 	str_free(&a);
 }
 
@@ -1140,7 +1176,7 @@ kflush(Gpu *g)
 		} else {
 			str_printf(&g->kern, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK,
 			           m->name);
-			kparams(g, &g->kern, m, "");
+			kparams(g, &g->kern, m, "", 1);
 			str_put(&g->kern, ")\n{\n");
 			kwait(g, &g->kern);
 			if (m->loop)
@@ -1161,7 +1197,7 @@ kflush(Gpu *g)
 			Kmember *m = &kg->m[j];
 			str_put(&g->kern, m->head.p ? m->head.p : "");
 			str_printf(&g->kern, "static __device__ __forceinline__ void\n%s_at(int i, ", m->name);
-			kparams(g, &g->kern, m, "");
+			kparams(g, &g->kern, m, "", 0);
 			str_put(&g->kern, ")\n{\n");
 			kcheck(&g->kern, m);
 			str_put(&g->kern, m->body.p);
@@ -1177,7 +1213,7 @@ kflush(Gpu *g)
 			snprintf(pre, sizeof pre, "k%d", j);
 			if (j)
 				str_put(&g->kern, ", ");
-			kparams(g, &g->kern, &kg->m[j], pre);
+			kparams(g, &g->kern, &kg->m[j], pre, 0);
 		}
 		str_put(&g->kern, ")\n{\n");
 		kwait(g, &g->kern);
@@ -1234,10 +1270,10 @@ khold(Gpu *g, Kmember *m)
 {
 	if (g->kg == NULL)
 		g->kg = dp_alloc(g->fn->arena, 1, sizeof *g->kg);
-	if (g->kg->n == GROUPMAX || m->loop || m->unroll || !independent(g, m))
+	if (g->kg->n == GROUPMAX || m->loop || m->unroll || m->x3k || !independent(g, m))
 		kflush(g);
 	g->kg->m[g->kg->n++] = *m;
-	if (m->loop || m->unroll || m->blocks > GROUPBLOCKS)
+	if (m->loop || m->unroll || m->x3k || m->blocks > GROUPBLOCKS)
 		kflush(g);
 }
 
@@ -1255,6 +1291,43 @@ kput(Gpu *g, const Kern *k, Kmember *m, int64_t n)
 		khold(g, m);
 	else
 		kmfree(m);
+}
+
+/* Where the one reader of root op i's result v, through reshapes, is a
+ * 3xTF32 product that reads v as its A (mm_x3reads) and no other such
+ * product runs between them, so that none overwrites the scratch g->s3:
+ * the kernel writes A's split there itself, and the product (*prod) takes
+ * it (g->x3s) instead of splitting A in a kernel of its own (gemm.cu's
+ * split3: a GELU's output read once more and written three times over).
+ * Returns A's columns K, else 0. */
+static long long
+x3split(Gpu *g, int i, int v, int *prod)
+{
+	const Fn *fn = g->fn;
+	int u = v, j;
+	int64_t K;
+
+	if (ty(g, v)->dtype != DP_F32 || g->prec16)
+		return 0;
+	for (;;) {   /* the reader, past reshapes that are views of v */
+		if (g->nuse[u] != 1 || g->user[u] < 0)
+			return 0;
+		j = g->user[u];
+		if (fn->op[j].nout != 1 || g->h[fn->op[j].out[0]].kind != G_VIEW ||
+		    gbase(g, fn->op[j].out[0]) != v)
+			break;
+		u = fn->op[j].out[0];
+	}
+	if (fn->op[j].part != fn->op[i].part || (K = mm_x3reads(g, j, v)) == 0)
+		return 0;
+	for (int k = i + 1; k < j; k++)
+		if (fn->op[k].part == fn->op[i].part && mm_x3reads(g, k, -1))
+			return 0;
+	if (g->x3s == NULL)
+		g->x3s = dp_alloc(fn->arena, (size_t)fn->nop, 1);
+	g->x3s[j] = 1;
+	*prod = j;
+	return K;
 }
 
 /* The root of a fused chain: one kernel writing op i's result. */
@@ -1300,10 +1373,18 @@ emit_elem(Gpu *g, int i)
 			m.unroll = 1, m.blocks = blocks(n, UNROLL * BLOCK);
 	}
 	str_put(&m.body, k.body.p ? k.body.p : "");
-	if (m.unroll)   /* kunrolled stores it */
+	if (!big && (m.x3k = x3split(g, i, v, &j)) > 0)
+		str_printf(&m.head, "/* its result written as the 3xTF32 split of op %d's A "
+		                    "(cuda/tf32.cuh) */\n", j);
+	if (m.unroll) {   /* kunrolled stores it */
 		str_printf(&m.body, "\treturn %s;\n", e.p);
-	else
+	} else if (m.x3k) {
+		str_printf(&m.body, "\tfloat yv = %s;\n\n", e.p);
+		kstore(&m.body, &m, "\t", "i", "yv");
+	} else {
 		str_printf(&m.body, "%sy[i] = %s;\n", big ? "\t\t" : "\t", e.p);
+	}
+	g->x3put |= m.x3k > 0;
 	kput(g, &k, &m, n);
 	str_free(&k.body);
 	str_free(&e);

@@ -903,11 +903,12 @@ enum { X3_ROWS = 192 };
 
 /* The product's call of dprt_cublaslt_x3: B (a constant) split at init
  * into the splits' block (g->w3), once per constant and layout; A split at
- * each call into the scratch; both sized here. */
+ * each call into the scratch, or (dprt_cublaslt_x3s, g->x3s) by the kernel
+ * before, which computes A; both sized here. */
 static void
 x3emit(Gpu *g, const MM *p, int bias)
 {
-	int b = p->b.v, bt = p->b.rs == 1;
+	int b = p->b.v, bt = p->b.rs == 1, split = g->x3s && g->x3s[p->i];
 	int64_t off;
 
 	if (g->h3 == NULL)
@@ -928,8 +929,8 @@ x3emit(Gpu *g, const MM *p, int bias)
 	if (12 * p->M * p->K > g->s3)
 		g->s3 = 12 * p->M * p->K;
 	g->blas = 1;
-	str_printf(g->rec, "\tif (dprt_cublaslt_x3(g, %lld, %lld, %lld, ", (long long)p->M,
-	           (long long)p->N, (long long)p->K);
+	str_printf(g->rec, "\tif (dprt_cublaslt_x3%s(g, %lld, %lld, %lld, ", split ? "s" : "",
+	           (long long)p->M, (long long)p->N, (long long)p->K);
 	str_float(g->rec, p->alpha);
 	str_printf(g->rec, ", v%d, %lld, v%d, %lld, %lld, %lld,\n\t                     ",
 	           gV(g, p->a.v), (long long)p->a.rs, gV(g, b), (long long)p->b.rs,
@@ -940,8 +941,174 @@ x3emit(Gpu *g, const MM *p, int bias)
 		str_put(g->rec, "NULL");
 	str_printf(g->rec, ", v%d, %lld, err, errn) != 0)\n\t\treturn -1;\n", gV(g, p->y),
 	           (long long)p->N);
-	str_printf(&g->kern, "/* 3xTF32 through cuBLASLt%s (runtime/cuda/blas.c) */\n",
-	           bias ? " with the bias in its epilogue" : "");
+	str_printf(&g->kern, "/* 3xTF32 through cuBLASLt%s (runtime/cuda/blas.c)%s */\n",
+	           bias ? " with the bias in its epilogue" : "",
+	           split ? ", A split by the kernel that computes it" : "");
+}
+
+/* Product op i as p: its shapes and operands and what is folded into it.
+ * 0, or -1 where the cuda target has no kernel for it (with g->err set
+ * where report). */
+static int
+mmget(Gpu *g, int i, MM *p, int report)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int k;
+
+	*p = (MM){.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1, .cw = 1};
+	for (k = 0; k < op->nin + op->nout; k++) {
+		int v = k < op->nin ? op->in[k] : op->out[k - op->nin];
+		if (ty(g, v)->dtype != DP_F32) {
+			if (report)
+				dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s "
+				          "tensors (only f32)", i, dp_op_name[op->kind],
+				          dp_dtype_name[ty(g, v)->dtype]);
+			return -1;
+		}
+	}
+	p->relu = g->relu[i] >= 0;
+	p->y = p->relu ? fn->op[g->relu[i]].out[0] : op->out[0];
+	if (p->epi >= 0) {   /* an add or mul after the product (plan.c, gepilogue) */
+		const Op *u = &fn->op[p->epi];
+		int o = u->in[u->in[0] == op->out[0]], od = fn->val[o].def;
+		p->ekind = u->kind;
+		p->efirst = u->in[1] == op->out[0];
+		p->esilu = fn->op[od].kind == Asilu && g->h[o].kind == G_INLINE ? od + 1 : 0;
+		p->eo = p->esilu ? fn->op[od].in[0] : o;
+		p->y = u->out[0];
+		if (g->gate[i] >= 0)   /* SwiGLU's gate summed here too (plan.c) */
+			p->gate = 1 + gbase(g, fn->op[g->gate[i]].in[1]);
+	}
+	if (op->kind == Alinear) {   /* y[..., N] = x[..., K] W^T + b, W being N x K */
+		const Type *tx = ty(g, op->in[0]), *tw = ty(g, op->in[1]);
+		Mat w;
+		p->N = tw->dim[0];
+		p->K = tw->dim[1];
+		p->M = p->K ? dp_numel(tx) / p->K : 0;
+		if (tx->rank == 2)
+			p->a = gpu_matrix(g, op->in[0], p->M, p->K);
+		else
+			p->a = (Mat){.v = gbase(g, op->in[0]), .rs = p->K, .cs = 1};
+		w = gpu_matrix(g, op->in[1], p->N, p->K);
+		p->b = (Mat){.v = w.v, .rs = w.cs, .cs = w.rs};   /* B = W^T */
+		if ((p->hasc0 = op->nin == 3))
+			p->c0 = gpu_bias(g, op->in[2]);
+	} else {   /* addmm: beta·self + alpha·m1·m2; mm: m1·m2 */
+		int k0 = op->kind == Aaddmm;
+		const Type *ta = ty(g, op->in[k0]), *tb = ty(g, op->in[k0 + 1]);
+		p->M = ta->dim[0];
+		p->K = ta->dim[1];
+		p->N = tb->dim[1];
+		p->a = gpu_matrix(g, op->in[k0], p->M, p->K);
+		p->b = gpu_matrix(g, op->in[k0 + 1], p->K, p->N);
+		if (k0) {
+			p->alpha = dp_getf(op, "alpha", 1);
+			p->beta = dp_getf(op, "beta", 1);
+			if ((p->hasc0 = p->beta != 0))
+				p->c0 = gpu_bias(g, op->in[0]);
+		}
+	}
+	snprintf(p->name, sizeof p->name, "k%d_%s", p->y,
+	         op->kind == Alinear ? "linear" : op->kind == Aaddmm ? "addmm" : "mm");
+	p->ng = 1;
+	if (g->group[i] == i) {   /* with its siblings (plan.c, ggroup) */
+		p->ng = 0;
+		for (k = i; k < fn->nop && p->ng < 4; k++)
+			if (g->group[k] == i) {
+				p->gb[p->ng] = gbase(g, fn->op[k].in[1]);
+				p->gy[p->ng] = fn->op[k].out[0];
+				p->gn[p->ng++] = ty(g, fn->op[k].in[1])->dim[0];
+			}
+	}
+	return 0;
+}
+
+/* The ways a product runs (mmway). */
+enum {
+	WGEMVS,            /* our GEMV kernel with its siblings */
+	WGEMV,             /* our GEMV kernel */
+	WSMALL,            /* a few rows: small() */
+	WX3BIAS,           /* 3xTF32 through cuBLASLt, the bias in its epilogue */
+	WLT,               /* cuBLASLt, or the kernel library's tensor-core product */
+	WX3,               /* 3xTF32 through cuBLASLt, no bias */
+	WSGEMM,            /* cuBLAS in fp32 (an epilogue kernel after it) */
+	WNAIVE,            /* a plain kernel */
+};
+
+/* How product p runs where 16-bit precision's mm16 does not take it, a
+ * tuning database's choice (*algo, its line *line) over the heuristic's; site: the op whose tunable tune_get records, or -1
+ * to ask without recording it.  *tcp: whether the kernel library's
+ * tensor-core product could take it. */
+static int
+mmway(const Gpu *g, const MM *p, int site, const char **algo, int *line, int *tcp)
+{
+	int gv, lt, tc, x3, x3big;
+
+	*algo = "";
+	*line = 0;
+	gv = p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1;
+	lt = blasok(&p->a, p->M, p->K) && blasok(&p->b, p->K, p->N) && p->K > 0 && p->hasc0 &&
+	     !p->relu && p->beta == 1 && p->c0.rs == 0 && p->c0.cs == 1;
+	/* the kernel library's tensor-core product (gemm.cu), a tuning
+	 * database's choice: more than 8 rows of A by rows, B by rows or by
+	 * columns, sizes it takes (measured slower than cuBLASLt at batch 1 on
+	 * the H100, bench/RESULTS.md: the heuristic's only with tune cuda.mm.tc 1) */
+	tc = lt && p->M > GEMV_ROWS && p->a.cs == 1 && p->a.rs >= p->K &&
+	     ((p->b.rs == 1 && p->b.cs >= p->K) || (p->b.cs == 1 && p->b.rs >= p->N)) &&
+	     (p->M + 63) / 64 <= 65535 && p->M <= INT32_MAX && p->N <= INT32_MAX &&
+	     p->K <= INT32_MAX;
+	/* 3xTF32 through cuBLASLt: fp32, A by rows, B a dense constant, a bias
+	 * vector or nothing added */
+	x3 = !g->prec16 && !(g->prec && strcmp(g->prec, "tf32") == 0) && p->M > GEMV_ROWS &&
+	     p->K > 0 && p->K <= INT32_MAX / 3 && p->a.cs == 1 && p->a.rs >= p->K &&
+	     blasok(&p->a, p->M, p->K) && !p->relu && (lt || !p->hasc0) && gpu_isconst(g, p->b.v) &&
+	     ((p->b.rs == 1 && p->b.cs == p->K) || (p->b.cs == 1 && p->b.rs == p->N));
+	x3big = x3 && (g->mmx3 == 1 ||
+	               (g->mmx3 < 0 && p->M >= X3_ROWS && p->M * p->N * p->K >= X3_MACS &&
+	                p->N % 4 == 0 && p->K % 4 == 0));
+	*tcp = tc;
+	if (!g->prec16 && lt && (gv || p->M > GEMV_ROWS)) {
+		/* a tunable: cuBLASLt's algorithms, our GEMV, our tensor-core product, 3xTF32 */
+		char key[160];
+		snprintf(key, sizeof key, "%lldx%lldx%lld %c%c f32 %s bias", (long long)p->M,
+		         (long long)p->N, (long long)p->K, p->a.cs == 1 ? 'n' : 't',
+		         p->b.cs == 1 ? 'n' : 't', g->prec ? g->prec : "fp32");
+		*algo = tune_get(g, TUNE_MM, site, key,
+		                 gv ? "gemv" : tc && g->mmtc ? "tc" : x3big ? "x3" : "0",
+		                 (gv ? TUNE_GEMV : 0) | (tc ? TUNE_TC : 0) | (x3 ? TUNE_X3 : 0), line);
+	}
+	if (gv && (!**algo || strcmp(*algo, "gemv") == 0))
+		return p->ng > 1 ? WGEMVS : WGEMV;
+	if (p->M <= GEMV_ROWS && !**algo)
+		return WSMALL;
+	if (lt && x3 && strcmp(*algo, "x3") == 0)
+		return WX3BIAS;
+	if (lt)
+		return WLT;
+	if (x3big && !p->hasc0)
+		return WX3;
+	if (blasok(&p->a, p->M, p->K) && blasok(&p->b, p->K, p->N) && p->K > 0)
+		return WSGEMM;
+	return WNAIVE;
+}
+
+/* Where product op i takes 3xTF32 through cuBLASLt reading its A as dense
+ * rows, the bytes of value v (v < 0: any A), its K: the kernel that
+ * computes v may then write A's split itself (kern.c; x3emit then calls
+ * dprt_cublaslt_x3s).  Else 0. */
+int64_t
+mm_x3reads(Gpu *g, int i, int v)
+{
+	MM p;
+	const char *algo;
+	int line, tc, w, k = g->fn->op[i].kind;
+
+	if ((k != Alinear && k != Aaddmm && k != Amm) || g->prec16 || mmget(g, i, &p, 0) != 0)
+		return 0;
+	w = mmway(g, &p, -1, &algo, &line, &tc);
+	return (w == WX3BIAS || w == WX3) && (v < 0 || p.a.v == gbase(g, v)) && p.a.rs == p.K &&
+	       p.M * p.N > 0 ? p.K : 0;
 }
 
 /* A matrix product and what is folded into it. */
@@ -949,75 +1116,15 @@ int
 emit_mm(Gpu *g, int i)
 {
 	const Fn *fn = g->fn;
-	const Op *op = &fn->op[i];
-	MM p = {.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1, .cw = 1};
-	int k, gv, lt, tc, x3, x3big, line = 0;
-	const char *algo = "";   /* the tunable's choice, where it is one */
+	MM p;
+	int k, way, tc, line;
+	const char *algo;   /* the tunable's choice, where it is one */
 	size_t rec0 = g->rec->n;   /* the schedule before this product's comments */
 
-	for (k = 0; k < op->nin + op->nout; k++) {
-		int v = k < op->nin ? op->in[k] : op->out[k - op->nin];
-		if (ty(g, v)->dtype != DP_F32) {
-			dp_seterr(g->err, "op %d (%s): the cuda target has no kernel for %s tensors "
-			          "(only f32)", i, dp_op_name[op->kind], dp_dtype_name[ty(g, v)->dtype]);
-			return -1;
-		}
-	}
-	p.relu = g->relu[i] >= 0;
-	p.y = p.relu ? fn->op[g->relu[i]].out[0] : op->out[0];
-	if (p.epi >= 0) {   /* an add or mul after the product (plan.c, gepilogue) */
-		const Op *u = &fn->op[p.epi];
-		int o = u->in[u->in[0] == op->out[0]], od = fn->val[o].def;
-		p.ekind = u->kind;
-		p.efirst = u->in[1] == op->out[0];
-		p.esilu = fn->op[od].kind == Asilu && g->h[o].kind == G_INLINE ? od + 1 : 0;
-		p.eo = p.esilu ? fn->op[od].in[0] : o;
-		p.y = u->out[0];
+	if (mmget(g, i, &p, 1) != 0)
+		return -1;
+	if (p.epi >= 0)
 		g->scalar = 1;
-		if (g->gate[i] >= 0)   /* SwiGLU's gate summed here too (plan.c) */
-			p.gate = 1 + gbase(g, fn->op[g->gate[i]].in[1]);
-	}
-	if (op->kind == Alinear) {   /* y[..., N] = x[..., K] W^T + b, W being N x K */
-		const Type *tx = ty(g, op->in[0]), *tw = ty(g, op->in[1]);
-		Mat w;
-		p.N = tw->dim[0];
-		p.K = tw->dim[1];
-		p.M = p.K ? dp_numel(tx) / p.K : 0;
-		if (tx->rank == 2)
-			p.a = gpu_matrix(g, op->in[0], p.M, p.K);
-		else
-			p.a = (Mat){.v = gbase(g, op->in[0]), .rs = p.K, .cs = 1};
-		w = gpu_matrix(g, op->in[1], p.N, p.K);
-		p.b = (Mat){.v = w.v, .rs = w.cs, .cs = w.rs};   /* B = W^T */
-		if ((p.hasc0 = op->nin == 3))
-			p.c0 = gpu_bias(g, op->in[2]);
-	} else {   /* addmm: beta·self + alpha·m1·m2; mm: m1·m2 */
-		int k0 = op->kind == Aaddmm;
-		const Type *ta = ty(g, op->in[k0]), *tb = ty(g, op->in[k0 + 1]);
-		p.M = ta->dim[0];
-		p.K = ta->dim[1];
-		p.N = tb->dim[1];
-		p.a = gpu_matrix(g, op->in[k0], p.M, p.K);
-		p.b = gpu_matrix(g, op->in[k0 + 1], p.K, p.N);
-		if (k0) {
-			p.alpha = dp_getf(op, "alpha", 1);
-			p.beta = dp_getf(op, "beta", 1);
-			if ((p.hasc0 = p.beta != 0))
-				p.c0 = gpu_bias(g, op->in[0]);
-		}
-	}
-	snprintf(p.name, sizeof p.name, "k%d_%s", p.y,
-	         op->kind == Alinear ? "linear" : op->kind == Aaddmm ? "addmm" : "mm");
-	p.ng = 1;
-	if (g->group[i] == i) {   /* with its siblings (plan.c, ggroup) */
-		p.ng = 0;
-		for (k = i; k < fn->nop && p.ng < 4; k++)
-			if (g->group[k] == i) {
-				p.gb[p.ng] = gbase(g, fn->op[k].in[1]);
-				p.gy[p.ng] = fn->op[k].out[0];
-				p.gn[p.ng++] = ty(g, fn->op[k].in[1])->dim[0];
-			}
-	}
 
 	str_put(&g->kern, "\n");
 	opcomment(&g->kern, fn, i, "");
@@ -1045,35 +1152,7 @@ emit_mm(Gpu *g, int i)
 		str_put(&g->kern, "/* an empty product: nothing to compute */\n");
 		return 0;
 	}
-	gv = p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1;
-	lt = blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0 && p.hasc0 && !p.relu &&
-	     p.beta == 1 && p.c0.rs == 0 && p.c0.cs == 1;
-	/* the kernel library's tensor-core product (gemm.cu), a tuning
-	 * database's choice: more than 8 rows of A by rows, B by rows or by
-	 * columns, sizes it takes (measured slower than cuBLASLt at batch 1 on
-	 * the H100, bench/RESULTS.md: the heuristic's only with tune cuda.mm.tc 1) */
-	tc = lt && p.M > GEMV_ROWS && p.a.cs == 1 && p.a.rs >= p.K &&
-	     ((p.b.rs == 1 && p.b.cs >= p.K) || (p.b.cs == 1 && p.b.rs >= p.N)) &&
-	     (p.M + 63) / 64 <= 65535 && p.M <= INT32_MAX && p.N <= INT32_MAX && p.K <= INT32_MAX;
-	/* 3xTF32 through cuBLASLt: fp32, A by rows, B a dense constant, a bias
-	 * vector or nothing added */
-	x3 = !g->prec16 && !(g->prec && strcmp(g->prec, "tf32") == 0) && p.M > GEMV_ROWS &&
-	     p.K > 0 && p.K <= INT32_MAX / 3 && p.a.cs == 1 && p.a.rs >= p.K &&
-	     blasok(&p.a, p.M, p.K) && !p.relu && (lt || !p.hasc0) && gpu_isconst(g, p.b.v) &&
-	     ((p.b.rs == 1 && p.b.cs == p.K) || (p.b.cs == 1 && p.b.rs == p.N));
-	x3big = x3 && (g->mmx3 == 1 ||
-	               (g->mmx3 < 0 && p.M >= X3_ROWS && p.M * p.N * p.K >= X3_MACS &&
-	                p.N % 4 == 0 && p.K % 4 == 0));
-	if (!g->prec16 && lt && (gv || p.M > GEMV_ROWS)) {
-		/* a tunable: cuBLASLt's algorithms, our GEMV, our tensor-core product, 3xTF32 */
-		char key[160];
-		snprintf(key, sizeof key, "%lldx%lldx%lld %c%c f32 %s bias", (long long)p.M,
-		         (long long)p.N, (long long)p.K, p.a.cs == 1 ? 'n' : 't',
-		         p.b.cs == 1 ? 'n' : 't', g->prec ? g->prec : "fp32");
-		algo = tune_get(g, TUNE_MM, i, key,
-		                gv ? "gemv" : tc && g->mmtc ? "tc" : x3big ? "x3" : "0",
-		                (gv ? TUNE_GEMV : 0) | (tc ? TUNE_TC : 0) | (x3 ? TUNE_X3 : 0), &line);
-	}
+	way = mmway(g, &p, i, &algo, &line, &tc);
 	if (line)
 		str_printf(&g->kern, "/* algo=%s: tuning database line %d */\n", algo, line);
 	if (g->rmsp >= 0 && p.a.v == gbase(g, fn->op[g->rmsp].out[0])) {
@@ -1082,7 +1161,7 @@ emit_mm(Gpu *g, int i)
 		 * nothing ran since; else its own kernel, where it was */
 		int v = fn->op[g->rmsp].out[0], h16 = g->prec16 && p.K > 0, per = h16 ? 8 : 4;
 		int path = h16 ? p.M <= GEMV_ROWS && p.b.rs == 1 && p.a.cs == 1 :
-		                 gv && (!*algo || strcmp(algo, "gemv") == 0);
+		                 way == WGEMV || way == WGEMVS;
 		if (path && p.M == 1 && p.K % per == 0 && p.b.cs % per == 0 &&
 		    (p.K / per + 31) / 32 <= 8 && rec0 == g->rmsat &&
 		    g->nuse[v] == (p.ng > 1 ? p.ng : 1 + (p.gate != 0))) {
@@ -1092,11 +1171,11 @@ emit_mm(Gpu *g, int i)
 			rms_flush(g);
 		}
 	}
-	if ((p.epi >= 0 || p.ng > 1) && !(gv && (!*algo || strcmp(algo, "gemv") == 0)))
+	if ((p.epi >= 0 || p.ng > 1) && way != WGEMV && way != WGEMVS)
 		dp_die("op %d: an epilogue or siblings for a product that takes no GEMV kernel", i);
 	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
 		/* 16 bits (tune cuda.precision bf16|f16) */
-	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0) && p.ng > 1) {   /* siblings */
+	} else if (way == WGEMVS) {   /* siblings */
 		int64_t cols = 0;
 		gemv(g, &p);
 		for (k = 0; k < p.ng; k++)
@@ -1109,15 +1188,15 @@ emit_mm(Gpu *g, int i)
 			str_printf(g->rec, ", v%d", gV(g, p.gy[k]));
 		str_put(g->rec, ");\n");
 		launched(g, p.name);
-	} else if (gv && (!*algo || strcmp(algo, "gemv") == 0)) {
+	} else if (way == WGEMV) {
 		gemv(g, &p);
 		launch(g, &p, (p.N / p.cw + WARPS - 1) / WARPS, WARPS * 32, 1);
-	} else if (p.M <= GEMV_ROWS && !*algo) {
+	} else if (way == WSMALL) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);
-	} else if (lt && x3 && strcmp(algo, "x3") == 0) {
+	} else if (way == WX3BIAS) {
 		x3emit(g, &p, 1);
-	} else if (lt) {   /* cuBLASLt, or the kernel library's tensor-core product (algo=tc) */
+	} else if (way == WLT) {   /* cuBLASLt, or the kernel library's tensor-core product (algo=tc) */
 		int ours = tc && strcmp(algo, "tc") == 0;
 		g->blas = 1;   /* (cuBLASLt for DPRT_CUDA_MM=lt too) */
 		if (atoi(algo) > 0)   /* the heuristic's result algo, for the next call */
@@ -1140,9 +1219,9 @@ emit_mm(Gpu *g, int i)
 		else
 			str_put(&g->kern, "/* cublasLtMatmul with the bias in its epilogue "
 			                  "(runtime/cuda/blas.c) */\n");
-	} else if (x3big && !p.hasc0) {
+	} else if (way == WX3) {
 		x3emit(g, &p, 0);
-	} else if (blasok(&p.a, p.M, p.K) && blasok(&p.b, p.K, p.N) && p.K > 0) {
+	} else if (way == WSGEMM) {
 		g->blas = 1;
 		str_printf(g->rec, "\tif (dprt_cublas_sgemm(g, %lld, %lld, %lld, ", (long long)p.M,
 		           (long long)p.N, (long long)p.K);

@@ -201,6 +201,8 @@ typedef struct dprt_cuda {
 	int pdl;
 	unsigned char *ev;   /* per event of the plan: recorded, not yet waited for */
 	int nev;
+	unsigned char *s3;   /* 3xTF32's split of A, as a kernel writes it (cuda/tf32.cuh) */
+	int x3off;           /* 0: the split is used (dprt_cuda_x3init) */
 } dprt_cuda;
 typedef int dprt_cuda_rec(dprt_cuda *g, char *err, size_t errn);
 int dprt_cuda_open(dprt_cuda **g, const dprt_cuda_plan *p, char *err, size_t errn);
@@ -217,6 +219,20 @@ int dprt_cublas_open(dprt_cuda *g, char *err, size_t errn);
 int dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t rsa, int64_t csa, const float *B, int64_t rsb,
                       int64_t csb, float *C, int64_t ldc, char *err, size_t errn);
+/* 3xTF32 through cuBLASLt, emulated: the products in double on A and B;
+ * dprt_cublaslt_x3s reads A from the split a kernel wrote (hi + lo, its
+ * two hi parts equal, else an error). */
+int dprt_cuda_x3init(dprt_cuda *g, size_t wbytes, size_t sbytes, char *err, size_t errn);
+int dprt_cuda_x3weight(dprt_cuda *g, size_t off, const float *B, int64_t K, int64_t N,
+                       int64_t rsb, int64_t csb, char *err, size_t errn);
+int dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                     const float *A, int64_t rsa, const float *B, int64_t rsb, int64_t csb,
+                     size_t off3, const float *bias, float *C, int64_t ldc, char *err,
+                     size_t errn);
+int dprt_cublaslt_x3s(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t rsa, const float *B, int64_t rsb, int64_t csb,
+                      size_t off3, const float *bias, float *C, int64_t ldc, char *err,
+                      size_t errn);
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k, cudaStream_t st);
 cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st);
 }

@@ -31,6 +31,7 @@ dprt_cuda_close(dprt_cuda *g)
 		free(g->weights);
 		free(g->pinned);
 		free(g->ev);
+		free(g->s3);
 		free(g);
 	}
 }
@@ -84,6 +85,60 @@ dprt_cublas_sgemm(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, co
 			C[i * ldc + j] = (float)(alpha * s);
 		}
 	return 0;
+}
+int
+dprt_cuda_x3init(dprt_cuda *g, size_t wbytes, size_t sbytes, char *err, size_t errn)
+{
+	g->s3 = (unsigned char *)malloc(sbytes + 1);
+	memset(g->s3, 0xff, sbytes + 1);   /* NaN: parts not written show */
+	return 0;
+}
+int
+dprt_cuda_x3weight(dprt_cuda *g, size_t off, const float *B, int64_t K, int64_t N, int64_t rsb,
+                   int64_t csb, char *err, size_t errn)
+{
+	return 0;   /* the products read B itself */
+}
+/* C = alpha·A·B + bias, A's rows of rsa from A, or (split) from g->s3's
+ * rows of 3K: [hi | hi | lo]. */
+static int
+x3(dprt_cuda *g, int split, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+   int64_t rsa, const float *B, int64_t rsb, int64_t csb, const float *bias, float *C,
+   int64_t ldc, char *err, size_t errn)
+{
+	const float *S = (const float *)g->s3;
+
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double s = 0;
+			for (int64_t k = 0; k < K; k++) {
+				double a = A[i * rsa + k];
+				if (split) {
+					const float *r = S + i * 3 * K + k;
+					if (memcmp(&r[0], &r[K], 4) != 0)
+						return snprintf(err, errn, "emu: 3xTF32: A's split at [%lld][%lld]: "
+						                "its hi parts differ", (long long)i, (long long)k), -1;
+					a = (double)r[0] + r[2 * K];
+				}
+				s += a * B[k * rsb + j * csb];
+			}
+			C[i * ldc + j] = (float)(alpha * s + (bias ? bias[j] : 0.0));
+		}
+	return 0;
+}
+int
+dprt_cublaslt_x3(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t rsa, const float *B, int64_t rsb, int64_t csb, size_t off3,
+                 const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	return x3(g, 0, M, N, K, alpha, A, rsa, B, rsb, csb, bias, C, ldc, err, errn);
+}
+int
+dprt_cublaslt_x3s(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t rsa, const float *B, int64_t rsb, int64_t csb, size_t off3,
+                  const float *bias, float *C, int64_t ldc, char *err, size_t errn)
+{
+	return x3(g, 1, M, N, K, alpha, A, rsa, B, rsb, csb, bias, C, ldc, err, errn);
 }
 cudaError_t
 cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k, cudaStream_t st)

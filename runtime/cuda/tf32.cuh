@@ -1,0 +1,41 @@
+/* tf32.cuh: TF32 rounding and the parts of an fp32 value that 3xTF32
+ * multiplies, for the kernel library (tc.cuh, gemm.cu's split of A) and
+ * for the generated kernels that write a 3xTF32 product's A already split
+ * (dp-lower_gpu, kern.c: a GELU before a linear layer).  Each includer
+ * gets its own static copies. */
+#ifndef DPRT_TF32_CUH
+#define DPRT_TF32_CUH
+
+/* x rounded to tf32 (10-bit mantissa, to nearest, ties away) */
+static __device__ __forceinline__ float
+tf32(float x)
+{
+	unsigned r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return __uint_as_float(r);
+}
+
+/* The remainder of x past its tf32 part h, itself in tf32; none where h is
+ * not finite (inf - inf would make it NaN). */
+static __device__ __forceinline__ float
+x3lo(float x, float h)
+{
+	return isfinite(h) ? tf32(x - h) : 0.0f;
+}
+
+/* Element i of an M x K matrix A (rows of K, dense) stored as 3xTF32's
+ * split of A in s3: row r as [hi | hi | lo], 3K floats, as
+ * dprt_cublaslt_x3 multiplies it (runtime/cuda/blas.c). */
+template <typename I>
+static __device__ __forceinline__ void
+dp_x3put(float *__restrict__ s3, I K, I i, float v)
+{
+	I r = i / K, c = i - r * K;
+	float h = tf32(v), *d = s3 + (long long)r * 3 * K + c;
+
+	d[0] = h;
+	d[K] = h;
+	d[2 * K] = x3lo(v, h);
+}
+
+#endif
