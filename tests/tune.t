@@ -250,7 +250,7 @@ x3s() {
 }
 xx3split() {
 	x3s targets/cuda "$tmp/xs/auto.cu" &&
-		[ "$(calls dprt_cublaslt_x3s "$tmp/xs/auto.cu")" -eq 3 ] &&
+		[ "$(calls dprt_cublaslt_x3s "$tmp/xs/auto.cu")" -eq 5 ] &&
 		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/auto.cu")" -eq 3 ] &&
 		[ "$(grep -c '^		dp_x3put(s3, 512, i, yv);$' "$tmp/xs/auto.cu")" -eq 3 ] &&
 		grep -q '^#include "cuda/tf32.cuh"' "$tmp/xs/auto.cu" &&
@@ -258,6 +258,9 @@ xx3split() {
 			grep -q "^	DP_LAUNCH($k, 512, 256, 1)(v[0-9]*, v[0-9]*, g->x3off ? NULL : (float \*)g->s3);\$" \
 				"$tmp/xs/auto.cu" || return 1
 		done &&
+		grep -q '^	DP_LAUNCH(k17_layer_norm, 32, 256, 1)(v3, v17, g->x3off ? NULL : (float \*)g->s3);$' "$tmp/xs/auto.cu" &&
+		grep -q '^	DP_LAUNCH(k20_layer_norm, 32, 256, 1)(v3, v18, v19, v20, g->x3off ? NULL : (float \*)g->s3);$' "$tmp/xs/auto.cu" &&
+		[ "$(grep -c '^			dp_x3at(s3r + j, 512, u);$' "$tmp/xs/auto.cu")" -eq 2 ] &&
 		for k in k8_tanh k11_sigmoid; do
 			grep -q "^	DP_LAUNCH($k, 512, 256, 1)(v[0-9]*, v[0-9]*);\$" "$tmp/xs/auto.cu" || return 1
 		done &&
@@ -266,9 +269,14 @@ xx3split() {
 		{ cat targets/cuda; echo "tune cuda.precision tf32"; } >"$m/xstf32.map" &&
 		x3s "$m/xstf32.map" "$tmp/xs/tf32.cu" && ! grep -q 'x3put\|x3s(g\|s3' "$tmp/xs/tf32.cu" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3 0"; } >"$m/xsnone.map" &&
-		x3s "$m/xsnone.map" "$tmp/xs/none.cu" && ! grep -q 'x3put\|x3s(g\|s3' "$tmp/xs/none.cu"
+		x3s "$m/xsnone.map" "$tmp/xs/none.cu" && ! grep -q 'x3put\|x3s(g\|s3' "$tmp/xs/none.cu" &&
+		{ cat targets/cuda; echo "tune cuda.mm.x3split 0"; } >"$m/xsoff.map" &&
+		x3s "$m/xsoff.map" "$tmp/xs/off.cu" && ! grep -q 'x3put\|x3at\|x3s(g\|s3r' "$tmp/xs/off.cu" &&
+		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/off.cu")" -eq 8 ] &&
+		{ cat targets/cuda; echo "tune cuda.mm.x3split yes"; } >"$m/xsbad.map" &&
+		refuses "$tmp/xs/4.dpir" "$m/xsbad.map" "$m/xsbad.map: tune cuda.mm.x3split yes: expected 0 or 1"
 }
-check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape): not where another 3xTF32 product runs between or A has a second reader, nor in tf32 or without 3xTF32" xx3split
+check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape, layer norms with and without the residual add): not where another 3xTF32 product runs between or A has a second reader, nor in tf32, without 3xTF32 or with tune cuda.mm.x3split 0; a bad value a clear error" xx3split
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"

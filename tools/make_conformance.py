@@ -336,6 +336,21 @@ def cases():
     case("elem_many", lambda s, x, y: s.m[0](F.gelu(x + y)), lambda: r(1000, 1),
          lambda: r(1, 1100), mods=(lambda: nn.Linear(1100, 4, bias=False),))
 
+    # a fp32 product's A computed by the kernel before it: with "tune
+    # cuda.mm.x3 1" (DP_TEST_TARGET) the product is 3xTF32 through cuBLASLt
+    # and that kernel writes A already split (cuda/tf32.cuh): an
+    # elementwise kernel of one element a thread, through a reshape; a
+    # layer norm's rows held by a warp (with the residual add it writes),
+    # read from memory by a warp (past 1024) and by a block (past 4096)
+    case("x3s_gelu_linear", lambda s, x: s.m[0](F.gelu(x).reshape(4, 10, 48)),
+         lambda: r(2, 20, 48), mods=(lambda: nn.Linear(48, 24),))
+    case("x3s_layer_norm_add_linear", lambda s, x, y: s.m[1](s.m[0](x + y)), lambda: r(3, 10, 200),
+         lambda: r(3, 10, 200), mods=(lambda: affine(nn.LayerNorm(200)), lambda: nn.Linear(200, 36)))
+    case("x3s_layer_norm_long_linear", lambda s, x: s.m[1](s.m[0](x)), lambda: r(12, 1500),
+         mods=(lambda: affine(nn.LayerNorm(1500)), lambda: nn.Linear(1500, 20, bias=False)))
+    case("x3s_layer_norm_wide_linear", lambda s, x: s.m[1](s.m[0](x)), lambda: r(10, 5000),
+         mods=(lambda: affine(nn.LayerNorm(5000)), lambda: nn.Linear(5000, 8)))
+
     # -- convolution and pooling
     for n, kw, shape in (
             ("conv", dict(in_channels=3, out_channels=4, kernel_size=3, padding=1), (1, 3, 8, 8)),

@@ -23,19 +23,28 @@ x3lo(float x, float h)
 	return isfinite(h) ? tf32(x - h) : 0.0f;
 }
 
-/* Element i of an M x K matrix A (rows of K, dense) stored as 3xTF32's
- * split of A in s3: row r as [hi | hi | lo], 3K floats, as
- * dprt_cublaslt_x3 multiplies it (runtime/cuda/blas.c). */
+/* v as 3xTF32's parts of an element of A whose row's split is [hi | hi |
+ * lo], 3K floats, as dprt_cublaslt_x3 multiplies it (runtime/cuda/blas.c):
+ * at d, d + K and d + 2K. */
 template <typename I>
 static __device__ __forceinline__ void
-dp_x3put(float *__restrict__ s3, I K, I i, float v)
+dp_x3at(float *__restrict__ d, I K, float v)
 {
-	I r = i / K, c = i - r * K;
-	float h = tf32(v), *d = s3 + (long long)r * 3 * K + c;
+	float h = tf32(v);
 
 	d[0] = h;
 	d[K] = h;
 	d[2 * K] = x3lo(v, h);
+}
+
+/* Element i of an M x K matrix A (rows of K, dense) so, in the split s3. */
+template <typename I>
+static __device__ __forceinline__ void
+dp_x3put(float *__restrict__ s3, I K, I i, float v)
+{
+	I r = i / K;
+
+	dp_x3at(s3 + (long long)r * 3 * K + (i - r * K), K, v);
 }
 
 #endif

@@ -102,6 +102,8 @@ typedef struct Gpu {
 	                      scratch (mm.c) */
 	int64_t *h3;       /* per value: its split's byte offset in the splits
 	                      | 2·(by rows) | 1, or 0 (mm.c) */
+	int x3fuse;        /* tune cuda.mm.x3split 1 (the default): the kernel computing
+	                      a 3xTF32 product's A may write its split (x3split) */
 	int x3put;         /* a kernel writes such a split (cuda/tf32.cuh) */
 	char *x3s;         /* per op, or NULL: 1 for a 3xTF32 product whose A's split
 	                      the kernel computing A wrote (kern.c, x3split) */
@@ -196,6 +198,11 @@ void gmark(Gpu *g, int i);
  * y's bytes (kern.c). */
 int emit_iwrite_chain(Gpu *g, int i, int y, int inplace);
 int emit_reduce(Gpu *g, int i);
+/* Where root op i's result v is the A of a 3xTF32 product that may take
+ * its split from v's kernel (kern.c), that product (*prod, marked in
+ * g->x3s) and A's columns K, which must be want unless want is 0; else 0
+ * (*prod -1). */
+int64_t x3split(Gpu *g, int i, int v, int64_t want, int *prod);
 /* Whether emit_reduce computes op: a kernel of its own reading whole rows
  * or gathering (argmax, softmax, ...). */
 int isreduce(const Fn *fn, const Op *op);

@@ -1299,15 +1299,16 @@ kput(Gpu *g, const Kern *k, Kmember *m, int64_t n)
  * the kernel writes A's split there itself, and the product (*prod) takes
  * it (g->x3s) instead of splitting A in a kernel of its own (gemm.cu's
  * split3: a GELU's output read once more and written three times over).
- * Returns A's columns K, else 0. */
-static long long
-x3split(Gpu *g, int i, int v, int *prod)
+ * Returns A's columns K (want where want is not 0), else 0. */
+int64_t
+x3split(Gpu *g, int i, int v, int64_t want, int *prod)
 {
 	const Fn *fn = g->fn;
 	int u = v, j;
 	int64_t K;
 
-	if (ty(g, v)->dtype != DP_F32 || g->prec16)
+	*prod = -1;
+	if (!g->x3fuse || ty(g, v)->dtype != DP_F32 || g->prec16)
 		return 0;
 	for (;;) {   /* the reader, past reshapes that are views of v */
 		if (g->nuse[u] != 1 || g->user[u] < 0)
@@ -1318,7 +1319,8 @@ x3split(Gpu *g, int i, int v, int *prod)
 			break;
 		u = fn->op[j].out[0];
 	}
-	if (fn->op[j].part != fn->op[i].part || (K = mm_x3reads(g, j, v)) == 0)
+	if (fn->op[j].part != fn->op[i].part || (K = mm_x3reads(g, j, v)) == 0 ||
+	    (want && K != want))
 		return 0;
 	for (int k = i + 1; k < j; k++)
 		if (fn->op[k].part == fn->op[i].part && mm_x3reads(g, k, -1))
@@ -1373,7 +1375,7 @@ emit_elem(Gpu *g, int i)
 			m.unroll = 1, m.blocks = blocks(n, UNROLL * BLOCK);
 	}
 	str_put(&m.body, k.body.p ? k.body.p : "");
-	if (!big && (m.x3k = x3split(g, i, v, &j)) > 0)
+	if (!big && (m.x3k = x3split(g, i, v, 0, &j)) > 0)
 		str_printf(&m.head, "/* its result written as the 3xTF32 split of op %d's A "
 		                    "(cuda/tf32.cuh) */\n", j);
 	if (m.unroll) {   /* kunrolled stores it */

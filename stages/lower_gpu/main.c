@@ -41,6 +41,9 @@ static const char usage[] =
 	"    row kernel, or of one row read only by products (a decoder's step)\n"
 	"    computed by their matrix-vector kernel (`tune cuda.gemv.norm 0`: its\n"
 	"    own kernel);\n"
+	"  - an fp32 product as 3xTF32 through cuBLASLt whose A an elementwise\n"
+	"    kernel or a layer norm computes, read by nothing else: that kernel\n"
+	"    writes A already split (`tune cuda.mm.x3split 0`: a split kernel);\n"
 	"  - the elementwise and matrix-vector kernels launched with\n"
 	"    programmatic dependent launch (runtime/cuda/pdl.cuh; `tune cuda.pdl\n"
 	"    0`: ordinary launches);\n"
@@ -136,6 +139,7 @@ main(int argc, char **argv)
 	g.err = &err;
 	g.gemvnorm = 1;   /* tune cuda.gemv.norm's default */
 	g.mmx3 = -1;      /* tune cuda.mm.x3 auto */
+	g.x3fuse = 1;     /* tune cuda.mm.x3split's default */
 	g.rmsp = -1;
 	if (fn->npart == 0 && fn->nop > 0) {
 		dp_seterr(&err, "the IR is not partitioned (run dp-partition first)");

@@ -644,6 +644,20 @@ lnaffine(int hasw, int hasb, const char *u, Str *s)
 		str_printf(s, "\t\t%s += b[j];\n", u);
 }
 
+/* The store of norm's element j, val: into its row yr, or where x3 (the
+ * row's 3xTF32 split of a product's A, x3split) into the split s3r when
+ * the launch passed one. */
+static void
+nstore(Str *s, int64_t x3, const char *ind, const char *val)
+{
+	if (x3)
+		str_printf(s, "%sif (s3r)\n%s\tdp_x3at(s3r + j, %lld, %s);\n%selse\n%s\t", ind, ind,
+		           (long long)x3, val, ind, ind);
+	else
+		str_put(s, ind);
+	str_printf(s, "yr[j] = %s;\n", val);
+}
+
 /* norm's body for rows of at most REGROW elements, a warp each: the row is
  * loaded once into registers (lane l holds elements l, l + 32, ...: the
  * loads all in flight together) and the statistics and the result are
@@ -652,7 +666,7 @@ lnaffine(int hasw, int hasb, const char *u, Str *s)
  * bench/RESULTS.md).  The sums run in the same order as those loops', so
  * the bits are theirs. */
 static void
-normregs(const Op *op, int ln, int64_t n, int add, int hasw, int hasb, Str *s)
+normregs(const Op *op, int ln, int64_t n, int add, int hasw, int hasb, int64_t x3, Str *s)
 {
 	int npl = (int)((n + 31) / 32);
 	char in[48], skip[48];
@@ -685,14 +699,16 @@ normregs(const Op *op, int ln, int64_t n, int add, int hasw, int hasb, Str *s)
 		              "\t\tint j = lane + 32 * k;\n\t\tfloat u;\n\n%s"
 		              "\t\tu = __fmul_rn(v[k], r) + bias;\n", npl, skip);
 		lnaffine(hasw, hasb, "u", s);
-		str_put(s, "\t\tyr[j] = u;\n\t}\n}\n");
+		nstore(s, x3, "\t\t", "u");
+		str_put(s, "\t}\n}\n");
 	} else {
 		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++)\n"
 		              "\t\t%ssq += (double)__fmul_rn(v[k], v[k]);\n", npl, in);
 		rmsstat(op, n, "wsum", s);
 		str_printf(s, "#pragma unroll\n\tfor (int k = 0; k < %d; k++) {\n"
-		              "\t\tint j = lane + 32 * k;\n\n%s\t\tyr[j] = %s;\n\t}\n}\n", npl, skip,
-		           hasw ? "__fmul_rn(__fmul_rn(v[k], r), w[j])" : "__fmul_rn(v[k], r)");
+		              "\t\tint j = lane + 32 * k;\n\n%s", npl, skip);
+		nstore(s, x3, "\t\t", hasw ? "__fmul_rn(__fmul_rn(v[k], r), w[j])" : "__fmul_rn(v[k], r)");
+		str_put(s, "\t}\n}\n");
 	}
 }
 
@@ -713,7 +729,8 @@ norm(Gpu *g, int i)
 	char kname[64];
 	const char *red;
 	Str *s = &g->kern, args = {0};
-	int rc;
+	int rc, prod;
+	int64_t x3;
 
 	for (k = 0; k < op->nin; k++)
 		if (ty(g, op->in[k])->dtype != DP_F32) {
@@ -734,6 +751,10 @@ norm(Gpu *g, int i)
 	str_printf(s, "/* %lld rows of %lld: %s%s */\n", (long long)rows, (long long)n,
 	           w == 32 ? "a warp each" : "a block each",
 	           add >= 0 ? "; the residual add x = a + b written in the first pass" : "");
+	if ((x3 = x3split(g, i, y, n, &prod)) > 0)   /* K the row: its dims the last */
+		str_printf(s, "/* its result written as the 3xTF32 split of op %d's A "
+		              "(cuda/tf32.cuh) */\n", prod);
+	g->x3put |= x3 > 0;
 	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", BLOCK, kname);
 	if (add >= 0) {
 		g->scalar = 1;   /* dps_add, as the add's own kernel computes it */
@@ -746,15 +767,17 @@ norm(Gpu *g, int i)
 		str_put(s, "const float *__restrict__ w, ");
 	if (hasb)
 		str_put(s, "const float *__restrict__ b, ");
-	str_put(s, "float *__restrict__ y)\n{\n");
+	str_printf(s, "float *__restrict__ y%s)\n{\n", x3 ? ", float *__restrict__ s3" : "");
 	rowhead(g, s, w, rows);
 	str_printf(s, "\t%sfloat *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n",
 	           add >= 0 ? "" : "const ", (long long)n, (long long)n);
+	if (x3)
+		str_printf(s, "\tfloat *s3r = s3 ? s3 + o * %lldLL : NULL;\n", (long long)(3 * n));
 	if (add >= 0)
 		str_printf(s, "\tconst float *ar = a + o * %lldLL, *br = b2 + o * %lldLL;\n",
 		           (long long)n, (long long)n);
 	if (w == 32 && n <= REGROW) {
-		normregs(op, ln, n, add >= 0, hasw, hasb, s);
+		normregs(op, ln, n, add >= 0, hasw, hasb, x3, s);
 	} else if (ln) {
 		str_printf(s, "\tdouble sum = 0, sq = 0, m;\n\tfloat r, bias;\n\n"
 		              "\tfor (int j = lane; j < %lld; j += %d)%s\n"
@@ -769,15 +792,17 @@ norm(Gpu *g, int i)
 		str_printf(s, "\tfor (int j = lane; j < %lld; j += %d) {\n"
 		              "\t\tfloat v = __fmul_rn(xr[j], r) + bias;\n", (long long)n, w);
 		lnaffine(hasw, hasb, "v", s);
-		str_put(s, "\t\tyr[j] = v;\n\t}\n}\n");
+		nstore(s, x3, "\t\t", "v");
+		str_put(s, "\t}\n}\n");
 	} else {
 		str_printf(s, "\tdouble sq = 0;\n\tfloat r;\n\n"
 		              "\tfor (int j = lane; j < %lld; j += %d)\n"
 		              "\t\tsq += (double)__fmul_rn(xr[j], xr[j]);\n", (long long)n, w);
 		rmsstat(op, n, red, s);
-		str_printf(s, "\tfor (int j = lane; j < %lld; j += %d)\n"
-		              "\t\tyr[j] = %s;\n}\n", (long long)n, w,
-		           hasw ? "__fmul_rn(__fmul_rn(xr[j], r), w[j])" : "__fmul_rn(xr[j], r)");
+		str_printf(s, "\tfor (int j = lane; j < %lld; j += %d) {\n", (long long)n, w);
+		nstore(s, x3, "\t\t",
+		       hasw ? "__fmul_rn(__fmul_rn(xr[j], r), w[j])" : "__fmul_rn(xr[j], r)");
+		str_put(s, "\t}\n}\n");
 	}
 	if (n > 2147483647)
 		dp_die("op %d: a row of %lld elements", i, (long long)n);
@@ -792,6 +817,8 @@ norm(Gpu *g, int i)
 	for (k = 1; k < op->nin; k++)
 		str_printf(&args, "v%d, ", gV(g, gbase(g, op->in[k])));
 	str_printf(&args, "v%d", gV(g, y));
+	if (x3)   /* none where the products go to cuBLAS in fp32 */
+		str_put(&args, ", g->x3off ? NULL : (float *)g->s3");
 	rc = rowlaunch(g, kname, w, rows, args.p, BLOCK);
 	str_free(&args);
 	return rc;

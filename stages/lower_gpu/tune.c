@@ -198,6 +198,16 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		}
 		g->gemvnorm = gn[0] == '1';
 	}
+	/* a 3xTF32 product's A split by the kernel that computes it (kern.c,
+	 * x3split): on unless asked otherwise (0: gemm.cu's split kernel) */
+	{
+		const char *xs = dp_target_tune(&t, "cuda.mm.x3split", "1");
+		if (strcmp(xs, "0") != 0 && strcmp(xs, "1") != 0) {
+			dp_seterr(g->err, "%s: tune cuda.mm.x3split %s: expected 0 or 1", map, xs);
+			return -1;
+		}
+		g->x3fuse = xs[0] == '1';
+	}
 	/* the kernel library's tensor-core product (runtime/cuda/gemm.cu) as
 	 * the heuristic's choice for the products it takes: off unless asked
 	 * (measured slower than cuBLASLt at batch 1; a tuning database can

@@ -25,14 +25,22 @@ x3lo(float x, float h)
 
 template <typename I>
 static inline void
-dp_x3put(float *__restrict__ s3, I K, I i, float v)
+dp_x3at(float *__restrict__ d, I K, float v)
 {
-	I r = i / K, c = i - r * K;
-	float h = tf32(v), *d = s3 + (long long)r * 3 * K + c;
+	float h = tf32(v);
 
 	d[0] = h;
 	d[K] = h;
 	d[2 * K] = x3lo(v, h);
+}
+
+template <typename I>
+static inline void
+dp_x3put(float *__restrict__ s3, I K, I i, float v)
+{
+	I r = i / K;
+
+	dp_x3at(s3 + (long long)r * 3 * K + (i - r * K), K, v);
 }
 
 #endif
