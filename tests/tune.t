@@ -251,15 +251,16 @@ x3s() {
 xx3split() {
 	x3s targets/cuda "$tmp/xs/auto.cu" &&
 		[ "$(calls dprt_cublaslt_x3s "$tmp/xs/auto.cu")" -eq 5 ] &&
-		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/auto.cu")" -eq 3 ] &&
+		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/auto.cu")" -eq 4 ] &&
 		[ "$(grep -c '^		dp_x3put(s3, 512, i, yv);$' "$tmp/xs/auto.cu")" -eq 3 ] &&
 		grep -q '^#include "cuda/tf32.cuh"' "$tmp/xs/auto.cu" &&
 		for k in k4_gelu k6_relu k15_view; do
 			grep -q "^	DP_LAUNCH($k, 512, 256, 1)(v[0-9]*, v[0-9]*, g->x3off ? NULL : (float \*)g->s3);\$" \
 				"$tmp/xs/auto.cu" || return 1
 		done &&
-		grep -q '^	DP_LAUNCH(k17_layer_norm, 32, 256, 1)(v3, v17, g->x3off ? NULL : (float \*)g->s3);$' "$tmp/xs/auto.cu" &&
-		grep -q '^	DP_LAUNCH(k20_layer_norm, 32, 256, 1)(v3, v18, v19, v20, g->x3off ? NULL : (float \*)g->s3);$' "$tmp/xs/auto.cu" &&
+		grep -q '^	DP_LAUNCH(k19_layer_norm, 150, 256, 1)(v18, v19, g->x3off ? NULL : (float \*)g->s3);$' "$tmp/xs/auto.cu" &&
+		grep -q '^	DP_LAUNCH(k22_layer_norm, 150, 256, 1)(v18, v20, v21, v22, g->x3off ? NULL : (float \*)g->s3);$' "$tmp/xs/auto.cu" &&
+		grep -q '^	DP_LAUNCH(k25_layer_norm, 32, 256, 1)(v3, v25);$' "$tmp/xs/auto.cu" &&
 		[ "$(grep -c '^			dp_x3at(s3r + j, 512, u);$' "$tmp/xs/auto.cu")" -eq 2 ] &&
 		for k in k8_tanh k11_sigmoid; do
 			grep -q "^	DP_LAUNCH($k, 512, 256, 1)(v[0-9]*, v[0-9]*);\$" "$tmp/xs/auto.cu" || return 1
@@ -272,11 +273,11 @@ xx3split() {
 		x3s "$m/xsnone.map" "$tmp/xs/none.cu" && ! grep -q 'x3put\|x3s(g\|s3' "$tmp/xs/none.cu" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3split 0"; } >"$m/xsoff.map" &&
 		x3s "$m/xsoff.map" "$tmp/xs/off.cu" && ! grep -q 'x3put\|x3at\|x3s(g\|s3r' "$tmp/xs/off.cu" &&
-		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/off.cu")" -eq 8 ] &&
+		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/off.cu")" -eq 9 ] &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3split yes"; } >"$m/xsbad.map" &&
 		refuses "$tmp/xs/4.dpir" "$m/xsbad.map" "$m/xsbad.map: tune cuda.mm.x3split yes: expected 0 or 1"
 }
-check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape, layer norms with and without the residual add): not where another 3xTF32 product runs between or A has a second reader, nor in tf32, without 3xTF32 or with tune cuda.mm.x3split 0; a bad value a clear error" xx3split
+check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape, layer norms of 150 blocks with and without the residual add): not a norm of 32 blocks, nor where another 3xTF32 product runs between or A has a second reader, nor in tf32, without 3xTF32 or with tune cuda.mm.x3split 0; a bad value a clear error" xx3split
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"

@@ -340,16 +340,20 @@ def cases():
     # cuda.mm.x3 1" (DP_TEST_TARGET) the product is 3xTF32 through cuBLASLt
     # and that kernel writes A already split (cuda/tf32.cuh): an
     # elementwise kernel of one element a thread, through a reshape; a
-    # layer norm's rows held by a warp (with the residual add it writes),
-    # read from memory by a warp (past 1024) and by a block (past 4096)
+    # layer norm of enough rows for its kernel to fill the GPU (their
+    # inputs made inside from small ones): rows held by a warp, with the
+    # residual add it writes; read from memory by a warp (past 1024) and by
+    # a block (past 4096)
     case("x3s_gelu_linear", lambda s, x: s.m[0](F.gelu(x).reshape(4, 10, 48)),
          lambda: r(2, 20, 48), mods=(lambda: nn.Linear(48, 24),))
-    case("x3s_layer_norm_add_linear", lambda s, x, y: s.m[1](s.m[0](x + y)), lambda: r(3, 10, 200),
-         lambda: r(3, 10, 200), mods=(lambda: affine(nn.LayerNorm(200)), lambda: nn.Linear(200, 36)))
-    case("x3s_layer_norm_long_linear", lambda s, x: s.m[1](s.m[0](x)), lambda: r(12, 1500),
+    case("x3s_layer_norm_add_linear",
+         lambda s, p, q: s.m[1](s.m[0](F.gelu(p + q) + torch.tanh(p * q))), lambda: r(1100, 1),
+         lambda: r(1, 200), mods=(lambda: affine(nn.LayerNorm(200)), lambda: nn.Linear(200, 36)))
+    case("x3s_layer_norm_long_linear", lambda s, p, q: s.m[1](s.m[0](p * q + torch.sin(q))),
+         lambda: r(1100, 1), lambda: r(1, 1500),
          mods=(lambda: affine(nn.LayerNorm(1500)), lambda: nn.Linear(1500, 20, bias=False)))
-    case("x3s_layer_norm_wide_linear", lambda s, x: s.m[1](s.m[0](x)), lambda: r(10, 5000),
-         mods=(lambda: affine(nn.LayerNorm(5000)), lambda: nn.Linear(5000, 8)))
+    case("x3s_layer_norm_wide_linear", lambda s, p, q: s.m[1](s.m[0](p - q)), lambda: r(140, 1),
+         lambda: r(1, 5000), mods=(lambda: affine(nn.LayerNorm(5000)), lambda: nn.Linear(5000, 8)))
 
     # -- convolution and pooling
     for n, kw, shape in (

@@ -10,7 +10,8 @@
 #include "gpu.h"
 #include "nn.h"   /* gpu_isconst */
 
-enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096, REGROW = 1024 };
+enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096, REGROW = 1024,
+       X3BLOCKS = 132 /* the SMs of an H100 SXM (conv.c's SMS) */ };
 enum { HELPERS = 1 };   /* Gpu.helpers: runtime/cuda/reduce.cuh included */
 
 /* The device helpers (runtime/cuda/reduce.cuh): better, the order of
@@ -751,7 +752,13 @@ norm(Gpu *g, int i)
 	str_printf(s, "/* %lld rows of %lld: %s%s */\n", (long long)rows, (long long)n,
 	           w == 32 ? "a warp each" : "a block each",
 	           add >= 0 ? "; the residual add x = a + b written in the first pass" : "");
-	if ((x3 = x3split(g, i, y, n, &prod)) > 0)   /* K the row: its dims the last */
+	/* the split written here only where the kernel's blocks fill the GPU:
+	 * three times the stores from a few SMs cost more than the split kernel
+	 * (ViT-B/16 at batch 1, 25 blocks: the norm 4.2 -> 12.9 us, its
+	 * product 3.2 us faster; bench/RESULTS.md) */
+	x3 = (w == 32 ? (rows + WARPS - 1) / WARPS : rows) >= X3BLOCKS ?
+	     x3split(g, i, y, n, &prod) : 0;   /* K the row: its dims the last */
+	if (x3 > 0)
 		str_printf(s, "/* its result written as the 3xTF32 split of op %d's A "
 		              "(cuda/tf32.cuh) */\n", prod);
 	g->x3put |= x3 > 0;
