@@ -341,9 +341,11 @@ def cases():
     # and that kernel writes A already split (cuda/tf32.cuh): an
     # elementwise kernel of one element a thread, through a reshape; a
     # layer norm of enough rows for its kernel to fill the GPU (their
-    # inputs made inside from small ones): rows held by a warp, with the
-    # residual add it writes; read from memory by a warp (past 1024) and by
-    # a block (past 4096)
+    # inputs made inside from small ones): rows held by a warp (of a sum,
+    # which an elementwise kernel computes before it: the residual add a
+    # norm does itself is in tests/golden/tune/x3split.ir and in the
+    # vision transformers of bench/gpu.py); read from memory by a warp
+    # (past 1024) and by a block (past 4096)
     case("x3s_gelu_linear", lambda s, x: s.m[0](F.gelu(x).reshape(4, 10, 48)),
          lambda: r(2, 20, 48), mods=(lambda: nn.Linear(48, 24),))
     case("x3s_layer_norm_add_linear",
