@@ -259,6 +259,13 @@ typedef struct dprt_sdpa {
 
 int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
                    const float *v, const void *mask, float *y, char *err, size_t errn);
+/* The same where y's bytes are the dense A (M x K, M·K the result's
+ * elements) of the 3xTF32 product that follows (dprt_cublaslt_x3s): A's
+ * split is left in g->s3, written by the attention kernel itself where it
+ * can; where g->x3off, y alone. */
+int dprt_cuda_sdpa3(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+                    const float *v, const void *mask, float *y, int64_t K, char *err,
+                    size_t errn);
 
 /* cuBLAS (runtime/cuda/blas.c). */
 

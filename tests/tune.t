@@ -250,7 +250,9 @@ x3s() {
 }
 xx3split() {
 	x3s targets/cuda "$tmp/xs/auto.cu" &&
-		[ "$(calls dprt_cublaslt_x3s "$tmp/xs/auto.cu")" -eq 5 ] &&
+		[ "$(calls dprt_cublaslt_x3s "$tmp/xs/auto.cu")" -eq 6 ] &&
+		grep -q '^	if (dprt_cuda_sdpa3(g, &attn29, v28 + 0, v28 + 0, v28 + 0, NULL, v31, 256, err, errn) != 0)$' "$tmp/xs/auto.cu" &&
+		grep -q '^	if (dprt_cublaslt_x3s(g, 256, 1024, 256, 1.0f, v31, 256, ' "$tmp/xs/auto.cu" &&
 		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/auto.cu")" -eq 4 ] &&
 		[ "$(grep -c '^		dp_x3put(s3, 512, i, yv);$' "$tmp/xs/auto.cu")" -eq 3 ] &&
 		grep -q '^#include "cuda/tf32.cuh"' "$tmp/xs/auto.cu" &&
@@ -273,11 +275,11 @@ xx3split() {
 		x3s "$m/xsnone.map" "$tmp/xs/none.cu" && ! grep -q 'x3put\|x3s(g\|s3' "$tmp/xs/none.cu" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3split 0"; } >"$m/xsoff.map" &&
 		x3s "$m/xsoff.map" "$tmp/xs/off.cu" && ! grep -q 'x3put\|x3at\|x3s(g\|s3r' "$tmp/xs/off.cu" &&
-		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/off.cu")" -eq 9 ] &&
+		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/off.cu")" -eq 10 ] && ! grep -q 'sdpa3' "$tmp/xs/off.cu" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3split yes"; } >"$m/xsbad.map" &&
 		refuses "$tmp/xs/4.dpir" "$m/xsbad.map" "$m/xsbad.map: tune cuda.mm.x3split yes: expected 0 or 1"
 }
-check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape, layer norms of 150 blocks with and without the residual add): not a norm of 32 blocks, nor where another 3xTF32 product runs between or A has a second reader, nor in tf32, without 3xTF32 or with tune cuda.mm.x3split 0; a bad value a clear error" xx3split
+check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape, layer norms of 150 blocks with and without the residual add, attention written in place): not a norm of 32 blocks, nor where another 3xTF32 product runs between or A has a second reader, nor in tf32, without 3xTF32 or with tune cuda.mm.x3split 0; a bad value a clear error" xx3split
 
 # devproc tune
 check "devproc tune --help" sh -c "'$bin/devproc' tune --help | grep -q '^usage: devproc tune PIPELINE.dp'"

@@ -354,6 +354,14 @@ def cases():
     case("x3s_layer_norm_long_linear", lambda s, p, q: s.m[1](s.m[0](p * q + torch.sin(q))),
          lambda: r(1100, 1), lambda: r(1, 1500),
          mods=(lambda: affine(nn.LayerNorm(1500)), lambda: nn.Linear(1500, 20, bias=False)))
+    # attention of head size 64 (the tensor cores' kernel on cuda) whose
+    # result, transposed and reshaped in place, a product reads: the
+    # attention kernel writes the split (dprt_cuda_sdpa3)
+    case("x3s_sdpa_linear",
+         lambda s, q, k, v: s.m[0](F.scaled_dot_product_attention(q, k, v).transpose(1, 2)
+                                   .reshape(2, 40, 256)),
+         lambda: r(2, 4, 40, 64), lambda: r(2, 4, 40, 64), lambda: r(2, 4, 40, 64),
+         mods=(lambda: nn.Linear(256, 24),))
     case("x3s_layer_norm_wide_linear", lambda s, p, q: s.m[1](s.m[0](p - q)), lambda: r(140, 1),
          lambda: r(1, 5000), mods=(lambda: affine(nn.LayerNorm(5000)), lambda: nn.Linear(5000, 8)))
 

@@ -432,9 +432,43 @@ launchmma(dprt_cuda *g, const dprt_sdpa *a, const At &P, int split3, const float
 	return dprt_cuda_launched(what, err, errn);
 }
 
-extern "C" int
-dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
-               const float *v, const void *mask, float *y, char *err, size_t errn)
+/* P's y made 3xTF32's split of the dense M x K matrix whose bytes y's
+ * window is (rows of K: [hi | hi | lo], 3K floats): each stride of y that
+ * steps whole rows three times longer, the parts K apart.  0 where y's
+ * strides do not part so (its columns' span reaching K) or K is not a
+ * multiple of 4 (the kernel's 16-byte stores). */
+static int
+x3geom(At &P, long long K)
+{
+	long long span = P.EV - 1;
+
+	if (K % 4 != 0)
+		return 0;
+	for (int i = 0; i < P.NB; i++)
+		if (P.ybs[i] % K)
+			span += (P.bdim[i] - 1) * P.ybs[i];
+	if (P.YRS % K)
+		span += (P.L - 1) * P.YRS;
+	if (span >= K)
+		return 0;
+	for (int i = 0; i < P.NB; i++)
+		if (P.ybs[i] % K == 0)
+			P.ybs[i] *= 3;
+	if (P.YRS % K == 0)
+		P.YRS *= 3;
+	P.YPS = K;
+	return 1;
+}
+
+/* dprt_cuda_sdpa, and where x3k (dprt_cuda_sdpa3) y the A of a 3xTF32
+ * product with x3k columns: the tensor-core kernel writes A's split into
+ * g->s3 where its one launch takes the whole row (no chunks of keys) and
+ * y's strides part so (x3geom); another method writes y and the split
+ * kernel splits it; with no splits (g->x3off) y alone, which the product
+ * reads. */
+static int
+sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k, const float *v,
+     const void *mask, float *y, long long x3k, char *err, size_t errn)
 {
 	static int sms;
 	At P;
@@ -452,6 +486,26 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	                             "cudaDeviceGetAttribute", err, errn) != 0)
 		return -1;
 	how = method(g, a, P, q, k, v, y);
+	if (x3k && (g->x3off || g->s3 == NULL))
+		x3k = 0;   /* the product reads y */
+	if (x3k && (how == 1 || how == 2) && a->split <= 0 && x3geom(P, x3k)) {
+		if (launchmma(g, a, P, how == 2, q, k, v, mask, (float *)g->s3, sms, &nchunk, err,
+		              errn, what) != 0)
+			return -1;
+		if (nchunk > 1) {   /* launchmma splits keys only where the database asks */
+			if (errn > 0)
+				snprintf(err, errn, "cuda: %s: internal error: chunks of keys and a split "
+				         "result", what);
+			return -1;
+		}
+		return 0;
+	}
+	if (x3k) {   /* y, then its split */
+		long long n = (long long)a->B * a->L * a->EV;
+		return sdpa(g, a, q, k, v, mask, y, 0, err, errn) != 0 ? -1 :
+		       dprt_cuda_split3(g, (float *)g->s3, y, n / x3k, x3k, x3k, 3 * x3k, x3k, 4, err,
+		                        errn);
+	}
 	if (how == 3)
 		return launchdec(g, a, P, q, k, v, mask, y, sms, err, errn, what);
 	if (how > 0) {
@@ -479,4 +533,18 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 	merge<<<(a->B * a->L + 3) / 4, 128, 0, g->stream>>>(P, (const float *)g->blasws, y,
 	                                                     a->B * a->L, nchunk, a->EV);
 	return dprt_cuda_launched(what, err, errn);
+}
+
+extern "C" int
+dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+               const float *v, const void *mask, float *y, char *err, size_t errn)
+{
+	return sdpa(g, a, q, k, v, mask, y, 0, err, errn);
+}
+
+extern "C" int
+dprt_cuda_sdpa3(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+                const float *v, const void *mask, float *y, int64_t K, char *err, size_t errn)
+{
+	return sdpa(g, a, q, k, v, mask, y, K, err, errn);
 }

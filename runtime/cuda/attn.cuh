@@ -13,6 +13,9 @@ struct At {
 	long long qbs[DPRT_SDPA_MAXB], kbs[DPRT_SDPA_MAXB], vbs[DPRT_SDPA_MAXB];
 	long long ybs[DPRT_SDPA_MAXB];
 	long long QRS, KRS, VRS, YRS;   /* row strides of q, k, v, y */
+	long long YPS;     /* 0, or y is 3xTF32's split of a product's A: each
+	                      element's tf32 part at its place and YPS after it,
+	                      its remainder 2·YPS after it (dprt_cuda_sdpa3) */
 	float SCALE;
 	dprt_div e, ev;
 };
@@ -42,6 +45,7 @@ atgeom(const dprt_sdpa *a)
 		P.ybs[i] = a->yrs ? a->ybs[i] : in * a->L * a->EV;
 	}
 	P.YRS = a->yrs ? a->yrs : a->EV;
+	P.YPS = 0;
 	P.QRS = a->qrs ? a->qrs : a->E;
 	P.KRS = a->krs ? a->krs : a->E;
 	P.VRS = a->vrs ? a->vrs : a->EV;

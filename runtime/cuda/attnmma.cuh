@@ -273,7 +273,16 @@ sdpamma(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		} else {
 			if (L > 0.0f)
 				O.x /= L, O.y /= L, O.z /= L, O.w /= L;
-			*(float4 *)&y[boff(P, b, P.ybs) + i * P.YRS + e] = O;
+			float *yo = y + boff(P, b, P.ybs) + i * P.YRS + e;
+			if (P.YPS) {   /* 3xTF32's split of a product's A (dprt_cuda_sdpa3) */
+				float4 h = make_float4(tf32(O.x), tf32(O.y), tf32(O.z), tf32(O.w));
+				*(float4 *)yo = h;
+				*(float4 *)(yo + P.YPS) = h;
+				*(float4 *)(yo + 2 * P.YPS) = make_float4(x3lo(O.x, h.x), x3lo(O.y, h.y),
+				                                          x3lo(O.z, h.z), x3lo(O.w, h.w));
+			} else {
+				*(float4 *)yo = O;
+			}
 		}
 	}
 }

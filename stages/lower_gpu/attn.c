@@ -5,7 +5,9 @@
  * of the op's shapes, scale and mask strides, and the strides of q, k, v
  * and y where they are windows that gplan left in place (no copy
  * kernels), or where the keys and values have a batch dim of 1 that every
- * query head of a group reads (grouped heads, dp-legalize: stride 0). */
+ * query head of a group reads (grouped heads, dp-legalize: stride 0).
+ * Where its result is read only by a 3xTF32 product as its A, the call
+ * leaves A's split for it (dprt_cuda_sdpa3). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +80,8 @@ emit_sdpa(Gpu *g, int i)
 	const Type *tq = &fn->val[op->in[0]].t, *tk = &fn->val[op->in[1]].t;
 	const Type *tv = &fn->val[op->in[2]].t, *tm = op->nin == 4 ? &fn->val[op->in[3]].t : NULL;
 	const Attr *sc = dp_attr(op, "scale");
-	int r = tq->rank, y = op->out[0], mask = 0, k, split, line, causal;
+	int r = tq->rank, y = op->out[0], mask = 0, k, split, line, causal, prod;
+	int64_t x3;
 	char key[160];
 	long long L, S, E, EV, B = 1;
 	int64_t ms[DP_MAXRANK] = {0}, off[3];
@@ -149,14 +152,23 @@ emit_sdpa(Gpu *g, int i)
 	if (windows(g, op, s, off) != 0)
 		return -1;
 	str_put(s, "};\n");
-	str_printf(g->rec, "\tif (dprt_cuda_sdpa(g, &attn%d, v%d + %lld, v%d + %lld, v%d + %lld, ", i,
-	           gV(g, gbase(g, op->in[0])), (long long)off[0], gV(g, gbase(g, op->in[1])),
-	           (long long)off[1], gV(g, gbase(g, op->in[2])), (long long)off[2]);
+	/* where y's bytes are the A of a 3xTF32 product that may take its
+	 * split from here (x3split), the call that leaves the split */
+	x3 = x3split(g, i, gbase(g, y), 0, &prod);
+	if (x3)
+		str_printf(s, "/* its result the A of op %d, split for 3xTF32 */\n", prod);
+	str_printf(g->rec, "\tif (dprt_cuda_sdpa%s(g, &attn%d, v%d + %lld, v%d + %lld, v%d + %lld, ",
+	           x3 ? "3" : "", i, gV(g, gbase(g, op->in[0])), (long long)off[0],
+	           gV(g, gbase(g, op->in[1])), (long long)off[1], gV(g, gbase(g, op->in[2])),
+	           (long long)off[2]);
 	if (tm)
 		str_printf(g->rec, "v%d, ", gV(g, gbase(g, op->in[3])));
 	else
 		str_put(g->rec, "NULL, ");
-	str_printf(g->rec, "v%d, err, errn) != 0)\n\t\treturn -1;\n", gV(g, gbase(g, y)));
+	str_printf(g->rec, "v%d, ", gV(g, gbase(g, y)));
+	if (x3)
+		str_printf(g->rec, "%lld, ", (long long)x3);
+	str_put(g->rec, "err, errn) != 0)\n\t\treturn -1;\n");
 	g->nkern++;
 	return 0;
 }

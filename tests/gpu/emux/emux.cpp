@@ -10,6 +10,7 @@
 #include "cuda/fastdiv.cuh"
 #include "cuda/attn.cuh"
 #include "cuda/attndec.cuh"
+#include "cuda/tf32.cuh"   /* the emulator's: dp_x3put */
 
 std::mutex emux_atomic;
 
@@ -62,5 +63,20 @@ dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
 			snprintf(err, errn, "emux: attention's counters left nonzero");
 			return -1;
 		}
+	return 0;
+}
+
+/* As attn.cu's: y, then (where the products take splits) its split. */
+extern "C" int
+dprt_cuda_sdpa3(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+                const float *v, const void *mask, float *y, int64_t K, char *err, size_t errn)
+{
+	long long n = (long long)a->B * a->L * a->EV;
+
+	if (dprt_cuda_sdpa(g, a, q, k, v, mask, y, err, errn) != 0)
+		return -1;
+	if (!g->x3off && g->s3)
+		for (long long i = 0; i < n; i++)
+			dp_x3put((float *)g->s3, (long long)K, i, y[i]);
 	return 0;
 }

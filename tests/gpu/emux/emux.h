@@ -65,6 +65,9 @@ typedef struct dprt_sdpa {
 } dprt_sdpa;
 int dprt_cuda_sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
                    const float *v, const void *mask, float *y, char *err, size_t errn);
+int dprt_cuda_sdpa3(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k,
+                    const float *v, const void *mask, float *y, int64_t K, char *err,
+                    size_t errn);
 }
 
 #endif
