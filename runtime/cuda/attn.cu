@@ -462,10 +462,10 @@ x3geom(At &P, long long K)
 
 /* dprt_cuda_sdpa, and where x3k (dprt_cuda_sdpa3) y the A of a 3xTF32
  * product with x3k columns: the tensor-core kernel writes A's split into
- * g->s3 where its one launch takes the whole row (no chunks of keys) and
- * y's strides part so (x3geom); another method writes y and the split
- * kernel splits it; with no splits (g->x3off) y alone, which the product
- * reads. */
+ * g->s3 where its one launch takes the whole row (no chunks of keys), its
+ * blocks are at least the SMs and y's strides part so (x3geom); else y is
+ * written and the split kernel splits it; with no splits (g->x3off) y
+ * alone, which the product reads. */
 static int
 sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k, const float *v,
      const void *mask, float *y, long long x3k, char *err, size_t errn)
@@ -488,7 +488,10 @@ sdpa(dprt_cuda *g, const dprt_sdpa *a, const float *q, const float *k, const flo
 	how = method(g, a, P, q, k, v, y);
 	if (x3k && (g->x3off || g->s3 == NULL))
 		x3k = 0;   /* the product reads y */
-	if (x3k && (how == 1 || how == 2) && a->split <= 0 && x3geom(P, x3k)) {
+	/* the kernel's own stores only where its blocks fill the GPU (a layer
+	 * norm of 25 blocks lost that way: stages/lower_gpu/reduce.c) */
+	if (x3k && (how == 1 || how == 2) && a->split <= 0 &&
+	    (long long)(a->L + 15) / 16 * a->B >= sms && x3geom(P, x3k)) {
 		if (launchmma(g, a, P, how == 2, q, k, v, mask, (float *)g->s3, sms, &nchunk, err,
 		              errn, what) != 0)
 			return -1;
