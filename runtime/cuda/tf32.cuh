@@ -6,7 +6,9 @@
 #ifndef DPRT_TF32_CUH
 #define DPRT_TF32_CUH
 
-/* x rounded to tf32 (10-bit mantissa, to nearest, ties away) */
+/* x rounded to tf32 (10-bit mantissa, to nearest, ties away); the host
+ * emulator (tests/gpu/emu/cuda/tf32.cuh) brings its own, DP_TF32_HOST */
+#ifndef DP_TF32_HOST
 static __device__ __forceinline__ float
 tf32(float x)
 {
@@ -14,6 +16,7 @@ tf32(float x)
 	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
 	return __uint_as_float(r);
 }
+#endif
 
 /* The remainder of x past its tf32 part h, itself in tf32; none where h is
  * not finite (inf - inf would make it NaN). */

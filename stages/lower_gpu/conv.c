@@ -24,7 +24,7 @@
 
 enum {
 	BM = 64, BN = 64, BK = 16,   /* the GEMM tile (runtime/cuda/conv.cu's) */
-	SMS = 132,         /* streaming multiprocessors of an H100 SXM */
+	SMS = GPU_SMS,     /* streaming multiprocessors (gpu.h) */
 	CTAS = 2 * SMS,    /* split K until about this many blocks run */
 	MINKT = 2,         /* ... keeping at least this many BK slices per block
 	                      while the blocks are fewer than the SMs, one more

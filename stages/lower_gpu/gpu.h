@@ -8,6 +8,10 @@
 #include "dpir.h"
 #include "xfer.h"
 
+/* Streaming multiprocessors of an H100 SXM: the GPU the heuristics that
+ * want blocks to fill it assume (a tuning database measures the real one). */
+enum { GPU_SMS = 132 };
+
 /* Where a value lives on the device. */
 enum {
 	G_HOST,            /* a cpu value: not on the device */

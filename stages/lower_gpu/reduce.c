@@ -10,8 +10,7 @@
 #include "gpu.h"
 #include "nn.h"   /* gpu_isconst */
 
-enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096, REGROW = 1024,
-       X3BLOCKS = 132 /* the SMs of an H100 SXM (conv.c's SMS) */ };
+enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096, REGROW = 1024 };
 enum { HELPERS = 1 };   /* Gpu.helpers: runtime/cuda/reduce.cuh included */
 
 /* The device helpers (runtime/cuda/reduce.cuh): better, the order of
@@ -756,7 +755,7 @@ norm(Gpu *g, int i)
 	 * three times the stores from a few SMs cost more than the split kernel
 	 * (ViT-B/16 at batch 1, 25 blocks: the norm 4.2 -> 12.9 us, its
 	 * product 3.2 us faster; bench/RESULTS.md) */
-	x3 = (w == 32 ? (rows + WARPS - 1) / WARPS : rows) >= X3BLOCKS ?
+	x3 = (w == 32 ? (rows + WARPS - 1) / WARPS : rows) >= GPU_SMS ?
 	     x3split(g, i, y, n, &prod) : 0;   /* K the row: its dims the last */
 	if (x3 > 0)
 		str_printf(s, "/* its result written as the 3xTF32 split of op %d's A "

@@ -1,9 +1,9 @@
 /* cuda/tf32.cuh for the emulator: found before runtime/cuda/tf32.cuh, as
- * pdl.cuh is.  The same parts of a value as the real header (tf32 rounding
- * to nearest, ties away, of the 10-bit mantissa; a remainder where the
- * part is finite), in host code. */
-#ifndef DPRT_TF32_CUH
-#define DPRT_TF32_CUH
+ * pdl.cuh is.  tf32 rounding (to nearest, ties away, of the 10-bit
+ * mantissa) in host code, then the runtime's own header for the parts of
+ * a split, so that the emulated kernels store them as the GPU's do. */
+#ifndef DPRT_TF32_HOST_CUH
+#define DPRT_TF32_HOST_CUH
 
 static inline float
 tf32(float x)
@@ -17,30 +17,8 @@ tf32(float x)
 	return x;
 }
 
-static inline float
-x3lo(float x, float h)
-{
-	return isfinite(h) ? tf32(x - h) : 0.0f;
-}
-
-template <typename I>
-static inline void
-dp_x3at(float *__restrict__ d, I K, float v)
-{
-	float h = tf32(v);
-
-	d[0] = h;
-	d[K] = h;
-	d[2 * K] = x3lo(v, h);
-}
-
-template <typename I>
-static inline void
-dp_x3put(float *__restrict__ s3, I K, I i, float v)
-{
-	I r = i / K;
-
-	dp_x3at(s3 + (long long)r * 3 * K + (i - r * K), K, v);
-}
+#define DP_TF32_HOST
+#include "../../../../runtime/cuda/tf32.cuh"
+#undef DP_TF32_HOST
 
 #endif
