@@ -70,7 +70,7 @@ pipes="examples/classify/classify.dp examples/two_models/two_models.dp tests/dat
 bc=$tmp/cuda
 bp=$tmp/cpu
 if [ -z "$nvcc" ]; then
-	for i in $(seq 31); do skip "no nvcc"; done
+	for i in $(seq 32); do skip "no nvcc"; done
 	echo "1..$n"
 	exit 0
 fi
@@ -397,12 +397,15 @@ check "llama_kv for cuda: 19 kernels for 2 layers (cache written in place and re
 # GEMV ones and the rotary tables' bmm launched with programmatic dependent
 # launch (runtime/cuda/pdl.cuh), each waiting for the kernels before it (the
 # GEMVs with a norm after loading their weights); the kernel library's
-# attention launched by the library (with it too); nvcc compiles it; with
-# tune cuda.pdl 0 all 17 launched the ordinary way
+# attention launched by the library (with it too); each generated kernel
+# lets the next start at its first line (DP_PDL_EARLY), or after its wait
+# with tune cuda.pdl late; nvcc compiles it; with tune cuda.pdl 0 all 17
+# launched the ordinary way
 pdl() {
 	c=$tmp/kv/llama_kv/5.gpu.cu &&
 		grep -q '^ \* 1 cuda partition, 19 kernels;' "$c" &&
 		grep -q '^#include "cuda/pdl.cuh"' "$c" &&
+		grep -B1 '^#include "cuda/pdl.cuh"' "$c" | grep -q '^#define DP_PDL_EARLY 1 ' &&
 		l=$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$c") &&
 		[ "$l" -eq 16 ] &&
 		grep -q '^	DP_LAUNCH(k[0-9]*_bmm, dim3([0-9, ]*), 256, 1)(' "$c" &&
@@ -420,12 +423,18 @@ pdl() {
 		c0=$tmp/kvp0/llama_kv/5.gpu.cu &&
 		grep -q '^ \* 1 cuda partition, 19 kernels;' "$c0" &&
 		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 17 ] &&
+		{ cat "$root/targets/cuda"; echo "tune cuda.pdl late"; } >"$tmp/pdll.target" &&
+		"$bin/devproc" gen "$root/examples/llama/llama_kv.dp" --target "$tmp/pdll.target" \
+			-C "$tmp/kvpl" >/dev/null && ninja -C "$tmp/kvpl" llama_kv/5.gpu.cu >/dev/null &&
+		cl=$tmp/kvpl/llama_kv/5.gpu.cu &&
+		grep -q '^#include "cuda/pdl.cuh"' "$cl" && ! grep -q 'DP_PDL_EARLY' "$cl" &&
+		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 16 ] &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 2"; } >"$tmp/pdl2.target" &&
 		! "$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl2.target" \
 			-C "$tmp/kvp2" >"$tmp/pdl2.out" 2>&1 &&
-		grep -q 'tune cuda.pdl 2: expected 0 or 1' "$tmp/pdl2.out"
+		grep -q 'tune cuda.pdl 2: expected 0, 1 or late' "$tmp/pdl2.out"
 }
-check "llama_kv for cuda by default (tune cuda.pdl 1): the 16 elementwise and GEMV kernels and the bmm launched with programmatic dependent launch, each waiting first; nvcc compiles it; 17 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused" pdl
+check "llama_kv for cuda by default (tune cuda.pdl 1): the 16 elementwise and GEMV kernels and the bmm launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 17 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused" pdl
 # elementwise kernels lowered alone (no nvcc): one over more elements than
 # a grid of ints reaches is a grid-stride loop of its own; two small
 # independent ones after it are one launch of their blocks side by side
@@ -447,6 +456,24 @@ bigsmall() {
 		grep -q '^	DP_LAUNCH(k[0-9]*_neg_group, 2, 256, 1)(' "$c"
 }
 check "lowering: a kernel past an int grid a grid-stride loop of its own; two small independent kernels one launch" bigsmall
+# a one-row product whose matrix a kernel before computes (relu(w)): the
+# GEMV reads it only after its wait; a constant matrix (llama_kv's, pdl
+# above) loads before it
+gemvact() {
+	mkdir -p "$tmp/ga" &&
+		printf '%s\n' 'dpir 1.0 ga import' \
+			'%0 = input {name="x"} : f32[1,64] @cpu' \
+			'%1 = input {name="w"} : f32[32,64] @cpu' \
+			'%2 = aten.relu %1 : f32[32,64] @cpu' \
+			'%3 = aten.linear %0, %2 : f32[1,32] @cpu' \
+			'return y=%3' >"$tmp/ga/ga.ir" &&
+		lowerir "$tmp/ga/ga.ir" "$tmp/ga" &&
+		c=$tmp/ga/5.gpu.cu &&
+		awk '/^k[0-9]*_linear\(/ { k = 1 } k && /dp_pdl_wait\(\);/ { w = NR }
+			k && /__ldg\(bn \+ k\)/ { l = NR } k && /^}/ { exit }
+			END { exit !(w && l && w < l) }' "$c"
+}
+check "lowering: a one-row product of a computed matrix reads it after the wait" gemvact
 # with DP_TEST_EMULATE=1: that step's cuda code (the norms in the GEMVs,
 # the decode attention of the kernel library: tests/gpu/emux) run on the
 # host through the emulator of tests/gpu/emu, one token at position 0, its

@@ -507,6 +507,8 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 		str_put(out, "#include \"dpscalar.h\"\n");
 	if (g->faults)
 		str_put(out, "#include \"cuda/fault.cuh\"   /* dp_fault: indices out of range */\n");
+	if (g->pdlearly)
+		str_put(out, "#define DP_PDL_EARLY 1   /* tune cuda.pdl 1: the kernel after starts at once */\n");
 	if (g->pdl)
 		str_put(out, "#include \"cuda/pdl.cuh\"   /* tune cuda.pdl 1 */\n");
 	if (g->x3put)

@@ -97,6 +97,8 @@ typedef struct Gpu {
 	                      through strides (plan.c) */
 	int pdl;           /* tune cuda.pdl 1: the elementwise and matrix-vector
 	                      kernels launched with programmatic dependent launch */
+	int pdlearly;      /* tune cuda.pdl 1 (not late): they let the kernel after
+	                      start at their first line, before their wait (cuda/pdl.cuh) */
 	int mmtc;          /* tune cuda.mm.tc 1: a product the tensor-core kernel takes
 	                      takes it, where no database entry says otherwise */
 	int mmx3;          /* tune cuda.mm.x3: 1 every product 3xTF32 through cuBLASLt

@@ -300,6 +300,16 @@ gvearly(Str *s, const MM *p, int e)
 	}
 }
 
+/* Whether v's bytes (through views and transposes) are a constant
+ * uploaded at init: weights, not a state. */
+static int
+wconst(const Gpu *g, int v)
+{
+	int b = gbase(g, v);
+
+	return g->h[b].kind == G_WEIGHT && gpu_isconst(g, b);
+}
+
 /* The loop of a GEMV kernel of one row whose lanes hold all their weights
  * at once (regok): the weights of each lane's KW steps loaded first (b's
  * and the gate's bg), before the wait (with tune cuda.pdl 1 they load while
@@ -315,11 +325,20 @@ gvearly(Str *s, const MM *p, int e)
 static void
 gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 {
-	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t, j, gt, pre = 0;
+	int per = h16 ? 8 : 4, kw = (int)((p->K / per + 31) / 32), c, t, j, gt, pre = 0, bc;
 	int nx, nc, ne, nw;
 	const char *wt = h16 ? "uint4" : "float4";
 	char xe[32], we[32], wn[2][4][16], an[2][4][16];   /* per column: its weights, its sum */
 
+	/* the weights before the wait only where they are constants: a b that
+	 * a kernel before computes (x times a computed matrix's transpose) is
+	 * read after it, as anything else such a kernel writes (with tune
+	 * cuda.pdl 1 several kernels before may still be running) */
+	bc = wconst(g, p->b.v) && (!p->gate || wconst(g, p->gate - 1));
+	for (j = 0; p->ng > 1 && j < p->ng; j++)   /* siblings: their weights */
+		bc = bc && wconst(g, p->gb[j]);
+	if (!bc)
+		kwait(g, s);
 	if (p->norm >= 0) {   /* the norm's exponent, eps and weight, where they are
 	                       * constants: loaded before the wait, with the weights */
 		rms_operands(g, p->norm, &nx, &nc, &ne, &nw);
@@ -364,7 +383,8 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 	str_put(s, "\t\t}\n\t}\n");
 	if (p->hasc0 && g->h[p->c0.v].kind == G_WEIGHT)   /* the bias, a constant */
 		gvearly(s, p, 0);
-	kwait(g, s);   /* the weights are loading; a is the kernel before's */
+	if (bc)
+		kwait(g, s);   /* the weights are loading; a is the kernel before's */
 	if (p->hasc0 && g->h[p->c0.v].kind != G_WEIGHT)
 		gvearly(s, p, 0);
 	if (p->epi >= 0 && !p->gate)   /* the epilogue's operand, with the row */

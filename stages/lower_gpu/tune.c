@@ -232,14 +232,16 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	}
 	/* programmatic dependent launch of the elementwise and matrix-vector
 	 * kernels (runtime/cuda/pdl.cuh): on unless asked otherwise (an
-	 * ordinary launch on a GPU before sm_90 all the same) */
+	 * ordinary launch on a GPU before sm_90 all the same), each letting
+	 * the kernel after start at its first line (late: after its wait) */
 	{
 		const char *pd = dp_target_tune(&t, "cuda.pdl", "1");
-		if (strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0) {
-			dp_seterr(g->err, "%s: tune cuda.pdl %s: expected 0 or 1", map, pd);
+		if (strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0 && strcmp(pd, "late") != 0) {
+			dp_seterr(g->err, "%s: tune cuda.pdl %s: expected 0, 1 or late", map, pd);
 			return -1;
 		}
-		g->pdl = pd[0] == '1';
+		g->pdl = pd[0] != '0';
+		g->pdlearly = pd[0] == '1';
 	}
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
