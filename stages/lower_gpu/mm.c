@@ -300,14 +300,14 @@ gvearly(Str *s, const MM *p, int e)
 	}
 }
 
-/* Whether v's bytes (through views and transposes) are a constant
- * uploaded at init: weights, not a state. */
+/* Whether v's bytes (through views and transposes) are a constant that
+ * nothing in a run writes: weights, not a state (whose bytes are weights
+ * too, G_WEIGHT, but an index_write may write them), so that a kernel may
+ * read them before its wait. */
 static int
 wconst(const Gpu *g, int v)
 {
-	int b = gbase(g, v);
-
-	return g->h[b].kind == G_WEIGHT && gpu_isconst(g, b);
+	return gpu_isconst(g, gbase(g, v));
 }
 
 /* The loop of a GEMV kernel of one row whose lanes hold all their weights
@@ -342,8 +342,7 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 	if (p->norm >= 0) {   /* the norm's exponent, eps and weight, where they are
 	                       * constants: loaded before the wait, with the weights */
 		rms_operands(g, p->norm, &nx, &nc, &ne, &nw);
-		pre = g->h[nc].kind == G_WEIGHT && g->h[ne].kind == G_WEIGHT &&
-		      g->h[nw].kind == G_WEIGHT;
+		pre = wconst(g, nc) && wconst(g, ne) && wconst(g, nw);
 	}
 
 	for (j = 0; j < p->cw; j++) {
@@ -381,11 +380,11 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 		str_printf(s, "\t\t\tgw%d[t] = __ldg((const float4 *)nw + %d * k%s);\n", t, per / 4,
 		           t ? " + 1" : "");
 	str_put(s, "\t\t}\n\t}\n");
-	if (p->hasc0 && g->h[p->c0.v].kind == G_WEIGHT)   /* the bias, a constant */
+	if (p->hasc0 && wconst(g, p->c0.v))   /* the bias, a constant */
 		gvearly(s, p, 0);
 	if (bc)
 		kwait(g, s);   /* the weights are loading; a is the kernel before's */
-	if (p->hasc0 && g->h[p->c0.v].kind != G_WEIGHT)
+	if (p->hasc0 && !wconst(g, p->c0.v))
 		gvearly(s, p, 0);
 	if (p->epi >= 0 && !p->gate)   /* the epilogue's operand, with the row */
 		gvearly(s, p, 1);
