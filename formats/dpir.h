@@ -316,6 +316,7 @@ typedef struct Rule {
 typedef struct Tune {
 	char key[32];
 	char val[128];
+	int line, col;     /* of the value, in the mapping file */
 } Tune;
 
 typedef struct Target {
@@ -336,6 +337,9 @@ int dp_target_read(const char *path, Target *t, Err *err);
 int dp_target_place(const Target *t, const char *file, int kind, char *why, size_t n);
 /* A tunable's value, or def. */
 const char *dp_target_tune(const Target *t, const char *key, const char *def);
+/* The line and column of the value dp_target_tune gives for key (the last
+ * line naming it); 0 and 0 where the mapping has none. */
+void dp_target_tune_at(const Target *t, const char *key, int *line, int *col);
 
 /* Reporting for stage mains: prints "file:line:col: stage: msg" (or
  * "file: stage: msg" when err has no position) to stderr. */

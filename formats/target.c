@@ -181,6 +181,8 @@ dp_target_parse(const char *text, size_t len, Target *t, Err *err)
 			}
 			snprintf(t->tune[t->ntune].key, 32, "%s", a);
 			snprintf(t->tune[t->ntune].val, 128, "%s", b);
+			t->tune[t->ntune].line = line;
+			t->tune[t->ntune].col = col3;
 			t->ntune++;
 		} else {
 			dp_seterr_at(err, line, col, "unknown directive '%s' (expected target, device, default, class, op or tune)", w);
@@ -243,11 +245,29 @@ dp_target_place(const Target *t, const char *file, int kind, char *why, size_t n
 	return dev;
 }
 
-const char *
-dp_target_tune(const Target *t, const char *key, const char *def)
+/* The last tune line naming key, or NULL. */
+static const Tune *
+tunefind(const Target *t, const char *key)
 {
 	for (int i = t->ntune - 1; i >= 0; i--)
 		if (!strcmp(t->tune[i].key, key))
-			return t->tune[i].val;
-	return def;
+			return &t->tune[i];
+	return NULL;
+}
+
+const char *
+dp_target_tune(const Target *t, const char *key, const char *def)
+{
+	const Tune *u = tunefind(t, key);
+
+	return u ? u->val : def;
+}
+
+void
+dp_target_tune_at(const Target *t, const char *key, int *line, int *col)
+{
+	const Tune *u = tunefind(t, key);
+
+	*line = u ? u->line : 0;
+	*col = u ? u->col : 0;
 }

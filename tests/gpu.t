@@ -432,9 +432,9 @@ pdl() {
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 2"; } >"$tmp/pdl2.target" &&
 		! "$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl2.target" \
 			-C "$tmp/kvp2" >"$tmp/pdl2.out" 2>&1 &&
-		grep -q 'tune cuda.pdl 2: expected 0, 1 or late' "$tmp/pdl2.out"
+		grep -q "pdl2.target:$(($(wc -l <"$root/targets/cuda") + 1)):15: tune cuda.pdl 2: expected 0, 1 or late" "$tmp/pdl2.out"
 }
-check "llama_kv for cuda by default (tune cuda.pdl 1): the 16 elementwise and GEMV kernels and the bmm launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 17 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused" pdl
+check "llama_kv for cuda by default (tune cuda.pdl 1): the 16 elementwise and GEMV kernels and the bmm launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 17 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
 # elementwise kernels lowered alone (no nvcc): one over more elements than
 # a grid of ints reaches is a grid-stride loop of its own; two small
 # independent ones after it are one launch of their blocks side by side

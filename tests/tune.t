@@ -113,6 +113,9 @@ arch() {
 		! grep -q 'tuning database line 5' "$cu"
 }
 check "for another GPU generation (--cuda-arch sm_80) its entries apply, the sm_90 ones do not" arch
+# a tune line appended to targets/cuda: its line (the value's column in
+# each message: after "tune KEY ")
+tl=$(($(wc -l <targets/cuda) + 1))
 refuses() { # DPIR MAP MESSAGE: lower_gpu exits 1 with "DPIR: lower_gpu: MESSAGE", writes nothing
 	rm -f "$tmp/refused.cu"
 	"$bin/dp-lower_gpu" "$1" -t "$2" -o "$tmp/refused.cu" 2>"$tmp/err"
@@ -147,7 +150,7 @@ check "tune cuda.precision tf32: the program sets TF32 at init (fp32, the defaul
 badprec() {
 	{ cat targets/cuda; echo "tune cuda.precision bf17"; } >"$m/bad.map"
 	refuses "$tmp/a/resnet18_core/4.partition.dpir" "$m/bad.map" \
-		"$m/bad.map: tune cuda.precision bf17: expected fp32, tf32, bf16 or f16"
+		"$m/bad.map:$tl:21: tune cuda.precision bf17: expected fp32, tf32, bf16 or f16"
 }
 check "an unknown precision: exit 1, named" badprec
 cands() { # the mapping's candidates in the sites listed; a bad set is an error
@@ -161,7 +164,7 @@ cands() { # the mapping's candidates in the sites listed; a bad set is an error
 		grep -q '^3	conv sm_90 1x3x224x224 16x7x7 s2x2 p3x3 d1x1 g1 f32 fp32 bias+relu	split	2	1,4$' "$tmp/sites" &&
 		{ cat targets/cuda; echo "tune cuda.conv.split {1,3,99}"; } >"$m/c.map" &&
 		refuses "$tmp/a/resnet18_core/4.partition.dpir" "$m/c.map" \
-			"$m/c.map: tune cuda.conv.split {1,3,99}: expected a set of choices such as {1,2,4,8,16} (values 1..64)"
+			"$m/c.map:$tl:22: tune cuda.conv.split {1,3,99}: expected a set of choices such as {1,2,4,8,16} (values 1..64)"
 }
 check "the mapping's candidates (tune cuda.conv.split {1,4}): in the sites --tunables lists; a value out of range is an error" cands
 
@@ -209,7 +212,7 @@ xmmtc() { # tune cuda.mm.tc 1: the 197-row product on it without a database; 2 r
 		grep -q '^	if (dprt_cuda_gemm(g, 197, 576, 192, 1.0f, ' "$tmp/x4.cu" &&
 		grep -q '	algo	tc	tc,0,1,2,3$' "$tmp/x4.sites" &&
 		{ cat targets/cuda; echo "tune cuda.mm.tc 2"; } >"$m/mmtc2.map" &&
-		refuses "$tmp/x/4.dpir" "$m/mmtc2.map" "$m/mmtc2.map: tune cuda.mm.tc 2: expected 0 or 1"
+		refuses "$tmp/x/4.dpir" "$m/mmtc2.map" "$m/mmtc2.map:$tl:17: tune cuda.mm.tc 2: expected 0 or 1"
 }
 check "tune cuda.mm.tc 1: the tensor-core product without a database (the site's heuristic tc); tune cuda.mm.tc 2: a clear error, no output" xmmtc
 
@@ -240,7 +243,7 @@ xx3() {
 		grep -q '^	if (dprt_cublaslt_x3(g, 64, 512, 512, ' "$tmp/x3/db.cu" &&
 		grep -q '^	if (dprt_cublaslt_bias(g, 256, 512, 512, ' "$tmp/x3/db.cu" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3 2"; } >"$m/x3bad.map" &&
-		refuses "$tmp/x3/4.dpir" "$m/x3bad.map" "$m/x3bad.map: tune cuda.mm.x3 2: expected auto, 0 or 1"
+		refuses "$tmp/x3/4.dpir" "$m/x3bad.map" "$m/x3bad.map:$tl:17: tune cuda.mm.x3 2: expected auto, 0 or 1"
 }
 check "tune cuda.mm.x3: by default the 256-row products of constants as 3xTF32 through cuBLASLt (a bias, none, the weight by rows or by columns; one split of the weight per layout), the 64-row one and the one of 510 columns on cuBLAS in fp32; 1 all five, 0 and tf32 none; a database's algo=x3 and algo=1 per product; 2 a clear error" xx3
 
@@ -277,7 +280,7 @@ xx3split() {
 		x3s "$m/xsoff.map" "$tmp/xs/off.cu" && ! grep -q 'x3put\|x3at\|x3s(g\|s3r' "$tmp/xs/off.cu" &&
 		[ "$(calls dprt_cublaslt_x3 "$tmp/xs/off.cu")" -eq 10 ] && ! grep -q 'sdpa3' "$tmp/xs/off.cu" &&
 		{ cat targets/cuda; echo "tune cuda.mm.x3split yes"; } >"$m/xsbad.map" &&
-		refuses "$tmp/xs/4.dpir" "$m/xsbad.map" "$m/xsbad.map: tune cuda.mm.x3split yes: expected 0 or 1"
+		refuses "$tmp/xs/4.dpir" "$m/xsbad.map" "$m/xsbad.map:$tl:22: tune cuda.mm.x3split yes: expected 0 or 1"
 }
 check "3xTF32's split of A written by the kernel that computes A (a GELU, a relu, a negation through a reshape, layer norms of 150 blocks with and without the residual add, attention written in place): not a norm of 32 blocks, nor where another 3xTF32 product runs between or A has a second reader, nor in tf32, without 3xTF32 or with tune cuda.mm.x3split 0; a bad value a clear error" xx3split
 

@@ -57,6 +57,37 @@ beside(Arena *a, const char *file, const char *path)
 	return p;
 }
 
+/* The error for a bad value v of the mapping's tune line for key:
+ * MAP:LINE:COL (the value's) and what it expected. */
+static void
+tunebad(Gpu *g, const char *map, const Target *t, const char *key, const char *v,
+        const char *expect)
+{
+	int line, col;
+
+	dp_target_tune_at(t, key, &line, &col);
+	dp_seterr(g->err, "%s:%d:%d: tune %s %s: expected %s", map, line, col, key, v, expect);
+}
+
+/* Key's value (def where the mapping has none) as its index among words
+ * (NULL-terminated), or -1 with the error. */
+static int
+tunepick(Gpu *g, const char *map, const Target *t, const char *key, const char *def,
+         const char *const *words, const char *expect)
+{
+	const char *v = dp_target_tune(t, key, def);
+
+	for (int k = 0; words[k]; k++)
+		if (strcmp(v, words[k]) == 0)
+			return k;
+	tunebad(g, map, t, key, v, expect);
+	return -1;
+}
+
+static const char *const bools[] = {"0", "1", NULL};
+static const char *const x3s[] = {"auto", "0", "1", NULL};   /* mmx3 + 1 */
+static const char *const pdls[] = {"0", "1", "late", NULL};
+
 /* Whether v is a value of tunable k: a number 1..max (0..max for the
  * algorithm of a product and the chunks of an attention, 0 being the
  * run-time choice), or gemv for a product. */
@@ -97,9 +128,12 @@ cands(Gpu *g, const char *map, const Target *t, int k, const char **out)
 	*out = c;
 	return 0;
 bad:
-	dp_seterr(g->err, "%s: tune %s %s: expected a set of choices such as %s (values %s)",
-	          map, tunable[k].var, v, tunable[k].def,
-	          k == TUNE_MM ? "0..15, gemv or tc" : k == TUNE_CONV ? "1..64" : "0..64");
+	{
+		char want[96];
+		snprintf(want, sizeof want, "a set of choices such as %s (values %s)", tunable[k].def,
+		         k == TUNE_MM ? "0..15, gemv or tc" : k == TUNE_CONV ? "1..64" : "0..64");
+		tunebad(g, map, t, tunable[k].var, v, want);
+	}
 	return -1;
 }
 
@@ -152,7 +186,7 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	struct Tunedb *d;
 	FILE *f;
 	char buf[1024];
-	int ln = 0;
+	int ln = 0, k;
 
 	if (dp_target_read(map, &t, g->err) != 0)
 		return -1;
@@ -172,80 +206,49 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		                     "\tif (dprt_cuda_precision(g, DPRT_CONV_TF32, err, errn) != 0) {\n"
 		                     "\t\tdprt_cuda_close(g);\n\t\treturn -1;\n\t}\n", prec);
 	} else if (strcmp(prec, "fp32") != 0) {
-		dp_seterr(g->err, "%s: tune cuda.precision %s: expected fp32, tf32, bf16 or f16", map,
-		          prec);
+		tunebad(g, map, &t, "cuda.precision", prec, "fp32, tf32, bf16 or f16");
 		return -1;
 	}
 	g->prec = dp_strdup(fn->arena, prec);
 	/* attention reading q, k, v and writing its result through strides
 	 * (plan.c: attnwindows, attnwrites): on unless asked otherwise (0:
 	 * copy kernels around attention) */
-	{
-		const char *ip = dp_target_tune(&t, "cuda.attn.inplace", "1");
-		if (strcmp(ip, "0") != 0 && strcmp(ip, "1") != 0) {
-			dp_seterr(g->err, "%s: tune cuda.attn.inplace %s: expected 0 or 1", map, ip);
-			return -1;
-		}
-		g->attninplace = ip[0] == '1';
-	}
+	if ((k = tunepick(g, map, &t, "cuda.attn.inplace", "1", bools, "0 or 1")) < 0)
+		return -1;
+	g->attninplace = k;
 	/* a one-row RMS norm computed by the GEMV kernel that reads it (mm.c):
 	 * on unless asked otherwise (0: its own row kernel) */
-	{
-		const char *gn = dp_target_tune(&t, "cuda.gemv.norm", "1");
-		if (strcmp(gn, "0") != 0 && strcmp(gn, "1") != 0) {
-			dp_seterr(g->err, "%s: tune cuda.gemv.norm %s: expected 0 or 1", map, gn);
-			return -1;
-		}
-		g->gemvnorm = gn[0] == '1';
-	}
+	if ((k = tunepick(g, map, &t, "cuda.gemv.norm", "1", bools, "0 or 1")) < 0)
+		return -1;
+	g->gemvnorm = k;
 	/* a 3xTF32 product's A split by the kernel that computes it (kern.c,
 	 * x3split): on unless asked otherwise (0: gemm.cu's split kernel) */
-	{
-		const char *xs = dp_target_tune(&t, "cuda.mm.x3split", "1");
-		if (strcmp(xs, "0") != 0 && strcmp(xs, "1") != 0) {
-			dp_seterr(g->err, "%s: tune cuda.mm.x3split %s: expected 0 or 1", map, xs);
-			return -1;
-		}
-		g->x3fuse = xs[0] == '1';
-	}
+	if ((k = tunepick(g, map, &t, "cuda.mm.x3split", "1", bools, "0 or 1")) < 0)
+		return -1;
+	g->x3fuse = k;
 	/* the kernel library's tensor-core product (runtime/cuda/gemm.cu) as
 	 * the heuristic's choice for the products it takes: off unless asked
 	 * (measured slower than cuBLASLt at batch 1; a tuning database can
 	 * still pick it product by product, algo=tc) */
-	{
-		const char *tc = dp_target_tune(&t, "cuda.mm.tc", "0");
-		if (strcmp(tc, "0") != 0 && strcmp(tc, "1") != 0) {
-			dp_seterr(g->err, "%s: tune cuda.mm.tc %s: expected 0 or 1", map, tc);
-			return -1;
-		}
-		g->mmtc = tc[0] == '1';
-	}
+	if ((k = tunepick(g, map, &t, "cuda.mm.tc", "0", bools, "0 or 1")) < 0)
+		return -1;
+	g->mmtc = k;
 	/* fp32 products as 3xTF32 through cuBLASLt (runtime/cuda/blas.c): the
 	 * large ones by default (mm.c), every one it can take, or none */
-	{
-		const char *x3 = dp_target_tune(&t, "cuda.mm.x3", "auto");
-		if (strcmp(x3, "auto") != 0 && strcmp(x3, "0") != 0 && strcmp(x3, "1") != 0) {
-			dp_seterr(g->err, "%s: tune cuda.mm.x3 %s: expected auto, 0 or 1", map, x3);
-			return -1;
-		}
-		g->mmx3 = x3[0] == 'a' ? -1 : x3[0] == '1';
-	}
+	if ((k = tunepick(g, map, &t, "cuda.mm.x3", "auto", x3s, "auto, 0 or 1")) < 0)
+		return -1;
+	g->mmx3 = k - 1;   /* auto -1 */
 	/* programmatic dependent launch of the elementwise and matrix-vector
 	 * kernels (runtime/cuda/pdl.cuh): on unless asked otherwise (an
 	 * ordinary launch on a GPU before sm_90 all the same), each letting
 	 * the kernel after start at its first line (late: after its wait) */
-	{
-		const char *pd = dp_target_tune(&t, "cuda.pdl", "1");
-		if (strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0 && strcmp(pd, "late") != 0) {
-			dp_seterr(g->err, "%s: tune cuda.pdl %s: expected 0, 1 or late", map, pd);
-			return -1;
-		}
-		g->pdl = pd[0] != '0';
-		g->pdlearly = pd[0] == '1';
-	}
+	if ((k = tunepick(g, map, &t, "cuda.pdl", "1", pdls, "0, 1 or late")) < 0)
+		return -1;
+	g->pdl = k != 0;
+	g->pdlearly = k == 1;
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
-	for (int k = 0; k < NTUNABLE; k++)
+	for (k = 0; k < NTUNABLE; k++)
 		if (cands(g, map, &t, k, &d->cand[k]) != 0)
 			return -1;
 	g->db = d;
