@@ -36,8 +36,9 @@ static __device__ __forceinline__ unsigned long long dp_gt(void)
 { unsigned long long x; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(x)); return x; }
 '''
 s = s.replace("#define DPRT_PDL_CUH\n", "#define DPRT_PDL_CUH\n" + glob, 1)
+# both orders of dp_pdl_wait (DP_PDL_EARLY or not): the wait itself stamped
 old = '''	cudaGridDependencySynchronize();
-	cudaTriggerProgrammaticLaunchCompletion();'''
+'''
 new = '''	unsigned long long t0 = dp_gt();
 	cudaGridDependencySynchronize();
 	unsigned long long t1 = dp_gt();
@@ -50,8 +51,8 @@ new = '''	unsigned long long t0 = dp_gt();
 		                       (unsigned long long)blockDim.x << 32;
 		dp_stamps[4 * i + 3] = sm;
 	}
-	cudaTriggerProgrammaticLaunchCompletion();'''
-assert old in s; s = s.replace(old, new, 1); open(p, "w").write(s)
+'''
+assert s.count(old) == 2; s = s.replace(old, new); open(p, "w").write(s)
 p = t + "/runtime/cuda/attn.cu"; s = open(p).read()
 s += r'''
 #include <stdlib.h>

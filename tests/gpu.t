@@ -95,13 +95,16 @@ placed() {
 }
 check "classify on cuda: dump shows each op's device and rule; one copy in, one per output" placed
 fused() {
-	# normalize, permute and flatten: one kernel; linear+relu: one; linear: one;
-	# argmax: one
-	[ "$(grep -c '^k[0-9]*_[a-z]*(' "$bc/classify/5.gpu.cu")" -eq 4 ] &&
+	# the image (3072 bytes) read from the staging by a kernel, not copied;
+	# normalize, permute and flatten: one kernel; linear+relu: one; linear:
+	# one; argmax: one
+	[ "$(grep -c '^k[0-9]*_[a-z]*(' "$bc/classify/5.gpu.cu")" -eq 5 ] &&
+		grep -q '^	DP_LAUNCH(k[0-9]*_copyin, 1, 256, 1)((const unsigned long long \*)(P + 0), ' "$bc/classify/5.gpu.cu" &&
+		! grep -q 'cudaMemcpyAsync(.*cudaMemcpyHostToDevice' "$bc/classify/5.gpu.cu" &&
 		grep -q '^/\* 3 ops fused into one kernel' "$bc/classify/5.gpu.cu" &&
 		grep -q 'relu, NaN stays' "$bc/classify/5.gpu.cu"
 }
-check "classify's cuda code: 4 kernels (a fused preprocessing chain, GEMV+bias+relu, GEMV+bias, argmax)" fused
+check "classify's cuda code: 5 kernels (the image read from the staging, a fused preprocessing chain, GEMV+bias+relu, GEMV+bias, argmax)" fused
 check "cpu builds of the same pipelines (for comparison)" "$bin/devproc" build $pipes -C "$bp"
 mkdir -p "$tmp/ir/cpu" "$tmp/ir/cuda"
 cp "$bp/classify/weights.bin" "$tmp/ir/cpu/" && cp "$bp/classify/weights.bin" "$tmp/ir/cuda/"
@@ -370,7 +373,7 @@ ondevice "pieces.ir on cuda (y's copy in pieces, waited for by events): = cpu, g
 decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cuda -C "$tmp/kv" >/dev/null &&
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 19 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 20 kernels;' "$c" &&
 		! grep -q '_expand' "$c" &&
 		[ "$(grep -A14 '^static const dprt_sdpa attn' "$c" | grep -c '^	{0, 512, 0},$')" -eq 4 ] &&
 		[ "$(grep -c '^/\* 3 kernels in one launch, their blocks side by side: k[0-9]*_add, k[0-9]*_index_write, k[0-9]*_index_write \*/' "$c")" -eq 2 ] &&
@@ -388,29 +391,32 @@ decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
 		-C "$tmp/kv0" >/dev/null &&
 		c=$tmp/kv0/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 24 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 25 kernels;' "$c" &&
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_rms, ' "$c")" -eq 5 ] &&
 		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 19 kernels for 2 layers (cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes one launch); 24 with tune cuda.gemv.norm 0" decoder
-# by default (tune cuda.pdl 1) the same 19 kernels, the 16 elementwise and
-# GEMV ones and the rotary tables' bmm launched with programmatic dependent
-# launch (runtime/cuda/pdl.cuh), each waiting for the kernels before it (the
-# GEMVs with a norm after loading their weights); the kernel library's
-# attention launched by the library (with it too); each generated kernel
-# lets the next start at its first line (DP_PDL_EARLY), or after its wait
-# with tune cuda.pdl late; nvcc compiles it; with tune cuda.pdl 0 all 17
-# launched the ordinary way
+check "llama_kv for cuda: 20 kernels for 2 layers (the token and its position read from the staging by two, the rotary tables' product of one term a multiply fused with the cast before it, cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes one launch); 25 with tune cuda.gemv.norm 0" decoder
+# by default (tune cuda.pdl 1) the same 20 kernels, the elementwise, copy-in
+# and GEMV ones (18 launches) launched with programmatic dependent launch (runtime/cuda/pdl.cuh), each waiting for the
+# kernels before it (the GEMVs with a norm after loading their weights, the
+# copy-ins after reading the staging); the kernel library's attention
+# launched by the library (with it too); each generated kernel lets the next
+# start at its first line (DP_PDL_EARLY), or after its wait with tune
+# cuda.pdl late; nvcc compiles it; with tune cuda.pdl 0 the two inputs
+# copied in the stream and the 18 kernels, all 16 launches the ordinary way
 pdl() {
 	c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 19 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 20 kernels;' "$c" &&
 		grep -q '^#include "cuda/pdl.cuh"' "$c" &&
 		grep -B1 '^#include "cuda/pdl.cuh"' "$c" | grep -q '^#define DP_PDL_EARLY 1 ' &&
 		l=$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$c") &&
-		[ "$l" -eq 16 ] &&
-		grep -q '^	DP_LAUNCH(k[0-9]*_bmm, dim3([0-9, ]*), 256, 1)(' "$c" &&
-		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq 17 ] &&
-		[ "$(grep -c '^	DP_LAUNCH(' "$c")" -eq 17 ] &&
+		[ "$l" -eq 18 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_copyin, 1, 32, 1)(' "$c")" -eq 2 ] &&
+		! grep -q 'cudaMemcpyAsync(.*cudaMemcpyHostToDevice' "$c" &&
+		! grep -q '_bmm' "$c" &&
+		grep -q '^/\* %[0-9]* = aten.mul %[0-9]*, %[0-9]* : f32\[1,8,1\] \*/$' "$c" &&
+		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq 18 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(' "$c")" -eq 18 ] &&
 		grep -A1 'wp\[t\] = __ldg(bn + k);' "$c" | grep -q '}' &&
 		[ -x "$tmp/kv/llama_kv/llama_kv" ] &&
 		# built in halves where configure found a C++ compiler: the host
@@ -421,23 +427,26 @@ pdl() {
 		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl0.target" \
 			-C "$tmp/kvp0" >/dev/null &&
 		c0=$tmp/kvp0/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 19 kernels;' "$c0" &&
-		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 17 ] &&
+		grep -q '^ \* 1 cuda partition, 18 kernels;' "$c0" &&
+		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 16 ] &&
+		[ "$(grep -c 'cudaMemcpyAsync(.*cudaMemcpyHostToDevice' "$c0")" -eq 2 ] && ! grep -q '_copyin' "$c0" &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl late"; } >"$tmp/pdll.target" &&
 		"$bin/devproc" gen "$root/examples/llama/llama_kv.dp" --target "$tmp/pdll.target" \
 			-C "$tmp/kvpl" >/dev/null && ninja -C "$tmp/kvpl" llama_kv/5.gpu.cu >/dev/null &&
 		cl=$tmp/kvpl/llama_kv/5.gpu.cu &&
 		grep -q '^#include "cuda/pdl.cuh"' "$cl" && ! grep -q 'DP_PDL_EARLY' "$cl" &&
-		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 16 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 18 ] &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 2"; } >"$tmp/pdl2.target" &&
 		! "$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl2.target" \
 			-C "$tmp/kvp2" >"$tmp/pdl2.out" 2>&1 &&
 		grep -q "pdl2.target:$(($(wc -l <"$root/targets/cuda") + 1)):15: tune cuda.pdl 2: expected 0, 1 or late" "$tmp/pdl2.out"
 }
-check "llama_kv for cuda by default (tune cuda.pdl 1): the 16 elementwise and GEMV kernels and the bmm launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 17 ordinary launches with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
+check "llama_kv for cuda by default (tune cuda.pdl 1): the 18 launches of elementwise, copy-in and GEMV kernels launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 16 ordinary launches and two copies with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
 # elementwise kernels lowered alone (no nvcc): one over more elements than
-# a grid of ints reaches is a grid-stride loop of its own; two small
-# independent ones after it are one launch of their blocks side by side
+# a grid of ints reaches is a grid-stride loop of its own (its 2 GiB input
+# copied in the stream); two small independent ones after it are one launch
+# of their blocks side by side, after the kernel reading their 32 bytes of
+# input from the staging
 bigsmall() {
 	mkdir -p "$tmp/bs" &&
 		printf '%s\n' 'dpir 1.0 bs import' \
@@ -450,7 +459,9 @@ bigsmall() {
 			'return a=%2, b=%4, c=%5' >"$tmp/bs/bs.ir" &&
 		lowerir "$tmp/bs/bs.ir" "$tmp/bs" &&
 		c=$tmp/bs/5.gpu.cu &&
-		grep -q '^ \* 2 cuda partitions, 2 kernels;' "$c" &&
+		grep -q '^ \* 2 cuda partitions, 3 kernels;' "$c" &&
+		grep -q '^	if (dprt_cuda_ok(cudaMemcpyAsync(v1, P + 0, 2147483648, cudaMemcpyHostToDevice, ' "$c" &&
+		grep -q '^	DP_LAUNCH(k[0-9]*_copyin, 1, 32, 1)((const unsigned long long \*)(P + 2147483648), ' "$c" &&
 		grep -q '^	for (long long i = blockIdx.x \* 256LL + threadIdx.x; i < 536870912LL; i += (long long)gridDim.x \* 256) {$' "$c" &&
 		grep -q '^/\* 2 kernels in one launch, their blocks side by side: k[0-9]*_neg, k[0-9]*_abs \*/$' "$c" &&
 		grep -q '^	DP_LAUNCH(k[0-9]*_neg_group, 2, 256, 1)(' "$c"

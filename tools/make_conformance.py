@@ -120,6 +120,12 @@ def cases():
     case("matmul_batched", lambda s, x, y: x @ y, lambda: r(2, 1, 3, 4), lambda: r(3, 4, 2))
     case("matmul_3d_2d", lambda s, x, y: x @ y, lambda: r(2, 3, 4), lambda: r(4, 5))
     case("matmul_vec", lambda s, x, y: x @ y, lambda: r(3, 4), lambda: r(4))
+    # K = 1, an outer product (a rotary embedding's frequencies by its
+    # positions): legalize makes it aten.mul
+    case("matmul_outer", lambda s, x, y: x[:, :, None].float() @ y[:, None, :], lambda: r(2, 5),
+         lambda: r(2, 7))
+    case("bmm_outer", lambda s, x, y: torch.bmm(x, y), lambda: r(3, 4, 1), lambda: r(3, 1, 6))
+    case("mm_outer", lambda s, x, y: torch.mm(x, y), lambda: r(6, 1), lambda: r(1, 5))
     # one row against wide weights: a decoder step's products (rank 3, one
     # token), whose cuda GEMV kernel takes several columns a warp: the RMS
     # norm, written out as Hugging Face's Llama writes it, computed in it;

@@ -139,8 +139,10 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 	                              "cudaMalloc", err, errn) != 0) ||
 	    (p->weights && dprt_cuda_ok(cudaMalloc((void **)&g->weights, p->weights),
 	                                "cudaMalloc", err, errn) != 0) ||
+	    /* mapped: a generated kernel reads a small input's staging itself
+	     * (lower_gpu's copyin; under unified addressing the same pointer) */
 	    (p->pinned && dprt_cuda_ok(cudaHostAlloc((void **)&g->pinned, p->pinned,
-	                                             cudaHostAllocDefault),
+	                                             cudaHostAllocMapped),
 	                               "cudaHostAlloc", err, errn) != 0)) {
 		dprt_cuda_close(g);
 		return -1;

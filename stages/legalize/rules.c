@@ -82,6 +82,28 @@ r_expand(Lz *z, const Op *op)
 	return lz_copy(z, op);
 }
 
+/* A matrix product of a by b (kind aten.mm or aten.bmm, b's batch axes as
+ * a's or broadcast), or, where the sum is over one term (a's last size 1:
+ * an outer product, as a rotary embedding's positions by its frequencies),
+ * aten.mul of the two: the same product, exactly, as an elementwise op that
+ * fuses with those around it instead of a product kernel of its own. */
+static int
+product(Lz *z, int kind, int a, int b)
+{
+	if (a >= 0 && b >= 0 && lz_type(z, a)->rank >= 2 && lz_type(z, a)->dim[lz_type(z, a)->rank - 1] == 1)
+		kind = Amul;
+	return lz_op2(z, kind, a, b);
+}
+
+/* aten.mm and aten.bmm: aten.mul where K is 1 (product), else unchanged. */
+static int
+r_product(Lz *z, const Op *op)
+{
+	if (IT(0)->rank >= 2 && IT(0)->dim[IT(0)->rank - 1] == 1)
+		return bind(z, op, product(z, op->kind, X(0), X(1)));
+	return lz_copy(z, op);
+}
+
 /* aten.matmul: the rank promotion of torch.matmul, once.  A vector operand
  * becomes a matrix (and its axis is dropped from the result), 2-D by 2-D is
  * aten.mm, N-D by 2-D is one aten.mm over the flattened rows, and the rest
@@ -112,7 +134,7 @@ r_matmul(Lz *z, const Op *op)
 			v[0] *= ta->dim[i];
 		if (ra > 2)
 			a = lz_view(z, a, v, 2);
-		a = lz_op2(z, Amm, a, b);
+		a = product(z, Amm, a, b);
 		if (a >= 0 && dp_type_eq(lz_type(z, a), OT))
 			return bind(z, op, a);
 		return bind(z, op, lz_view(z, a, OT->dim, OT->rank));
@@ -143,7 +165,10 @@ r_matmul(Lz *z, const Op *op)
 		if (nb != 1 || !same)
 			*x = lz_view(z, *x, v, 3);
 	}
-	return bind(z, op, lz_view(z, lz_op2(z, Abmm, a, b), OT->dim, OT->rank));
+	a = product(z, Abmm, a, b);
+	if (a >= 0 && dp_type_eq(lz_type(z, a), OT))
+		return bind(z, op, a);
+	return bind(z, op, lz_view(z, a, OT->dim, OT->rank));
 }
 
 /* Pooling: stride (empty: the kernel), padding and dilation as (h, w)
@@ -900,7 +925,7 @@ r_einsum(Lz *z, const Op *op)
 	a = lz_view(z, a, v, 3);
 	v[1] = C, v[2] = R;
 	b = lz_view(z, b, v, 3);
-	a = lz_op2(z, Abmm, a, b);
+	a = product(z, Abmm, a, b);
 	snprintf(mid, sizeof mid, "%s%s%s", ba, le, ri);
 	n = (int)strlen(mid);
 	for (k = 0; k < n; k++)
@@ -1786,7 +1811,10 @@ static const struct {
 	{ Apermute, r_permute, "aten.permute, dims >= 0" },
 	{ At, r_permute, "aten.permute [1, 0] (a vector: aten.view)" },
 	{ Atranspose, r_permute, "aten.permute swapping the two dims (rank < 2: aten.view)" },
-	{ Amatmul, r_matmul, "views + aten.mm (a matrix operand b), else expands + views + aten.bmm" },
+	{ Amatmul, r_matmul, "views + aten.mm (a matrix operand b), else expands + views + aten.bmm "
+	  "(either aten.mul where K is 1)" },
+	{ Amm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
+	{ Abmm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
 	{ Amaxpool, r_pool, "stride (empty: the kernel), padding, dilation as (h, w) pairs" },
 	{ Aavgpool, r_pool, "stride (empty: the kernel), padding as (h, w) pairs" },
 	{ Acumsum, r_cumsum, "integers and bool: cast to i64, then aten.cumsum" },
@@ -1815,7 +1843,8 @@ static const struct {
 	{ Acopyto, r_copyto, "cast, then aten.expand to x's shape" },
 	{ Aupbilinear, r_upbilinear, "per axis: x[i0]·(1 − λ) + x[i1]·λ, two aten.index gathers at computed "
 	  "indices" },
-	{ Aeinsum, r_einsum, "sums, aten.permute, aten.expand, aten.view, one aten.bmm, aten.view, "
+	{ Aeinsum, r_einsum, "sums, aten.permute, aten.expand, aten.view, one aten.bmm (aten.mul where "
+	  "nothing is summed), aten.view, "
 	  "aten.permute" },
 	{ Aall, r_all, "not(any(not(x)))" },
 	{ Aindexn, r_indexn, "one aten.index at the flat index of the adjacent index tensors" },

@@ -112,6 +112,59 @@ memcpyasync(Gpu *g, int v, int64_t pin, int todev)
 	return 1;
 }
 
+/* A small host->device copy (op i, tune cuda.pdl 1) as a kernel of the
+ * chain instead of a copy: the GPU reads the page-locked staging itself
+ * (mapped, as all page-locked memory is under unified addressing) before
+ * its wait, since only the host writes there, before the run, and stores
+ * after it.  A copy in the stream would stop programmatic dependent launch
+ * there: the kernel after it could start only once the copy is done (a
+ * decode step's position: 11 us between the kernels around it on the
+ * H200).  Up to COPYIN bytes, a block's words of the widest size that
+ * divides the bytes, 16 a thread at most; larger copies stay copies.
+ * __ldcv: a line of system memory the L2 kept from the run before is
+ * fetched again. */
+enum { COPYIN = 4096 };
+
+static int
+copyin(Gpu *g, int i)
+{
+	int v = g->fn->op[i].out[0], ws = 8, t, u;
+	int64_t n = g->h[v].bytes, pin = g->x[i].pin, nw;
+	static const char *wty[] = { [1] = "unsigned char", [2] = "unsigned short",
+	                             [4] = "unsigned", [8] = "unsigned long long" };
+	char name[32];
+
+	if (!g->pdl || n <= 0 || n > COPYIN || g->h[v].kind != G_ARENA)
+		return 0;
+	while (n % ws || pin % ws || g->h[v].off % ws)
+		ws /= 2;
+	nw = n / ws;
+	t = nw < 256 ? (int)(nw + 31) / 32 * 32 : 256;
+	u = (int)((nw + t - 1) / t);
+	snprintf(name, sizeof name, "k%d_copyin", v);
+	str_printf(&g->kern, "/* %%%d: its %lld bytes read from the page-locked staging, "
+	                     "%lld words of %d bytes */\n"
+	                     "static __global__ void __launch_bounds__(%d)\n"
+	                     "%s(const %s *__restrict__ p, %s *__restrict__ y)\n{\n"
+	                     "\tint t = threadIdx.x;\n\t%s r[%d];\n\n"
+	                     "#pragma unroll\n\tfor (int u = 0; u < %d; u++)   /* written by the host "
+	                     "before the run, by no kernel */\n"
+	                     "\t\tif (t + %d * u < %lld)\n\t\t\tr[u] = __ldcv(p + t + %d * u);\n",
+	           v, (long long)n, (long long)nw, ws, t, name, wty[ws], wty[ws], wty[ws], u, u, t,
+	           (long long)nw, t);
+	kwait(g, &g->kern);
+	str_printf(&g->kern, "#pragma unroll\n\tfor (int u = 0; u < %d; u++)\n"
+	                     "\t\tif (t + %d * u < %lld)\n\t\t\ty[t + %d * u] = r[u];\n}\n",
+	           u, t, (long long)nw, t);
+	g->nkern++;
+	klaunch(g, name, 1, t);
+	str_printf(g->rec, "(const %s *)(P + %lld), (%s *)v%d);\n", wty[ws], (long long)pin, wty[ws],
+	           gV(g, v));
+	launched(g, name);
+	gmark(g, i);
+	return 1;
+}
+
 /* The device->host copy of op i in pieces (xfer.h), each followed by its
  * event: the host copies a piece to the program's outputs once its event
  * is reached, while the next piece comes over. */
@@ -219,7 +272,10 @@ partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 		case X_H2D:
 			kflush(g);
 			opcomment(&rec, fn, i, "\t");
-			pin |= memcpyasync(g, op->out[0], g->x[i].pin, 1);
+			if (copyin(g, i))
+				pin = 1;
+			else
+				pin |= memcpyasync(g, op->out[0], g->x[i].pin, 1);
 			continue;
 		case X_UPLOAD:
 			continue;   /* in the weights since init */

@@ -79,6 +79,13 @@ static inline float __fmul_rn(float a, float b) { volatile float r = a * b; retu
 static inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
 static inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
 
+/* a load that fetches the line again (ld.global.cv): here, a load */
+template <typename T> static T
+__ldcv(const T *p)
+{
+	return *p;
+}
+
 template <typename T> static T
 emu_xchg(T v, int from)
 {
