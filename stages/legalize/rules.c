@@ -82,26 +82,38 @@ r_expand(Lz *z, const Op *op)
 	return lz_copy(z, op);
 }
 
-/* A matrix product of a by b (kind aten.mm or aten.bmm, b's batch axes as
- * a's or broadcast), or, where the sum is over one term (a's last size 1:
- * an outer product, as a rotary embedding's positions by its frequencies),
- * aten.mul of the two: the same product, exactly, as an elementwise op that
- * fuses with those around it instead of a product kernel of its own. */
+/* Whether a product whose left operand has type t sums over one term (K is
+ * 1: an outer product, as a rotary embedding's frequencies by its
+ * positions). */
+static int
+oneterm(const Type *t)
+{
+	return t->rank >= 2 && t->dim[t->rank - 1] == 1;
+}
+
+/* A matrix product of a by b (kind aten.mm or aten.bmm), or aten.mul of
+ * the two where it sums over one term: the same value, exactly, as an
+ * elementwise op that fuses with those around it, not a product kernel. */
 static int
 product(Lz *z, int kind, int a, int b)
 {
-	if (a >= 0 && b >= 0 && lz_type(z, a)->rank >= 2 && lz_type(z, a)->dim[lz_type(z, a)->rank - 1] == 1)
-		kind = Amul;
-	return lz_op2(z, kind, a, b);
+	return lz_op2(z, a >= 0 && oneterm(lz_type(z, a)) ? Amul : kind, a, b);
 }
 
-/* aten.mm and aten.bmm: aten.mul where K is 1 (product), else unchanged. */
+/* aten.mm and aten.bmm: aten.mul where K is 1, else unchanged. */
 static int
 r_product(Lz *z, const Op *op)
 {
-	if (IT(0)->rank >= 2 && IT(0)->dim[IT(0)->rank - 1] == 1)
-		return bind(z, op, product(z, op->kind, X(0), X(1)));
-	return lz_copy(z, op);
+	return oneterm(IT(0)) ? bind(z, op, product(z, op->kind, X(0), X(1))) : lz_copy(z, op);
+}
+
+/* Binds op's result to x, viewed to the result's sizes where they differ. */
+static int
+bindas(Lz *z, const Op *op, int x)
+{
+	if (x >= 0 && dp_type_eq(lz_type(z, x), OT))
+		return bind(z, op, x);
+	return bind(z, op, lz_view(z, x, OT->dim, OT->rank));
 }
 
 /* aten.matmul: the rank promotion of torch.matmul, once.  A vector operand
@@ -134,10 +146,7 @@ r_matmul(Lz *z, const Op *op)
 			v[0] *= ta->dim[i];
 		if (ra > 2)
 			a = lz_view(z, a, v, 2);
-		a = product(z, Amm, a, b);
-		if (a >= 0 && dp_type_eq(lz_type(z, a), OT))
-			return bind(z, op, a);
-		return bind(z, op, lz_view(z, a, OT->dim, OT->rank));
+		return bindas(z, op, product(z, Amm, a, b));
 	}
 	/* batched: broadcast the batch axes of both into bt */
 	nb = (ra > rb ? ra : rb) - 2;
@@ -165,10 +174,7 @@ r_matmul(Lz *z, const Op *op)
 		if (nb != 1 || !same)
 			*x = lz_view(z, *x, v, 3);
 	}
-	a = product(z, Abmm, a, b);
-	if (a >= 0 && dp_type_eq(lz_type(z, a), OT))
-		return bind(z, op, a);
-	return bind(z, op, lz_view(z, a, OT->dim, OT->rank));
+	return bindas(z, op, product(z, Abmm, a, b));
 }
 
 /* Pooling: stride (empty: the kernel), padding and dilation as (h, w)

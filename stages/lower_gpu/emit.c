@@ -272,10 +272,7 @@ partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 		case X_H2D:
 			kflush(g);
 			opcomment(&rec, fn, i, "\t");
-			if (copyin(g, i))
-				pin = 1;
-			else
-				pin |= memcpyasync(g, op->out[0], g->x[i].pin, 1);
+			pin |= copyin(g, i) || memcpyasync(g, op->out[0], g->x[i].pin, 1);
 			continue;
 		case X_UPLOAD:
 			continue;   /* in the weights since init */
