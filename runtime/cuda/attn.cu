@@ -145,7 +145,8 @@ merge(const __grid_constant__ At P, const float *__restrict__ part, float *__res
 
 	if (r >= rows)
 		return;
-	float *yr = y + boff(P, r / P.L, P.ybs) + r % P.L * P.YRS;   /* row r */
+	int b = dprt_q(P.l, r);
+	float *yr = y + boff(P, b, P.ybs) + (long long)(r - b * P.L) * P.YRS;   /* row r */
 	for (int c = 0; c < nchunk; c++)
 		m = fmaxf(m, part[((long long)c * rows + r) * (EV + 2)]);
 	if (m == -INFINITY) {   /* every key masked */

@@ -18,7 +18,19 @@ struct At {
 	                      its remainder 2·YPS after it (dprt_cuda_sdpa3) */
 	float SCALE;
 	dprt_div e, ev;
+	dprt_div l, bd[DPRT_SDPA_MAXB];   /* L and bdim as fast divisors (atdivs) */
 };
+
+/* P's fast divisors, from its L, E, EV and bdim. */
+static inline void
+atdivs(At *P)
+{
+	P->e = dprt_mkdiv(P->E > 0 ? P->E : 1);
+	P->ev = dprt_mkdiv(P->EV > 0 ? P->EV : 1);
+	P->l = dprt_mkdiv(P->L > 0 ? P->L : 1);
+	for (int i = 0; i < DPRT_SDPA_MAXB; i++)
+		P->bd[i] = dprt_mkdiv(P->bdim[i] > 0 ? P->bdim[i] : 1);
+}
 
 /* The geometry of call a as the kernels read it (its first DPRT_SDPA_MAXB
  * batch dimensions; a row stride of 0: dense rows). */
@@ -49,27 +61,31 @@ atgeom(const dprt_sdpa *a)
 	P.QRS = a->qrs ? a->qrs : a->E;
 	P.KRS = a->krs ? a->krs : a->E;
 	P.VRS = a->vrs ? a->vrs : a->EV;
-	P.e = dprt_mkdiv(a->E > 0 ? a->E : 1);
-	P.ev = dprt_mkdiv(a->EV > 0 ? a->EV : 1);
+	atdivs(&P);
 	return P;
 }
 
-/* The offset for batch entry b of a tensor with batch strides bs. */
+/* The offset for batch entry b of a tensor with batch strides bs: the
+ * dimensions unrolled, each a fast division, so that a kernel's calls for
+ * q, k, v, y and the mask share their divisions. */
 static __device__ __forceinline__ long long
 boff(const At &P, int b, const long long *bs)
 {
 	long long o = 0;
 
-	for (int k = P.NB - 1; k >= 0; k--) {   /* in 32 bits: B is at most 65535 (attn.c) */
-		int d = (int)P.bdim[k];
+#pragma unroll
+	for (int k = DPRT_SDPA_MAXB - 1; k >= 0; k--) {   /* in 32 bits: B is at most 65535 (attn.c) */
+		if (k >= P.NB)
+			continue;
+		int q = dprt_q(P.bd[k], b);
 		if (bs[k])
-			o += (long long)(b % d) * bs[k];
-		b /= d;
+			o += (long long)dprt_r(P.bd[k], b, q) * bs[k];
+		b = q;
 	}
 	return o;
 }
 
-/* The mask's offset for batch entry b. */
+/* The offset for batch entry b of the mask. */
 static __device__ __forceinline__ long long
 mbase(const At &P, int b)
 {

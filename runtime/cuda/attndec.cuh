@@ -50,8 +50,12 @@ decidx(int lane, int d)
  * products (3 shuffles), and each lane adds p·v for its 8 elements over
  * its keys, the 4 keys' sums added at the end.  The first slice's rows of
  * k and v are asked into L2 before the wait (the kernels before write only
- * the new position's row) and loaded with q and the mask (one trip to
- * memory, masked or not); a later slice's, only where a key of it is kept.
+ * the new position's row) and loaded with q and the mask bytes of the
+ * first DEC_PRE slices, a key a lane (one trip to memory, masked or not);
+ * those become words of kept bits (a ballot: two slices a word, lane t
+ * holding word t), so a slice's keys are a shift of a word taken by
+ * shuffle.  A later slice's rows are loaded only where a key of it is
+ * kept.
  * Leaves the warp's maximum, sum and 64 outputs in ws[w]. */
 template <int MASK, int W>
 static __device__ __forceinline__ void
@@ -60,22 +64,22 @@ dec64(const At &P, const float *__restrict__ qr, const float *__restrict__ kb,
       float *ws)
 {
 	const int lane = threadIdx.x % 32, w = threadIdx.x / 32, g = lane >> 3, c = lane & 7;
-	const int SL = DEC_SLICE64, T = DEC_SLICE64 / 4;
+	const int SL = DEC_SLICE64, T = DEC_SLICE64 / 4, NP = DEC_PRE / 2;
 	float m = -INFINITY, l = 0.0f, o[8];
 	float4 K[T][2], V[T][2];
-	bool pre[DEC_PRE][T];
+	bool kq[NP];
+	unsigned pre = 0;   /* lane t: the kept bits of slices 2t and 2t + 1 */
 
+	static_assert(DEC_SLICE64 == 16 && DEC_PRE % 2 == 0 && DEC_PRE <= 64, "two slices' keys a word of kept bits");
 	for (int e = 0; e < 8; e++)
 		o[e] = 0.0f;
 #pragma unroll
-	for (int t = 0; t < DEC_PRE; t++)   /* the mask bytes of the first DEC_PRE slices */
-#pragma unroll
-		for (int u = 0; u < T; u++) {
-			int j = s0 + SL * (w + W * t) + 4 * u + g;
-			pre[t][u] = j < send;
-			if (MASK == 1 && pre[t][u])
-				pre[t][u] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
-		}
+	for (int t = 0; t < NP; t++) {   /* the mask bytes of the first DEC_PRE slices, a key a lane */
+		int j = s0 + SL * (w + W * (2 * t + lane / SL)) + lane % SL;
+		kq[t] = j < send;
+		if (MASK == 1 && kq[t])
+			kq[t] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+	}
 	float4 qa = *(const float4 *)(qr + 4 * c), qb = *(const float4 *)(qr + 32 + 4 * c);
 #pragma unroll
 	for (int u = 0; u < T; u++) {   /* the first slice's rows, kept or not */
@@ -86,28 +90,32 @@ dec64(const At &P, const float *__restrict__ qr, const float *__restrict__ kb,
 			V[u][0] = *(const float4 *)vr, V[u][1] = *(const float4 *)(vr + 32);
 		}
 	}
+#pragma unroll
+	for (int t = 0; t < NP; t++) {   /* slices 2t and 2t + 1's kept keys, the low and high halves */
+		unsigned x = __ballot_sync(0xffffffffu, kq[t]);
+		if (lane == t)
+			pre = x;
+	}
 	int it = 0;
 	for (int sb = s0 + SL * w; sb < send; sb += SL * W, it++) {
+		unsigned bits;   /* the slice's kept keys: bit 4u + g */
 		bool kp[T];
 		float sc[T], p[T];
-		int any = 0;
 
-#pragma unroll
-		for (int u = 0; u < T; u++) {
-			int j = sb + 4 * u + g;
-			kp[u] = j < send;
-			if (it < DEC_PRE) {
-#pragma unroll
-				for (int t = 0; t < DEC_PRE; t++)
-					if (t == it)
-						kp[u] = pre[t][u];
-			} else if (MASK == 1 && kp[u]) {
-				kp[u] = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
-			}
-			any |= kp[u];
+		if (it < DEC_PRE) {
+			bits = __shfl_sync(0xffffffffu, pre, it / 2) >> (SL * (it & 1)) & 0xffffu;
+		} else {
+			int j = sb + lane;
+			bool keep = lane < SL && j < send;
+			if (MASK == 1 && keep)
+				keep = ((const unsigned char *)mask)[mo + (long long)j * P.MSS] != 0;
+			bits = __ballot_sync(0xffffffffu, keep);
 		}
-		if (!__any_sync(0xffffffffu, any))
+		if (bits == 0)
 			continue;   /* every key of the slice masked: nothing read, nothing to add */
+#pragma unroll
+		for (int u = 0; u < T; u++)
+			kp[u] = bits >> (4 * u + g) & 1u;
 		if (it > 0) {
 #pragma unroll
 			for (int u = 0; u < T; u++)
@@ -183,7 +191,7 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	__shared__ float ws[W][2 + 32 * NO];   /* each warp's m, l and outputs, for the merge */
 	const int E = P.E, EV = D ? D : P.EV, nchunk = gridDim.x;
 	int lane = threadIdx.x % 32, w = threadIdx.x / 32, r = blockIdx.y, c = blockIdx.x;
-	int b = r / P.L, i = r - b * P.L;
+	int b = dprt_q(P.l, r), i = r - b * P.L;
 	int s0 = c * chunk, send = min(P.S, s0 + chunk);
 	const float *kb = k + boff(P, b, P.kbs), *vb = v + boff(P, b, P.vbs);
 	const float *qr = q + boff(P, b, P.qbs) + (long long)i * P.QRS;

@@ -131,7 +131,7 @@ run(const Case *c)
 	P.qbs[0] = (long long)L * E, P.kbs[0] = (long long)S * E, P.vbs[0] = (long long)S * EV;
 	P.ybs[0] = (long long)L * EV;
 	P.QRS = E, P.KRS = E, P.VRS = EV, P.YRS = EV;
-	P.e = dprt_mkdiv(E), P.ev = dprt_mkdiv(EV);
+	atdivs(&P);
 	const void *mask = c->mask == 1 ? (const void *)bm.data() : c->mask == 2 ? (const void *)fm.data() : NULL;
 	/* blocks of one warp: chunks of all, 32 and 64 keys; of DEC_WARPS
 	 * warps: all the keys, and 64 (warps with no slice of their own) */
