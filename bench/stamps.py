@@ -63,12 +63,16 @@ for m in re.finditer(r"DP_LAUNCH\((k\w+), (dim3\([^)]*\)|\d+), (\d+), ([01])\)|d
     for x in re.findall(r"\d+", gs[4:] if gs.startswith("dim3") else gs):
         g *= int(x)
     L.append((m.group(1), g * 1000000 + int(m.group(3)), int(m.group(4))))
-first = (L[0][1] // 1000000) | (L[0][1] % 1000000) << 32
-# steps: each begins at a kernel of the first launch's signature (the
-# embedding lookup) after one of another
+def sigof(l):
+    return None if l[1] is None else (l[1] // 1000000) | (l[1] % 1000000) << 32
+def fits(k, l):
+    return (k["src"] == 1) if l[1] is None else (k["src"] == 0 and k["sig"] == sigof(l))
+# steps: each begins at a kernel of the first launch's signature followed by
+# one of the second's (a copy-in kernel of a step's first input has the
+# signature of its others)
 steps, s = [], []
 for i, k in enumerate(ks):
-    if s and k["src"] == 0 and k["sig"] == first and s[-1]["sig"] != first:
+    if s and fits(k, L[0]) and i + 1 < len(ks) and fits(ks[i + 1], L[1]):
         steps.append(s); s = []
     s.append(k)
 steps.append(s)
