@@ -70,7 +70,8 @@ dec64(const At &P, const float *__restrict__ qr, const float *__restrict__ kb,
 	bool kq[NP];
 	unsigned pre = 0;   /* lane t: the kept bits of slices 2t and 2t + 1 */
 
-	static_assert(DEC_SLICE64 == 16 && DEC_PRE % 2 == 0 && DEC_PRE <= 64, "two slices' keys a word of kept bits");
+	static_assert(DEC_SLICE64 == 16 && DEC_PRE % 2 == 0 && DEC_PRE <= 64,
+	              "two slices' keys a word of kept bits, a word a lane");
 	for (int e = 0; e < 8; e++)
 		o[e] = 0.0f;
 #pragma unroll
