@@ -10,7 +10,7 @@
 #include "gpu.h"
 #include "nn.h"   /* gpu_isconst */
 
-enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096, REGROW = 1024 };
+enum { BLOCK = 256, WARPS = BLOCK / 32, WIDE = 4096, REGROW = 1024, RMS_CHUNK = 8 };
 enum { HELPERS = 1 };   /* Gpu.helpers: runtime/cuda/reduce.cuh included */
 
 /* The device helpers (runtime/cuda/reduce.cuh): better, the order of
@@ -573,7 +573,12 @@ rms_drop(Gpu *g)
  * prologue's statements (each lane's f64 sum of x's n elements in turn,
  * the warp's sum, rn = rsqrt(mean + eps); pre: the exponent and eps were
  * loaded before, as cc and ce), and rmsy's expression of one
- * normalized element from xe, we (the norm's weight, nw) and rn. */
+ * normalized element from xe, we (the norm's weight, nw) and rn.  A lane
+ * loads RMS_CHUNK of its 16-byte pieces of the row at once, then sums
+ * them in the same order: a loop that summed each piece as it loaded it
+ * waited on every load in turn (its exponent test a branch in the body,
+ * nothing could be hoisted), 1.7 us of a decode step's norm GEMV of 768
+ * on the H200 (bench/RESULTS.md). */
 void
 rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
 {
@@ -588,19 +593,34 @@ rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
 void
 rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s)
 {
+	int64_t nq = n / 4, per = (nq + 31) / 32;
+	int ch = per < RMS_CHUNK ? (int)per : RMS_CHUNK, two;
+
 	if (!pre)
 		str_put(s, "\tconst float cc = nc[0];\n");
 	str_printf(s, "\tdouble ss = 0;\n\tfloat rn;\n\n"
-	              "\tfor (int j = lane; j < %lld; j += 32) {   /* the RMS norm of a's row */\n"
-	              "\t\tfloat4 xv = __ldg((const float4 *)a + j);\n\t\tss += ",
-	           (long long)(n / 4));
-	for (int c = 0; c < 4; c++) {
-		char xe[16];
-		snprintf(xe, sizeof xe, "xv.%c", "xyzw"[c]);
-		str_put(s, c ? " +\n\t\t      " : "");
-		rmssq(g, i, xe, "cc", s);
+	              "\tfor (int j0 = 0; j0 < %lld; j0 += %d) {   /* the RMS norm of a's row */\n"
+	              "\t\tfloat4 xv[%d];\n\n"
+	              "#pragma unroll\n"
+	              "\t\tfor (int u = 0; u < %d; u++)   /* the chunk's loads at once */\n"
+	              "\t\t\tif (j0 + lane + 32 * u < %lld)\n"
+	              "\t\t\t\txv[u] = __ldg((const float4 *)a + j0 + lane + 32 * u);\n",
+	           (long long)nq, 32 * ch, ch, ch, (long long)nq);
+	for (two = 1; two >= 0; two--) {   /* the exponent 2 (x·x), else powf: the test once */
+		str_put(s, two ? "\t\tif (cc == 2.0f) {\n" : "\t\t} else {\n");
+		str_printf(s, "#pragma unroll\n"
+		              "\t\t\tfor (int u = 0; u < %d; u++)\n"
+		              "\t\t\t\tif (j0 + lane + 32 * u < %lld)\n"
+		              "\t\t\t\t\tss += ", ch, (long long)nq);
+		for (int c = 0; c < 4; c++) {
+			char xe[16];
+			snprintf(xe, sizeof xe, "xv[u].%c", "xyzw"[c]);
+			str_put(s, c ? " +\n\t\t\t\t\t      " : "");
+			rmssq(g, i, xe, "cc", s);
+		}
+		str_put(s, ";\n");
 	}
-	str_put(s, ";\n\t}\n\tfor (int s = 16; s > 0; s /= 2)\n"
+	str_put(s, "\t\t}\n\t}\n\tfor (int s = 16; s > 0; s /= 2)\n"
 	           "\t\tss += __shfl_xor_sync(0xffffffffu, ss, s);\n\trn = ");
 	rmsr(g, i, "ss", pre ? "ce" : "neps[0]", n, s);
 	str_put(s, ";\n");
