@@ -223,9 +223,9 @@ static DecKernel *
 pickdec(int no, int mask, int d64)
 {
 	if (d64)
-		return mask == 1   ? sdpadec<2, 1, 64, DEC_WARPS>
-		       : mask == 2 ? sdpadec<2, 2, 64, DEC_WARPS>
-		                   : sdpadec<2, 0, 64, DEC_WARPS>;
+		return mask == 1   ? sdpadec<2, 1, 64, DEC_WARPS64>
+		       : mask == 2 ? sdpadec<2, 2, 64, DEC_WARPS64>
+		                   : sdpadec<2, 0, 64, DEC_WARPS64>;
 	switch (no * 4 + mask) {
 	case 4: return sdpadec<1, 0, 0, DEC_WARPS>;
 	case 5: return sdpadec<1, 1, 0, DEC_WARPS>;
@@ -246,11 +246,11 @@ pickdec(int no, int mask, int d64)
 	return NULL;
 }
 
-/* The decode kernel (attndec.cuh): a block of DEC_WARPS warps per query row
- * and chunk of keys.  Chunks of whole slices of 32 keys, as many as make
- * about 4 warps per SM but no fewer than 4 slices a warp (of DEC_SLICE64
- * keys where the head size is 64)
- * (a tuning database's split=N, DPRT_CUDA_ATTN_CHUNK=keys where set, 1
+/* The decode kernel (attndec.cuh): a block of W warps (DEC_WARPS64 where
+ * the head size is 64, else DEC_WARPS) per query row and chunk of keys.
+ * Chunks of whole slices of 32 keys, as many as make about 4 warps per SM
+ * but no fewer than 4 slices a warp (of DEC_SLICE64 keys where the head
+ * size is 64) (a tuning database's split=N, DPRT_CUDA_ATTN_CHUNK=keys where set, 1
  * where DPRT_CUDA_ATTN_SPLIT=0), where the cuBLAS workspace holds the
  * partial rows and g->attnct the counters of the last block's merge. */
 static int
@@ -267,6 +267,7 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 	d64 = a->E == 64 && a->EV == 64 && st % 4 == 0 &&
 	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)y) % 16 == 0;
 	DecKernel *f = pickdec((a->EV + 31) / 32, a->mask, d64);
+	int W = d64 ? DEC_WARPS64 : DEC_WARPS;   /* pickdec's warps a block */
 	if (f == NULL || a->E > DEC_MAXE) {
 		if (errn > 0)
 			snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's",
@@ -286,14 +287,13 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 			return -1;
 	}
 	if (g->attnct && rows <= DEC_MAXROWS && !(env && strcmp(env, "0") == 0)) {
-		/* blocks of DEC_WARPS warps: about 4 warps per SM, each with at
-		 * least 4 slices of 32 keys to walk before chunks are merged */
-		long long want = a->split > 0 ? a->split :
-		                 (4LL * sms + rows * DEC_WARPS - 1) / (rows * DEC_WARPS);
+		/* blocks of W warps: about 4 warps per SM, each with at least
+		 * 4 slices of keys to walk before chunks are merged */
+		long long want = a->split > 0 ? a->split : (4LL * sms + rows * W - 1) / (rows * W);
 		int slice = d64 ? DEC_SLICE64 : 32;   /* the keys a warp takes at a time */
 		chunk = (int)((a->S + want - 1) / want);
-		if (a->split <= 0 && chunk < 4 * slice * DEC_WARPS)
-			chunk = 4 * slice * DEC_WARPS;
+		if (a->split <= 0 && chunk < 4 * slice * W)
+			chunk = 4 * slice * W;
 		if (ck && atoi(ck) > 0 && a->split <= 0)
 			chunk = atoi(ck);
 		chunk = (chunk + 31) / 32 * 32;
@@ -308,7 +308,7 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 	const char *pe = getenv("DPRT_CUDA_ATTN_PDL");
 	cudaLaunchAttribute at[1];
 	cudaLaunchConfig_t c;
-	dp_config(&c, at, dim3(nchunk, (unsigned)rows), dim3(32 * DEC_WARPS), g->stream,
+	dp_config(&c, at, dim3(nchunk, (unsigned)rows), dim3(32 * W), g->stream,
 	          g->pdl && !(pe && strcmp(pe, "0") == 0));
 	(void)cudaLaunchKernelEx(&c, f, P, q, k, v, mask, y, chunk, (float *)g->blasws, g->attnct);
 	return dprt_cuda_launched(what, err, errn);

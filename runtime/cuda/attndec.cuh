@@ -31,6 +31,9 @@ enum {
 	DEC_MAXE = 256,      /* head size of q and k */
 	DEC_MAXROWS = 4096,  /* rows (B·L) that can have chunks: the counters */
 	DEC_WARPS = 8,       /* warps of a block (W) in the kernel library */
+	DEC_WARPS64 = 16,    /* those of the head-size-64 kernel's: a round of its warps
+	                      * takes 256 keys (the kept keys of a position up to 255 in
+	                      * one round of each warp, a slice each) */
 	DEC_PRE = 4,         /* slices a warp learns its kept keys of before the first */
 	DEC_SLICE64 = 16,    /* keys a warp takes at a time where the head size is 64 */
 };
