@@ -60,8 +60,12 @@ def tree(base, d):
         shutil.rmtree(t)
     skip = os.path.realpath(d)
 
-    def ignore(src, names):   # d itself, where it is inside the checkout
-        return [n for n in names if os.path.realpath(os.path.join(src, n)) == skip]
+    def ignore(src, names):   # d itself where it is inside the checkout; the
+        # checkout's build/ (pipelines' outputs, which make neither needs nor
+        # writes but clean removes)
+        top = os.path.realpath(src) == os.path.realpath(ROOT)
+        return [n for n in names if os.path.realpath(os.path.join(src, n)) == skip or
+                (top and n == "build")]
     shutil.copytree(ROOT, t, symlinks=True, ignore=ignore)
     run(["git", "-C", t, "reset", "-q", "--hard", rev], "git reset")
     run(["git", "-C", t, "clean", "-fdq"], "git clean")
