@@ -223,34 +223,34 @@ static DecKernel *
 pickdec(int no, int mask, int d64)
 {
 	if (d64)
-		return mask == 1   ? sdpadec<2, 1, 64, DEC_WARPS64>
-		       : mask == 2 ? sdpadec<2, 2, 64, DEC_WARPS64>
-		                   : sdpadec<2, 0, 64, DEC_WARPS64>;
+		return mask == 1   ? sdpadec<2, 1, 64, decwarps(64)>
+		       : mask == 2 ? sdpadec<2, 2, 64, decwarps(64)>
+		                   : sdpadec<2, 0, 64, decwarps(64)>;
 	switch (no * 4 + mask) {
-	case 4: return sdpadec<1, 0, 0, DEC_WARPS>;
-	case 5: return sdpadec<1, 1, 0, DEC_WARPS>;
-	case 6: return sdpadec<1, 2, 0, DEC_WARPS>;
-	case 8: return sdpadec<2, 0, 0, DEC_WARPS>;
-	case 9: return sdpadec<2, 1, 0, DEC_WARPS>;
-	case 10: return sdpadec<2, 2, 0, DEC_WARPS>;
-	case 12: return sdpadec<3, 0, 0, DEC_WARPS>;
-	case 13: return sdpadec<3, 1, 0, DEC_WARPS>;
-	case 14: return sdpadec<3, 2, 0, DEC_WARPS>;
-	case 16: return sdpadec<4, 0, 0, DEC_WARPS>;
-	case 17: return sdpadec<4, 1, 0, DEC_WARPS>;
-	case 18: return sdpadec<4, 2, 0, DEC_WARPS>;
-	case 20: return sdpadec<5, 0, 0, DEC_WARPS>;
-	case 21: return sdpadec<5, 1, 0, DEC_WARPS>;
-	case 22: return sdpadec<5, 2, 0, DEC_WARPS>;
+	case 4: return sdpadec<1, 0, 0, decwarps(0)>;
+	case 5: return sdpadec<1, 1, 0, decwarps(0)>;
+	case 6: return sdpadec<1, 2, 0, decwarps(0)>;
+	case 8: return sdpadec<2, 0, 0, decwarps(0)>;
+	case 9: return sdpadec<2, 1, 0, decwarps(0)>;
+	case 10: return sdpadec<2, 2, 0, decwarps(0)>;
+	case 12: return sdpadec<3, 0, 0, decwarps(0)>;
+	case 13: return sdpadec<3, 1, 0, decwarps(0)>;
+	case 14: return sdpadec<3, 2, 0, decwarps(0)>;
+	case 16: return sdpadec<4, 0, 0, decwarps(0)>;
+	case 17: return sdpadec<4, 1, 0, decwarps(0)>;
+	case 18: return sdpadec<4, 2, 0, decwarps(0)>;
+	case 20: return sdpadec<5, 0, 0, decwarps(0)>;
+	case 21: return sdpadec<5, 1, 0, decwarps(0)>;
+	case 22: return sdpadec<5, 2, 0, decwarps(0)>;
 	}
 	return NULL;
 }
 
-/* The decode kernel (attndec.cuh): a block of W warps (DEC_WARPS64 where
- * the head size is 64, else DEC_WARPS) per query row and chunk of keys.
- * Chunks of whole slices of 32 keys, as many as make about 4 warps per SM
- * but no fewer than 4 slices a warp (of DEC_SLICE64 keys where the head
- * size is 64) (a tuning database's split=N, DPRT_CUDA_ATTN_CHUNK=keys where set, 1
+/* The decode kernel (attndec.cuh): a block of W warps (decwarps: 16 where
+ * the head size is 64, else 8) per query row and chunk of keys.  Chunks of
+ * whole slices of 32 keys, as many as make about 4 warps per SM but no
+ * fewer than 4 slices a warp (of DEC_SLICE64 keys where the head size is
+ * 64) (a tuning database's split=N, DPRT_CUDA_ATTN_CHUNK=keys where set, 1
  * where DPRT_CUDA_ATTN_SPLIT=0), where the cuBLAS workspace holds the
  * partial rows and g->attnct the counters of the last block's merge. */
 static int
@@ -267,7 +267,7 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 	d64 = a->E == 64 && a->EV == 64 && st % 4 == 0 &&
 	      ((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)y) % 16 == 0;
 	DecKernel *f = pickdec((a->EV + 31) / 32, a->mask, d64);
-	int W = d64 ? DEC_WARPS64 : DEC_WARPS;   /* pickdec's warps a block */
+	int W = decwarps(d64 ? 64 : 0);   /* the warps of pickdec's kernel */
 	if (f == NULL || a->E > DEC_MAXE) {
 		if (errn > 0)
 			snprintf(err, errn, "cuda: %s: head sizes %d and %d are beyond the kernel's",

@@ -38,6 +38,13 @@ enum {
 	DEC_SLICE64 = 16,    /* keys a warp takes at a time where the head size is 64 */
 };
 
+/* The warps of a block of the kernel for head size D (0: any). */
+static constexpr int
+decwarps(int D)
+{
+	return D == 64 ? DEC_WARPS64 : DEC_WARPS;
+}
+
 /* The index of lane's output d. */
 template <int D>
 static __device__ __forceinline__ int

@@ -573,12 +573,7 @@ rms_drop(Gpu *g)
  * prologue's statements (each lane's f64 sum of x's n elements in turn,
  * the warp's sum, rn = rsqrt(mean + eps); pre: the exponent and eps were
  * loaded before, as cc and ce), and rmsy's expression of one
- * normalized element from xe, we (the norm's weight, nw) and rn.  A lane
- * loads RMS_CHUNK of its 16-byte pieces of the row at once, then sums
- * them in the same order: a loop that summed each piece as it loaded it
- * waited on every load in turn (its exponent test a branch in the body,
- * nothing could be hoisted), 1.7 us of a decode step's norm GEMV of 768
- * on the H200 (bench/RESULTS.md). */
+ * normalized element from xe, we (the norm's weight, nw) and rn. */
 void
 rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
 {
@@ -590,6 +585,11 @@ rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
 	*w = gbase(g, o.w);
 }
 
+/* A lane loads RMS_CHUNK of its 16-byte pieces of the row at once, then
+ * sums them in the same order: a loop that summed each piece as it loaded
+ * it waited on every load in turn (its exponent test a branch in the
+ * body, nothing could be hoisted), 1.7 us of a decode step's norm GEMV of
+ * 768 on the H200 (bench/RESULTS.md). */
 void
 rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s)
 {

@@ -4,9 +4,10 @@
  * indexing, masks, chunks and last-block merge where there is no GPU
  * (tests/attn.t; on a GPU tests/gpu/attn.c checks the real thing).  Each
  * case runs with blocks of one warp in one chunk and in chunks of 32 and 64
- * keys, and with blocks of the library's warps (DEC_WARPS, DEC_WARPS64
- * for a head of 64) in one chunk and (up to 200 keys) in chunks of 64; the counters must be back at zero after each run.  Prints "ok"/"FAIL" per case and
- * chunk; exit 1 on a failure.  Linked with tests/gpu/emux/emux.cpp. */
+ * keys, and with blocks of the library's warps (decwarps) in one chunk
+ * and (up to 200 keys) in chunks of 64; the counters must be back at zero
+ * after each run.  Prints "ok"/"FAIL" per case and chunk; exit 1 on a
+ * failure.  Linked with tests/gpu/emux/emux.cpp. */
 #include <stdio.h>
 
 #include "dprt_cuda.h"   /* the emulator's */
@@ -60,16 +61,14 @@ bymask(int mask, int nchunk, int rows, const At &P, const float *q, const float 
 		launch<NO, 2, D, W>(nchunk, rows, P, q, k, v, m, y, chunk, part, count);
 }
 
-/* The kernel with blocks of one warp (w 0) or of the library's warps
- * (DEC_WARPS64 where the head size is 64, else DEC_WARPS). */
+/* The kernel with blocks of one warp (w 0) or of the library's warps. */
 template <int NO, int D>
 static void
 bywarps(int w, int mask, int nchunk, int rows, const At &P, const float *q, const float *k,
         const float *v, const void *m, float *y, int chunk, float *part, unsigned *count)
 {
 	if (w)
-		bymask<NO, D, D == 64 ? DEC_WARPS64 : DEC_WARPS>(mask, nchunk, rows, P, q, k, v, m, y,
-		                                                chunk, part, count);
+		bymask<NO, D, decwarps(D)>(mask, nchunk, rows, P, q, k, v, m, y, chunk, part, count);
 	else
 		bymask<NO, D, 1>(mask, nchunk, rows, P, q, k, v, m, y, chunk, part, count);
 }
@@ -168,9 +167,8 @@ run(const Case *c)
 		err /= mref > 0 ? mref : 1;
 		int bad = nan || left || !(err <= 1e-5);
 		printf("%s %-50s %d-warp blocks, chunks of %4d (%3d): max|err|/max|ref| %.2e%s%s\n",
-		       bad ? "FAIL" : "ok  ", c->name,
-		       !wide ? 1 : E == 64 && EV == 64 ? (int)DEC_WARPS64 : (int)DEC_WARPS, ch, nchunk,
-		       err, nan ? ", NaN or unwritten" : "",
+		       bad ? "FAIL" : "ok  ", c->name, wide ? decwarps(E == 64 && EV == 64 ? 64 : 0) : 1,
+		       ch, nchunk, err, nan ? ", NaN or unwritten" : "",
 		       left ? ", counters left nonzero" : "");
 		fails += bad;
 	}
