@@ -163,7 +163,15 @@ gvhead(Str *s, const MM *p, const char *bt)
 	int64_t m, at = 0;
 	int j;
 
-	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
+	/* a kernel whose lanes hold their weights (p->epre) names its blocks an
+	 * SM (2, so up to 255 registers): with no such bound ptxas kept it
+	 * under 64 registers and put each load of a back beside its sums, so
+	 * that a lane waited on several trips to memory in turn, not one */
+	if (p->epre)
+		str_printf(s, "static __global__ void __launch_bounds__(%d, 2)\n%s(", WARPS * 32,
+		           p->name);
+	else
+		str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
 	str_put(s, "const float *__restrict__ a, ");
 	if (p->norm >= 0)
 		str_put(s, "const float *__restrict__ nc, const float *__restrict__ neps, "
@@ -390,12 +398,23 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 		gvearly(s, p, 1);
 	if (p->norm >= 0)
 		rms_prologue(g, p->norm, p->K, pre, s);
+	/* the lane's pieces of a, all asked for before the first is used: one
+	 * trip to memory (written inside the sums' loop, the compiler kept
+	 * them there, several trips in turn: 3 us of the down projection's
+	 * GEMV of K = 2048 on the H200, bench/RESULTS.md) */
+	str_printf(s, "\tfloat4 xr[%d][%d];\n\n#pragma unroll\n"
+	              "\tfor (int t = 0; t < %d; t++) {   /* a's pieces at once */\n"
+	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k < %lld) {\n",
+	           kw, per / 4, kw, (long long)(p->K / per));
+	for (t = 0; t < per / 4; t++)
+		str_printf(s, "\t\t\txr[t][%d] = __ldg((const float4 *)a + %d * k%s);\n", t, per / 4,
+		           t ? " + 1" : "");
+	str_put(s, "\t\t}\n\t}\n");
 	str_printf(s, "#pragma unroll\n\tfor (int t = 0; t < %d; t++) {\n"
 	              "\t\tint k = lane + 32 * t;\n\n\t\tif (k >= %lld)\n\t\t\tbreak;\n",
 	           kw, (long long)(p->K / per));
 	for (t = 0; t < per / 4; t++) {
-		str_printf(s, "\t\tfloat4 x%d = __ldg((const float4 *)a + %d * k%s)", t, per / 4,
-		           t ? " + 1" : "");
+		str_printf(s, "\t\tfloat4 x%d = xr[t][%d]", t, t);
 		if (pre)
 			str_printf(s, ", g%d = gw%d[t]", t, t);
 		else if (p->norm >= 0)
@@ -544,8 +563,8 @@ gemv(Gpu *g, MM *p)
 	if (p->norm >= 0)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
-	gvhead(s, p, "float");
 	p->epre = regok(p, vec, 4);
+	gvhead(s, p, "float");
 	if (p->epre) {
 		gvloopreg(g, s, p, 0);
 	} else {
@@ -772,8 +791,8 @@ gemv16(Gpu *g, MM *p)
 	if (p->norm >= 0)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
-	gvhead(s, p, "dp_h16");
 	p->epre = regok(p, vec, 8);
+	gvhead(s, p, "dp_h16");
 	if (p->epre) {
 		gvloopreg(g, s, p, 1);
 	} else {

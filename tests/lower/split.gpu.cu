@@ -31,7 +31,7 @@ k2_normalize(const uint8_t *__restrict__ x0, float *__restrict__ y)
 
 /* %7 = aten.linear %6, %5 : f32[1,10] */
 /* y[m,n] = (sum_k a[m,k] b[k,n]), M=1 N=10 K=48: one warp per column n, 16-byte loads */
-DP_KERNEL void __launch_bounds__(128)
+DP_KERNEL void __launch_bounds__(128, 2)
 k7_linear(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ y)
 {
 	int n = blockIdx.x * 4 + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -50,13 +50,23 @@ k7_linear(const float *__restrict__ a, const float *__restrict__ b, float *__res
 			wp[t] = __ldg(bn + k);
 		}
 	}
+	float4 xr[1][1];
+
+#pragma unroll
+	for (int t = 0; t < 1; t++) {   /* a's pieces at once */
+		int k = lane + 32 * t;
+
+		if (k < 12) {
+			xr[t][0] = __ldg((const float4 *)a + 1 * k);
+		}
+	}
 #pragma unroll
 	for (int t = 0; t < 1; t++) {
 		int k = lane + 32 * t;
 
 		if (k >= 12)
 			break;
-		float4 x0 = __ldg((const float4 *)a + 1 * k);
+		float4 x0 = xr[t][0];
 		acc0 = fmaf(wp[t].x, x0.x, acc0);
 		acc0 = fmaf(wp[t].y, x0.y, acc0);
 		acc0 = fmaf(wp[t].z, x0.z, acc0);
