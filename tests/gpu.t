@@ -404,6 +404,14 @@ check "llama_kv for cuda: 20 kernels for 2 layers (the token and its position re
 # start at its first line (DP_PDL_EARLY), or after its wait with tune
 # cuda.pdl late; nvcc compiles it; with tune cuda.pdl 0 the two inputs
 # copied in the stream and the 18 kernels, all 16 launches the ordinary way
+# kvtune NAME 'KEY VALUE': llama_kv built for targets/cuda plus that tune
+# line, in $tmp/NAME (its mapping $tmp/NAME.target), its output in
+# $tmp/NAME.out
+kvtune() {
+	{ cat "$root/targets/cuda"; echo "tune $2"; } >"$tmp/$1.target" &&
+		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/$1.target" \
+			-C "$tmp/$1" >"$tmp/$1.out" 2>&1
+}
 pdl() {
 	c=$tmp/kv/llama_kv/5.gpu.cu &&
 		grep -q '^ \* 1 cuda partition, 20 kernels;' "$c" &&
@@ -423,9 +431,7 @@ pdl() {
 		# half registers no kernels, the executable holds the device half
 		{ [ -z "$hostcxx" ] || { ! nm "$tmp/kv/llama_kv/5.gpu.o" | grep -q '__cudaRegisterFatBinary' &&
 			nm "$tmp/kv/llama_kv/llama_kv" | grep -q ' R llama_kv_gpu_fatbin$'; }; } &&
-		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 0"; } >"$tmp/pdl0.target" &&
-		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl0.target" \
-			-C "$tmp/kvp0" >/dev/null &&
+		kvtune kvp0 'cuda.pdl 0' &&
 		c0=$tmp/kvp0/llama_kv/5.gpu.cu &&
 		grep -q '^ \* 1 cuda partition, 18 kernels;' "$c0" &&
 		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 16 ] &&
@@ -436,12 +442,46 @@ pdl() {
 		cl=$tmp/kvpl/llama_kv/5.gpu.cu &&
 		grep -q '^#include "cuda/pdl.cuh"' "$cl" && ! grep -q 'DP_PDL_EARLY' "$cl" &&
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 18 ] &&
-		{ cat "$root/targets/cuda"; echo "tune cuda.pdl 2"; } >"$tmp/pdl2.target" &&
-		! "$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/pdl2.target" \
-			-C "$tmp/kvp2" >"$tmp/pdl2.out" 2>&1 &&
-		grep -q "pdl2.target:$(($(wc -l <"$root/targets/cuda") + 1)):15: tune cuda.pdl 2: expected 0, 1 or late" "$tmp/pdl2.out"
+		! kvtune kvp2 'cuda.pdl 2' &&
+		grep -q "kvp2.target:$(($(wc -l <"$root/targets/cuda") + 1)):15: tune cuda.pdl 2: expected 0, 1 or late" "$tmp/kvp2.out"
 }
 check "llama_kv for cuda by default (tune cuda.pdl 1): the 18 launches of elementwise, copy-in and GEMV kernels launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 16 ordinary launches and two copies with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
+# with tune cuda.gemv.l2 16 each of the 9 GEMV kernels (they hold their
+# weights) takes DP_PF<k>, the next GEMV's weights (address and bytes, one
+# range: q/k/v's three lie together), which its blocks ask into L2 before
+# their wait, a share a block (dp_pdl_l2); the last, none after it; nvcc
+# compiles it; by default (0) none; tune cuda.gemv.l2 3 refused at its line
+l2pf() {
+	kvtune kvl2 'cuda.gemv.l2 16' &&
+		c=$tmp/kvl2/llama_kv/5.gpu.cu &&
+		[ "$(grep -c ', DP_PF[0-9]*);$' "$c")" -eq 9 ] &&
+		[ "$(grep -c '^#define DP_PF[0-7] (const char \*)(g->weights + [0-9]*), [0-9]*u   /\* k[0-9]*_linear.s weights \*/$' "$c")" -eq 8 ] &&
+		grep -q '^#define DP_PF3 (const char \*)(g->weights + [0-9]*), 32768u ' "$c" &&
+		grep -q '^#define DP_PF8 NULL, 0u   /\* no GEMV after it \*/$' "$c" &&
+		[ "$(grep -c '^			dp_pdl_l2(pf + o, pfn - o < sh ? pfn - o : sh);$' "$c")" -eq 9 ] &&
+		! grep -q 'DP_PF\|dp_pdl_l2' "$tmp/kv/llama_kv/5.gpu.cu" &&
+		! kvtune kvl23 'cuda.gemv.l2 3' &&
+		grep -q "kvl23.target:$(($(wc -l <"$root/targets/cuda") + 1)):19: tune cuda.gemv.l2 3: expected 0, 1, 2, 4, 8 or 16" "$tmp/kvl23.out"
+}
+check "llama_kv for cuda with tune cuda.gemv.l2 16: each GEMV kernel asks the next GEMV's weights into L2 (one range each, none after the last); none by default; tune cuda.gemv.l2 3 refused at its line and column" l2pf
+# an i64 .npy of shape $1 (a tuple's text) holding the rest
+npy64() {
+	perl -e '$s = shift; @v = @ARGV; $d = "{\x27descr\x27: \x27<i8\x27, \x27fortran_order\x27: False, \x27shape\x27: $s, }";
+		$d .= " " x (117 - length $d) . "\n"; print "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("q<*", @v)' "$@"
+}
+# three tokens in one process (the cache kept between them): the same
+# logits with and without the prefetches
+l2same() {
+	for t in 1 2 3; do
+		npy64 '(1, 1)' $((t * 7)) >"$tmp/tok$t.npy" && npy64 '(1,)' $((t - 1)) >"$tmp/pos$t.npy" || return 1
+	done
+	a="--steps 3 --in tok=$tmp/tok1.npy --in tok=$tmp/tok2.npy --in tok=$tmp/tok3.npy"
+	a="$a --in pos=$tmp/pos1.npy --in pos=$tmp/pos2.npy --in pos=$tmp/pos3.npy"
+	"$tmp/kv/llama_kv/llama_kv" $a --out "logits=$tmp/l2a%d.npy" >/dev/null &&
+		"$tmp/kvl2/llama_kv/llama_kv" $a --out "logits=$tmp/l2b%d.npy" >/dev/null &&
+		for t in 1 2 3; do "$bin/npycmp" --exact "$tmp/l2b$t.npy" "$tmp/l2a$t.npy" || return 1; done
+}
+ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.l2 16 as without" l2same
 # elementwise kernels lowered alone (no nvcc): one over more elements than
 # a grid of ints reaches is a grid-stride loop of its own (its 2 GiB input
 # copied in the stream); two small independent ones after it are one launch

@@ -62,4 +62,16 @@ dp_pdl_prefetch(const void *p)
 	asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
+/* Asks the n bytes at p into L2 (p and n multiples of 16), by the copy
+ * engine, nothing waiting on it: a GEMV kernel's blocks ask for the next
+ * GEMV's weights so, each its share, before their wait; nothing before
+ * sm_90. */
+static __device__ __forceinline__ void
+dp_pdl_l2(const void *p, unsigned n)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(n) : "memory");
+#endif
+}
+
 #endif

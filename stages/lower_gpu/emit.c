@@ -578,6 +578,8 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 	             "#include \"cuda/launch.cuh\"\n");
 	str_printf(out, "\n#ifdef DP_HOST\n/* the device half, embedded by dp-link */\n"
 	                "extern \"C\" const unsigned char %s_gpu_fatbin[];\n#endif\n", fn->name);
+	mm_pfend(g);
+	str_put(out, g->pfdefs.p ? g->pfdefs.p : "");
 	str_put(out, g->host.p ? g->host.p : "");
 	str_put(out, parts.p);
 	str_put(out, entry.p);

@@ -119,7 +119,13 @@ typedef struct Gpu {
 	size_t rmsat;      /* where its launch goes in g->rec if no GEMV takes it */
 	Str rmskern, rmsrec; /* its kernel and launch, held back */
 	Str init;          /* statements NAME_gpu_init runs once the constants
-	                      are on the device (packing convolution weights) */	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
+	                      are on the device (packing convolution weights) */
+	Str pfdefs;        /* the host half's DP_PF<k>: what GEMV kernel k asks
+	                      into L2 for the GEMV after it (mm.c, pfnext) */
+	int npf;           /* the GEMV kernels that take such an argument so far */
+	int pfwant;        /* the last of them, until the GEMV after it is known, or -1 */
+	int64_t pfmax;     /* tune cuda.gemv.l2 MIB: those weights' bytes at most (0: none asked) */
+	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
 	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */
 	int64_t s16;       /* bytes of the 16-bit operand scratch (mm.c) */
 	int64_t *h16;      /* per value: 1 + the byte offset of its 16-bit copy
@@ -249,6 +255,7 @@ int64_t mm_x3reads(Gpu *g, int i, int v);
 /* mm.c, in 16-bit precision: the statements of NAME_gpu_init that allocate
  * the 16-bit copies and round the fp32 constants, before g->init's. */
 void mm16_init(Gpu *g, Str *s);
+void mm_pfend(Gpu *g);
 
 /* nn.c: convolution, pooling, batched products and attention: whether op
  * is one of them on the device, and its kernels or library calls (as

@@ -49,7 +49,8 @@ static const char usage[] =
 	"    programmatic dependent launch (runtime/cuda/pdl.cuh), each letting\n"
 	"    the kernel after it start its blocks at once, before its own wait\n"
 	"    (`tune cuda.pdl late`: after its wait; `tune cuda.pdl 0`: ordinary\n"
-	"    launches);\n"
+	"    launches; `tune cuda.gemv.l2 MIB`: each one-row matrix-vector kernel\n"
+	"    also asks the next one's weights into L2, off by default);\n"
 	"  - index_write (a KV cache's update): the source's slices written at\n"
 	"    their positions, into the state in place where nothing else reads it,\n"
 	"    the source's elementwise chain computed in that kernel;\n"
@@ -140,6 +141,7 @@ main(int argc, char **argv)
 	}
 	g.fn = fn;
 	g.err = &err;
+	g.pfwant = -1;
 	g.gemvnorm = 1;   /* tune cuda.gemv.norm's default */
 	g.mmx3 = -1;      /* tune cuda.mm.x3 auto */
 	g.x3fuse = 1;     /* tune cuda.mm.x3split's default */

@@ -84,6 +84,8 @@ typedef struct MM {
 	                      operand early (gvloopreg), as c<acc> and e<acc> */
 	int cw;            /* columns a warp of the GEMV kernel takes (gvcols): 1, or
 	                      with one row 2 or 4, its accumulators acc0, acc1... */
+	int pf;            /* k where the GEMV kernel takes DP_PF<k> (pf, pfn: the next
+	                      GEMV's weights, which its blocks ask into L2), or -1 */
 	char name[64];     /* kernel name */
 } MM;
 
@@ -154,6 +156,10 @@ params(const Gpu *g, Str *s, const MM *p, int ab)
 	kwait(g, s);
 }
 
+/* The last parameters of a GEMV kernel that asks the next GEMV's weights
+ * into L2 (p->pf, pfask). */
+#define PFPARAMS ", const char *__restrict__ pf, unsigned pfn"
+
 /* The signature and first lines of the GEMV kernels (b of type bt): n the
  * column, lane the warp's lane; in a group of sibling products (p->ng > 1,
  * one row each) the column picks its product's weights b and result y. */
@@ -179,7 +185,8 @@ gvhead(Str *s, const MM *p, const char *bt)
 	for (j = 0; p->ng > 1 && j < p->ng; j++)
 		str_printf(s, "const %s *__restrict__ b%d, ", bt, j);
 	for (j = 0; p->ng > 1 && j < p->ng; j++)
-		str_printf(s, "float *__restrict__ y%d%s", j, j + 1 < p->ng ? ", " : ")\n{\n");
+		str_printf(s, "float *__restrict__ y%d%s", j,
+		           j + 1 < p->ng ? ", " : p->pf >= 0 ? PFPARAMS ")\n{\n" : ")\n{\n");
 	if (p->ng <= 1) {
 		str_printf(s, "const %s *__restrict__ b, ", bt);
 		if (p->gate)
@@ -188,7 +195,7 @@ gvhead(Str *s, const MM *p, const char *bt)
 			str_put(s, "const float *__restrict__ c0, ");
 		if (p->epi >= 0 && !p->gate)
 			str_put(s, "const float *__restrict__ e, ");
-		str_put(s, "float *__restrict__ y)\n{\n");
+		str_printf(s, "float *__restrict__ y%s)\n{\n", p->pf >= 0 ? PFPARAMS : "");
 	}
 	if (p->cw > 1)
 		str_printf(s, "\tint n = (blockIdx.x * %d + threadIdx.x / 32) * %d, "
@@ -318,6 +325,100 @@ wconst(const Gpu *g, int v)
 	return gpu_isconst(g, gbase(g, v));
 }
 
+/* With tune cuda.pdl 1, each block of a GEMV kernel of one row that holds
+ * its weights (p->pf) asks its share of the next GEMV's weights into L2,
+ * before its wait and its own weights' loads, by the copy engine: they
+ * then stream from memory while this kernel and those between run.  A
+ * kernel's own loads start only as it arrives, which the registers of the
+ * kernels still running can hold back (the q/k/v GEMV's blocks arrived
+ * over 3 us in a decode step), and in the meantime the GEMVs before it
+ * load theirs from the same memory. */
+static void
+pfask(Str *s)
+{
+	str_put(s, "\tif (threadIdx.x == 0 && pfn != 0) {   /* the next GEMV's weights into L2: "
+	           "this block's share */\n"
+	           "\t\tunsigned sh = (pfn / gridDim.x + 16) & ~15u, o = blockIdx.x * sh;\n\n"
+	           "\t\tif (o < pfn)\n\t\t\tdp_pdl_l2(pf + o, pfn - o < sh ? pfn - o : sh);\n\t}\n");
+}
+
+/* The constant weights of GEMV p as one range of bytes for the kernel
+ * before it to ask into L2, "ADDRESS, BYTES" in buf: their span where
+ * they lie together (within a quarter of their bytes, as the 16-bit
+ * copies do, made in schedule order), else the largest; 16-byte aligned,
+ * whole 16 bytes, at most g->pfmax (tune cuda.gemv.l2).  0 where there is
+ * none such. */
+static int
+pfrange(const Gpu *g, const MM *p, char *buf, size_t bn)
+{
+	int w[6], n = 0, j;
+	int64_t lo = INT64_MAX, hi = 0, sum = 0, bo = 0, bb = 0;
+
+	if (p->ng > 1)
+		for (j = 0; j < p->ng; j++)
+			w[n++] = p->gb[j];
+	else
+		w[n++] = p->b.v;
+	if (p->gate)
+		w[n++] = p->gate - 1;
+	for (j = 0; j < n; j++) {
+		int v = gbase(g, w[j]);
+		int64_t off, bytes;
+		if (!wconst(g, v) || g->h[v].kind != G_WEIGHT)
+			return 0;
+		if (p->round16) {
+			if (g->h16 == NULL || g->h16[v] == 0)
+				return 0;
+			off = g->h16[v] - 1, bytes = g->h[v].bytes / 2;
+		} else {
+			off = g->h[v].off, bytes = g->h[v].bytes;
+		}
+		lo = off < lo ? off : lo;
+		hi = off + bytes > hi ? off + bytes : hi;
+		sum += bytes;
+		if (bytes > bb)
+			bo = off, bb = bytes;
+	}
+	if (hi - lo <= sum + sum / 4)
+		bo = lo, bb = hi - lo;
+	bb = (bb > g->pfmax ? 0 : bb) / 16 * 16;
+	if (bb == 0 || bo % 16 != 0)
+		return 0;
+	snprintf(buf, bn, "(const char *)(g->%s + %lld), %lldu", p->round16 ? "w16" : "weights",
+	         (long long)bo, (long long)bb);
+	return 1;
+}
+
+/* After GEMV p's launch: the kernel before it that asks for the next
+ * GEMV's weights (g->pfwant) asks for p's; p's own asks for the next's. */
+static void
+pfnext(Gpu *g, const MM *p)
+{
+	char r[128];
+
+	if (g->pfwant >= 0) {
+		if (!pfrange(g, p, r, sizeof r))
+			snprintf(r, sizeof r, "NULL, 0u");
+		str_printf(&g->pfdefs, "#define DP_PF%d %s   /* %s's weights */\n", g->pfwant, r,
+		           p->name);
+		g->pfwant = -1;
+	}
+	if (p->pf >= 0)
+		g->pfwant = p->pf;
+}
+
+/* The last GEMV kernel that asks for the next GEMV's weights: none after it. */
+void
+mm_pfend(Gpu *g)
+{
+	if (g->pfwant >= 0)
+		str_printf(&g->pfdefs, "#define DP_PF%d NULL, 0u   /* no GEMV after it */\n",
+		           g->pfwant);
+	g->pfwant = -1;
+	if (g->pfdefs.n)
+		str_put(&g->pfdefs, "\n");
+}
+
 /* The loop of a GEMV kernel of one row whose lanes hold all their weights
  * at once (regok): the weights of each lane's KW steps loaded first (b's
  * and the gate's bg), before the wait (with tune cuda.pdl 1 they load while
@@ -342,6 +443,8 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 	 * a kernel before computes (x times a computed matrix's transpose) is
 	 * read after it, as anything else such a kernel writes (with tune
 	 * cuda.pdl 1 several kernels before may still be running) */
+	if (p->pf >= 0)
+		pfask(s);
 	bc = wconst(g, p->b.v) && (!p->gate || wconst(g, p->gate - 1));
 	for (j = 0; p->ng > 1 && j < p->ng; j++)   /* siblings: their weights */
 		bc = bc && wconst(g, p->gb[j]);
@@ -564,6 +667,7 @@ gemv(Gpu *g, MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	p->epre = regok(p, vec, 4);
+	p->pf = g->pdl && g->pfmax > 0 && p->epre && p->M == 1 ? g->npf++ : -1;
 	gvhead(s, p, "float");
 	if (p->epre) {
 		gvloopreg(g, s, p, 0);
@@ -701,8 +805,12 @@ launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 		str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
 	if (p->epi >= 0 && !p->gate)
 		str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
-	str_printf(g->rec, "v%d);\n", gV(g, p->y));
+	str_printf(g->rec, "v%d", gV(g, p->y));
+	if (p->pf >= 0)
+		str_printf(g->rec, ", DP_PF%d", p->pf);
+	str_put(g->rec, ");\n");
 	launched(g, p->name);
+	pfnext(g, p);
 }
 
 /* 16-bit precision (tune cuda.precision bf16|f16; formats/target.md,
@@ -792,6 +900,7 @@ gemv16(Gpu *g, MM *p)
 		str_printf(s, "/* a is the input of RMS norm %%%d, computed first in each warp */\n",
 		           g->fn->op[p->norm].out[0]);
 	p->epre = regok(p, vec, 8);
+	p->pf = g->pdl && g->pfmax > 0 && p->epre && p->M == 1 ? g->npf++ : -1;
 	gvhead(s, p, "dp_h16");
 	if (p->epre) {
 		gvloopreg(g, s, p, 1);
@@ -844,8 +953,11 @@ mm16(Gpu *g, MM *p)
 		}
 		for (j = 0; j < p->ng; j++)
 			str_printf(g->rec, ", v%d", gV(g, p->gy[j]));
+		if (p->pf >= 0)
+			str_printf(g->rec, ", DP_PF%d", p->pf);
 		str_put(g->rec, ");\n");
 		launched(g, p->name);
+		pfnext(g, p);
 		return 1;
 	}
 	if (p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1) {
@@ -864,8 +976,12 @@ mm16(Gpu *g, MM *p)
 			str_printf(g->rec, "v%d, ", gV(g, p->c0.v));
 		if (p->epi >= 0 && !p->gate)
 			str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
-		str_printf(g->rec, "v%d);\n", gV(g, p->y));
+		str_printf(g->rec, "v%d", gV(g, p->y));
+		if (p->pf >= 0)
+			str_printf(g->rec, ", DP_PF%d", p->pf);
+		str_put(g->rec, ");\n");
 		launched(g, p->name);
+		pfnext(g, p);
 		return 1;
 	}
 	g->blas = 1;
@@ -994,7 +1110,7 @@ mmget(Gpu *g, int i, MM *p, int report)
 	const Op *op = &fn->op[i];
 	int k;
 
-	*p = (MM){.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1, .cw = 1};
+	*p = (MM){.i = i, .alpha = 1, .beta = 1, .epi = g->epi[i], .norm = -1, .cw = 1, .pf = -1};
 	for (k = 0; k < op->nin + op->nout; k++) {
 		int v = k < op->nin ? op->in[k] : op->out[k - op->nin];
 		if (ty(g, v)->dtype != DP_F32) {
@@ -1224,8 +1340,11 @@ emit_mm(Gpu *g, int i)
 			str_printf(g->rec, ", v%d", gV(g, p.gb[k]));
 		for (k = 0; k < p.ng; k++)
 			str_printf(g->rec, ", v%d", gV(g, p.gy[k]));
+		if (p.pf >= 0)
+			str_printf(g->rec, ", DP_PF%d", p.pf);
 		str_put(g->rec, ");\n");
 		launched(g, p.name);
+		pfnext(g, &p);
 	} else if (way == WGEMV) {
 		gemv(g, &p);
 		launch(g, &p, (p.N / p.cw + WARPS - 1) / WARPS, WARPS * 32, 1);

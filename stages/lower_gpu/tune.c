@@ -87,6 +87,7 @@ tunepick(Gpu *g, const char *map, const Target *t, const char *key, const char *
 static const char *const bools[] = {"0", "1", NULL};
 static const char *const x3s[] = {"auto", "0", "1", NULL};   /* mmx3 + 1 */
 static const char *const pdls[] = {"0", "1", "late", NULL};
+static const char *const l2s[] = {"0", "1", "2", "4", "8", "16", NULL};   /* MiB: 0, 2^(k-1) */
 
 /* Whether v is a value of tunable k: a number 1..max (0..max for the
  * algorithm of a product and the chunks of an attention, 0 being the
@@ -246,6 +247,11 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 		return -1;
 	g->pdl = k != 0;
 	g->pdlearly = k == 1;
+	/* with it, each GEMV kernel of one row asks the next GEMV's weights
+	 * into L2 where they are at most this many MiB (mm.c, pfask) */
+	if ((k = tunepick(g, map, &t, "cuda.gemv.l2", "0", l2s, "0, 1, 2, 4, 8 or 16")) < 0)
+		return -1;
+	g->pfmax = k ? (int64_t)1 << (19 + k) : 0;
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (k = 0; k < NTUNABLE; k++)

@@ -16,4 +16,9 @@ dp_pdl_prefetch(const void *)
 {
 }
 
+static inline void
+dp_pdl_l2(const void *, unsigned)
+{
+}
+
 #endif
