@@ -325,14 +325,15 @@ wconst(const Gpu *g, int v)
 	return gpu_isconst(g, gbase(g, v));
 }
 
-/* With tune cuda.pdl 1, each block of a GEMV kernel of one row that holds
- * its weights (p->pf) asks its share of the next GEMV's weights into L2,
- * before its wait and its own weights' loads, by the copy engine: they
- * then stream from memory while this kernel and those between run.  A
- * kernel's own loads start only as it arrives, which the registers of the
- * kernels still running can hold back (the q/k/v GEMV's blocks arrived
- * over 3 us in a decode step), and in the meantime the GEMVs before it
- * load theirs from the same memory. */
+/* With tune cuda.gemv.l2 (and programmatic dependent launch), each block
+ * of a GEMV kernel of one row that holds its weights (p->pf) asks its
+ * share of the next GEMV's weights into L2, before its wait and its own
+ * weights' loads, by the copy engine: they then stream from memory while
+ * this kernel and those between run.  A kernel's own loads start only as
+ * it arrives, which the registers of the kernels still running can hold
+ * back (the q/k/v GEMV's blocks arrived over 3 us in a decode step), and
+ * in the meantime the GEMVs before it load theirs from the same memory.
+ * Off by default: slower in fp32 on the H200 (bench/RESULTS.md). */
 static void
 pfask(Str *s)
 {
