@@ -364,21 +364,26 @@ ondevice "pieces.ir on cuda (y's copy in pieces, waited for by events): = cpu, g
 # computed by the GEMV kernel that reads it (5 norms: 33 kernels before),
 # and the small kernels that do not depend on each other launched as one:
 # each layer's rotated query and its two cache writes (3 kernels a
-# layer), the rotary tables' cos and sin (28 kernels before); the 2 key
+# layer); the rotary tables (a product, concatenated with itself, its cos
+# and sin: 3 kernels before) computed again in each kernel that reads them
+# (plan.c's manyread), the concatenation a second time in a lambda where
+# a kernel reaches it at another index; the 2 key
 # and value heads read by the 4 query heads in place, through a batch
 # stride of 0 (dp-legalize's grouped heads: no expand of the cache, 2
 # kernels before); with tune cuda.gemv.norm 0 each norm is its own kernel
-# again (24); no GEMV that computes a norm writes over the norm's input,
+# again (22); no GEMV that computes a norm writes over the norm's input,
 # which it reads as it writes
 decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cuda -C "$tmp/kv" >/dev/null &&
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 20 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 17 kernels;' "$c" &&
 		! grep -q '_expand' "$c" &&
 		[ "$(grep -A14 '^static const dprt_sdpa attn' "$c" | grep -c '^	{0, 512, 0},$')" -eq 4 ] &&
 		[ "$(grep -c '^/\* 3 kernels in one launch, their blocks side by side: k[0-9]*_add, k[0-9]*_index_write, k[0-9]*_index_write \*/' "$c")" -eq 2 ] &&
 		[ "$(grep -c '_add_group, 3, 256, 1)(.*   /\* in place: the state' "$c")" -eq 2 ] &&
-		[ "$(grep -c '^/\* 2 kernels in one launch' "$c")" -eq 1 ] &&
+		! grep -q '^/\* 2 kernels in one launch' "$c" &&
+		! grep -q '^	DP_LAUNCH(k[0-9]*_\(cos\|sin\|cat\|mul\), ' "$c" &&
+		[ "$(grep -c '^	const auto u[0-9]*_0 = \[&\]() {$' "$c")" -eq 4 ] &&
 		! grep -q 'DeviceToDevice' "$c" && ! grep -q '_where, ' "$c" &&
 		! grep -q '_rms, ' "$c" &&
 		[ "$(grep -c '^/\* a is the input of RMS norm %[0-9]*, computed first in each warp \*/' "$c")" -eq 5 ] &&
@@ -391,19 +396,19 @@ decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
 		-C "$tmp/kv0" >/dev/null &&
 		c=$tmp/kv0/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 25 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 22 kernels;' "$c" &&
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_rms, ' "$c")" -eq 5 ] &&
 		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 20 kernels for 2 layers (the token and its position read from the staging by two, the rotary tables' product of one term a multiply fused with the cast before it, cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes one launch); 25 with tune cuda.gemv.norm 0" decoder
-# by default (tune cuda.pdl 1) the same 20 kernels, the elementwise, copy-in
-# and GEMV ones (18 launches) launched with programmatic dependent launch (runtime/cuda/pdl.cuh), each waiting for the
+check "llama_kv for cuda: 17 kernels for 2 layers (the token and its position read from the staging by two, the rotary tables' product of one term a multiply fused with the cast before it, the tables computed again in each kernel reading them, cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes one launch); 22 with tune cuda.gemv.norm 0" decoder
+# by default (tune cuda.pdl 1) the same 17 kernels, the elementwise, copy-in
+# and GEMV ones (15 launches) launched with programmatic dependent launch (runtime/cuda/pdl.cuh), each waiting for the
 # kernels before it (the GEMVs with a norm after loading their weights, the
 # copy-ins after reading the staging); the kernel library's attention
 # launched by the library (with it too); each generated kernel lets the next
 # start at its first line (DP_PDL_EARLY), or after its wait with tune
 # cuda.pdl late; nvcc compiles it; with tune cuda.pdl 0 the two inputs
-# copied in the stream and the 18 kernels, all 16 launches the ordinary way
+# copied in the stream and the 15 kernels, all 13 launches the ordinary way
 # kvtune NAME 'KEY VALUE': llama_kv built for targets/cuda plus that tune
 # line, in $tmp/NAME (its mapping $tmp/NAME.target), its output in
 # $tmp/NAME.out
@@ -414,17 +419,17 @@ kvtune() {
 }
 pdl() {
 	c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 20 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 17 kernels;' "$c" &&
 		grep -q '^#include "cuda/pdl.cuh"' "$c" &&
 		grep -B1 '^#include "cuda/pdl.cuh"' "$c" | grep -q '^#define DP_PDL_EARLY 1 ' &&
 		l=$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$c") &&
-		[ "$l" -eq 18 ] &&
+		[ "$l" -eq 15 ] &&
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_copyin, 1, 32, 1)(' "$c")" -eq 2 ] &&
 		! grep -q 'cudaMemcpyAsync(.*cudaMemcpyHostToDevice' "$c" &&
 		! grep -q '_bmm' "$c" &&
 		grep -q '^/\* %[0-9]* = aten.mul %[0-9]*, %[0-9]* : f32\[1,8,1\] \*/$' "$c" &&
-		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq 18 ] &&
-		[ "$(grep -c '^	DP_LAUNCH(' "$c")" -eq 18 ] &&
+		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq 15 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(' "$c")" -eq 15 ] &&
 		grep -A1 'wp\[t\] = __ldg(bn + k);' "$c" | grep -q '}' &&
 		[ -x "$tmp/kv/llama_kv/llama_kv" ] &&
 		# built in halves where configure found a C++ compiler: the host
@@ -433,19 +438,19 @@ pdl() {
 			nm "$tmp/kv/llama_kv/llama_kv" | grep -q ' R llama_kv_gpu_fatbin$'; }; } &&
 		kvtune kvp0 'cuda.pdl 0' &&
 		c0=$tmp/kvp0/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 18 kernels;' "$c0" &&
-		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 16 ] &&
+		grep -q '^ \* 1 cuda partition, 15 kernels;' "$c0" &&
+		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 13 ] &&
 		[ "$(grep -c 'cudaMemcpyAsync(.*cudaMemcpyHostToDevice' "$c0")" -eq 2 ] && ! grep -q '_copyin' "$c0" &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl late"; } >"$tmp/pdll.target" &&
 		"$bin/devproc" gen "$root/examples/llama/llama_kv.dp" --target "$tmp/pdll.target" \
 			-C "$tmp/kvpl" >/dev/null && ninja -C "$tmp/kvpl" llama_kv/5.gpu.cu >/dev/null &&
 		cl=$tmp/kvpl/llama_kv/5.gpu.cu &&
 		grep -q '^#include "cuda/pdl.cuh"' "$cl" && ! grep -q 'DP_PDL_EARLY' "$cl" &&
-		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 18 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 15 ] &&
 		! kvtune kvp2 'cuda.pdl 2' &&
 		grep -q "kvp2.target:$(($(wc -l <"$root/targets/cuda") + 1)):15: tune cuda.pdl 2: expected 0, 1 or late" "$tmp/kvp2.out"
 }
-check "llama_kv for cuda by default (tune cuda.pdl 1): the 18 launches of elementwise, copy-in and GEMV kernels launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 16 ordinary launches and two copies with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
+check "llama_kv for cuda by default (tune cuda.pdl 1): the 15 launches of elementwise, copy-in and GEMV kernels launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 13 ordinary launches and two copies with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
 # with tune cuda.gemv.l2 16 each of the 9 GEMV kernels (they hold their
 # weights) takes DP_PF<k>, the next GEMV's weights (address and bytes, one
 # range: q/k/v's three lie together), which its blocks ask into L2 before
@@ -527,8 +532,10 @@ gemvact() {
 check "lowering: a one-row product of a computed matrix reads it after the wait" gemvact
 # with DP_TEST_EMULATE=1: that step's cuda code (the norms in the GEMVs,
 # the decode attention of the kernel library: tests/gpu/emux) run on the
-# host through the emulator of tests/gpu/emu, one token at position 0, its
-# logits against the cpu build's (about a minute: a thread per CUDA thread)
+# host through the emulator of tests/gpu/emu, one token at position 5 (the
+# rotary tables' sines not all 0; the cache's 5 rows before it zeros in
+# both builds), its logits against the cpu build's (about a minute: a
+# thread per CUDA thread)
 emustep() {
 	b=$tmp/kv/llama_kv
 	e=$tmp/emustep
@@ -550,7 +557,7 @@ emustep() {
 		my $d = "{\x27descr\x27: \x27<i8\x27, \x27fortran_order\x27: False, \x27shape\x27: $shape, }";
 		$d .= " " x (117 - length $d) . "\n"; open my $o, ">:raw", $f or die;
 		print $o "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("q<*", @v) }
-		w("$ARGV[0]/tok.npy", "(1, 1)", 464); w("$ARGV[0]/pos.npy", "(1,)", 0)' "$e" &&
+		w("$ARGV[0]/tok.npy", "(1, 1)", 464); w("$ARGV[0]/pos.npy", "(1,)", 5)' "$e" &&
 		"$e/llama_kv" --in tok="$e/tok.npy" --in pos="$e/pos.npy" --out logits="$e/emu.npy" >/dev/null &&
 		"$tmp/kvc/llama_kv/llama_kv" --in tok="$e/tok.npy" --in pos="$e/pos.npy" \
 			--out logits="$e/cpu.npy" >/dev/null &&

@@ -73,6 +73,14 @@ kwait(const Gpu *g, Str *s)
 		str_put(s, "\tdp_pdl_wait();   /* the kernels before: done, their writes seen */\n");
 }
 
+/* A value a kernel computed, where and at which index: a value that plan.c
+ * inlines into several readers (manyread) may be reached twice in one
+ * kernel, through two of them. */
+typedef struct Kcomp {
+	int v, depth, scope;
+	Str idx, out;   /* the index it was computed at, the expression of its element */
+} Kcomp;
+
 /* One kernel being generated. */
 typedef struct Kern {
 	Gpu *g;
@@ -84,6 +92,11 @@ typedef struct Kern {
 	int nops;
 	int root;          /* the op whose result the kernel writes */
 	const char *ity;   /* index type: "int" or "long long" */
+	int scope[64];     /* the serial of the block open at each depth */
+	int nscope;        /* blocks opened so far */
+	Kcomp *comp;       /* the values computed, for a value read twice (manyread) */
+	int ncomp, capcomp;
+	int nagain;        /* values computed again in a scope of their own */
 } Kern;
 
 /* A dim of a rank-rank type, negative from the end. */
@@ -173,6 +186,34 @@ line(Kern *k)
 	for (d = 0; d <= k->depth; d++)
 		str_put(&k->body, "\t");
 	return &k->body;
+}
+
+/* A block of statements opened, and closed. */
+static void
+enter(Kern *k)
+{
+	if (++k->depth >= (int)(sizeof k->scope / sizeof *k->scope))
+		dp_die("fused kernel nested too deep");
+	k->scope[k->depth] = ++k->nscope;
+}
+
+static void
+leave(Kern *k)
+{
+	k->depth--;
+}
+
+static void
+kfree(Kern *k)
+{
+	int j;
+
+	for (j = 0; j < k->ncomp; j++) {
+		str_free(&k->comp[j].idx);
+		str_free(&k->comp[j].out);
+	}
+	free(k->comp);
+	str_free(&k->body);
 }
 
 static int
@@ -290,6 +331,7 @@ literal(Str *e, int dt, double v)
 }
 
 static int elem(Kern *k, int v, const char *idx, Str *out);
+static int compute(Kern *k, int v, const char *idx, Str *out);
 
 /* The element of value x at the index idx of a dense tensor of type to,
  * x being read with element strides s from offset off: a variable named
@@ -416,7 +458,7 @@ pieces(Kern *k, int v, const Op *op, int i, const char *idx)
 		else
 			str_printf(line(k), "%s{\n", open ? "} else " : "");
 		open = 1;
-		k->depth++;
+		enter(k);
 		snprintf(var, sizeof var, "i%d_%d", v, j);
 		b = line(k);
 		str_printf(b, "%s %s = ", k->ity, var);
@@ -433,7 +475,7 @@ pieces(Kern *k, int v, const Op *op, int i, const char *idx)
 		if (rc == 0)
 			str_printf(line(k), "t%d = %s;\n", v, e.p);
 		str_free(&e);
-		k->depth--;
+		leave(k);
 		if (rc != 0)
 			return -1;
 		at += n;
@@ -458,18 +500,18 @@ gathered(Kern *k, int v, int x, int64_t n, const char *at)
 
 	str_printf(line(k), "%s t%d = 0;\n\n", stype(ty(k->g, v)->dtype), v);
 	str_printf(line(k), "if (j%d < 0)\n", v);
-	k->depth++;
+	enter(k);
 	str_printf(line(k), "j%d += %lld;\n", v, (long long)n);
-	k->depth--;
+	leave(k);
 	str_printf(line(k), "if (j%d >= 0 && j%d < %lld) {   /* else 0: out of range */\n", v, v,
 	           (long long)n);
-	k->depth++;
+	enter(k);
 	snprintf(var, sizeof var, "i%dx", v);
 	str_printf(line(k), "%s %s = %s;\n", k->ity, var, at);
 	rc = elem(k, x, var, &e);
 	if (rc == 0)
 		str_printf(line(k), "t%d = %s;\n", v, e.p);
-	k->depth--;
+	leave(k);
 	str_put(line(k), "}\n");
 	str_free(&e);
 	return rc;
@@ -773,30 +815,25 @@ done:
 	return rc;
 }
 
-/* Emits the statements computing value v at linear index idx (a variable
- * or expression); *out receives an expression of its element. */
+/* elem for an inlined value not computed before in the kernel. */
 static int
-elem(Kern *k, int v, const char *idx, Str *out)
+compute(Kern *k, int v, const char *idx, Str *out)
 {
 	Gpu *g = k->g;
 	const Fn *fn = g->fn;
-	int i = fn->val[v].def;
+	int i = fn->val[v].def, j;
 	const Op *op = &fn->op[i];
 	const Type *t = ty(g, v);
 	Str a = {0}, *s;
 	int rc = -1;
 
-	if (g->h[v].kind != G_INLINE) {
-		if (g->h[v].kind == G_VIEW && g->h[v].trans)
-			dp_die("value %d: an elementwise kernel reads a transposed view", v);
-		if (g->h[v].kind == G_HOST)
-			dp_die("value %d: a kernel reads a host value", v);
-		str_printf(out, "x%d[%s]", param(k, gbase(g, v)), idx);
-		return 0;
+	for (j = 0; j < k->nops && k->ops[j] != i; j++)
+		;
+	if (j == k->nops) {   /* (computed before: one comment) */
+		if (k->nops == (int)(sizeof k->ops / sizeof *k->ops))
+			dp_die("fused chain too long");
+		k->ops[k->nops++] = i;
 	}
-	if (k->nops == (int)(sizeof k->ops / sizeof *k->ops))
-		dp_die("fused chain too long");
-	k->ops[k->nops++] = i;
 	switch (op->kind) {
 	case Aview: case Aclone: case Obound:
 		return elem(k, op->in[0], idx, out);
@@ -914,6 +951,71 @@ elem(Kern *k, int v, const char *idx, Str *out)
 	rc = 0;
 done:
 	str_free(&a);
+	return rc;
+}
+
+/* Emits the statements computing value v at linear index idx (a variable
+ * or expression); *out receives an expression of its element.  The names
+ * of those statements' variables are v's: where the kernel computed v
+ * before at the same index, in a block still open, that element is read
+ * again; where at another index, in the block being written, v is
+ * computed again in a lambda of its own (its names then shadow the
+ * others), its result a variable named after v and a count. */
+static int
+elem(Kern *k, int v, const char *idx, Str *out)
+{
+	Gpu *g = k->g;
+	int j, clash = 0, rc;
+	Str e = {0};
+
+	if (g->h[v].kind != G_INLINE) {
+		if (g->h[v].kind == G_VIEW && g->h[v].trans)
+			dp_die("value %d: an elementwise kernel reads a transposed view", v);
+		if (g->h[v].kind == G_HOST)
+			dp_die("value %d: a kernel reads a host value", v);
+		str_printf(out, "x%d[%s]", param(k, gbase(g, v)), idx);
+		return 0;
+	}
+	for (j = k->ncomp - 1; j >= 0; j--) {
+		const Kcomp *c = &k->comp[j];
+		if (c->v != v || c->depth > k->depth || k->scope[c->depth] != c->scope)
+			continue;   /* another value's, or in a block closed since */
+		if (strcmp(c->idx.p, idx) == 0) {
+			str_put(out, c->out.p);
+			return 0;
+		}
+		clash |= c->depth == k->depth;
+	}
+	if (clash) {
+		int n = k->nagain++;
+		str_printf(line(k), "const auto u%d_%d = [&]() {\n", v, n);
+		enter(k);
+		rc = compute(k, v, idx, &e);
+		if (rc == 0)
+			str_printf(line(k), "return %s;\n", e.p);
+		leave(k);
+		str_put(line(k), "}();\n");
+		str_free(&e);
+		str_printf(&e, "u%d_%d", v, n);
+	} else {
+		rc = compute(k, v, idx, &e);
+	}
+	if (rc == 0) {
+		Kcomp *c;
+		if (k->ncomp == k->capcomp) {
+			k->capcomp = k->capcomp ? 2 * k->capcomp : 64;
+			k->comp = realloc(k->comp, (size_t)k->capcomp * sizeof *k->comp);
+			if (k->comp == NULL)
+				dp_die("out of memory");
+		}
+		c = &k->comp[k->ncomp++];
+		memset(c, 0, sizeof *c);
+		c->v = v, c->depth = k->depth, c->scope = k->scope[k->depth];
+		str_put(&c->idx, idx);
+		str_put(&c->out, e.p);
+		str_put(out, e.p);
+	}
+	str_free(&e);
 	return rc;
 }
 
@@ -1332,6 +1434,13 @@ x3split(Gpu *g, int i, int v, int64_t want, int *prod)
 	return K;
 }
 
+/* The ops a kernel computes, in order. */
+static void
+kops(Kern *k)
+{
+	qsort(k->ops, (size_t)k->nops, sizeof *k->ops, cmpint);
+}
+
 /* The root of a fused chain: one kernel writing op i's result. */
 int
 emit_elem(Gpu *g, int i)
@@ -1357,11 +1466,11 @@ emit_elem(Gpu *g, int i)
 	j = elem(&k, v, "i", &e);
 	g->h[v].kind = G_ARENA;
 	if (j != 0) {
-		str_free(&k.body);
+		kfree(&k);
 		str_free(&e);
 		return -1;
 	}
-	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
+	kops(&k);
 	if (k.nops > 1)
 		str_printf(&m.head, "/* %d ops fused into one kernel: */\n", k.nops);
 	for (j = 0; j < k.nops; j++)
@@ -1388,7 +1497,7 @@ emit_elem(Gpu *g, int i)
 	}
 	g->x3put |= m.x3k > 0;
 	kput(g, &k, &m, n);
-	str_free(&k.body);
+	kfree(&k);
 	str_free(&e);
 	return 0;
 }
@@ -1414,11 +1523,11 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 
 	ix = param(&k, gbase(g, op->in[1]));
 	if (elem(&k, src, "i", &e) != 0) {
-		str_free(&k.body);
+		kfree(&k);
 		str_free(&e);
 		return -1;
 	}
-	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
+	kops(&k);
 	snprintf(m.name, sizeof m.name, "k%d_index_write", op->out[0]);
 	str_printf(&m.head, "/* %d ops fused into one kernel, its result written at the index: */\n",
 	           k.nops + 1);
@@ -1439,7 +1548,7 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 	m.op = i, m.blocks = blocks(total, BLOCK), m.y = y, m.iw = 1, m.inplace = inplace;
 	m.ytype = stype(tx->dtype);
 	kput(g, &k, &m, total);
-	str_free(&k.body);
+	kfree(&k);
 	str_free(&e);
 	return 0;
 }

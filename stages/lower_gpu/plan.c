@@ -1,5 +1,7 @@
 /* plan.c: the device side of the buffer plan: fusion (values computed inside
- * the kernel of their one reader never reach memory), free views (reshapes;
+ * the kernel of their one reader never reach memory, nor small ones that
+ * each of their elementwise readers' kernels computes again: manyread),
+ * free views (reshapes;
  * transposes read through matmul strides), and where every other device
  * value lives: the weights block, uploaded once at init, or the arena,
  * placed first-fit by liveness over the positions where kernels run. */
@@ -178,9 +180,87 @@ ggroup(Gpu *g)
 	}
 }
 
-/* Whether op i's one result is computed inside the kernel of its reader. */
+enum {
+	MANY_MAX = 4096,   /* elements of a value that several kernels may compute again */
+	MANY_COPIES = 8,   /* times at most that one kernel computes it */
+	MANY_READS = 256,  /* its reads at most (a table read by each layer) */
+};
+
+/* What the homes know of the ops after the one being placed: where each
+ * one's result is computed (gpu_homes decides from the last op back). */
+typedef struct Inl {
+	unsigned char *rmsop;   /* per op: one of an RMS norm's row kernel */
+	int *root;         /* per op: the op of the kernel computing its result,
+	                      -1 where several kernels do (manyread) */
+	int *copies;       /* per op: times its result is computed in that kernel;
+	                      where several, at most that in any of them */
+} Inl;
+
+/* Whether elementwise op i's result, of at most MANY_MAX elements, is read
+ * only by elementwise ops of its partition whose kernels kern.c writes, so
+ * that each of those kernels may compute it again instead of a kernel of
+ * its own writing it: a decoder step's rotary tables (a position times the
+ * inverse frequencies, concatenated with itself, read by cos and sin) are
+ * then no launch of their own, each launch a link of the chain of
+ * dependent kernels.  Not where it or a reader is a GEMV's epilogue or its
+ * operand (mm.c reads that in memory, or computes a silu of a value in
+ * memory), part of an RMS norm's row kernel (which reads x in memory) or
+ * of a convolution's chain, nor where a reader is a reshape that would be
+ * a view of it in memory (a product's operand); nor where one kernel
+ * would compute it more than MANY_COPIES times (kern.c's elem computes a
+ * value reached twice in a kernel twice where at two indices: a web of
+ * such values, a grid_sample's decomposition, would grow as a product of
+ * its reads), the readers of one kernel counted together, those that
+ * several kernels compute counted at their most.  Sets in->copies[i]. */
 static int
-inlined(Gpu *g, int i)
+manyread(const Gpu *g, Inl *in, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int v = op->out[0], j, k, t, n = 0, m = 0, most = 0, many = 0;
+	int root[MANY_READS], copies[MANY_READS];
+
+	if (!fusable(fn, op) || op->kind == Onormalize || op->kind == Abatchnorm ||
+	    dp_numel(ty(g, v)) > MANY_MAX || g->nuse[v] > MANY_READS || in->rmsop[i] ||
+	    g->epi[i] >= 0 || g->epimm[i] >= 0 || (g->fold && g->fold[i] >= 0))
+		return 0;
+	for (j = i + 1; j < fn->nop; j++)
+		for (k = 0; k < fn->op[j].nin; k++) {
+			const Op *u = &fn->op[j];
+			int w = u->nout == 1 ? g->user[u->out[0]] : -1;
+			if (u->in[k] != v)
+				continue;
+			if (!fusable(fn, u) || u->nout != 1 || u->part != op->part ||
+			    g->epimm[j] >= 0 || g->epi[j] >= 0 || (w >= 0 && g->epimm[w] >= 0) ||
+			    in->rmsop[j] || (g->fold && g->fold[j] >= 0) ||
+			    (dp_isreshape(fn, u) && g->h[u->out[0]].kind != G_INLINE))
+				return 0;   /* (a reshape in a kernel of its own: a view of v in memory) */
+			n++;
+			if (in->root[j] < 0)   /* several kernels: in any of them */
+				many += in->copies[j];
+			else
+				root[m] = in->root[j], copies[m++] = in->copies[j];
+		}
+	if (n != g->nuse[v])
+		return 0;   /* a program's output (a use too) */
+	for (j = 0; j < m; j++) {   /* the readers of each kernel together */
+		int c = 0;
+		for (t = 0; t < m; t++)
+			if (root[t] == root[j])
+				c += copies[t];
+		if (c > most)
+			most = c;
+	}
+	if (most + many > MANY_COPIES)
+		return 0;
+	in->copies[i] = most + many;
+	return 1;
+}
+
+/* Whether op i's one result is computed inside the kernel of its reader
+ * (of each reader, where manyread). */
+static int
+inlined(Gpu *g, Inl *in, int i)
 {
 	const Fn *fn = g->fn;
 	const Op *op = &fn->op[i];
@@ -201,6 +281,8 @@ inlined(Gpu *g, int i)
 	if (u >= 0 && g->nuse[v] == 1 && fn->op[u].kind == Oindexwrite && fn->op[u].in[2] == v &&
 	    fn->op[u].part == op->part && fusable(fn, op) && dp_numel(ty(g, v)) < (1 << 27))
 		return 1;   /* index_write's src: a chain computed in its kernel (kern.c) */
+	if (g->nuse[v] > 1 && u >= 0 && manyread(g, in, i))
+		return 1;   /* small, read by several elementwise kernels: computed in each */
 	if (g->nuse[v] != 1 || u < 0 || fn->op[u].part != op->part)
 		return 0;
 	if (g->fold && g->fold[u] >= 0)   /* read by a convolution's kernel */
@@ -210,7 +292,7 @@ inlined(Gpu *g, int i)
 	/* a matmul whose one reader is a relu that is not itself inlined:
 	 * the relu becomes the matmul's epilogue */
 	if (ismm(op) && fn->op[u].kind == Arelu && fn->val[v].t.dtype == DP_F32 &&
-	    !inlined(g, u)) {
+	    !inlined(g, in, u)) {
 		g->relu[i] = u;
 		return 1;
 	}
@@ -578,15 +660,33 @@ static void
 gpu_homes(Gpu *g)
 {
 	Fn *fn = g->fn;
+	Inl in;
 	int i;
 
 	for (i = 0; i < fn->nval; i++) {
 		g->h[i].kind = fn->val[i].t.dev == DEV_CUDA ? G_ARENA : G_HOST;
 		g->h[i].bytes = dp_nbytes(&fn->val[i].t);
 	}
-	for (i = fn->nop - 1; i >= 0; i--)
-		if (inlined(g, i))
-			g->h[fn->op[i].out[0]].kind = G_INLINE;
+	in.rmsop = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
+	in.root = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.root);
+	in.copies = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.copies);
+	for (i = 0; i < fn->nop; i++)   /* the ops of each RMS norm's row kernel */
+		for (int o = g->rms[i]; o >= 0; o = g->user[fn->op[o].out[0]]) {
+			in.rmsop[o] = 1;
+			if (o == i)
+				break;
+		}
+	for (i = fn->nop - 1; i >= 0; i--) {
+		int u = fn->op[i].nout == 1 ? g->user[fn->op[i].out[0]] : -1;
+		in.root[i] = i, in.copies[i] = 1;
+		if (!inlined(g, &in, i))
+			continue;
+		g->h[fn->op[i].out[0]].kind = G_INLINE;
+		if (g->nuse[fn->op[i].out[0]] > 1)   /* manyread: in.copies[i] set */
+			in.root[i] = -1;
+		else if (u >= 0)   /* in its one reader's kernel */
+			in.root[i] = in.root[u], in.copies[i] = in.copies[u];
+	}
 	for (i = 0; i < fn->nop; i++) {   /* an RMS norm's ops: in its row kernel, */
 		if (g->rms[i] >= 0 && g->h[fn->op[i].out[0]].kind == G_INLINE)
 			g->rms[i] = -1;   /* unless its result is computed in a reader's */
@@ -661,6 +761,22 @@ guses(Gpu *g)
 	return 0;
 }
 
+/* Where inlined value v is computed, for the liveness of what it reads:
+ * in its reader's kernel, the last of them where several compute it. */
+static int
+lastexec(const Gpu *g, int v)
+{
+	const Fn *fn = g->fn;
+	int j, k, e = g->exec[g->user[v]];
+
+	if (g->nuse[v] > 1)
+		for (j = fn->val[v].def + 1; j < fn->nop; j++)
+			for (k = 0; k < fn->op[j].nin; k++)
+				if (fn->op[j].in[k] == v && g->exec[j] > e)
+					e = g->exec[j];
+	return e;
+}
+
 /* Homes, liveness over kernel positions, then offsets. */
 int
 gplan(Gpu *g)
@@ -682,7 +798,7 @@ gplan(Gpu *g)
 		if (op->nout == 1 && g->h[op->out[0]].wrby)   /* written by attention */
 			g->exec[i] = g->h[op->out[0]].wrby - 1;
 		if (op->nout == 1 && g->h[op->out[0]].kind == G_INLINE)
-			g->exec[i] = g->exec[g->user[op->out[0]]];
+			g->exec[i] = lastexec(g, op->out[0]);
 	}
 	for (v = 0; v < fn->nval; v++)
 		g->h[v].last = g->exec[fn->val[v].def];
