@@ -331,7 +331,6 @@ literal(Str *e, int dt, double v)
 }
 
 static int elem(Kern *k, int v, const char *idx, Str *out);
-static int compute(Kern *k, int v, const char *idx, Str *out);
 
 /* The element of value x at the index idx of a dense tensor of type to,
  * x being read with element strides s from offset off: a variable named
@@ -815,7 +814,8 @@ done:
 	return rc;
 }
 
-/* elem for an inlined value not computed before in the kernel. */
+/* elem's statements for inlined value v at idx, in the block being
+ * written; op v's listed once for the kernel's comment. */
 static int
 compute(Kern *k, int v, const char *idx, Str *out)
 {
@@ -1434,13 +1434,6 @@ x3split(Gpu *g, int i, int v, int64_t want, int *prod)
 	return K;
 }
 
-/* The ops a kernel computes, in order. */
-static void
-kops(Kern *k)
-{
-	qsort(k->ops, (size_t)k->nops, sizeof *k->ops, cmpint);
-}
-
 /* The root of a fused chain: one kernel writing op i's result. */
 int
 emit_elem(Gpu *g, int i)
@@ -1470,7 +1463,7 @@ emit_elem(Gpu *g, int i)
 		str_free(&e);
 		return -1;
 	}
-	kops(&k);
+	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
 	if (k.nops > 1)
 		str_printf(&m.head, "/* %d ops fused into one kernel: */\n", k.nops);
 	for (j = 0; j < k.nops; j++)
@@ -1527,7 +1520,7 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 		str_free(&e);
 		return -1;
 	}
-	kops(&k);
+	qsort(k.ops, (size_t)k.nops, sizeof *k.ops, cmpint);
 	snprintf(m.name, sizeof m.name, "k%d_index_write", op->out[0]);
 	str_printf(&m.head, "/* %d ops fused into one kernel, its result written at the index: */\n",
 	           k.nops + 1);

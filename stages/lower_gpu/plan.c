@@ -227,9 +227,10 @@ manyread(const Gpu *g, Inl *in, int i)
 	for (j = i + 1; j < fn->nop; j++)
 		for (k = 0; k < fn->op[j].nin; k++) {
 			const Op *u = &fn->op[j];
-			int w = u->nout == 1 ? g->user[u->out[0]] : -1;
+			int w;
 			if (u->in[k] != v)
 				continue;
+			w = u->nout == 1 ? g->user[u->out[0]] : -1;   /* u's reader */
 			if (!fusable(fn, u) || u->nout != 1 || u->part != op->part ||
 			    g->epimm[j] >= 0 || g->epi[j] >= 0 || (w >= 0 && g->epimm[w] >= 0) ||
 			    in->rmsop[j] || (g->fold && g->fold[j] >= 0) ||
