@@ -430,7 +430,7 @@ pdl() {
 		grep -q '^/\* %[0-9]* = aten.mul %[0-9]*, %[0-9]* : f32\[1,8,1\] \*/$' "$c" &&
 		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq 15 ] &&
 		[ "$(grep -c '^	DP_LAUNCH(' "$c")" -eq 15 ] &&
-		grep -A1 'wp\[t\] = __ldg(bn + k);' "$c" | grep -q '}' &&
+		grep -A1 'wp\[t\] = __ldcs(bn + k);' "$c" | grep -q '}' &&
 		[ -x "$tmp/kv/llama_kv/llama_kv" ] &&
 		# built in halves where configure found a C++ compiler: the host
 		# half registers no kernels, the executable holds the device half
@@ -526,7 +526,7 @@ gemvact() {
 		lowerir "$tmp/ga/ga.ir" "$tmp/ga" &&
 		c=$tmp/ga/5.gpu.cu &&
 		awk '/^k[0-9]*_linear\(/ { k = 1 } k && /dp_pdl_wait\(\);/ { w = NR }
-			k && /__ldg\(bn \+ k\)/ { l = NR } k && /^}/ { exit }
+			k && /__ldcs\(bn \+ k\)/ { l = NR } k && /^}/ { exit }
 			END { exit !(w && l && w < l) }' "$c"
 }
 check "lowering: a one-row product of a computed matrix reads it after the wait" gemvact

@@ -15,7 +15,7 @@
  *   keys, lane t scores key t of a slice (q from shared memory), then each
  *   lane adds p_t·v_t for its outputs.
  * The block's warps merge their maxima, sums and outputs through shared
- * memory (warp 0).  With one chunk the block writes y; with more it writes
+ * memory (warp 0, lane t computing warp t's weight).  With one chunk the block writes y; with more it writes
  * its row's maximum, sum and unscaled outputs to part, and the last block
  * of the row to finish (a counter per row, reset by that block for the
  * next launch) merges the chunks (a lane each) and writes y: one kernel,
@@ -308,18 +308,27 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		__syncthreads();
 		if (w != 0)
 			return;
-		m = -INFINITY;
-		for (int t = 0; t < W; t++)
-			m = fmaxf(m, ws[t][0]);
+		/* lane t takes warp t's maximum and sum and computes its weight
+		 * (one exp a lane, not W in turn); the sums add them in warp
+		 * order, the weights passed by shuffle */
+		static_assert(W <= 32, "a warp's maximum a lane");
+		float mt = lane < W ? ws[lane % W][0] : -INFINITY, lt = lane < W ? ws[lane % W][1] : 0.0f;
+		m = mt;
+		for (int d = 16; d > 0; d >>= 1)
+			m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, d));
+		float wt = mt == -INFINITY ? 0.0f : expf(mt - m);
 		l = 0.0f;
 		for (int d = 0; d < NO; d++)
 			o[d] = 0.0f;
-		for (int t = 0; m != -INFINITY && t < W; t++) {
-			float mt = ws[t][0], wt = mt == -INFINITY ? 0.0f : expf(mt - m);
-			l = fmaf(ws[t][1], wt, l);
-			for (int d = 0; d < NO; d++)
-				if (decidx<D>(lane, d) < EV)
-					o[d] = fmaf(ws[t][2 + decidx<D>(lane, d)], wt, o[d]);
+		if (m != -INFINITY) {
+#pragma unroll
+			for (int t = 0; t < W; t++) {
+				float wv = __shfl_sync(0xffffffffu, wt, t), lv = __shfl_sync(0xffffffffu, lt, t);
+				l = fmaf(lv, wv, l);
+				for (int d = 0; d < NO; d++)
+					if (decidx<D>(lane, d) < EV)
+						o[d] = fmaf(ws[t][2 + decidx<D>(lane, d)], wv, o[d]);
+			}
 		}
 	}
 	float *yr = y + boff(P, b, P.ybs) + (long long)i * P.YRS;

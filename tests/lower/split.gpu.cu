@@ -47,7 +47,7 @@ k7_linear(const float *__restrict__ a, const float *__restrict__ b, float *__res
 		int k = lane + 32 * t;
 
 		if (k < 12) {
-			wp[t] = __ldg(bn + k);
+			wp[t] = __ldcs(bn + k);
 		}
 	}
 	float4 xr[1][1];

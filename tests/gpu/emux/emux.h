@@ -15,6 +15,7 @@ struct float2 { float x, y; };
 struct uint4 { unsigned x, y, z, w; };
 template <typename T> static inline T __ldg(const T *p) { return *p; }
 template <typename T> static inline T __ldcg(const T *p) { return *p; }
+template <typename T> static inline T __ldcs(const T *p) { return *p; }
 static inline unsigned
 __umulhi(unsigned a, unsigned b)
 {
