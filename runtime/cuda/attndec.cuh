@@ -15,12 +15,12 @@
  *   keys, lane t scores key t of a slice (q from shared memory), then each
  *   lane adds p_t·v_t for its outputs.
  * The block's warps merge their maxima, sums and outputs through shared
- * memory (warp 0, lane t computing warp t's weight).  With one chunk the block writes y; with more it writes
- * its row's maximum, sum and unscaled outputs to part, and the last block
- * of the row to finish (a counter per row, reset by that block for the
- * next launch) merges the chunks (a lane each) and writes y: one kernel,
- * no merge launch.  Exact fp32; a row with every key masked gives zeros.
- * Needs At and boff (attn.cuh). */
+ * memory (warp 0, lane t computing warp t's weight).  With one chunk the
+ * block writes y; with more it writes its row's maximum, sum and unscaled
+ * outputs to part, and the last block of the row to finish (a counter per
+ * row, reset by that block for the next launch) merges the chunks (a lane
+ * each) and writes y: one kernel, no merge launch.  Exact fp32; a row
+ * with every key masked gives zeros.  Needs At and boff (attn.cuh). */
 #ifndef DPRT_ATTNDEC_CUH
 #define DPRT_ATTNDEC_CUH
 
@@ -309,8 +309,10 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		if (w != 0)
 			return;
 		/* lane t takes warp t's maximum and sum and computes its weight
-		 * (one exp a lane, not W in turn); the sums add them in warp
-		 * order, the weights passed by shuffle */
+		 * (one exp a lane, not W in turn, as the chunks' merge below
+		 * does a lane a chunk); the sums add them in warp order, the
+		 * weights passed by shuffle; lane % W keeps every lane's load in
+		 * the array, so that it needs no branch (as measured) */
 		static_assert(W <= 32, "a warp's maximum a lane");
 		float mt = lane < W ? ws[lane % W][0] : -INFINITY, lt = lane < W ? ws[lane % W][1] : 0.0f;
 		m = mt;
