@@ -474,19 +474,37 @@ npy64() {
 	perl -e '$s = shift; @v = @ARGV; $d = "{\x27descr\x27: \x27<i8\x27, \x27fortran_order\x27: False, \x27shape\x27: $s, }";
 		$d .= " " x (117 - length $d) . "\n"; print "\x93NUMPY\x01\x00", pack("v", 118), $d, pack("q<*", @v)' "$@"
 }
-# three tokens in one process (the cache kept between them): the same
-# logits with and without the prefetches
-l2same() {
+# tune cuda.gemv.warps 32: the warps of each GEMV kernel of one row take
+# 4 columns each where their weights fit (8 blocks of 4 warps, not 16 or
+# 32), the output head (4001 columns) one; by default none takes 4; nvcc
+# compiles it; tune cuda.gemv.warps 100 refused at its line and column
+gvwarps() {
+	kvtune kvw32 'cuda.gemv.warps 32' &&
+		c=$tmp/kvw32/llama_kv/5.gpu.cu && c0=$tmp/kv/llama_kv/5.gpu.cu &&
+		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_linear, 8, 128, 1)(' "$c")" -eq 8 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_linear, 1001, 128, 1)(' "$c")" -eq 1 ] &&
+		[ "$(grep -c '/\* columns n\.\.n+3 \*/' "$c")" -eq 4 ] &&
+		! grep -q '^	DP_LAUNCH(k[0-9]*_linear, 8, 128, 1)(' "$c0" &&
+		! grep -q '/\* columns n\.\.n+3 \*/' "$c0" &&
+		! kvtune kvw100 'cuda.gemv.warps 100' &&
+		grep -q "kvw100.target:$(($(wc -l <"$root/targets/cuda") + 1)):22: tune cuda.gemv.warps 100: expected 32, 64, 128, 256, 512, 1024 or 2048" "$tmp/kvw100.out"
+}
+check "llama_kv for cuda with tune cuda.gemv.warps 32: the GEMV kernels in 8 blocks, their warps taking 4 columns each where the weights fit; tune cuda.gemv.warps 100 refused at its line and column" gvwarps
+# samelogits DIR: three tokens in one process (the cache kept between
+# them) through the llama_kv built in $tmp/DIR: the same logits bits as
+# the default build's
+samelogits() {
 	for t in 1 2 3; do
 		npy64 '(1, 1)' $((t * 7)) >"$tmp/tok$t.npy" && npy64 '(1,)' $((t - 1)) >"$tmp/pos$t.npy" || return 1
 	done
 	a="--steps 3 --in tok=$tmp/tok1.npy --in tok=$tmp/tok2.npy --in tok=$tmp/tok3.npy"
 	a="$a --in pos=$tmp/pos1.npy --in pos=$tmp/pos2.npy --in pos=$tmp/pos3.npy"
 	"$tmp/kv/llama_kv/llama_kv" $a --out "logits=$tmp/l2a%d.npy" >/dev/null &&
-		"$tmp/kvl2/llama_kv/llama_kv" $a --out "logits=$tmp/l2b%d.npy" >/dev/null &&
+		"$tmp/$1/llama_kv/llama_kv" $a --out "logits=$tmp/l2b%d.npy" >/dev/null &&
 		for t in 1 2 3; do "$bin/npycmp" --exact "$tmp/l2b$t.npy" "$tmp/l2a$t.npy" || return 1; done
 }
-ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.l2 16 as without" l2same
+ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.l2 16 as without" samelogits kvl2
+ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.warps 32 as without" samelogits kvw32
 # elementwise kernels lowered alone (no nvcc): one over more elements than
 # a grid of ints reaches is a grid-stride loop of its own (its 2 GiB input
 # copied in the stream); two small independent ones after it are one launch
@@ -535,10 +553,10 @@ check "lowering: a one-row product of a computed matrix reads it after the wait"
 # host through the emulator of tests/gpu/emu, one token at position 5 (the
 # rotary tables' sines not all 0; the cache's 5 rows before it zeros in
 # both builds), its logits against the cpu build's (about a minute: a
-# thread per CUDA thread)
+# thread per CUDA thread); DIR: the cuda build in $tmp/DIR
 emustep() {
-	b=$tmp/kv/llama_kv
-	e=$tmp/emustep
+	b=$tmp/$1/llama_kv
+	e=$tmp/emustep$1
 	cxx=${CXX:-c++}
 	x="-I$root/tests/gpu/emux -I$root/tests/gpu/emu -I$root/runtime"
 	mkdir -p "$e" || return 1
@@ -564,9 +582,11 @@ emustep() {
 		"$bin/npycmp" --tol 1e-5 "$e/emu.npy" "$e/cpu.npy"
 }
 if [ -n "${DP_TEST_EMULATE:-}" ]; then
-	check "llama_kv's cuda step emulated on the host (norms in the GEMVs, decode attention) = the cpu build's logits" emustep
+	check "llama_kv's cuda step emulated on the host (norms in the GEMVs, decode attention) = the cpu build's logits" emustep kv
+	check "llama_kv's cuda step with tune cuda.gemv.warps 32 (4 columns a warp) emulated on the host = the cpu build's logits" emustep kvw32
 else
 	skip "llama_kv's cuda step emulated: set DP_TEST_EMULATE=1 (about a minute)"
+	skip "llama_kv's cuda step with tune cuda.gemv.warps 32 emulated: set DP_TEST_EMULATE=1"
 fi
 if [ -f tests/conformance/c_embedding.pt2 ]; then
 	hdr="{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }"

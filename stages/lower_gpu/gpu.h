@@ -125,6 +125,9 @@ typedef struct Gpu {
 	int npf;           /* the GEMV kernels that take such an argument so far */
 	int pfwant;        /* the last of them, until the GEMV after it is known, or -1 */
 	int64_t pfmax;     /* tune cuda.gemv.l2 MIB: those weights' bytes at most (0: none asked) */
+	int gvwarps;       /* tune cuda.gemv.warps N (512 the default): the warps a GEMV kernel
+	                      of one row keeps at least where its warps take several
+	                      columns each (mm.c, gvcols) */
 	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
 	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */
 	int64_t s16;       /* bytes of the 16-bit operand scratch (mm.c) */

@@ -143,6 +143,7 @@ main(int argc, char **argv)
 	g.err = &err;
 	g.pfwant = -1;
 	g.gemvnorm = 1;   /* tune cuda.gemv.norm's default */
+	g.gvwarps = 512;  /* tune cuda.gemv.warps's default */
 	g.mmx3 = -1;      /* tune cuda.mm.x3 auto */
 	g.x3fuse = 1;     /* tune cuda.mm.x3split's default */
 	g.rmsp = -1;

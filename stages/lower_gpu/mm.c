@@ -18,7 +18,6 @@ enum {
 	GEMV_ROWS = 8,     /* at most this many rows take the generated kernel */
 	WARPS = 4,         /* warps per block of the GEMV kernel */
 	REGW = 16,         /* 16-byte loads of weights a lane of it holds at most */
-	GEMV_WARPS = 512,  /* warps it keeps at least where a warp takes several columns */
 	BLOCK = 128,       /* threads per block of the other kernels */
 };
 
@@ -575,11 +574,12 @@ regok(const MM *p, int vec, int per)
 
 /* The columns a warp of a GEMV kernel of one row takes (p->cw): 4 or 2
  * where its lanes can hold their weights (REGW) and that leaves at least
- * GEMV_WARPS warps, the columns of each product a multiple of it; else 1.
+ * g->gvwarps warps (tune cuda.gemv.warps, 512 by default), the columns of
+ * each product a multiple of it; else 1.
  * A norm's sums, and the row's loads, are then a warp's once for them all:
  * a wide product (the output head) is bound by those instructions. */
 static int
-gvcols(const MM *p, int vec, int per)
+gvcols(const Gpu *g, const MM *p, int vec, int per)
 {
 	int64_t kw = (p->K / per + 31) / 32, cols = 0;
 	int cw, j, ok;
@@ -591,7 +591,7 @@ gvcols(const MM *p, int vec, int per)
 	if (p->ng <= 1)
 		cols = p->N;
 	for (cw = 4; cw > 1; cw /= 2) {
-		ok = kw * cw * (p->gate ? 2 : 1) <= REGW && cols / cw >= GEMV_WARPS;
+		ok = kw * cw * (p->gate ? 2 : 1) <= REGW && cols / cw >= g->gvwarps;
 		for (j = 0; ok && j < (p->ng > 1 ? p->ng : 1); j++)
 			ok = (p->ng > 1 ? p->gn[j] : p->N) % cw == 0;
 		if (ok)
@@ -664,7 +664,7 @@ gemv(Gpu *g, MM *p)
 	Str *s = &g->kern;
 	int vec = p->K % 4 == 0 && p->b.cs % 4 == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
 
-	p->cw = gvcols(p, vec, 4);
+	p->cw = gvcols(g, p, vec, 4);
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one warp per "
 	              "column n, %s */\n", p->relu ? "relu" : "", p->hasc0 ? " + c0[m,n]" : "",
@@ -897,7 +897,7 @@ gemv16(Gpu *g, MM *p)
 	Str *s = &g->kern;
 	int vec = p->K % 8 == 0 && p->b.cs % 8 == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
 
-	p->cw = gvcols(p, vec, 8);
+	p->cw = gvcols(g, p, vec, 8);
 
 	str_printf(s, "/* y[m,n] = %s(sum_k a[m,k] b[k,n]%s), M=%lld N=%lld K=%lld: one warp per "
 	              "column n, b in 16 bits (%s), a rounded to 16 bits, fp32 sums, y rounded */\n",

@@ -88,6 +88,7 @@ static const char *const bools[] = {"0", "1", NULL};
 static const char *const x3s[] = {"auto", "0", "1", NULL};   /* mmx3 + 1 */
 static const char *const pdls[] = {"0", "1", "late", NULL};
 static const char *const l2s[] = {"0", "1", "2", "4", "8", "16", NULL};   /* MiB: 0, 2^(k-1) */
+static const char *const gvws[] = {"32", "64", "128", "256", "512", "1024", "2048", NULL};
 
 /* Whether v is a value of tunable k: a number 1..max (0..max for the
  * algorithm of a product and the chunks of an attention, 0 being the
@@ -252,6 +253,13 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	if ((k = tunepick(g, map, &t, "cuda.gemv.l2", "0", l2s, "0, 1, 2, 4, 8 or 16")) < 0)
 		return -1;
 	g->pfmax = k ? (int64_t)1 << (19 + k) : 0;
+	/* the warps a GEMV kernel of one row keeps at least where its warps
+	 * take several columns each (mm.c, gvcols): fewer warps, fewer blocks
+	 * on the SMs as they wait */
+	if ((k = tunepick(g, map, &t, "cuda.gemv.warps", "512", gvws,
+	                  "32, 64, 128, 256, 512, 1024 or 2048")) < 0)
+		return -1;
+	g->gvwarps = atoi(gvws[k]);
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (k = 0; k < NTUNABLE; k++)
