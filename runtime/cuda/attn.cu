@@ -305,12 +305,14 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 	/* with programmatic dependent launch where the program asks (g->pdl;
 	 * DPRT_CUDA_ATTN_PDL=0 in the environment keeps the ordinary launch):
 	 * its blocks start while the kernel before works, and wait for it first */
-	const char *pe = getenv("DPRT_CUDA_ATTN_PDL");
+	const char *pe = getenv("DPRT_CUDA_ATTN_PDL"), *me = getenv("DPRT_CUDA_ATTN_MERGE");
 	cudaLaunchAttribute at[1];
 	cudaLaunchConfig_t c;
+	At Q = P;
 	dp_config(&c, at, dim3(nchunk, (unsigned)rows), dim3(32 * W), g->stream,
 	          g->pdl && !(pe && strcmp(pe, "0") == 0));
-	(void)cudaLaunchKernelEx(&c, f, P, q, k, v, mask, y, chunk, (float *)g->blasws, g->attnct);
+	Q.MERGE = !(me && strcmp(me, "0") == 0);
+	(void)cudaLaunchKernelEx(&c, f, Q, q, k, v, mask, y, chunk, (float *)g->blasws, g->attnct);
 	return dprt_cuda_launched(what, err, errn);
 }
 

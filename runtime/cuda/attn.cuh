@@ -17,6 +17,8 @@ struct At {
 	                      element's tf32 part at its place and YPS after it,
 	                      its remainder 2·YPS after it (dprt_cuda_sdpa3) */
 	float SCALE;
+	int MERGE;         /* the decode kernel, head size 64, one chunk: 1 merges
+	                      the warps in every warp, 0 in warp 0 */
 	dprt_div e, ev;
 	dprt_div l, bd[DPRT_SDPA_MAXB];   /* L and bdim as fast divisors (atdivs) */
 };
@@ -41,7 +43,7 @@ atgeom(const dprt_sdpa *a)
 	int nb = a->nb < DPRT_SDPA_MAXB ? a->nb : DPRT_SDPA_MAXB;
 
 	P.L = a->L, P.S = a->S, P.E = a->E, P.EV = a->EV, P.CAUSAL = a->causal, P.NB = nb;
-	P.MSL = a->msl, P.MSS = a->mss, P.SCALE = a->scale;
+	P.MSL = a->msl, P.MSS = a->mss, P.SCALE = a->scale, P.MERGE = 1;
 	for (int i = 0; i < DPRT_SDPA_MAXB; i++) {
 		P.bdim[i] = i < nb ? a->bdim[i] : 1;
 		P.bstr[i] = i < nb ? a->bstr[i] : 0;

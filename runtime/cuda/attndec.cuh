@@ -15,11 +15,14 @@
  *   keys, lane t scores key t of a slice (q from shared memory), then each
  *   lane adds p_t·v_t for its outputs.
  * The block's warps merge their maxima, sums and outputs through shared
- * memory (warp 0, lane t computing warp t's weight).  With one chunk the
- * block writes y; with more it writes its row's maximum, sum and unscaled
- * outputs to part, and the last block of the row to finish (a counter per
- * row, reset by that block for the next launch) merges the chunks (a lane
- * each) and writes y: one kernel, no merge launch.  Exact fp32; a row
+ * memory: warp 0, lane t computing warp t's weight, or, where the head
+ * size is 64 and the row has one chunk (P.MERGE, the default), every warp,
+ * four outputs each (1.7% off a ~100M Llama's bf16 decode step on an
+ * H100, bench/RESULTS.md).  With one chunk the block writes y; with more
+ * it writes its row's maximum, sum and unscaled outputs to part, and the
+ * last block of the row to finish (a counter per row, reset by that block
+ * for the next launch) merges the chunks (a lane each) and writes y: one
+ * kernel, no merge launch.  Exact fp32; a row
  * with every key masked gives zeros.  Needs At and boff (attn.cuh). */
 #ifndef DPRT_ATTNDEC_CUH
 #define DPRT_ATTNDEC_CUH
@@ -306,6 +309,32 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 					ws[w][2 + decidx<D>(lane, d)] = o[d];
 		}
 		__syncthreads();
+		if (D == 64 && W == 16 && P.MERGE && nchunk == 1) {
+			/* every warp at once, not warp 0 alone: lane t + 16h of
+			 * warp w takes warp t's maximum, sum and outputs 4w + 2h and
+			 * 4w + 2h + 1, summed over t by shuffles (a tree, not warp
+			 * order: not the same bits as warp 0's merge); lanes 0 and
+			 * 16 write the warp's 4 outputs */
+			int t = lane & 15, h = lane >> 4, e0 = 4 * w + 2 * h;
+			float mt = ws[t][0], lt = ws[t][1];
+			float a0 = ws[t][2 + e0], a1 = ws[t][3 + e0];
+			float mm = mt;
+			for (int d = 8; d > 0; d >>= 1)
+				mm = fmaxf(mm, __shfl_xor_sync(0xffffffffu, mm, d));
+			float wt = mt == -INFINITY ? 0.0f : expf(mt - mm);
+			float ll = lt * wt, b0 = a0 * wt, b1 = a1 * wt;
+			for (int d = 8; d > 0; d >>= 1) {
+				ll += __shfl_xor_sync(0xffffffffu, ll, d);
+				b0 += __shfl_xor_sync(0xffffffffu, b0, d);
+				b1 += __shfl_xor_sync(0xffffffffu, b1, d);
+			}
+			if (t == 0) {
+				float *yr = y + boff(P, b, P.ybs) + (long long)i * P.YRS;
+				yr[e0] = ll > 0.0f ? b0 / ll : 0.0f;
+				yr[e0 + 1] = ll > 0.0f ? b1 / ll : 0.0f;
+			}
+			return;
+		}
 		if (w != 0)
 			return;
 		/* lane t takes warp t's maximum and sum and computes its weight

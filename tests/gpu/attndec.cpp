@@ -136,9 +136,10 @@ run(const Case *c)
 	const void *mask = c->mask == 1 ? (const void *)bm.data() : c->mask == 2 ? (const void *)fm.data() : NULL;
 	/* blocks of one warp: chunks of all, 32 and 64 keys; of the library's
 	 * warps: all the keys, and 64 (warps with no slice of their own) */
-	static const int chunks[][2] = {{0, 0}, {0, 32}, {0, 64}, {1, 0}, {1, 64}};
+	static const int chunks[][3] = {{0, 0, 0}, {0, 32, 0}, {0, 64, 0}, {1, 0, 0}, {1, 0, 1}, {1, 64, 0}};
 	for (const auto &wc : chunks) {
 		int wide = wc[0], chunk = wc[1];
+		P.MERGE = wc[2];
 		if (wide && chunk && S > 200)
 			continue;   /* the emulator's time: 8 warps in many chunks on the short cases */
 		int rows = B * L, ch = chunk ? chunk : S, nchunk = (S + ch - 1) / ch;
@@ -166,8 +167,9 @@ run(const Case *c)
 			left += n != 0;
 		err /= mref > 0 ? mref : 1;
 		int bad = nan || left || !(err <= 1e-5);
-		printf("%s %-50s %d-warp blocks, chunks of %4d (%3d): max|err|/max|ref| %.2e%s%s\n",
+		printf("%s %-50s %d-warp blocks%s, chunks of %4d (%3d): max|err|/max|ref| %.2e%s%s\n",
 		       bad ? "FAIL" : "ok  ", c->name, wide ? decwarps(E == 64 && EV == 64 ? 64 : 0) : 1,
+		       P.MERGE ? " (merged in every warp)" : "",
 		       ch, nchunk, err, nan ? ", NaN or unwritten" : "",
 		       left ? ", counters left nonzero" : "");
 		fails += bad;
