@@ -16,8 +16,12 @@ bf16: DevProc built with targets/cuda plus "tune cuda.precision bf16"
 (formats/target.md: the products in bf16 on the tensor cores, f32 sums;
 the KV cache stays f32), PyTorch's model.to(torch.bfloat16); the cpu
 target is fp32 only.  --cpu-only builds and times the cpu target alone
-(no CUDA needed: DevProc cpu against PyTorch eager on the host CPU).  --build-only exports and builds (CPU work, which can
-overlap other work), --no-build then times what it made.
+(no CUDA needed: DevProc cpu against PyTorch eager on the host CPU).
+--build-only exports and builds (CPU work, which can overlap other work)
+and writes the timed runs' inputs (DIR/tok.npy and DIR/tokpos.npy: one
+token at position P; DIR/ids.npy and DIR/pos.npy: the prompt), as
+bench/abtree.py's and bench/stamps_patch.py's recipes use them;
+--no-build then times what it made.
 --profile prints, for each cuda precision, where one decode step's time
 goes: the decode executable's --profile (20 runs, eager, each op's kernels
 timed by CUDA events: kernel time, not the CUDA graph's) as a table per op,
@@ -180,6 +184,21 @@ def bandwidth():
     return 2 * x.numel() * 4 / (t / 1e6)
 
 
+def inputs(d):
+    """The timed runs' inputs, written into d (also by --build-only, for
+    bench/abtree.py and bench/stamps_patch.py's runs): the prompt's ids and
+    positions, and one decode token at position P.  Returns the prefill's
+    and the decode's {name: file}, the ids and the token."""
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 32000, (1, P), generator=g)
+    tok = torch.randint(0, 32000, (1, 1), generator=g)
+    ins_p = {"ids": npy(os.path.join(d, "ids.npy"), ids.numpy()),
+             "pos": npy(os.path.join(d, "pos.npy"), np.arange(P, dtype=np.int64))}
+    ins_d = {"ids": npy(os.path.join(d, "tok.npy"), tok.numpy()),
+             "pos": npy(os.path.join(d, "tokpos.npy"), np.array([P], dtype=np.int64))}
+    return ins_p, ins_d, ids, tok
+
+
 def profile(d, prec):
     """One decode step's --profile for a cuda build: the table per op, then
     the cuda time summed by op name (largest first)."""
@@ -272,6 +291,7 @@ def main():
     os.makedirs(d, exist_ok=True)
     if not a.no_build:
         build(d, a)
+    ins_p, ins_d, ids, tok = inputs(d)
     if a.build_only:
         return
     if a.profile or a.profile_only:
@@ -283,13 +303,6 @@ def main():
     nparam = sum(p.numel() for p in m.parameters())
     wbytes = (nparam - m.model.embed_tokens.weight.numel()) * 4
     log("params", nparam, "decode weight bytes (fp32)", wbytes)
-    g = torch.Generator().manual_seed(1)
-    ids = torch.randint(0, 32000, (1, P), generator=g)
-    tok = torch.randint(0, 32000, (1, 1), generator=g)
-    ins_p = {"ids": npy(os.path.join(d, "ids.npy"), ids.numpy()),
-             "pos": npy(os.path.join(d, "pos.npy"), np.arange(P, dtype=np.int64))}
-    ins_d = {"ids": npy(os.path.join(d, "tok.npy"), tok.numpy()),
-             "pos": npy(os.path.join(d, "tokpos.npy"), np.array([P], dtype=np.int64))}
 
     # check: each decode program from zeros (one token at position 0)
     # against the same module in PyTorch, fp32
