@@ -308,10 +308,10 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 	const char *pe = getenv("DPRT_CUDA_ATTN_PDL"), *me = getenv("DPRT_CUDA_ATTN_MERGE");
 	cudaLaunchAttribute at[1];
 	cudaLaunchConfig_t c;
-	At Q = P;
+	At Q = P;   /* DPRT_CUDA_ATTN_MERGE=0: warp 0's merge of the block's warps */
+	Q.MERGE = !(me && strcmp(me, "0") == 0);
 	dp_config(&c, at, dim3(nchunk, (unsigned)rows), dim3(32 * W), g->stream,
 	          g->pdl && !(pe && strcmp(pe, "0") == 0));
-	Q.MERGE = !(me && strcmp(me, "0") == 0);
 	(void)cudaLaunchKernelEx(&c, f, Q, q, k, v, mask, y, chunk, (float *)g->blasws, g->attnct);
 	return dprt_cuda_launched(what, err, errn);
 }

@@ -22,8 +22,8 @@
  * it writes its row's maximum, sum and unscaled outputs to part, and the
  * last block of the row to finish (a counter per row, reset by that block
  * for the next launch) merges the chunks (a lane each) and writes y: one
- * kernel, no merge launch.  Exact fp32; a row
- * with every key masked gives zeros.  Needs At and boff (attn.cuh). */
+ * kernel, no merge launch.  Exact fp32; a row with every key masked gives
+ * zeros.  Needs At and boff (attn.cuh). */
 #ifndef DPRT_ATTNDEC_CUH
 #define DPRT_ATTNDEC_CUH
 

@@ -135,11 +135,14 @@ run(const Case *c)
 	atdivs(&P);
 	const void *mask = c->mask == 1 ? (const void *)bm.data() : c->mask == 2 ? (const void *)fm.data() : NULL;
 	/* blocks of one warp: chunks of all, 32 and 64 keys; of the library's
-	 * warps: all the keys, and 64 (warps with no slice of their own) */
+	 * warps: all the keys (head size 64: merged by warp 0, then by every
+	 * warp, P.MERGE), and 64 (warps with no slice of their own) */
 	static const int chunks[][3] = {{0, 0, 0}, {0, 32, 0}, {0, 64, 0}, {1, 0, 0}, {1, 0, 1}, {1, 64, 0}};
 	for (const auto &wc : chunks) {
 		int wide = wc[0], chunk = wc[1];
 		P.MERGE = wc[2];
+		if (P.MERGE && !(E == 64 && EV == 64))
+			continue;   /* the every-warp merge is head size 64's only */
 		if (wide && chunk && S > 200)
 			continue;   /* the emulator's time: 8 warps in many chunks on the short cases */
 		int rows = B * L, ch = chunk ? chunk : S, nchunk = (S + ch - 1) / ch;
