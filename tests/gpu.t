@@ -174,8 +174,9 @@ check "--cuda-arch sm_80 overrides the mapping's sm_90 without editing it, and n
 # head instead of the stream, then for each piece before copying it into
 # the output (stages/common/xfer.h).  tests/gpu/pieces.ir: y in 3 pieces
 # (4 MiB, 4 MiB, 128 KiB), issued by the partition after it (the last);
-# not z, as large but read by the argmax on the cpu, nor the small s; nor
-# any of classify's outputs (small).
+# not z, as large but read by the argmax on the cpu, nor the small s,
+# which its kernel writes into the staging itself (emit.c, copyout: no
+# copy); nor any of classify's outputs (small).
 npyf32() { # file shape n seed: deterministic floats in [-1, 1]
 	perl -e 'my ($f, $shape, $n, $s) = @ARGV;
 		my $d = "{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: $shape, }";
@@ -190,16 +191,18 @@ pieces() {
 	# the .cu: z's copy whole, then (after s's) the head, then y's pieces,
 	# each followed by its event, in this order
 	grep -q '^	static const dprt_cuda_plan plan = {[0-9]*, 0, [0-9]*, 2, 1, 4};$' "$c" &&
-		[ "$(grep -c 'cudaMemcpyDeviceToHost' "$c")" -eq 5 ] &&
+		[ "$(grep -c 'cudaMemcpyDeviceToHost' "$c")" -eq 4 ] &&
+		grep -q '^	float \*v10 = (float \*)(P + [0-9]*); *\/\* f32\[8\], staging ' "$c" &&
 		grep -q '^	if (dprt_cuda_ok(cudaMemcpyAsync(P + [0-9]*, v[0-9]*, 8519680, cudaMemcpyDeviceToHost, g->stream),$' "$c" &&
 		grep -q '^	return dprt_cuda_run((dprt_cuda \*)state, 0, part1, 1, err, errn);$' "$c" &&
 		grep -q '^	return dprt_cuda_run_until((dprt_cuda \*)state, 1, part3, 0, err, errn);$' "$c" &&
 		grep -q '^pieces_gpu_wait(void \*state, int ev, char \*err, size_t errn)$' "$c" &&
 		[ "$(grep -c 'dprt_cuda_record(g, ' "$c")" -eq 4 ] &&
 		sed -n '/^part3(/,/^}/p' "$c" | grep -e 'cudaMemcpyAsync(P' -e 'dprt_cuda_record' \
-			-e '^	 *cudaMemcpyDeviceToHost, g->stream),$' | sed 's/(P + [0-9]*, /(P + N, /' >"$pc/seq" &&
+			-e '^	 *cudaMemcpyDeviceToHost, g->stream),$' -e 'copyout' |
+			sed 's/(P + [0-9]*, /(P + N, /' >"$pc/seq" &&
 		printf '%s\n' \
-			'	if (dprt_cuda_ok(cudaMemcpyAsync(P + N, v10, 32, cudaMemcpyDeviceToHost, g->stream),' \
+			'	/* none: %10 is written into the page-locked staging by its kernel (copyout) */' \
 			'	if (dprt_cuda_record(g, 0, err, errn) != 0)' \
 			'	if (dprt_cuda_ok(cudaMemcpyAsync(P + N, (const unsigned char *)v4 + 0, 4194304,' \
 			'	                                 cudaMemcpyDeviceToHost, g->stream),' \
@@ -229,7 +232,23 @@ pieces() {
 		"$bc/classify/5.cpu.c" &&
 		grep -q '^	static const dprt_cuda_plan plan = {.*, 0};$' "$bc/classify/5.gpu.cu"
 }
-check "pieces.ir for cuda: y (8.1 MiB, no reader) in 3 pieces after the head event, the host waiting for each before copying it; z (read on the cpu), s and classify's outputs whole; nvcc compiles it" pieces
+check "pieces.ir for cuda: y (8.1 MiB, no reader) in 3 pieces after the head event, the host waiting for each before copying it; z (read on the cpu) and classify's outputs whole; s written into the staging by its kernel; nvcc compiles it" pieces
+# tune cuda.copyout 0: s copied after its kernel as before, from the arena
+copyout0() {
+	{ cat "$gdir/pieces.map"; echo "tune cuda.copyout 0"; } >"$pc/co0.map" &&
+		"$bin/dp-lower_gpu" "$pc/cuda/4.partition.dpir" -t "$pc/co0.map" -o "$pc/co0.cu" &&
+		c=$pc/co0.cu &&
+		[ "$(grep -c 'cudaMemcpyDeviceToHost' "$c")" -eq 5 ] &&
+		grep -q '^	float \*v10 = (float \*)(A + [0-9]*); *\/\* f32\[8\], arena ' "$c" &&
+		grep -q '^	if (dprt_cuda_ok(cudaMemcpyAsync(P + [0-9]*, v10, 32, cudaMemcpyDeviceToHost, g->stream),$' "$c" &&
+		! grep -q copyout "$c" &&
+		{ cat "$gdir/pieces.map"; echo "tune cuda.copyout 2"; } >"$pc/co2.map" &&
+		! "$bin/dp-lower_gpu" "$pc/cuda/4.partition.dpir" -t "$pc/co2.map" -o "$pc/co2.cu" \
+			2>"$pc/co2.err" && [ ! -e "$pc/co2.cu" ] &&
+		grep -q 'co2.map:7:19: tune cuda.copyout 2: expected 0 or 1$' "$pc/co2.err"
+}
+check "tune cuda.copyout 0: pieces.ir's s copied from the arena after its kernel, as before; a bad value refused" copyout0
+
 # the most pieces: 1.2 GB in 32 of ceil(bytes/32) rounded up to 64 bytes,
 # the last shorter (lowered only)
 pieces32() {

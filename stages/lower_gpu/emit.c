@@ -83,14 +83,22 @@ gpu_decls(Gpu *g, Str *s)
 		if (h->kind == G_WEIGHT)
 			snprintf(d, sizeof d, "const %s *v%d = (const %s *)(W + %lld);", ct, v, ct,
 			         (long long)h->off);
+		else if (h->kind == G_ARENA && h->pin)
+			snprintf(d, sizeof d, "%s *v%d = (%s *)(P + %lld);", ct, v, ct,
+			         (long long)(h->pin - 1));
 		else if (h->kind == G_ARENA)
 			snprintf(d, sizeof d, "%s *v%d = (%s *)(A + %lld);", ct, v, ct, (long long)h->off);
 		else
 			dp_die("value %d: named by the schedule but has no device memory", v);
-		str_printf(s, "\t%-44s /* %s, %s [%lld,%lld) */\n", d,
-		           dp_type_str(&fn->val[v].t, 0, ty, sizeof ty),
-		           h->kind == G_WEIGHT ? "weights" : "arena", (long long)h->off,
-		           (long long)(h->off + h->bytes));
+		if (h->pin)
+			str_printf(s, "\t%-44s /* %s, staging [%lld,%lld) */\n", d,
+			           dp_type_str(&fn->val[v].t, 0, ty, sizeof ty), (long long)(h->pin - 1),
+			           (long long)(h->pin - 1 + h->bytes));
+		else
+			str_printf(s, "\t%-44s /* %s, %s [%lld,%lld) */\n", d,
+			           dp_type_str(&fn->val[v].t, 0, ty, sizeof ty),
+			           h->kind == G_WEIGHT ? "weights" : "arena", (long long)h->off,
+			           (long long)(h->off + h->bytes));
 	}
 }
 
@@ -162,6 +170,33 @@ copyin(Gpu *g, int i)
 	           gV(g, v));
 	launched(g, name);
 	gmark(g, i);
+	return 1;
+}
+
+/* A device->host copy (op i, tune cuda.copyout 1) left out where the one
+ * generated kernel computing its value writes it and nothing on the device
+ * reads it (a decode step's logits): that kernel writes the value into the
+ * page-locked staging itself (mapped, as all page-locked memory is under
+ * unified addressing), its stores crossing the bus while it works, and the
+ * host reads it there once the stream is done, as it would the copy's.  A
+ * copy in the stream costs its own start and its bytes' time over the bus
+ * after the kernel ends.  Up to COPYOUT bytes: past that the kernel's
+ * stores would wait on the bus.  1 where the copy is so left out. */
+enum { COPYOUT = 1 << 20 };
+
+static int
+copyout(Gpu *g, int i)
+{
+	int v = g->fn->op[i].in[0];
+	GHome *h = &g->h[v];
+
+	if (!g->copyout || h->kind != G_ARENA || h->wrby || !g->wonly[v] || g->nuse[v] != 1 ||
+	    g->fn->op[g->fn->val[v].def].part != g->x[i].part ||
+	    h->bytes <= 0 || h->bytes > COPYOUT || h->bytes != g->x[i].bytes)
+		return 0;
+	h->pin = g->x[i].pin + 1;
+	str_printf(g->rec, "	/* none: %%%d is written into the page-locked staging by its "
+	                   "kernel (copyout) */\n", v);
 	return 1;
 }
 
@@ -309,7 +344,10 @@ partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 		if (g->x[i].kind != X_D2H || g->x[i].part != pk || g->x[i].npiece)
 			continue;
 		opcomment(&rec, fn, i, "\t");
-		pin |= memcpyasync(g, fn->op[i].in[0], g->x[i].pin, 0);
+		if (copyout(g, i))
+			pin = 1;
+		else
+			pin |= memcpyasync(g, fn->op[i].in[0], g->x[i].pin, 0);
 		nd2h++;
 	}
 	*head = -1;
@@ -341,7 +379,7 @@ partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 	str_printf(out, "/* Enqueues the work of partition %d on g's stream. */\n", pk);
 	str_printf(out, "static int\npart%d(dprt_cuda *g, char *err, size_t errn)\n{\n", pk);
 	for (v = 0; v < fn->nval; v++) {
-		arena |= g->used[v] && g->h[v].kind == G_ARENA;
+		arena |= g->used[v] && g->h[v].kind == G_ARENA && !g->h[v].pin;
 		weights |= g->used[v] && g->h[v].kind == G_WEIGHT;
 	}
 	if (arena)

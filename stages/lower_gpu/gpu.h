@@ -37,6 +37,9 @@ typedef struct GHome {
 	                      (strided 2): no kernel of its own; else 0 */
 	int64_t bytes;
 	int last;          /* op position of its last reader (see Gpu.exec) */
+	int64_t pin;       /* G_ARENA: 1 + the byte offset in the page-locked
+	                      staging where its kernel writes it instead, its
+	                      device->host copy left out (emit.c, copyout); else 0 */
 } GHome;
 
 /* The state of the stage for one function. */
@@ -128,6 +131,12 @@ typedef struct Gpu {
 	int gvwarps;       /* tune cuda.gemv.warps N (512 the default): the warps a GEMV kernel
 	                      of one row keeps at least where its warps take several
 	                      columns each (mm.c, gvcols) */
+	char *wonly;       /* per value: 1 where the one generated kernel computing
+	                      it writes it and reads it not (a GEMV, a fused
+	                      chain's root), so that it may write it into the
+	                      page-locked staging instead (emit.c, copyout) */
+	int copyout;       /* tune cuda.copyout 1 (the default): such a result read
+	                      only by the host written there by its kernel */
 	int prec16;        /* 1 bf16, 2 f16 (tune cuda.precision), 0: fp32/tf32 */
 	int64_t w16;       /* bytes of the 16-bit copies of weights (mm.c) */
 	int64_t s16;       /* bytes of the 16-bit operand scratch (mm.c) */

@@ -1489,6 +1489,7 @@ emit_elem(Gpu *g, int i)
 		str_printf(&m.body, "%sy[i] = %s;\n", big ? "\t\t" : "\t", e.p);
 	}
 	g->x3put |= m.x3k > 0;
+	g->wonly[v] = !m.x3k;   /* y written, never read (emit.c, copyout) */
 	kput(g, &k, &m, n);
 	kfree(&k);
 	str_free(&e);

@@ -56,7 +56,9 @@ static const char usage[] =
 	"    the source's elementwise chain computed in that kernel;\n"
 	"  - one schedule function per cuda partition (host->device copies from\n"
 	"    page-locked staging, launches on one stream, the device->host copies\n"
-	"    the host reads next), run through the runtime (dprt_cuda.h), which\n"
+	"    the host reads next, or for a small result of a generated kernel that\n"
+	"    kernel writing it there itself: `tune cuda.copyout 0` keeps the\n"
+	"    copy), run through the runtime (dprt_cuda.h), which\n"
 	"    captures it into a CUDA graph after the first run;\n"
 	"  - the entry points NAME_gpu_init, NAME_gpu_partK, NAME_gpu_host and\n"
 	"    NAME_gpu_fini that the host code from dp-lower_cpu calls.\n"
@@ -146,6 +148,7 @@ main(int argc, char **argv)
 	g.gvwarps = 512;  /* tune cuda.gemv.warps's default */
 	g.mmx3 = -1;      /* tune cuda.mm.x3 auto */
 	g.x3fuse = 1;     /* tune cuda.mm.x3split's default */
+	g.copyout = 1;    /* tune cuda.copyout's default */
 	g.rmsp = -1;
 	if (fn->npart == 0 && fn->nop > 0) {
 		dp_seterr(&err, "the IR is not partitioned (run dp-partition first)");

@@ -656,6 +656,20 @@ gvwait(const Gpu *g, Str *s, const MM *p, int esize)
 	kwait(g, s);
 }
 
+/* Marks the results of GEMV kernel p as written by it and read by nothing
+ * in it (emit.c's copyout may put them in the page-locked staging). */
+static void
+gvwonly(Gpu *g, const MM *p)
+{
+	int j;
+
+	if (p->ng > 1)
+		for (j = 0; j < p->ng; j++)
+			g->wonly[p->gy[j]] = 1;
+	else
+		g->wonly[p->y] = 1;
+}
+
 /* The GEMV kernel: one warp per column n, lanes across k, all M rows at
  * once; B's column n is contiguous in k (a weight stored [N, K]). */
 static void
@@ -691,6 +705,7 @@ gemv(Gpu *g, MM *p)
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	gvout(s, p);
 	str_put(s, "}\n");
+	gvwonly(g, p);
 }
 
 /* Any strides, few rows: one thread per column n, all M rows. */
@@ -924,6 +939,7 @@ gemv16(Gpu *g, MM *p)
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	gvout(s, p);
 	str_put(s, "}\n");
+	gvwonly(g, p);
 }
 
 /* Product p in 16 bits: few rows, the GEMV kernel of 16-bit weights; else

@@ -747,6 +747,7 @@ guses(Gpu *g)
 	g->group = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *g->group);
 	g->cpart = dp_alloc(fn->arena, (size_t)fn->npart + 1, sizeof *g->cpart);
 	g->used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
+	g->wonly = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
 	g->pinned = xfer_plan(fn, g->x, &g->nev);
 	for (i = 0; i < fn->npart; i++)
 		g->cpart[i] = fn->part[i].dev == DEV_CUDA ? g->ncpart++ : -1;

@@ -260,6 +260,12 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	                  "32, 64, 128, 256, 512, 1024 or 2048")) < 0)
 		return -1;
 	g->gvwarps = atoi(gvws[k]);
+	/* a result read only by the host, of at most 1 MiB, written into the
+	 * page-locked staging by the kernel computing it instead of copied
+	 * there after it (emit.c, copyout): on unless asked otherwise */
+	if ((k = tunepick(g, map, &t, "cuda.copyout", "1", bools, "0 or 1")) < 0)
+		return -1;
+	g->copyout = k;
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (k = 0; k < NTUNABLE; k++)
