@@ -105,6 +105,18 @@ fused() {
 		grep -q 'relu, NaN stays' "$bc/classify/5.gpu.cu"
 }
 check "classify's cuda code: 5 kernels (the image read from the staging, a fused preprocessing chain, GEMV+bias+relu, GEMV+bias, argmax)" fused
+# both outputs come back with no copy (emit.c, copyout): the label written
+# into the page-locked staging by the argmax, the logits by their GEMV
+# there too, as well as into the arena for the argmax (mirrors)
+staged() {
+	c=$bc/classify/5.gpu.cu
+	! grep -q 'cudaMemcpyDeviceToHost' "$c" &&
+		grep -q '^	int64_t \*v[0-9]* = (int64_t \*)(P + [0-9]*); *\/\* i64\[1\], staging ' "$c" &&
+		grep -q '^	yh\[0 + n\] = r;$' "$c" &&
+		grep -q '^	DP_LAUNCH(k[0-9]*_linear, [0-9]*, 128, 1)(v[0-9]*, v[0-9]*, v[0-9]*, v[0-9]*, (float \*)(P + [0-9]*));$' "$c" &&
+		[ "$(grep -c '/\* none: .*(copyout) \*/$' "$c")" -eq 2 ]
+}
+check "classify's outputs written into the staging by their kernels, no device->host copy: the label by the argmax, the logits by their GEMV (into the arena too, for the argmax)" staged
 check "cpu builds of the same pipelines (for comparison)" "$bin/devproc" build $pipes -C "$bp"
 mkdir -p "$tmp/ir/cpu" "$tmp/ir/cuda"
 cp "$bp/classify/weights.bin" "$tmp/ir/cpu/" && cp "$bp/classify/weights.bin" "$tmp/ir/cuda/"
@@ -232,7 +244,7 @@ pieces() {
 		"$bc/classify/5.cpu.c" &&
 		grep -q '^	static const dprt_cuda_plan plan = {.*, 0};$' "$bc/classify/5.gpu.cu"
 }
-check "pieces.ir for cuda: y (8.1 MiB, no reader) in 3 pieces after the head event, the host waiting for each before copying it; z (read on the cpu) and classify's outputs whole; s written into the staging by its kernel; nvcc compiles it" pieces
+check "pieces.ir for cuda: y (8.1 MiB, no reader) in 3 pieces after the head event, the host waiting for each before copying it; z (read on the cpu) whole; s written into the staging by its kernel; classify's outputs not in pieces; nvcc compiles it" pieces
 # tune cuda.copyout 0: s copied after its kernel as before, from the arena
 copyout0() {
 	{ cat "$gdir/pieces.map"; echo "tune cuda.copyout 0"; } >"$pc/co0.map" &&
@@ -600,10 +612,34 @@ emustep() {
 			--out logits="$e/cpu.npy" >/dev/null &&
 		"$bin/npycmp" --tol 1e-5 "$e/emu.npy" "$e/cpu.npy"
 }
+# classify's cuda code emulated (its outputs from the staging its kernels
+# wrote) against the cpu build's
+emuclassify() {
+	e=$tmp/emuclassify
+	cxx=${CXX:-c++}
+	x="-I$root/tests/gpu/emux -I$root/tests/gpu/emu -I$root/runtime"
+	mkdir -p "$e" &&
+		cp "$bc/classify/5.gpu.cu" "$e/gpu.cpp" &&
+		$cxx -std=c++17 -O1 -ffp-contract=off -w $x -include dprt_cuda.h -include emux.h \
+			-c "$e/gpu.cpp" -o "$e/gpu.o" &&
+		$cxx -std=c++17 -O1 -ffp-contract=off -w $x -c "$gdir/emux/emux.cpp" -o "$e/emux.o" &&
+		$cxx -std=c++17 -O1 -ffp-contract=off -w $x -c "$gdir/emu/emu.cpp" -o "$e/emu.o" &&
+		"$bin/dp-link" "$bc/classify/4.partition.dpir" "$bc/classify/5.cpu.o" "$e/gpu.o" "$e/emu.o" \
+			"$e/emux.o" --runtime "$root/lib" --include "$root/runtime" --cc "$cc" -o "$e/classify" &&
+		cp "$bc/classify/weights.bin" "$e/" || return 1
+	for t in "$e/classify" "$bp/classify/classify"; do
+		"$t" --in image=examples/classify/image.npy --out logits="$t.logits.npy" \
+			--out label="$t.label.npy" >/dev/null || return 1
+	done
+	"$bin/npycmp" --tol 1e-5 "$e/classify.logits.npy" "$bp/classify/classify.logits.npy" &&
+		"$bin/npycmp" --exact "$e/classify.label.npy" "$bp/classify/classify.label.npy"
+}
 if [ -n "${DP_TEST_EMULATE:-}" ]; then
+	check "classify's cuda code emulated on the host (both outputs written into the staging by their kernels) = the cpu build's" emuclassify
 	check "llama_kv's cuda step emulated on the host (norms in the GEMVs, decode attention) = the cpu build's logits" emustep kv
 	check "llama_kv's cuda step with tune cuda.gemv.warps 32 (4 columns a warp) emulated on the host = the cpu build's logits" emustep kvw32
 else
+	skip "classify's cuda code emulated: set DP_TEST_EMULATE=1"
 	skip "llama_kv's cuda step emulated: set DP_TEST_EMULATE=1 (about a minute)"
 	skip "llama_kv's cuda step with tune cuda.gemv.warps 32 emulated: set DP_TEST_EMULATE=1"
 fi

@@ -200,6 +200,29 @@ copyout(Gpu *g, int i)
 	return 1;
 }
 
+/* Before partition pk is emitted: each small result the host reads from
+ * it that the device reads too asks the kernel computing it to write it
+ * into the staging as well (GHome.mirror), which a GEMV of one product
+ * does (mm.c, gvmirror: GHome.mirrored); its copy is then left out. */
+static void
+mirrors(Gpu *g, int pk)
+{
+	const Fn *fn = g->fn;
+
+	for (int i = 0; i < fn->nop; i++) {
+		int v = fn->op[i].in[0];
+		GHome *h;
+		if (g->x[i].kind != X_D2H || g->x[i].part != pk || g->x[i].npiece)
+			continue;
+		h = &g->h[v];
+		h->mirror = 0;
+		if (g->copyout && h->kind == G_ARENA && !h->wrby && g->nuse[v] > 1 &&
+		    fn->op[fn->val[v].def].part == pk && h->bytes > 0 && h->bytes <= COPYOUT &&
+		    h->bytes == g->x[i].bytes)
+			h->mirror = g->x[i].pin + 1;
+	}
+}
+
 /* The device->host copy of op i in pieces (xfer.h), each followed by its
  * event: the host copies a piece to the program's outputs once its event
  * is reached, while the next piece comes over. */
@@ -266,6 +289,7 @@ partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 
 	memset(g->used, 0, (size_t)fn->nval);
 	g->rec = &rec;
+	mirrors(g, pk);
 	for (i = 0; i < fn->nop; i++) {
 		const Op *op = &fn->op[i];
 		if (op->part != pk)
@@ -344,7 +368,11 @@ partition(Gpu *g, int pk, Str *out, int *sync, int *head)
 		if (g->x[i].kind != X_D2H || g->x[i].part != pk || g->x[i].npiece)
 			continue;
 		opcomment(&rec, fn, i, "\t");
-		if (copyout(g, i))
+		if (g->h[fn->op[i].in[0]].mirrored) {
+			str_printf(g->rec, "\t/* none: its kernel wrote %%%d into the page-locked "
+			                   "staging too (copyout) */\n", fn->op[i].in[0]);
+			pin = 1;
+		} else if (copyout(g, i))
 			pin = 1;
 		else
 			pin |= memcpyasync(g, fn->op[i].in[0], g->x[i].pin, 0);

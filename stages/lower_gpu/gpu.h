@@ -40,6 +40,10 @@ typedef struct GHome {
 	int64_t pin;       /* G_ARENA: 1 + the byte offset in the page-locked
 	                      staging where its kernel writes it instead, its
 	                      device->host copy left out (emit.c, copyout); else 0 */
+	int64_t mirror;    /* G_ARENA, read on the device and by the host: 1 + the
+	                      byte offset in the staging where its kernel may write
+	                      it too (emit.c, mirrors); else 0 */
+	int mirrored;      /* its kernel does (a GEMV of one product, mm.c): no copy */
 } GHome;
 
 /* The state of the stage for one function. */

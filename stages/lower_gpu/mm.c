@@ -75,6 +75,8 @@ typedef struct MM {
 	Mat a, b, c0;
 	int hasc0, relu;
 	int round16;       /* the result rounded to 16 bits (tune cuda.precision bf16|f16) */
+	int64_t yh;        /* GEMV of one product: 1 + the staging offset where it also
+	                      writes y, for the host (GHome.mirror); else 0 */
 	int epi;           /* the add or mul folded after all that (plan.c, gepilogue), or -1 */
 	int eo;            /* its other operand in memory (e[m,n]), y's shape */
 	int esilu;         /* 1 + the silu op when that operand is silu(e) (SwiGLU's
@@ -203,7 +205,8 @@ gvhead(Str *s, const MM *p, const char *bt)
 			str_put(s, "const float *__restrict__ c0, ");
 		if (p->epi >= 0 && !p->gate)
 			str_put(s, "const float *__restrict__ e, ");
-		str_printf(s, "float *__restrict__ y%s)\n{\n", p->pf >= 0 ? PFPARAMS : "");
+		str_printf(s, "float *__restrict__ y%s%s)\n{\n", p->yh ? ", float *__restrict__ yh" : "",
+		           p->pf >= 0 ? PFPARAMS : "");
 	}
 	if (p->cw > 1)
 		str_printf(s, "\tint n = (blockIdx.x * %d + threadIdx.x / 32) * %d, "
@@ -634,6 +637,8 @@ gvout(Str *s, const MM *p)
 		else
 			snprintf(dst, sizeof dst, "y[%lld + n]", (long long)(m * p->N));
 		epilogue(s, p, "\t", mm, nn, acc, dst);
+		if (p->yh)   /* and into the staging, for the host */
+			str_printf(s, "\tyh%s = r;\n", dst + 1);
 	}
 }
 
@@ -654,6 +659,20 @@ gvwait(const Gpu *g, Str *s, const MM *p, int esize)
 		           (long long)p->b.cs);
 	str_put(s, "\t}\n");
 	kwait(g, s);
+}
+
+/* Where the host also reads the result of GEMV kernel p of one product,
+ * and the schedule asks for it (GHome.mirror, emit.c), p writes it into the
+ * staging too (p->yh), so that no copy follows it. */
+static void
+gvmirror(Gpu *g, MM *p)
+{
+	GHome *h = &g->h[p->y];
+
+	if (p->ng <= 1 && h->mirror) {
+		p->yh = h->mirror;
+		h->mirrored = 1;
+	}
 }
 
 /* Marks the results of GEMV kernel p as written by it and read by nothing
@@ -692,6 +711,7 @@ gemv(Gpu *g, MM *p)
 		           g->fn->op[p->norm].out[0]);
 	p->epre = regok(p, vec, 4);
 	p->pf = g->pdl && g->pfmax > 0 && p->epre && p->M == 1 ? g->npf++ : -1;
+	gvmirror(g, p);
 	gvhead(s, p, "float");
 	if (p->epre) {
 		gvloopreg(g, s, p, 0);
@@ -831,6 +851,8 @@ launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 	if (p->epi >= 0 && !p->gate)
 		str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
 	str_printf(g->rec, "v%d", gV(g, p->y));
+	if (p->yh)
+		str_printf(g->rec, ", (float *)(P + %lld)", (long long)(p->yh - 1));
 	if (p->pf >= 0)
 		str_printf(g->rec, ", DP_PF%d", p->pf);
 	str_put(g->rec, ");\n");
@@ -926,6 +948,7 @@ gemv16(Gpu *g, MM *p)
 		           g->fn->op[p->norm].out[0]);
 	p->epre = regok(p, vec, 8);
 	p->pf = g->pdl && g->pfmax > 0 && p->epre && p->M == 1 ? g->npf++ : -1;
+	gvmirror(g, p);
 	gvhead(s, p, "dp_h16");
 	if (p->epre) {
 		gvloopreg(g, s, p, 1);
@@ -1003,6 +1026,8 @@ mm16(Gpu *g, MM *p)
 		if (p->epi >= 0 && !p->gate)
 			str_printf(g->rec, "v%d, ", gV(g, gbase(g, p->eo)));
 		str_printf(g->rec, "v%d", gV(g, p->y));
+		if (p->yh)
+			str_printf(g->rec, ", (float *)(P + %lld)", (long long)(p->yh - 1));
 		if (p->pf >= 0)
 			str_printf(g->rec, ", DP_PF%d", p->pf);
 		str_put(g->rec, ");\n");

@@ -920,6 +920,7 @@ rowop(Gpu *g, int i)
 		           (long long)n, (long long)inner, (long long)inner);
 	}
 	opcomment(g->rec, fn, i, "\t");
+	g->wonly[y] = rows > 0;   /* written, never read (emit.c, copyout) */
 	if (rows > 0) {
 		str_printf(g->rec, "\tDP_LAUNCH(%s, %lld, %d, 0)(v%d, v%d);\n", kname,
 		           (long long)((rows + WARPS - 1) / WARPS), BLOCK,
