@@ -77,27 +77,26 @@ stype(int dt)
 }
 
 /* The first lines of a row kernel: o the row (or output element) of this
- * warp (w = 32, wpb warps a block) or block (w = BLOCK), lane the thread's
- * place in it. */
+ * warp (w = 32) or block (w = BLOCK), lane the thread's place in it. */
 static void
-rowhead(const Gpu *g, Str *s, int w, int wpb, int64_t rows)
+rowhead(const Gpu *g, Str *s, int w, int64_t rows)
 {
 	if (g->pdl)   /* launched early, as the elementwise kernels (kern.c, rowlaunch) */
 		str_put(s, "\tdp_pdl_wait();   /* the kernels before: done, their writes seen */\n");
 	if (w == 32)
 		str_printf(s, "\tlong long o = blockIdx.x * %dLL + threadIdx.x / 32;\n"
 		              "\tint lane = threadIdx.x %% 32;\n\n"
-		              "\tif (o >= %lldLL)\n\t\treturn;\n", wpb, (long long)rows);
+		              "\tif (o >= %lldLL)\n\t\treturn;\n", WARPS, (long long)rows);
 	else
 		str_put(s, "\tlong long o = blockIdx.x;\n\tint lane = threadIdx.x;\n\n");
 }
 
-/* The launch of a row kernel over rows rows, nt threads a block (32 a warp
+/* The launch of a row kernel over rows rows, nt threads a block (BLOCK
  * where w = 32); its operands are already written into args. */
 static int
 rowlaunch(Gpu *g, const char *kname, int w, int64_t rows, const char *args, int nt)
 {
-	int64_t nb = w == 32 ? (rows + nt / 32 - 1) / (nt / 32) : rows;
+	int64_t nb = w == 32 ? (rows + WARPS - 1) / WARPS : rows;
 
 	if (nb > 2147483647) {
 		dp_seterr(g->err, "%s: %lld rows are more than one launch can have", kname,
@@ -173,7 +172,7 @@ reduction(Gpu *g, int i)
 	              "%s *__restrict__ y)\n{\n", BLOCK, kname, stype(dt),
 	           any ? "uint8_t" : dtype_c(dt));
 	if (w > 1)
-		rowhead(g, s, w, WARPS, nout);
+		rowhead(g, s, w, nout);
 	else
 		str_printf(s, "\tlong long o = blockIdx.x * %dLL + threadIdx.x;\n\n"
 		              "\tif (o >= %lldLL)\n\t\treturn;\n", BLOCK, (long long)nout);
@@ -462,7 +461,7 @@ emit_rms(Gpu *g, int i)
 	str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(const float *__restrict__ x, "
 	              "const float *__restrict__ c, const float *__restrict__ eps, "
 	              "const float *__restrict__ w, float *__restrict__ y)\n{\n", nt, kname);
-	rowhead(g, s, wd, WARPS, rows);
+	rowhead(g, s, wd, rows);
 	str_printf(s, "\tconst float *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n"
 	              "\tconst float cc = c[0];\n\tdouble a = 0;\n\tfloat r;\n\n",
 	           (long long)n, (long long)n);
@@ -750,7 +749,7 @@ norm(Gpu *g, int i)
 	char kname[64];
 	const char *red;
 	Str *s = &g->kern, args = {0};
-	int rc, prod, wpb;
+	int rc, prod;
 	int64_t x3;
 
 	for (k = 0; k < op->nin; k++)
@@ -775,15 +774,9 @@ norm(Gpu *g, int i)
 	/* the split written here only where the kernel's blocks fill the GPU:
 	 * three times the stores from a few SMs cost more than the split kernel
 	 * (ViT-B/16 at batch 1, 25 blocks: the norm 4.2 -> 12.9 us, its
-	 * product 3.2 us faster; bench/RESULTS.md); so where a warp a row
-	 * leaves fewer blocks of WARPS warps than the SMs, but rows enough,
-	 * the blocks take fewer warps (197 rows: 197 blocks of one) */
-	wpb = w == 32 && rows >= GPU_SMS && (rows + WARPS - 1) / WARPS < GPU_SMS ?
-	      (int)(rows / GPU_SMS) : WARPS;
-	x3 = (w == 32 ? (rows + wpb - 1) / wpb : rows) >= GPU_SMS ?
+	 * product 3.2 us faster; bench/RESULTS.md) */
+	x3 = (w == 32 ? (rows + WARPS - 1) / WARPS : rows) >= GPU_SMS ?
 	     x3split(g, i, y, n, &prod) : 0;   /* K the row: its dims the last */
-	if (x3 <= 0)
-		wpb = WARPS;
 	if (x3 > 0)
 		str_printf(s, "/* its result written as the 3xTF32 split of op %d's A "
 		              "(cuda/tf32.cuh) */\n", prod);
@@ -801,7 +794,7 @@ norm(Gpu *g, int i)
 	if (hasb)
 		str_put(s, "const float *__restrict__ b, ");
 	str_printf(s, "float *__restrict__ y%s)\n{\n", x3 ? ", float *__restrict__ s3" : "");
-	rowhead(g, s, w, wpb, rows);
+	rowhead(g, s, w, rows);
 	str_printf(s, "\t%sfloat *xr = x + o * %lldLL;\n\tfloat *yr = y + o * %lldLL;\n",
 	           add >= 0 ? "" : "const ", (long long)n, (long long)n);
 	if (x3)
@@ -852,7 +845,7 @@ norm(Gpu *g, int i)
 	str_printf(&args, "v%d", gV(g, y));
 	if (x3)   /* none where the products go to cuBLAS in fp32 */
 		str_put(&args, ", g->x3off ? NULL : (float *)g->s3");
-	rc = rowlaunch(g, kname, w, rows, args.p, w == 32 ? 32 * wpb : BLOCK);
+	rc = rowlaunch(g, kname, w, rows, args.p, BLOCK);
 	str_free(&args);
 	return rc;
 }
