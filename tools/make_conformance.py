@@ -408,6 +408,14 @@ def cases():
              (2, 3, 15, 13))):
         case(n, lambda s, x: s.m[0](x), (lambda shape: lambda: r(*shape))(shape),
              mods=((lambda kw: lambda: nn.Conv2d(**kw))(kw),))
+    # windows that tile the input (stride = kernel): legalize makes each one
+    # product of the patches (stages/legalize/rules.c, r_conv); a 2x4
+    # window with a bias, and a vision transformer's patch embedding (16x16,
+    # no bias) read as the sequence of its patches
+    case("conv_patch", lambda s, x: s.m[0](x), lambda: r(2, 3, 8, 12),
+         mods=(lambda: nn.Conv2d(3, 8, kernel_size=(2, 4), stride=(2, 4)),))
+    case("conv_patch_seq", lambda s, x: s.m[0](x).flatten(2).transpose(1, 2), lambda: r(1, 3, 32, 48),
+         mods=(lambda: nn.Conv2d(3, 24, kernel_size=16, stride=16, bias=False),))
     # a convolution's clamp (ReLU6, hardtanh, clamp) after its batch norm
     # or alone, folded into its epilogue on cuda; inputs large enough that
     # both bounds cut

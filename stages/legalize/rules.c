@@ -204,6 +204,51 @@ r_pool(Lz *z, const Op *op)
 	return 0;
 }
 
+/* aten.convolution whose windows tile its input (a 2-D kernel larger than
+ * 1x1 and its stride alike, no padding, dilation 1, one group, H and W
+ * multiples of the kernel: a vision transformer's patch embedding) as one
+ * product: x [N, C, H, W] viewed [N, C, H', kh, W', kw] and permuted to
+ * the patches [N·H'·W', C·kh·kw], aten.linear by the weight viewed
+ * [O, C·kh·kw] (and the bias), the result viewed [N, H', W', O] and
+ * permuted to [N, O, H', W'].  The sums run over k = (c·kh + r)·kw + s, as
+ * the convolution's.  A product is what the targets run best at this shape
+ * (few output pixels, K of hundreds: at batch 1 a convolution kernel's
+ * tiles leave most of the GPU idle); the permutes are read in place by the
+ * kernels around it.  Any other convolution is copied unchanged. */
+static int
+r_conv(Lz *z, const Op *op)
+{
+	const Type *tx = IT(0), *tw = IT(1);
+	int64_t k[2], st[2], pd[2], dl[2], N, C, O, H, W, v6[6], pm[6] = { 0, 2, 4, 1, 3, 5 };
+	int64_t r2[2], w2[2], r4[4], pm4[4] = { 0, 3, 1, 2 };
+	int p, y, in[3];
+
+	if (tx->rank != 4 || tw->rank != 4 || dp_geti(op, "groups", 1) != 1 || op->nin < 2)
+		return lz_copy(z, op);
+	k[0] = tw->dim[2], k[1] = tw->dim[3];
+	dp_pair(op, "stride", 1, st);
+	dp_pair(op, "padding", 0, pd);
+	dp_pair(op, "dilation", 1, dl);
+	N = tx->dim[0], C = tx->dim[1], H = tx->dim[2], W = tx->dim[3], O = tw->dim[0];
+	if (k[0] * k[1] <= 1 || st[0] != k[0] || st[1] != k[1] || pd[0] || pd[1] || dl[0] != 1 ||
+	    dl[1] != 1 || H % k[0] || W % k[1] || tw->dim[1] != C || N * H * W == 0 ||
+	    (op->nin > 2 && IT(2)->rank != 1))
+		return lz_copy(z, op);
+	v6[0] = N, v6[1] = C, v6[2] = H / k[0], v6[3] = k[0], v6[4] = W / k[1], v6[5] = k[1];
+	p = lz_permute(z, lz_view(z, X(0), v6, 6), pm, 6);
+	r2[0] = N * (H / k[0]) * (W / k[1]), r2[1] = C * k[0] * k[1];
+	w2[0] = O, w2[1] = r2[1];
+	in[0] = lz_view(z, p, r2, 2);
+	in[1] = lz_view(z, X(1), w2, 2);
+	if (op->nin > 2)
+		in[2] = X(2);
+	if (in[0] < 0 || in[1] < 0)
+		return -1;
+	y = lz_end(z, lz_begin(z, Alinear, in, op->nin > 2 ? 3 : 2));
+	r4[0] = N, r4[1] = H / k[0], r4[2] = W / k[1], r4[3] = O;
+	return bindas(z, op, lz_permute(z, lz_view(z, y, r4, 4), pm4, 4));
+}
+
 /* ---- decompositions ---- */
 
 static int take(Lz *z, int x, int d, int idx);
@@ -1821,6 +1866,10 @@ static const struct {
 	  "(either aten.mul where K is 1)" },
 	{ Amm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
 	{ Abmm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
+	{ Aconv, r_conv, "windows tiling the input (2-D, stride = kernel > 1x1, no padding, "
+	  "dilation 1, one group): the patches (aten.view, aten.permute) by the weight viewed "
+	  "[O, C·kh·kw] (aten.linear), viewed and permuted back to [N, O, H', W']; else "
+	  "unchanged" },
 	{ Amaxpool, r_pool, "stride (empty: the kernel), padding, dilation as (h, w) pairs" },
 	{ Aavgpool, r_pool, "stride (empty: the kernel), padding as (h, w) pairs" },
 	{ Acumsum, r_cumsum, "integers and bool: cast to i64, then aten.cumsum" },
