@@ -195,7 +195,7 @@ copyout(Gpu *g, int i)
 	    h->bytes <= 0 || h->bytes > COPYOUT || h->bytes != g->x[i].bytes)
 		return 0;
 	h->pin = g->x[i].pin + 1;
-	str_printf(g->rec, "	/* none: %%%d is written into the page-locked staging by its "
+	str_printf(g->rec, "\t/* none: %%%d is written into the page-locked staging by its "
 	                   "kernel (copyout) */\n", v);
 	return 1;
 }
