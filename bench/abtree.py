@@ -3,13 +3,17 @@
 and B (this checkout as it is), timed in alternating rounds.
 
 Run from the repository root after ./configure && make:
-    python3 bench/abtree.py BASE -C DIR [--rounds 3] [--runs 300]
+    python3 bench/abtree.py BASE -C DIR [--rounds 3] [--runs 300] [--patch FILE]
                             [--exe REL] [--in NAME=FILE]... [--out NAME]...
                             -- BUILD-ARGUMENTS...
 
 A is the tree at BASE (a commit, tag or branch): this checkout copied to
 DIR/tree.A with its build outputs (so that make rebuilds only what BASE
-changes), reset to BASE there and made.  BUILD-ARGUMENTS go to `devproc
+changes), reset to BASE there and made.  With --patch FILE, A is instead
+this checkout with FILE applied in reverse (patch -R -p1), BASE only its
+name: for a machine the checkout reaches without its .git (the GPU
+machine's copy), FILE made beforehand where git is, e.g.
+`git diff HEAD~1 -- stages runtime >scratch/ab.patch`.  BUILD-ARGUMENTS go to `devproc
 build` of each tree, A's into DIR/A and B's into DIR/B (the .dp files and
 --target; the same mapping for both).  REL is the executable within those
 (default NAME/NAME for the first .dp, NAME its file name less .dp; for a
@@ -22,10 +26,11 @@ the same bits).  Then A, B, A, B... --rounds times, each figure the
 executable's --bench median of --runs runs (host to host).  Prints each
 round, the medians of the rounds and B's change over A.
 
-On the GPU machine, after bench/llm.py --build-only --dir D:
-    python3 bench/abtree.py HEAD~1 -C /tmp/ab --exe decode/decode \\
-        --in ids=D/tok.npy --in pos=D/tokpos.npy --out logits \\
-        -- D/prefill.dp D/decode.dp --target D/bf16.map
+On the GPU machine, after bench/llm.py --build-only --dir D (and, here,
+`git diff HEAD~1 -- stages runtime >scratch/ab.patch`, scratch/ carried):
+    python3 bench/abtree.py HEAD~1 -C /tmp/ab --patch scratch/ab.patch \\
+        --exe decode/decode --in ids=D/tok.npy --in pos=D/tokpos.npy \\
+        --out logits -- D/prefill.dp D/decode.dp --target D/bf16.map
 """
 import argparse
 import os
@@ -49,12 +54,19 @@ def run(cmd, what, **kw):
     return r.stdout
 
 
-def tree(base, d):
-    """This checkout at commit base in d/tree.A, made; its bin/devproc."""
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "-q", base + "^{commit}"],
-                         capture_output=True, text=True).stdout.strip()
-    if not rev:
-        die("%s: no such commit" % base)
+def tree(base, d, patch=None):
+    """This checkout at commit base (or with patch applied in reverse) in
+    d/tree.A, made; its bin/devproc and what it is."""
+    if patch:
+        if not os.path.isfile(patch):
+            die("%s: no such file (--patch)" % patch)
+        rev = "this checkout less " + os.path.basename(patch)
+    else:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "-q",
+                              base + "^{commit}"], capture_output=True, text=True).stdout.strip()
+        if not rev:
+            die("%s: no such commit" % base)
+        rev = rev[:12]
     t = os.path.join(d, "tree.A")
     if os.path.exists(t):
         shutil.rmtree(t)
@@ -67,10 +79,13 @@ def tree(base, d):
         return [n for n in names if os.path.realpath(os.path.join(src, n)) == skip or
                 (top and n == "build")]
     shutil.copytree(ROOT, t, symlinks=True, ignore=ignore)
-    run(["git", "-C", t, "reset", "-q", "--hard", rev], "git reset")
-    run(["git", "-C", t, "clean", "-fdq"], "git clean")
+    if patch:
+        run(["patch", "-R", "-p1", "-s", "-d", t, "-i", os.path.abspath(patch)], "patch -R")
+    else:
+        run(["git", "-C", t, "reset", "-q", "--hard", rev], "git reset")
+        run(["git", "-C", t, "clean", "-fdq"], "git clean")
     run(["make", "-C", t, "-j%d" % (os.cpu_count() or 2)], "make of " + base)
-    return os.path.join(t, "bin", "devproc"), rev[:12]
+    return os.path.join(t, "bin", "devproc"), rev
 
 
 def bench(exe, ins, runs):
@@ -98,6 +113,7 @@ def main():
     ap.add_argument("--exe", default="")
     ap.add_argument("--in", dest="ins", action="append", default=[])
     ap.add_argument("--out", dest="outs", action="append", default=[])
+    ap.add_argument("--patch", default=None)
     a = ap.parse_args(argv[:i])
     bargs = argv[i + 1:]
     dps = [x for x in bargs if x.endswith(".dp")]
@@ -107,7 +123,7 @@ def main():
         die("--rounds and --runs take a positive count")
     exe = a.exe or "%s/%s" % ((os.path.basename(dps[0])[:-3],) * 2)
     os.makedirs(a.dir, exist_ok=True)
-    dva, rev = tree(a.base, a.dir)
+    dva, rev = tree(a.base, a.dir, a.patch)
     dvb = os.path.join(ROOT, "bin", "devproc")
     ex = {}
     for tag, dv in (("A", dva), ("B", dvb)):
