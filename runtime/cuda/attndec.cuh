@@ -17,8 +17,8 @@
  * The block's warps merge their maxima, sums and outputs through shared
  * memory: warp 0, lane t computing warp t's weight, or, where the head
  * size is 64 and the row has one chunk (P.MERGE, the default), every warp,
- * four outputs each (1.7% off a ~100M Llama's bf16 decode step on an
- * H100, bench/RESULTS.md).  With one chunk the block writes y; with more
+ * four outputs each (1.7-2.5% off a ~100M Llama's bf16 decode step on
+ * an H100, bench/RESULTS.md).  With one chunk the block writes y; with more
  * it writes its row's maximum, sum and unscaled outputs to part, and the
  * last block of the row to finish (a counter per row, reset by that block
  * for the next launch) merges the chunks (a lane each) and writes y: one

@@ -218,12 +218,15 @@ r_pool(Lz *z, const Op *op)
 static int
 r_conv(Lz *z, const Op *op)
 {
-	const Type *tx = IT(0), *tw = IT(1);
+	const Type *tx, *tw;
 	int64_t k[2], st[2], pd[2], dl[2], N, C, O, H, W, v6[6], pm[6] = { 0, 2, 4, 1, 3, 5 };
 	int64_t r2[2], w2[2], r4[4], pm4[4] = { 0, 3, 1, 2 };
 	int p, y, in[3];
 
-	if (tx->rank != 4 || tw->rank != 4 || dp_geti(op, "groups", 1) != 1 || op->nin < 2)
+	if (op->nin < 2)
+		return lz_copy(z, op);
+	tx = IT(0), tw = IT(1);
+	if (tx->rank != 4 || tw->rank != 4 || dp_geti(op, "groups", 1) != 1)
 		return lz_copy(z, op);
 	k[0] = tw->dim[2], k[1] = tw->dim[3];
 	dp_pair(op, "stride", 1, st);

@@ -173,28 +173,40 @@ copyin(Gpu *g, int i)
 	return 1;
 }
 
-/* A device->host copy (op i, tune cuda.copyout 1) left out where the one
- * generated kernel computing its value writes it and nothing on the device
- * reads it (a decode step's logits): that kernel writes the value into the
- * page-locked staging itself (mapped, as all page-locked memory is under
- * unified addressing), its stores crossing the bus while it works, and the
- * host reads it there once the stream is done, as it would the copy's.  A
- * copy in the stream costs its own start and its bytes' time over the bus
- * after the kernel ends.  Up to COPYOUT bytes: past that the kernel's
- * stores would wait on the bus.  1 where the copy is so left out. */
+/* A device->host copy left out (tune cuda.copyout 1): the kernel computing
+ * its value writes the value into the page-locked staging itself (mapped,
+ * as all page-locked memory is under unified addressing), its stores
+ * crossing the bus while it works, and the host reads it there once the
+ * stream is done, as it would the copy's.  A copy in the stream costs its
+ * own start and its bytes' time over the bus after the kernel ends.  Up to
+ * COPYOUT bytes: past that the kernel's stores would wait on the bus. */
 enum { COPYOUT = 1 << 20 };
 
+/* Whether copy op i's value may be so written (by copyout or mirrors): a
+ * value of its own in the arena, at most COPYOUT bytes, all of it copied,
+ * computed in the partition the copy follows. */
+static int
+stageable(const Gpu *g, int i)
+{
+	int v = g->fn->op[i].in[0];
+	const GHome *h = &g->h[v];
+
+	return g->copyout && h->kind == G_ARENA && !h->wrby && h->bytes > 0 &&
+	       h->bytes <= COPYOUT && h->bytes == g->x[i].bytes &&
+	       g->fn->op[g->fn->val[v].def].part == g->x[i].part;
+}
+
+/* Copy op i left out where the one generated kernel computing its value
+ * writes it and nothing on the device reads it (a decode step's logits):
+ * the value's home is the staging (GHome.pin).  1 where it is. */
 static int
 copyout(Gpu *g, int i)
 {
 	int v = g->fn->op[i].in[0];
-	GHome *h = &g->h[v];
 
-	if (!g->copyout || h->kind != G_ARENA || h->wrby || !g->wonly[v] || g->nuse[v] != 1 ||
-	    g->fn->op[g->fn->val[v].def].part != g->x[i].part ||
-	    h->bytes <= 0 || h->bytes > COPYOUT || h->bytes != g->x[i].bytes)
+	if (!stageable(g, i) || !g->wonly[v] || g->nuse[v] != 1)
 		return 0;
-	h->pin = g->x[i].pin + 1;
+	g->h[v].pin = g->x[i].pin + 1;
 	str_printf(g->rec, "\t/* none: %%%d is written into the page-locked staging by its "
 	                   "kernel (copyout) */\n", v);
 	return 1;
@@ -211,15 +223,9 @@ mirrors(Gpu *g, int pk)
 
 	for (int i = 0; i < fn->nop; i++) {
 		int v = fn->op[i].in[0];
-		GHome *h;
 		if (g->x[i].kind != X_D2H || g->x[i].part != pk || g->x[i].npiece)
 			continue;
-		h = &g->h[v];
-		h->mirror = 0;
-		if (g->copyout && h->kind == G_ARENA && !h->wrby && g->nuse[v] > 1 &&
-		    fn->op[fn->val[v].def].part == pk && h->bytes > 0 && h->bytes <= COPYOUT &&
-		    h->bytes == g->x[i].bytes)
-			h->mirror = g->x[i].pin + 1;
+		g->h[v].mirror = stageable(g, i) && g->nuse[v] > 1 ? g->x[i].pin + 1 : 0;
 	}
 }
 
