@@ -14,7 +14,11 @@ Models: every torchvision classification model
 inception_v3 at 299), the segmentation models fcn_resnet50,
 deeplabv3_mobilenet_v3_large and lraspp_mobilenet_v3_large (their "out"),
 and Hugging Face GPT-2, Llama, Qwen2 (logits) and BERT (last hidden state)
-with small random configs (batch 1, 32 tokens).  Weights are random
+with small random configs (batch 1, 32 tokens): --set torchvision, the
+default.  --set timm adds (or, alone, runs) a spread of timm's models
+(TIMM below, each at its own input size); --set hf more Hugging Face
+architectures (HF_MORE: Mistral, Phi, Gemma, OPT, BLOOM, Falcon, T5's
+encoder and others, the same small config).  Weights are random
 (seeded), the models in eval mode.  Each model is exported in both forms:
 the training IR ("train") and run_decompositions() ("core").  For each
 (model, form): does it import, how long `devproc build` takes per target,
@@ -67,10 +71,84 @@ def all_models():
     return cls + SEG + HF
 
 
+# --set timm: a spread of timm's architectures (convolution nets of many
+# families, mobile nets, MLP mixers and vision transformers), small configs
+# where a family has them, random weights, each at its own input size
+TIMM = ["resnet50d", "resnext50_32x4d", "seresnext26d_32x4d", "ecaresnet26t", "skresnet18",
+        "res2net50_26w_4s", "resnest14d", "regnetz_b16", "cspresnet50", "cspdarknet53", "dla34",
+        "dpn68", "hrnet_w18_small", "ese_vovnet19b_dw", "ghostnet_100", "ghostnetv2_100",
+        "repghostnet_050", "rexnet_100", "lcnet_050", "mobilenetv3_large_100",
+        "mobilenetv4_conv_small", "tf_efficientnet_b0", "efficientnetv2_rw_t", "tinynet_a",
+        "mixnet_s", "fbnetc_100", "repvgg_a0", "mobileone_s0", "inception_v4", "xception41",
+        "nf_resnet26", "convnext_atto", "convnextv2_atto", "edgenext_xx_small",
+        "efficientformer_l1", "efficientformerv2_s0", "fastvit_t8", "levit_128s",
+        "poolformer_s12", "mixer_s16_224", "resmlp_12_224", "gmlp_ti16_224",
+        "vit_tiny_patch16_224", "deit_tiny_distilled_patch16_224", "deit3_small_patch16_224",
+        "eva02_tiny_patch14_224", "cait_xxs24_224", "xcit_nano_12_p16_224", "pit_ti_224",
+        "twins_svt_small", "crossvit_tiny_240", "visformer_tiny", "coat_lite_tiny",
+        "swinv2_cr_tiny_ns_224", "maxvit_nano_rw_256", "coatnet_nano_rw_224", "mobilevit_xxs",
+        "mobilevitv2_050", "tiny_vit_5m_224", "efficientvit_b0", "efficientvit_m0",
+        "davit_tiny", "focalnet_tiny_srf", "inception_next_tiny", "hgnetv2_b0", "starnet_s1",
+        "mambaout_femto", "halonet26t", "botnet26t_256", "lambda_resnet26t", "gcvit_xxtiny",
+        "sequencer2d_s", "rdnet_tiny"]
+# --set hf: more Hugging Face architectures beside HF's four, the same small
+# config (2 layers, hidden 64, 4 heads, vocabulary 1000, 32 tokens);
+# causal language models give their logits, encoders their last hidden state
+HF_LM = ["mistral", "phi", "phi3", "gemma", "gemma2", "qwen3", "olmo", "granite", "stablelm",
+         "opt", "gpt_neox", "gptj", "bloom", "falcon", "codegen", "gpt_bigcode", "mpt"]
+HF_ENC = ["distilbert", "roberta", "albert", "electra", "deberta-v2", "t5"]
+HF_MORE = ["hf_" + k for k in HF_LM + HF_ENC]
+SETS = {"torchvision": None, "timm": ["timm_" + m for m in TIMM], "hf": HF_MORE}
+
+
+def hf_config(kind):
+    """A small config of kind (names as AutoConfig.for_model takes them)."""
+    import transformers as tf
+    kw = dict(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+              num_attention_heads=4, pad_token_id=0, max_position_embeddings=128)
+    kw.update({"gemma": dict(head_dim=16), "gemma2": dict(head_dim=16, query_pre_attn_scalar=16),
+               "qwen3": dict(head_dim=16), "opt": dict(ffn_dim=128, word_embed_proj_dim=64),
+               "gptj": dict(rotary_dim=8, n_inner=128), "codegen": dict(rotary_dim=8, n_inner=128),
+               "mistral": dict(num_key_value_heads=2), "phi3": dict(num_key_value_heads=2),
+               "t5": dict(d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4),
+               "mpt": dict(d_model=64, n_heads=4, n_layers=2, max_seq_len=128)}.get(kind, {}))
+    return tf.AutoConfig.for_model(kind, **kw)
+
+
 def make(name):
     """The module (returning one tensor) and its example inputs."""
     import torch
     torch.manual_seed(0)
+    if name.startswith("timm_"):
+        import timm
+        m = timm.create_model(name[5:], pretrained=False).eval()
+        size = m.pretrained_cfg.get("input_size", (3, 224, 224))
+        with torch.no_grad():   # as below: no head left at zero
+            for p in m.parameters():
+                if p.dim() >= 2 and not bool(p.any()):
+                    p.normal_(0.0, 0.02)
+        return m, (torch.randn(1, *size),)
+    if name in HF_MORE:
+        import transformers as tf
+        kind = name[3:]
+        cfg = hf_config(kind)
+        enc = kind in HF_ENC
+        if kind == "t5":
+            m = tf.T5EncoderModel(cfg)
+        else:
+            m = (tf.AutoModel if enc else tf.AutoModelForCausalLM).from_config(cfg)
+
+        class Hf(torch.nn.Module):
+            def __init__(self, m, enc):
+                super().__init__()
+                self.m, self.enc = m, enc
+
+            def forward(self, ids):
+                if self.enc:
+                    return self.m(input_ids=ids).last_hidden_state
+                return self.m(input_ids=ids, use_cache=False).logits
+        ids = torch.randint(1, 1000, (1, 32), dtype=torch.int64)
+        return Hf(m.eval(), enc).eval(), (ids,)
     if name.startswith("hf_"):
         import transformers as tf
         kind = name[3:]
@@ -422,6 +500,10 @@ def summary(out, forms, cuda):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="*")
+    ap.add_argument("--set", nargs="*", choices=sorted(SETS), default=["torchvision"],
+                    help="which models without --models: torchvision (its classification "
+                         "and segmentation models and HF's GPT-2, Llama, Qwen2, BERT), timm "
+                         "(a spread of timm's), hf (more Hugging Face architectures)")
     ap.add_argument("--skip", nargs="*", default=sorted(SKIP),
                     help="models left out (default: %(default)s)")
     ap.add_argument("--forms", nargs="*", default=["train", "core"])
@@ -446,7 +528,7 @@ def main():
         return 0
     start = time.time()
     a.stop = start + a.deadline
-    models = a.models or all_models()
+    models = a.models or [m for k in a.set for m in (SETS[k] or all_models())]
     skipped = [m for m in models if m in a.skip]
     models = [m for m in models if m not in a.skip]
     # the slow ones first, but one in every four places at most, so that
