@@ -6,6 +6,7 @@
  * cpu runtime's (runtime/elem.c), expression for expression; f32 products
  * go through __fmul_rn so that nvcc cannot contract them into an fma the
  * cpu does not compute. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,13 @@ typedef struct Kcomp {
 	Str idx, out;   /* the index it was computed at, the expression of its element */
 } Kcomp;
 
+/* A name a statement of the kernel declares, in the block at depth with
+ * serial scope. */
+typedef struct Kdecl {
+	char name[32];
+	int depth, scope;
+} Kdecl;
+
 /* One kernel being generated. */
 typedef struct Kern {
 	Gpu *g;
@@ -97,6 +105,10 @@ typedef struct Kern {
 	Kcomp *comp;       /* the values computed, for a value read twice (manyread) */
 	int ncomp, capcomp;
 	int nagain;        /* values computed again in a scope of their own */
+	Kdecl *decl;       /* the names declared so far (shadowing: elem) */
+	int ndecl, capdecl;
+	size_t lastline;   /* where the statement written last starts in body */
+	int lastdepth, lastscope;
 } Kern;
 
 /* A dim of a rank-rank type, negative from the end. */
@@ -177,15 +189,65 @@ identity(const Type *t, const int64_t *s)
 	return 1;
 }
 
+/* Records the name the statement written last declares, if it declares
+ * one ("TYPE NAME = ...": words before the name; an assignment has none). */
+static void
+declared(Kern *k)
+{
+	const char *p = k->body.p ? k->body.p + k->lastline : NULL, *eq, *n;
+	size_t len;
+
+	if (!p || k->lastline >= k->body.n)
+		return;
+	k->lastline = k->body.n;
+	while (*p == '\t')
+		p++;
+	if (!(eq = strstr(p, " = ")) || memchr(p, '\n', (size_t)(eq - p)))
+		return;
+	for (n = eq; n > p && (isalnum((unsigned char)n[-1]) || n[-1] == '_'); n--)
+		;
+	len = (size_t)(eq - n);
+	if (n == p || n[-1] != ' ' || len == 0 || len >= sizeof k->decl->name)
+		return;   /* no type before the name: an assignment */
+	if (k->ndecl == k->capdecl) {
+		k->capdecl = k->capdecl ? 2 * k->capdecl : 64;
+		k->decl = realloc(k->decl, (size_t)k->capdecl * sizeof *k->decl);
+		if (k->decl == NULL)
+			dp_die("out of memory");
+	}
+	Kdecl *d = &k->decl[k->ndecl++];
+	memcpy(d->name, n, len);
+	d->name[len] = 0;
+	d->depth = k->lastdepth, d->scope = k->lastscope;
+}
+
 /* The body after the indentation of a new statement. */
 static Str *
 line(Kern *k)
 {
 	int d;
 
+	declared(k);
+	k->lastline = k->body.n;
+	k->lastdepth = k->depth, k->lastscope = k->scope[k->depth];
 	for (d = 0; d <= k->depth; d++)
 		str_put(&k->body, "\t");
 	return &k->body;
+}
+
+/* Whether text names the identifier name (a whole word of it). */
+static int
+names(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = text; (p = strstr(p, name)) != NULL; p++) {
+		int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+		if (!before && !after)
+			return 1;
+	}
+	return 0;
 }
 
 /* A block of statements opened, and closed. */
@@ -213,6 +275,7 @@ kfree(Kern *k)
 		str_free(&k->comp[j].out);
 	}
 	free(k->comp);
+	free(k->decl);
 	str_free(&k->body);
 }
 
@@ -976,10 +1039,24 @@ elem(Kern *k, int v, const char *idx, Str *out)
 		str_printf(out, "x%d[%s]", param(k, gbase(g, v)), idx);
 		return 0;
 	}
+	declared(k);
 	for (j = k->ncomp - 1; j >= 0; j--) {
 		const Kcomp *c = &k->comp[j];
+		int hidden = 0;
 		if (c->v != v || c->depth > k->depth || k->scope[c->depth] != c->scope)
 			continue;   /* another value's, or in a block closed since */
+		/* a name it reads declared again in an open block inside its
+		 * own (the same index variable's name for another index, as a
+		 * value read at two places of a cat gets): that name is
+		 * another variable here */
+		for (int q = 0; q < k->ndecl && !hidden; q++) {
+			const Kdecl *d = &k->decl[q];
+			hidden = d->depth > c->depth && d->depth <= k->depth &&
+			         k->scope[d->depth] == d->scope &&
+			         (names(c->idx.p, d->name) || names(c->out.p, d->name));
+		}
+		if (hidden)
+			continue;
 		if (strcmp(c->idx.p, idx) == 0) {
 			str_put(out, c->out.p);
 			return 0;
