@@ -110,8 +110,8 @@ capi_params(Fn *fn, Param **pp, int *np, Err *err)
 	int i, n = 0;
 
 	if (!isident(fn->name) || iskeyword(fn->name)) {
-		dp_seterr(err, "the pipeline name \"%s\" is not a C identifier",
-		          fn->name ? fn->name : "");
+		dp_seterr(err, "the pipeline name \"%s\" is not a C identifier, or is a C keyword "
+		          "or a name the generated C code uses", fn->name ? fn->name : "");
 		return -1;
 	}
 	p = dp_alloc(fn->arena, (size_t)fn->nop + (size_t)fn->nout + 1, sizeof *p);

@@ -1027,6 +1027,8 @@ reserved(const char *s)
 		"tanh", "time", "trunc", "main", "printf", "puts", "qsort", "random", "signal",
 		"strlen", "system", "memcpy", "memset", "gamma", "y0", "y1", "j0", "j1", "nan",
 		"read", "write", "open", "close", "link", "stdin", "stdout", "stderr", "errno",
+		"true", "false", "NULL", "NAN", "INFINITY", "EOF",
+		"m", "in", "out",   /* the generated NAME_run's own names (stages/common/capi.c) */
 	};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (strcmp(s, names[i]) == 0)
