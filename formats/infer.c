@@ -510,6 +510,20 @@ rule(const Fn *fn, const Op *op, Type *out, Err *err)
 			return dp_failt(err, op, "self does not broadcast to the product", s, out);
 		break;
 	}
+	case Abaddbmm: {   /* as aten.addmm, of batches of matrices */
+		const Type *s = t[0], *b1 = t[1], *b2 = t[2];
+		if (b1->rank != 3 || b2->rank != 3 || b1->dim[0] != b2->dim[0])
+			return dp_failt(err, op, "batch1 and batch2 must be 3-D, of one batch", b1, b2);
+		if (matmul(op, b1, b2, out, err) || dp_samedt(err, op, s, b1))
+			return -1;
+		Type bc;
+		if (dp_bcast(err, op, s, out, &bc))
+			return -1;
+		bc.dev = out->dev;
+		if (!dp_type_eq(&bc, out))
+			return dp_failt(err, op, "self does not broadcast to the product", s, out);
+		break;
+	}
 	case Amm:
 		if (t[0]->rank != 2 || t[1]->rank != 2)
 			return dp_failt(err, op, "operands must be 2-D", t[0], t[1]);

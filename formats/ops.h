@@ -155,6 +155,8 @@
 	X(Aleakyrelu, "aten.leaky_relu", 1, 1, Kelem, Funary, "leaky_relu negative_slope=0.01", D_CPU|D_CUDA, "negative_slope:f=0.01") \
 	X(Afmod,      "aten.fmod", 2, 1, Kelem, Fbinaryn, "fmod", D_CPU|D_CUDA, "") \
 	X(Aremainder, "aten.remainder", 2, 1, Kelem, Fbinaryn, "remainder", D_CPU|D_CUDA, "") \
+	X(Adivfloor,  "aten.div_floor", 2, 1, Kelem, Fbinaryn, "div_floor", D_CPU|D_CUDA, "") \
+	X(Adivtrunc,  "aten.div_trunc", 2, 1, Kelem, Fbinaryn, "div_trunc", D_CPU|D_CUDA, "") \
 	X(Amaximum,   "aten.maximum", 2, 1, Kelem, Fbinaryn, "maximum", D_CPU|D_CUDA, "") \
 	X(Aminimum,   "aten.minimum", 2, 1, Kelem, Fbinaryn, "minimum", D_CPU|D_CUDA, "") \
 	X(Aatan2,     "aten.atan2", 2, 1, Kelem, Fbinary, "atan2", D_CPU|D_CUDA, "") \
@@ -229,7 +231,10 @@
 	X(Acabs,      "aten.complex_abs", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Acangle,    "aten.complex_angle", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Anonzeros,  "aten.nonzero_static", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "fill_value:i=-1 size:i") \
-	X(Anonzero,   "aten.nonzero", 1, 2, Kindex, Fcomposite, "", D_CPU|D_CUDA, "")
+	X(Anonzero,   "aten.nonzero", 1, 2, Kindex, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Abaddbmm,   "aten.baddbmm", 3, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
+	X(Arepeatil,  "aten.repeat_interleave", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i? repeats:i") \
+	X(Aunfold,    "aten.unfold", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dimension:i size:i step:i")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

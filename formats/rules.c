@@ -57,8 +57,9 @@ conv(const Fn *fn, const Op *op, Type *out, Err *err)
 	const Type *x = &fn->val[op->in[0]].t, *w = &fn->val[op->in[1]].t;
 	if (dp_samedt(err, op, x, w) || dp_needfloat(err, op, x))
 		return -1;
-	if (x->rank != 4 || w->rank != 4)
-		return dp_failt(err, op, "only 2-D convolution (rank-4 input and weight) is supported", x, w);
+	if ((x->rank != 4 && x->rank != 3) || w->rank != x->rank)
+		return dp_failt(err, op, "only 1-D and 2-D convolution (rank-3 or rank-4 input and "
+		                "weight alike) is supported", x, w);
 	int64_t g = dp_geti(op, "groups", 1), st[2], pd[2], dl[2];
 	if (pair(err, op, "stride", 1, st) || pair(err, op, "padding", 0, pd) ||
 	    pair(err, op, "dilation", 1, dl))
@@ -77,7 +78,7 @@ conv(const Fn *fn, const Op *op, Type *out, Err *err)
 	}
 	*out = *x;
 	out->dim[1] = w->dim[0];
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < x->rank - 2; i++) {
 		out->dim[2 + i] = window(x->dim[2 + i], w->dim[2 + i], st[i], pd[i], dl[i], 0);
 		if (out->dim[2 + i] < 1)
 			return dp_failt(err, op, "the kernel is larger than the padded input", x, w);
@@ -957,6 +958,37 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		*out = *t[0];
 		out->dim[2] = s->ints[0];
 		out->dim[3] = s->ints[1];
+		return 0;
+	}
+	case Arepeatil: {   /* each element repeats times in a row, along dim or flat */
+		int64_t r = dp_geti(op, "repeats", 1);
+		if (r < 0)
+			return fail(err, op, "repeats must be >= 0");
+		*out = *t[0];
+		if (!dp_attr(op, "dim")) {
+			out->rank = 1;
+			out->dim[0] = dp_numel(t[0]) * r;
+			return 0;
+		}
+		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0 || t[0]->rank == 0)
+			return fail(err, op, "dim is out of range");
+		out->dim[d] *= r;
+		return 0;
+	}
+	case Aunfold: {   /* windows of size along dimension, step apart, as a new last dim */
+		int64_t sz = dp_geti(op, "size", 1), st = dp_geti(op, "step", 1), n;
+		int r = t[0]->rank;
+		if ((d = dp_axis(dp_geti(op, "dimension", 0), r ? r : 1)) < 0 || r >= DP_MAXRANK)
+			return fail(err, op, "dimension is out of range");
+		n = r ? t[0]->dim[d] : 1;
+		if (sz < 0 || st < 1 || sz > n)
+			return dp_failt(err, op, "needs 0 <= size <= the dimension's length, step >= 1",
+			                t[0], NULL);
+		*out = *t[0];
+		if (r)
+			out->dim[d] = (n - sz) / st + 1;
+		out->dim[r] = sz;
+		out->rank = (uint8_t)(r + 1);
 		return 0;
 	}
 	case Arepeat: {

@@ -102,6 +102,28 @@ dps_remainder(float u, float v, float al)
 	(void)al;
 	return m != 0.0f && ((v < 0.0f) != (m < 0.0f)) ? m + v : m;
 }
+/* torch.div's rounding modes: floor as PyTorch's div_floor_floating (the
+ * quotient of u less its fmod remainder, one less where that remainder's
+ * sign is not the divisor's, then floored and corrected where it is half
+ * way; a zero quotient keeps the sign of u/v), trunc of the quotient */
+static inline DP_HD float
+dps_div_floor(float u, float v, float al)
+{
+	float m, d, f;
+
+	(void)al;
+	if (v == 0.0f)
+		return u / v;
+	m = fmodf(u, v);
+	d = (u - m) / v;
+	if (m != 0.0f && (v < 0.0f) != (m < 0.0f))
+		d -= 1.0f;
+	if (d == 0.0f)
+		return copysignf(0.0f, u / v);
+	f = floorf(d);
+	return d - f > 0.5f ? f + 1.0f : f;
+}
+DPS_B(div_trunc, truncf(u / v))
 DPS_B(maximum, u != u || u > v ? u : v)            /* NaN wins */
 DPS_B(minimum, u != u || u < v ? u : v)
 DPS_B(atan2, atan2f(u, v))
@@ -111,6 +133,10 @@ DPS_B(atan2, atan2f(u, v))
 	{ (void)al; return (expr); }
 DPS_BI(fmod, v == 0 ? 0 : v == -1 ? 0 : u % v)
 DPS_BI(remainder, v == 0 || v == -1 ? 0 : (u % v != 0 && ((u % v < 0) != (v < 0))) ? u % v + v : u % v)
+/* integers: a division by 0 gives 0 (PyTorch raises); by -1 the negation, wrapping */
+DPS_BI(div_floor, v == 0 ? 0 : v == -1 ? (int64_t)(0 - (uint64_t)u) :
+       u / v - (u % v != 0 && (u < 0) != (v < 0)))
+DPS_BI(div_trunc, v == 0 ? 0 : v == -1 ? (int64_t)(0 - (uint64_t)u) : u / v)
 DPS_BI(maximum, u > v ? u : v)
 DPS_BI(minimum, u < v ? u : v)
 

@@ -711,6 +711,61 @@ def cases():
          lambda: mask(6))
     case("mask_none", lambda s, x: x[x > 100] + 1, lambda: r(4, 3))
     case("mask_all", lambda s, x, m: torch.exp(x[m | True]), lambda: r(4, 2), lambda: mask(4, 2))
+    # -- ops and arguments that public models use (tools/zoo.py --set timm hf):
+    # mixed dtypes promoted as PyTorch does (an i32 arange times f32 slopes,
+    # f32 to the power of integers, a comparison of i64 with f32, where of
+    # i64 and f32, a rank-0 f32 beside i64); reshape_as, view_as, .T, min
+    # and max of two tensors, baddbmm, repeat_interleave, unfold, div with
+    # a rounding mode, floor_divide, cumsum with a dtype, 1-D convolution
+    case("promote_mul", lambda s, x, i: i * x, lambda: r(3, 4), lambda: ints(-5, 5, 3, 4).int())
+    case("promote_pow", lambda s, b, p: torch.pow(b[0], p), lambda: pos(1),
+         lambda: ints(0, 4, 6).int())
+    case("promote_lt", lambda s, i, x: i < x, lambda: ints(-3, 3, 2, 5), lambda: r(2, 5))
+    case("promote_where", lambda s, c, i, x: torch.where(c, i, x), lambda: mask(2, 3),
+         lambda: ints(-9, 9, 2, 3), lambda: r(2, 3))
+    case("promote_rank0", lambda s, i, x: i + x[0], lambda: ints(-9, 9, 4), lambda: r(1))
+    case("reshape_as", lambda s, x, y: x.reshape_as(y) + y, lambda: r(2, 6), lambda: r(3, 4))
+    case("view_as", lambda s, x, y: x.view_as(y) * y, lambda: r(4, 3), lambda: r(2, 2, 3))
+    case("numpy_t", lambda s, x: x.T * 2, lambda: r(3, 5))
+    case("min_other", lambda s, x, y: torch.min(x, y), lambda: r(3, 4), lambda: r(4))
+    case("max_other", lambda s, x, y: torch.max(x, y), lambda: r(2, 3), lambda: r(2, 3))
+    case("baddbmm", lambda s, c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2.0),
+         lambda: r(1, 3, 4), lambda: r(2, 3, 5), lambda: r(2, 5, 4))
+    case("baddbmm_beta0", lambda s, c, a, b: torch.baddbmm(c, a, b, beta=0.0),
+         lambda: r(2, 3, 4), lambda: r(2, 3, 5), lambda: r(2, 5, 4))
+    case("repeat_interleave", lambda s, x: x.repeat_interleave(3, dim=1), lambda: r(2, 4, 3))
+    case("repeat_interleave_flat", lambda s, x: x.repeat_interleave(2), lambda: r(2, 3))
+    case("unfold", lambda s, x: x.unfold(2, 3, 2), lambda: r(2, 3, 9, 4))
+    case("unfold_last", lambda s, x: x.unfold(-1, 4, 4) * 2, lambda: r(3, 8))
+    case("div_floor", lambda s, x, y: torch.div(x, y, rounding_mode="floor"), lambda: r(3, 4),
+         lambda: r(4))
+    case("div_trunc", lambda s, x: torch.div(x, 0.7, rounding_mode="trunc"), lambda: r(3, 4))
+    case("div_floor_int", lambda s, x: torch.div(x, 3, rounding_mode="floor"),
+         lambda: ints(-20, 20, 9))
+    case("floor_divide", lambda s, x, y: torch.floor_divide(x, y), lambda: ints(-20, 20, 2, 6),
+         lambda: ints(1, 5, 6))
+    case("cumsum_dtype", lambda s, m: torch.cumsum(m, 1, dtype=torch.float32), lambda: mask(2, 7))
+    case("conv1d", lambda s, x: s.m[0](x), lambda: r(2, 4, 11),
+         mods=(lambda: nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=1),))
+    case("conv1d_groups", lambda s, x: s.m[0](x), lambda: r(1, 4, 9),
+         mods=(lambda: nn.Conv1d(4, 4, 5, padding=4, dilation=2, groups=2, bias=False),))
+    # a rotary embedding of a slice of a fused q/k/v projection (Falcon,
+    # Phi-3, GPT-NeoX): the slice read in both branches of rotate_half's
+    # cat, at other indices than outside it (the cuda kernel's index
+    # variables of one name, lower_gpu/kern.c's elem)
+    case("rope_slice", lambda s, x, c, si: rope(x[:, :, :-2].permute(0, 2, 1, 3), c, si),
+         lambda: r(1, 4, 6, 16), lambda: r(4, 16), lambda: r(4, 16))
+    case("rope_index", lambda s, x, c, si: rope(x[:, :, 4:5].permute(0, 2, 3, 1), c.t(), si.t()),
+         lambda: r(1, 5, 6, 8), lambda: r(5, 8), lambda: r(5, 8))
+    case("conv1d_eca", lambda s, x: x * torch.sigmoid(s.m[0](x.mean((2, 3)).unsqueeze(1))
+                                                       .transpose(-1, -2).unsqueeze(-1)),
+         lambda: r(1, 8, 5, 5), mods=(lambda: nn.Conv1d(1, 1, 3, padding=1, bias=False),))
+
+
+def rope(q, c, s):
+    """q·cos + rotate_half(q)·sin along the last dim (transformers' form)."""
+    h = q.shape[-1] // 2
+    return q * c + torch.cat((-q[..., h:], q[..., :h]), -1) * s
 
 
 def trues():

@@ -723,6 +723,20 @@ sym(Node *c)
 	g_symset(c->g, on, v);
 }
 
+/* Op kind on in[0..n-1], its dtype attribute dt (or none), inferred: its
+ * result, for a hook that computes the node in more than one op. */
+static int
+preop(Node *c, int kind, const int *in, int n, const char *dt)
+{
+	int op = dp_addop(c->fn, kind, in, n);
+	Err err = { 0 };
+	if (dt)
+		dp_sets(c->fn, op, "dtype", dt);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
 /* Applies the entry's hook; returns 0 when the node needs no op. */
 static int
 hook(Node *c)
@@ -858,6 +872,41 @@ hook(Node *c)
 		g_define(c->g, on, x, what);
 		return 0;
 	}
+	case H_ASSHAPE: {
+		const Type *o = &c->fn->val[c->in[1]].t;
+		v = newav(c, c->kind == Aview ? "size" : "shape", A_INTS);
+		v->ints = dp_alloc(c->fn->arena, o->rank ? (size_t)o->rank : 1, sizeof *v->ints);
+		for (int i = 0; i < o->rank; i++)
+			v->ints[v->n++] = o->dim[i];
+		c->nin = 1;
+		break;
+	}
+	case H_REVERSE: {
+		int r = c->fn->val[c->in[0]].t.rank;
+		v = newav(c, "dims", A_INTS);
+		v->ints = dp_alloc(c->fn->arena, r ? (size_t)r : 1, sizeof *v->ints);
+		for (int i = r - 1; i >= 0; i--)
+			v->ints[v->n++] = i;
+		break;
+	}
+	case H_DTYPEIN:   /* cumsum, sum, mean, softmax (x, ..., dtype): of x cast to dtype */
+		if ((v = findav(c, "dtype"))) {
+			int dt = dp_dtype_lookup(v->s);
+			if (!isfloat(dt) && dt != DP_I64)
+				bad(c, "dtype %s: only a float dtype or i64 is supported", v->s);
+			if (dt != c->fn->val[c->in[0]].t.dtype)
+				c->in[0] = preop(c, Ocast, &c->in[0], 1, v->s);
+			dropav(c, "dtype");
+		}
+		break;
+	case H_DIVMODE:   /* floor or trunc of the quotient (integers exactly) */
+		if (!(v = findav(c, "rounding_mode")))
+			break;
+		if (strcmp(v->s, "floor") != 0 && strcmp(v->s, "trunc") != 0)
+			bad(c, "rounding_mode must be 'floor', 'trunc' or None, not '%s'", v->s);
+		c->kind = v->s[0] == 'f' ? Adivfloor : Adivtrunc;
+		dropav(c, "rounding_mode");
+		break;
 	case H_RANDOM:   /* formats/ops.md, "Random numbers" */
 		dtypedef(c, c->a->kind == Arandperm ? "i64" : "f32");
 		newav(c, "seed", A_INT)->i = g_imp(c->g)->seed;
@@ -1098,6 +1147,69 @@ complexargs(Node *c)
 	    "add, sub and _fft_c2r only");
 }
 
+/* PyTorch's promotion of two dtypes (torch.promote_types): bool gives way
+ * to anything, integers to floats; f16 with bf16 is f32; u8 with i8 is i16;
+ * otherwise the wider. */
+static int
+promotetypes(int a, int b)
+{
+	static const int8_t rank[DP_NDTYPE] = {   /* width within a kind */
+		[DP_U8] = 1, [DP_I8] = 1, [DP_I16] = 2, [DP_I32] = 3, [DP_I64] = 4,
+		[DP_F16] = 1, [DP_BF16] = 1, [DP_F32] = 2, [DP_F64] = 3,
+	};
+	if (a == b || b == DP_BOOL)
+		return a;
+	if (a == DP_BOOL)
+		return b;
+	if (isfloat(a) != isfloat(b))
+		return isfloat(a) ? a : b;
+	if (rank[a] == rank[b])   /* f16 and bf16; u8 and i8 */
+		return isfloat(a) ? DP_F32 : DP_I16;
+	if (a == DP_U8 || b == DP_U8)   /* u8 with a wider signed integer */
+		return a == DP_U8 ? b : a;
+	return rank[a] > rank[b] ? a : b;
+}
+
+/* The dtype PyTorch computes an elementwise op of tensors a and b in
+ * (c10's result_type): a rank-0 operand beside a dimensioned one counts
+ * only where it is of a higher kind (a float beside integers, or anything
+ * beside bool), as Python scalars do. */
+static int
+resulttype(const Type *a, const Type *b)
+{
+	if ((a->rank == 0) == (b->rank == 0))
+		return promotetypes(a->dtype, b->dtype);
+	int d = a->rank ? a->dtype : b->dtype, z = a->rank ? b->dtype : a->dtype;
+	if (isfloat(d) || (d != DP_BOOL && !isfloat(z)))
+		return d;
+	return promotetypes(d, z);
+}
+
+/* Elementwise ops of two tensors of different dtypes (an i32 arange times
+ * f32 slopes, f32 to the power of integers...): each operand cast to the
+ * dtype PyTorch computes in, as its type promotion does. */
+static void
+promote(Node *c)
+{
+	int f = dp_op_form[c->kind], k0 = f == Fwhere ? 1 : 0;
+	if (!(f == Fbinary || f == Fbinaryn || f == Fcompare || f == Fwhere) || c->nin != k0 + 2)
+		return;
+	const Type *a = &c->fn->val[c->in[k0]].t, *b = &c->fn->val[c->in[k0 + 1]].t;
+	if (a->dtype == b->dtype)
+		return;
+	int dt = resulttype(a, b);
+	for (int k = k0; k < k0 + 2; k++) {
+		if (c->fn->val[c->in[k]].t.dtype == dt)
+			continue;
+		int op = dp_addop(c->fn, Ocast, &c->in[k], 1);
+		dp_sets(c->fn, op, "dtype", dp_dtype_name[dt]);
+		Err err = { 0 };
+		if (dp_infer(c->fn, op, &err))
+			bad(c, "%s", err.msg);
+		c->in[k] = c->fn->op[op].out[0];
+	}
+}
+
 /* Converts node (one entry of graph.nodes) into an IR op and binds its
  * result to the node's output name (its other results, which must be
  * unused, to an error). */
@@ -1129,6 +1241,7 @@ aten_node(Graph *g, json_t *node)
 			g_unused(g, n, what);
 	}
 	complexargs(&c);
+	promote(&c);
 	if (c.a->hook == H_SPLIT) {
 		split(&c, what);
 		return;

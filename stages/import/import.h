@@ -158,6 +158,10 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_CVIEW,            /* view_as_real/complex: an aten.view to the result's size */
 	H_ITEM,             /* _local_scalar_dense: its symbolic result names the value */
 	H_FFT,              /* torch.fft's rfft, irfft...: dims, norm and sizes as the _fft ops' */
+	H_ASSHAPE,          /* view_as, reshape_as: to the other operand's sizes */
+	H_REVERSE,          /* numpy_T: aten.permute reversing the dims */
+	H_DTYPEIN,          /* a dtype argument: the input cast to it first */
+	H_DIVMODE,          /* div with rounding_mode floor or trunc */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

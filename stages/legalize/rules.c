@@ -204,6 +204,36 @@ r_pool(Lz *z, const Op *op)
 	return 0;
 }
 
+/* A 1-D aten.convolution (x [N, C, L], w [O, C/g, k]) as the 2-D one of
+ * x viewed [N, C, 1, L] by w viewed [O, C/g, 1, k], stride, padding and
+ * dilation (1, s), (0, p), (1, d), the result viewed [N, O, L']: the same
+ * sums in the same order. */
+static int
+conv1d(Lz *z, const Op *op)
+{
+	const Type *tx = IT(0), *tw = IT(1);
+	int64_t x4[4] = { tx->dim[0], tx->dim[1], 1, tx->dim[2] };
+	int64_t w4[4] = { tw->dim[0], tw->dim[1], 1, tw->dim[2] }, v[2];
+	int in[3], k;
+	static const char *const keys[3] = { "stride", "padding", "dilation" };
+
+	in[0] = lz_view(z, X(0), x4, 4);
+	in[1] = lz_view(z, X(1), w4, 4);
+	if (op->nin > 2)
+		in[2] = X(2);
+	if (in[0] < 0 || in[1] < 0)
+		return -1;
+	k = lz_begin(z, Aconv, in, op->nin);
+	for (int i = 0; i < 3; i++) {
+		dp_pair(op, keys[i], i == 1 ? 0 : 1, v);
+		v[1] = v[0];
+		v[0] = i == 1 ? 0 : 1;
+		dp_setints(z->out, k, keys[i], v, 2);
+	}
+	dp_seti(z->out, k, "groups", dp_geti(op, "groups", 1));
+	return bindas(z, op, lz_end(z, k));
+}
+
 /* aten.convolution whose windows tile its input (a 2-D kernel larger than
  * 1x1 and its stride alike, no padding, dilation 1, one group, H and W
  * multiples of the kernel: a vision transformer's patch embedding) as one
@@ -226,6 +256,8 @@ r_conv(Lz *z, const Op *op)
 	if (op->nin < 2)
 		return lz_copy(z, op);
 	tx = IT(0), tw = IT(1);
+	if (tx->rank == 3 && tw->rank == 3)
+		return conv1d(z, op);
 	if (tx->rank != 4 || tw->rank != 4 || dp_geti(op, "groups", 1) != 1)
 		return lz_copy(z, op);
 	k[0] = tw->dim[2], k[1] = tw->dim[3];
@@ -714,6 +746,88 @@ r_repeat(Lz *z, const Op *op)
 	}
 	return bind(z, op, lz_view(z, lz_expand(z, lz_view(z, X(0), v, 2 * n), e, 2 * n),
 	                           OT->dim, OT->rank));
+}
+
+/* repeat_interleave: x viewed with a 1 after dim (flat: [n, 1]), expanded
+ * by the repeats there, viewed as the result. */
+static int
+r_repeatil(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int64_t v[DP_MAXRANK], e[DP_MAXRANK], r = dp_geti(op, "repeats", 1);
+	int n = 0;
+
+	if (!dp_attr(op, "dim")) {
+		v[0] = e[0] = dp_numel(t), v[1] = 1, e[1] = r, n = 2;
+	} else {
+		int d = axis(dp_geti(op, "dim", 0), t->rank);
+		if (t->rank >= DP_MAXRANK)
+			return lz_fail(z, "rank %d is too high for repeat_interleave (at most %d)",
+			               t->rank, DP_MAXRANK - 1);
+		for (int i = 0; i < t->rank; i++) {
+			v[n] = e[n] = t->dim[i], n++;
+			if (i == d)
+				v[n] = 1, e[n] = r, n++;
+		}
+	}
+	return bind(z, op, lz_view(z, lz_expand(z, lz_view(z, X(0), v, n), e, n), OT->dim, OT->rank));
+}
+
+/* unfold(x, dimension d, size, step): x gathered along d (aten.index) at
+ * i·step + j for the window i and its element j ([n, size] from two
+ * aten.arange, viewed flat), viewed with d as [n, size], the size axis
+ * moved last (aten.permute). */
+static int
+r_unfold(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int r = t->rank, d = r ? axis(dp_geti(op, "dimension", 0), r) : 0;
+	int64_t sz = dp_geti(op, "size", 1), st = dp_geti(op, "step", 1), n = OT->dim[r ? d : 0];
+	int64_t v[DP_MAXRANK], p[DP_MAXRANK], c[2] = { n, 1 }, w[2] = { 1, sz }, f = n * sz;
+	int x = X(0), k, a, b;
+
+	if (r == 0)
+		return bindas(z, op, x);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)(n * st));
+	dp_setf(z->out, k, "step", (double)st);
+	dp_sets(z->out, k, "dtype", "i64");
+	a = lz_view(z, lz_end(z, k), c, 2);
+	k = lz_begin(z, Aarange, NULL, 0);
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)sz);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	b = lz_view(z, lz_end(z, k), w, 2);
+	x = take(z, x, d, lz_view(z, lz_op2(z, Aadd, a, b), &f, 1));
+	for (int i = 0, j = 0; i < r; i++) {
+		v[j++] = i == d ? n : t->dim[i];
+		if (i == d)
+			v[j++] = sz;
+	}
+	for (int i = 0, j = 0; i <= r; i++)   /* the axes but d + 1, then d + 1 */
+		if (i != d + 1)
+			p[j++] = i;
+	p[r] = d + 1;
+	return bind(z, op, lz_permute(z, lz_view(z, x, v, r + 1), p, r + 1));
+}
+
+/* baddbmm(s, b1, b2) = beta·s + alpha·bmm(b1, b2); s is not read where beta
+ * is 0 (as PyTorch: its NaNs do not reach the result). */
+static int
+r_baddbmm(Lz *z, const Op *op)
+{
+	double a = dp_getf(op, "alpha", 1), b = dp_getf(op, "beta", 1);
+	int dt = IT(1)->dtype, y = product(z, Abmm, X(1), X(2)), s = X(0);
+
+	if (a != 1)
+		y = lz_op2(z, Amul, y, lz_scalar(z, a, dt));
+	if (b == 0)
+		return bindas(z, op, y);
+	if (b != 1)
+		s = lz_op2(z, Amul, s, lz_scalar(z, b, dt));
+	return bind(z, op, lz_op2(z, Aadd, s, y));
 }
 
 /* copy(x, src): src cast to x's dtype, expanded to x's shape. */
@@ -1869,7 +1983,8 @@ static const struct {
 	  "(either aten.mul where K is 1)" },
 	{ Amm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
 	{ Abmm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
-	{ Aconv, r_conv, "windows tiling the input (2-D, stride = kernel > 1x1, no padding, "
+	{ Aconv, r_conv, "1-D (rank 3): the 2-D one of x and w viewed with a height of 1; "
+	  "windows tiling the input (2-D, stride = kernel > 1x1, no padding, "
 	  "dilation 1, one group): the patches (aten.view, aten.permute) by the weight viewed "
 	  "[O, C·kh·kw] (aten.linear), viewed and permuted back to [N, O, H', W']; else "
 	  "unchanged" },
@@ -1898,6 +2013,11 @@ static const struct {
 	{ Aupnearest, r_upnearest, "aten.index along H and W at ⌊i·in/out⌋" },
 	{ Aflip, r_flip, "aten.index at the reversed aten.arange per dim" },
 	{ Arepeat, r_repeat, "aten.view, aten.expand, aten.view" },
+	{ Arepeatil, r_repeatil, "aten.view with a 1 after dim (flat: [n, 1]), aten.expand by the "
+	  "repeats, aten.view" },
+	{ Aunfold, r_unfold, "aten.index along the dimension at i·step + j (two aten.arange), "
+	  "aten.view, aten.permute moving the window's axis last" },
+	{ Abaddbmm, r_baddbmm, "beta·s + alpha·aten.bmm(b1, b2) (s unread where beta is 0)" },
 	{ Acopyto, r_copyto, "cast, then aten.expand to x's shape" },
 	{ Aupbilinear, r_upbilinear, "per axis: x[i0]·(1 − λ) + x[i1]·λ, two aten.index gathers at computed "
 	  "indices" },
