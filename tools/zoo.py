@@ -105,11 +105,11 @@ def hf_config(kind):
     """A small config of kind (names as AutoConfig.for_model takes them)."""
     import transformers as tf
     kw = dict(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-              num_attention_heads=4, pad_token_id=0, max_position_embeddings=128)
+              num_attention_heads=4, num_key_value_heads=2, pad_token_id=0,
+              max_position_embeddings=128)
     kw.update({"gemma": dict(head_dim=16), "gemma2": dict(head_dim=16, query_pre_attn_scalar=16),
                "qwen3": dict(head_dim=16), "opt": dict(ffn_dim=128, word_embed_proj_dim=64),
                "gptj": dict(rotary_dim=8, n_inner=128), "codegen": dict(rotary_dim=8, n_inner=128),
-               "mistral": dict(num_key_value_heads=2), "phi3": dict(num_key_value_heads=2),
                "t5": dict(d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=4),
                "mpt": dict(d_model=64, n_heads=4, n_layers=2, max_seq_len=128)}.get(kind, {}))
     return tf.AutoConfig.for_model(kind, **kw)
