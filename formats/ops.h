@@ -234,7 +234,8 @@
 	X(Anonzero,   "aten.nonzero", 1, 2, Kindex, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Abaddbmm,   "aten.baddbmm", 3, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
 	X(Arepeatil,  "aten.repeat_interleave", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i? repeats:i") \
-	X(Aunfold,    "aten.unfold", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dimension:i size:i step:i")
+	X(Aunfold,    "aten.unfold", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dimension:i size:i step:i") \
+	X(Aupbicubic, "aten.upsample_bicubic2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is")
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

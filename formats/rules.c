@@ -947,6 +947,7 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		out->dtype = DP_BOOL;
 		return 0;
 	case Aupbilinear:
+	case Aupbicubic:
 		if (dp_needfloat(err, op, t[0]))
 			return -1;
 		/* fall through */

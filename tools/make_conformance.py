@@ -749,6 +749,15 @@ def cases():
          mods=(lambda: nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=1),))
     case("conv1d_groups", lambda s, x: s.m[0](x), lambda: r(1, 4, 9),
          mods=(lambda: nn.Conv1d(4, 4, 5, padding=4, dilation=2, groups=2, bias=False),))
+    # bicubic resampling (a vision transformer's position embeddings to
+    # another grid, as CrossViT's): up, down, corners aligned
+    case("upsample_bicubic", lambda s, x: F.interpolate(x, size=(7, 9), mode="bicubic"),
+         lambda: r(1, 2, 4, 5))
+    case("upsample_bicubic_down", lambda s, x: F.interpolate(x, size=(3, 5), mode="bicubic"),
+         lambda: r(2, 3, 8, 7))
+    case("upsample_bicubic_align", lambda s, x: F.interpolate(x, size=(6, 6), mode="bicubic",
+                                                              align_corners=True),
+         lambda: r(1, 2, 3, 4))
     # a rotary embedding of a slice of a fused q/k/v projection (Falcon,
     # Phi-3, GPT-NeoX): the slice read in both branches of rotate_half's
     # cat, at other indices than outside it (the cuda kernel's index

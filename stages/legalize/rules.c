@@ -979,6 +979,79 @@ lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
 	return lz_op2(z, Aadd, y0, y1);
 }
 
+/* The cubic convolution kernel of PyTorch's bicubic upsampling (A =
+ * -0.75) at distance u: near (|u| <= 1) ((A + 2)·u − (A + 3))·u·u + 1,
+ * else ((A·u − 5A)·u + 8A)·u − 4A; u an f32 tensor. */
+static int
+cubicw(Lz *z, int u, int near)
+{
+	const double A = -0.75;
+	int w;
+
+	if (near) {
+		w = lz_op2(z, Amul, lz_scalar(z, A + 2, DP_F32), u);
+		w = lz_op2(z, Asub, w, lz_scalar(z, A + 3, DP_F32));
+		w = lz_op2(z, Amul, lz_op2(z, Amul, w, u), u);
+		return lz_op2(z, Aadd, w, lz_scalar(z, 1, DP_F32));
+	}
+	w = lz_op2(z, Amul, lz_scalar(z, A, DP_F32), u);
+	w = lz_op2(z, Asub, w, lz_scalar(z, 5 * A, DP_F32));
+	w = lz_op2(z, Aadd, lz_op2(z, Amul, w, u), lz_scalar(z, 8 * A, DP_F32));
+	return lz_op2(z, Asub, lz_op2(z, Amul, w, u), lz_scalar(z, 4 * A, DP_F32));
+}
+
+/* Cubic convolution along dim d of x (rank r) from in to out samples, as
+ * PyTorch's upsample_bicubic2d: the source s = scale·i (align_corners) or
+ * scale·(i + 0.5) − 0.5 (not clamped), i0 = ⌊s⌋, t = s − i0; the taps
+ * i0 − 1 .. i0 + 2 clamped to [0, in − 1], weighted by the kernel at t + 1,
+ * t, 1 − t, 2 − t and summed in that order, in f32. */
+static int
+cubic(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
+{
+	double sc = align ? (out > 1 ? (double)(float)(in - 1) / (float)(out - 1) : 0)
+	                  : (double)((float)in / (float)out);
+	int s, i0, t, t1, u[4], y = -1, k;
+	int64_t v[DP_MAXRANK];
+
+	s = lz_op2(z, Amul, ramp(z, align ? 0 : 0.5, out), lz_scalar(z, sc, DP_F32));
+	if (!align)
+		s = lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
+	i0 = lz_op1(z, Afloor, s);
+	t = lz_op2(z, Asub, s, i0);
+	t1 = lz_op2(z, Asub, lz_scalar(z, 1, DP_F32), t);
+	u[0] = cubicw(z, lz_op2(z, Aadd, t, lz_scalar(z, 1, DP_F32)), 0);
+	u[1] = cubicw(z, t, 1);
+	u[2] = cubicw(z, t1, 1);
+	u[3] = cubicw(z, lz_op2(z, Aadd, t1, lz_scalar(z, 1, DP_F32)), 0);
+	for (k = 0; k < r - d; k++)
+		v[k] = k == 0 ? out : 1;
+	for (k = 0; k < 4; k++) {
+		int at = lz_op2(z, Aadd, i0, lz_scalar(z, k - 1, DP_F32));
+		at = lz_op2(z, Amaximum, at, lz_scalar(z, 0, DP_F32));
+		at = lz_op2(z, Aminimum, at, lz_scalar(z, (double)(in - 1), DP_F32));
+		int p = lz_op2(z, Amul, take(z, x, d, toi64(z, at)), lz_view(z, u[k], v, r - d));
+		y = k ? lz_op2(z, Aadd, y, p) : p;
+	}
+	return y;
+}
+
+/* upsample_bicubic2d: cubic convolution along W, then along H (PyTorch's
+ * order: each of the four rows interpolated first). */
+static int
+r_upbicubic(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int x = X(0), al = (int)dp_geti(op, "align_corners", 0);
+
+	if (OT->dim[3] != t->dim[3])
+		x = cubic(z, x, 3, 4, t->dim[3], OT->dim[3], al);
+	if (OT->dim[2] != t->dim[2])
+		x = cubic(z, x, 2, 4, t->dim[2], OT->dim[2], al);
+	if (x == X(0))
+		x = lz_op1(z, Aclone, x);
+	return bind(z, op, x);
+}
+
 /* upsample_bilinear2d: interpolation along H, then along W. */
 static int
 r_upbilinear(Lz *z, const Op *op)
@@ -2019,6 +2092,8 @@ static const struct {
 	  "aten.view, aten.permute moving the window's axis last" },
 	{ Abaddbmm, r_baddbmm, "beta·s + alpha·aten.bmm(b1, b2) (s unread where beta is 0)" },
 	{ Acopyto, r_copyto, "cast, then aten.expand to x's shape" },
+	{ Aupbicubic, r_upbicubic, "per axis (W, then H): the four taps around PyTorch's source position "
+	  "(aten.index gathers, clamped), weighted by the cubic convolution kernel (A = −0.75), summed" },
 	{ Aupbilinear, r_upbilinear, "per axis: x[i0]·(1 − λ) + x[i1]·λ, two aten.index gathers at computed "
 	  "indices" },
 	{ Aeinsum, r_einsum, "sums, aten.permute, aten.expand, aten.view, one aten.bmm (aten.mul where "
