@@ -496,30 +496,19 @@ rule(const Fn *fn, const Op *op, Type *out, Err *err)
 		out->dim[x->rank - 1] = w->dim[0];
 		break;
 	}
-	case Aaddmm: {
+	case Aaddmm:
+	case Abaddbmm: {   /* beta·s + alpha·m1·m2, of matrices or of batches of them */
 		const Type *s = t[0], *m1 = t[1], *m2 = t[2];
-		if (m1->rank != 2 || m2->rank != 2)
-			return dp_failt(err, op, "mat1 and mat2 must be 2-D", m1, m2);
+		int r = op->kind == Aaddmm ? 2 : 3;
+		if (m1->rank != r || m2->rank != r || (r == 3 && m1->dim[0] != m2->dim[0]))
+			return dp_failt(err, op, r == 2 ? "mat1 and mat2 must be 2-D" :
+			                "batch1 and batch2 must be 3-D, of one batch", m1, m2);
 		if (matmul(op, m1, m2, out, err) || dp_samedt(err, op, s, m1))
 			return -1;
 		Type bc;
 		if (dp_bcast(err, op, s, out, &bc))
 			return -1;
 		bc.dev = out->dev;   /* placed but not partitioned: devices may differ */
-		if (!dp_type_eq(&bc, out))
-			return dp_failt(err, op, "self does not broadcast to the product", s, out);
-		break;
-	}
-	case Abaddbmm: {   /* as aten.addmm, of batches of matrices */
-		const Type *s = t[0], *b1 = t[1], *b2 = t[2];
-		if (b1->rank != 3 || b2->rank != 3 || b1->dim[0] != b2->dim[0])
-			return dp_failt(err, op, "batch1 and batch2 must be 3-D, of one batch", b1, b2);
-		if (matmul(op, b1, b2, out, err) || dp_samedt(err, op, s, b1))
-			return -1;
-		Type bc;
-		if (dp_bcast(err, op, s, out, &bc))
-			return -1;
-		bc.dev = out->dev;
 		if (!dp_type_eq(&bc, out))
 			return dp_failt(err, op, "self does not broadcast to the product", s, out);
 		break;

@@ -170,6 +170,20 @@ scalar(const Node *c, const char *name, json_t *arg, int like)
 	return g_scalar(c->g, x, like);
 }
 
+/* Op kind on in[0..n-1], its dtype attribute dt (or none), inferred: its
+ * result, for a hook that computes the node in more than one op. */
+static int
+preop(Node *c, int kind, const int *in, int n, const char *dt)
+{
+	int op = dp_addop(c->fn, kind, in, n);
+	Err err = { 0 };
+	if (dt)
+		dp_sets(c->fn, op, "dtype", dt);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
 static const char *
 tensorname(json_t *arg)
 {
@@ -493,12 +507,7 @@ readargs(Node *c)
 			if (isfloat(from) && !isfloat(like))
 				bad(c, "a float .item() with a %s tensor needs type promotion, which import "
 				    "does not do", dp_dtype_name[like]);
-			int op = dp_addop(c->fn, Ocast, &c->in[k], 1);
-			dp_sets(c->fn, op, "dtype", dp_dtype_name[like]);
-			Err err = { 0 };
-			if (dp_infer(c->fn, op, &err))
-				bad(c, "%s", err.msg);
-			c->in[k] = c->fn->op[op].out[0];
+			c->in[k] = preop(c, Ocast, &c->in[k], 1, dp_dtype_name[like]);
 		}
 		else if (c->in[k] == -1) {   /* W: a per-channel const */
 			const Type *x = &c->fn->val[c->in[0]].t;
@@ -721,20 +730,6 @@ sym(Node *c)
 		break;
 	}
 	g_symset(c->g, on, v);
-}
-
-/* Op kind on in[0..n-1], its dtype attribute dt (or none), inferred: its
- * result, for a hook that computes the node in more than one op. */
-static int
-preop(Node *c, int kind, const int *in, int n, const char *dt)
-{
-	int op = dp_addop(c->fn, kind, in, n);
-	Err err = { 0 };
-	if (dt)
-		dp_sets(c->fn, op, "dtype", dt);
-	if (dp_infer(c->fn, op, &err))
-		bad(c, "%s", err.msg);
-	return c->fn->op[op].out[0];
 }
 
 /* Applies the entry's hook; returns 0 when the node needs no op. */
@@ -1198,16 +1193,9 @@ promote(Node *c)
 	if (a->dtype == b->dtype)
 		return;
 	int dt = resulttype(a, b);
-	for (int k = k0; k < k0 + 2; k++) {
-		if (c->fn->val[c->in[k]].t.dtype == dt)
-			continue;
-		int op = dp_addop(c->fn, Ocast, &c->in[k], 1);
-		dp_sets(c->fn, op, "dtype", dp_dtype_name[dt]);
-		Err err = { 0 };
-		if (dp_infer(c->fn, op, &err))
-			bad(c, "%s", err.msg);
-		c->in[k] = c->fn->op[op].out[0];
-	}
+	for (int k = k0; k < k0 + 2; k++)
+		if (c->fn->val[c->in[k]].t.dtype != dt)
+			c->in[k] = preop(c, Ocast, &c->in[k], 1, dp_dtype_name[dt]);
 }
 
 /* Converts node (one entry of graph.nodes) into an IR op and binds its

@@ -1035,34 +1035,20 @@ cubic(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
 	return y;
 }
 
-/* upsample_bicubic2d: cubic convolution along W, then along H (PyTorch's
- * order: each of the four rows interpolated first). */
+/* upsample_bilinear2d: interpolation along H, then along W;
+ * upsample_bicubic2d: along W, then along H (PyTorch's order: each of the
+ * four rows interpolated first). */
 static int
-r_upbicubic(Lz *z, const Op *op)
+r_upsample(Lz *z, const Op *op)
 {
 	const Type *t = IT(0);
-	int x = X(0), al = (int)dp_geti(op, "align_corners", 0);
+	int x = X(0), al = (int)dp_geti(op, "align_corners", 0), cub = op->kind == Aupbicubic;
 
-	if (OT->dim[3] != t->dim[3])
-		x = cubic(z, x, 3, 4, t->dim[3], OT->dim[3], al);
-	if (OT->dim[2] != t->dim[2])
-		x = cubic(z, x, 2, 4, t->dim[2], OT->dim[2], al);
-	if (x == X(0))
-		x = lz_op1(z, Aclone, x);
-	return bind(z, op, x);
-}
-
-/* upsample_bilinear2d: interpolation along H, then along W. */
-static int
-r_upbilinear(Lz *z, const Op *op)
-{
-	const Type *t = IT(0);
-	int x = X(0), al = (int)dp_geti(op, "align_corners", 0);
-
-	if (OT->dim[2] != t->dim[2])
-		x = lerp(z, x, 2, 4, t->dim[2], OT->dim[2], al);
-	if (OT->dim[3] != t->dim[3])
-		x = lerp(z, x, 3, 4, t->dim[3], OT->dim[3], al);
+	for (int i = 0; i < 2; i++) {
+		int d = cub ? 3 - i : 2 + i;
+		if (OT->dim[d] != t->dim[d])
+			x = (cub ? cubic : lerp)(z, x, d, 4, t->dim[d], OT->dim[d], al);
+	}
 	if (x == X(0))
 		x = lz_op1(z, Aclone, x);
 	return bind(z, op, x);
@@ -2092,9 +2078,9 @@ static const struct {
 	  "aten.view, aten.permute moving the window's axis last" },
 	{ Abaddbmm, r_baddbmm, "beta·s + alpha·aten.bmm(b1, b2) (s unread where beta is 0)" },
 	{ Acopyto, r_copyto, "cast, then aten.expand to x's shape" },
-	{ Aupbicubic, r_upbicubic, "per axis (W, then H): the four taps around PyTorch's source position "
+	{ Aupbicubic, r_upsample, "per axis (W, then H): the four taps around PyTorch's source position "
 	  "(aten.index gathers, clamped), weighted by the cubic convolution kernel (A = −0.75), summed" },
-	{ Aupbilinear, r_upbilinear, "per axis: x[i0]·(1 − λ) + x[i1]·λ, two aten.index gathers at computed "
+	{ Aupbilinear, r_upsample, "per axis: x[i0]·(1 − λ) + x[i1]·λ, two aten.index gathers at computed "
 	  "indices" },
 	{ Aeinsum, r_einsum, "sums, aten.permute, aten.expand, aten.view, one aten.bmm (aten.mul where "
 	  "nothing is summed), aten.view, "
