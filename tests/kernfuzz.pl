@@ -18,10 +18,10 @@ use warnings;
 my ($seed, $dir) = @ARGV;
 die "usage: kernfuzz.pl SEED DIR\n" unless defined $dir && $seed =~ /^\d+$/;
 
-my $st = ($seed * 2654435761 + 12345) % 4294967296;
-sub rnd {    # 0..n-1 (a 48-bit LCG's high bits)
+my $st = ($seed * 40503 + 12345) % 2147483648;
+sub rnd {    # 0..n-1: a 31-bit LCG's high bits (its products fit Perl's 64-bit integers)
 	my ($n) = @_;
-	$st = ($st * 25214903917 + 11) % 281474976710656;
+	$st = ($st * 1103515245 + 12345) % 2147483648;
 	return int($st / 65536) % $n;
 }
 sub pick { return $_[rnd(scalar @_)] }
@@ -159,7 +159,9 @@ my %gen;
 		    [@q]);
 		my $f = $una->({ id => $hi, shape => [@q] });
 		my $r = emit("aten.cat %$f, %$lo {dim=" . ($d - scalar @s) . "}", [@s]);
-		return rnd(2) ? emit("aten.mul %$r, %$a->{id}", [@s]) : $r;
+		return $r unless $_[1] || rnd(2);
+		# x read first (as q·cos + rotate_half(q)·sin reads q) or last
+		return emit($_[1] || rnd(2) ? "aten.mul %$a->{id}, %$r" : "aten.mul %$r, %$a->{id}", [@s]);
 	},
 	double => sub {    # cat(x, f(x)) along d
 		my $a = val();
@@ -187,10 +189,25 @@ my %gen;
 		my $c = emit("aten.gt %$a->{id}, %$b->{id}", $a->{shape}, 'bool');
 		return emit("aten.where %$c, %$a->{id}, %$b->{id}", $a->{shape});
 	},
-	ropechain => sub {    # rotate of a permute of a slice: index variables within index variables
-		my $a = $gen{slice}->();
-		$a = $gen{permute}->($vals[-1]);
-		return $gen{rotate}->($vals[-1]);
+	ropechain => sub {    # rotate of a permute of a slice, times itself: an index variable
+		# within another, the same value read at three indices
+		my $a = $_[0] // val();
+		my @s = @{$a->{shape}};
+		if (@s < 2) {
+			my $n = $s[0];
+			$a = { id => emit("aten.view %$a->{id} {size=[1, $n]}", [1, $n]), shape => [1, $n] };
+			@s = (1, $n);
+		}
+		my $d = rnd(scalar @s);
+		my ($b, $e, $k, $m) = bounds($s[$d]);
+		$s[$d] = $m;
+		my $sl = emit("aten.slice %$a->{id} {dim=$d, start=$b, end=$e, step=$k}", [@s]);
+		my @p = (1 .. $#s, 0);   # a rotation of the axes: never the identity
+		@p = reverse @p if rnd(2);
+		@p = (1, 0) if @s == 2;
+		my $pm = emit("aten.permute %$sl {dims=[" . join(', ', @p) . "]}", [map { $s[$_] } @p]);
+		my @t = map { $s[$_] } @p;
+		return $gen{rotate}->({ id => $pm, shape => [@t] }, 1);
 	},
 	gather => sub {    # along d at an i64 input's indices (negative ones too)
 		my $a = val();
@@ -205,7 +222,8 @@ my %gen;
 		return emit("aten.index %$a->{id}, %$i {dim=$d}", [@s]);
 	},
 );
-my @kinds = sort keys %gen;
+my @kinds = (sort(keys %gen), ('ropechain') x 3, 'rotate');   # those more often
+@kinds = split ' ', $ENV{KERNFUZZ_KINDS} if $ENV{KERNFUZZ_KINDS};   # to look at some alone
 
 input(randshape());
 input(randshape()) if rnd(2);
