@@ -146,7 +146,7 @@ my %gen;
 		my $a = $_[0] // val();
 		my @s = @{$a->{shape}};
 		my @d = grep { $s[$_] >= 2 } 0 .. $#s;
-		return $gen{unary}->() unless @d;
+		return $una->($a) unless @d;   # no axis to rotate
 		my $d = pick(@d);
 		my $k = 1 + rnd($s[$d] - 1);
 		my (@p, @q) = ();
@@ -208,6 +208,20 @@ my %gen;
 		my $pm = emit("aten.permute %$sl {dims=[" . join(', ', @p) . "]}", [map { $s[$_] } @p]);
 		my @t = map { $s[$_] } @p;
 		return $gen{rotate}->({ id => $pm, shape => [@t] }, 1);
+	},
+	ints => sub {    # through i64: x·x cast (toward 0), with its rotation's cast:
+		# floor and trunc division, remainder, fmod, maximum, minimum; cast back
+		my $a = val();
+		my @s = @{$a->{shape}};
+		my $t = emit("aten.mul %$a->{id}, %$a->{id}", [@s]);
+		my $i = emit("cast %$t {dtype=\"i64\"}", [@s], 'i64');
+		my $o = $gen{rotate}->($a);
+		my $u = emit("aten.mul %$o, %$o", [@s]);
+		my $j = emit("cast %$u {dtype=\"i64\"}", [@s], 'i64');
+		my $f = pick(qw(div_floor div_trunc remainder fmod maximum minimum));
+		my $r = emit("aten.$f %$i, %$j", [@s], 'i64');
+		$r = emit("aten.$f %$r, %$i", [@s], 'i64') if rnd(2);
+		return emit("cast %$r {dtype=\"f32\"}", [@s]);
 	},
 	gather => sub {    # along d at an i64 input's indices (negative ones too)
 		my $a = val();
