@@ -14,11 +14,12 @@ Models: every torchvision classification model
 inception_v3 at 299), the segmentation models fcn_resnet50,
 deeplabv3_mobilenet_v3_large and lraspp_mobilenet_v3_large (their "out"),
 and Hugging Face GPT-2, Llama, Qwen2 (logits) and BERT (last hidden state)
-with small random configs (batch 1, 32 tokens): --set torchvision, the
-default.  --set timm adds (or, alone, runs) a spread of timm's models
-(TIMM below, each at its own input size); --set hf more Hugging Face
-architectures (HF_MORE: Mistral, Phi, Gemma, OPT, BLOOM, Falcon, T5's
-encoder and others, the same small config).  Weights are random
+with small random configs (batch 1, 32 tokens): the set "torchvision",
+the default.  --set NAME... runs the sets named instead: torchvision,
+timm (a spread of timm's models, TIMM below, each at its own input size),
+hf (more Hugging Face architectures, HF_MORE: Mistral, Phi, Gemma, OPT,
+BLOOM, Falcon, T5's encoder and others, in the same small config).
+Weights are random
 (seeded), the models in eval mode.  Each model is exported in both forms:
 the training IR ("train") and run_decompositions() ("core").  For each
 (model, form): does it import, how long `devproc build` takes per target,
