@@ -5,7 +5,7 @@ torch.export, built with devproc for cpu and cuda, compared with PyTorch.
 Run from the repository root on the GPU machine (PyTorch, torchvision and
 transformers installed, DevProc built; tools/zoo.sh does both):
 
-    python3 tools/zoo.py [--models NAME...] [--skip NAME...] [--forms train core]
+    python3 tools/zoo.py [--models NAME... | --set SET...] [--skip NAME...] [--forms train core]
                          [--jobs N] [--timeout SECONDS] [--deadline SECONDS]
                          [--time-import MODEL] [--work DIR] [--out tools/zoo/RESULTS.md]
 
@@ -19,8 +19,7 @@ the default.  --set NAME... runs the sets named instead: torchvision,
 timm (a spread of timm's models, TIMM below, each at its own input size),
 hf (more Hugging Face architectures, HF_MORE: Mistral, Phi, Gemma, OPT,
 BLOOM, Falcon, T5's encoder and others, in the same small config).
-Weights are random
-(seeded), the models in eval mode.  Each model is exported in both forms:
+Weights are random (seeded), the models in eval mode.  Each model is exported in both forms:
 the training IR ("train") and run_decompositions() ("core").  For each
 (model, form): does it import, how long `devproc build` takes per target,
 the first line of any error, and whether the output matches PyTorch's in
