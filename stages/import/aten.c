@@ -159,8 +159,8 @@ scalar(const Node *c, const char *name, json_t *arg, int like)
 	if (like < 0)
 		bad(c, "argument '%s' is a number but the op has no tensor operand", name);
 	if ((!isint && !isfloat(like)) || (like == DP_BOOL && x != 0 && x != 1))
-		bad(c, "a %s scalar with a %s tensor needs type promotion, which import does not do",
-		    isint ? "int" : "float", dp_dtype_name[like]);
+		bad(c, "a %s scalar with a %s tensor needs type promotion, which import does only "
+		    "between two tensors", isint ? "int" : "float", dp_dtype_name[like]);
 	static const double lo[DP_NDTYPE] = { [DP_U8] = 0, [DP_I8] = -128, [DP_I16] = -32768,
 	                                      [DP_I32] = -2147483648.0, [DP_I64] = -9223372036854775808.0 };
 	static const double hi[DP_NDTYPE] = { [DP_U8] = 256, [DP_I8] = 128, [DP_I16] = 32768,
@@ -214,6 +214,16 @@ newav(Node *c, const char *key, int kind)
 	v->key = dp_strdup(c->fn->arena, key);   /* key may be a schema Field on the stack */
 	v->kind = kind;
 	return v;
+}
+
+/* An int-list attribute key of t's sizes. */
+static void
+sizesav(Node *c, const char *key, const Type *t)
+{
+	Av *v = newav(c, key, A_INTS);
+	v->ints = dp_alloc(c->fn->arena, t->rank ? (size_t)t->rank : 1, sizeof *v->ints);
+	for (int i = 0; i < t->rank; i++)
+		v->ints[v->n++] = t->dim[i];
 }
 
 static Av *
@@ -506,7 +516,7 @@ readargs(Node *c)
 			int from = c->fn->val[c->in[k]].t.dtype;
 			if (isfloat(from) && !isfloat(like))
 				bad(c, "a float .item() with a %s tensor needs type promotion, which import "
-				    "does not do", dp_dtype_name[like]);
+				    "does only between two tensors", dp_dtype_name[like]);
 			c->in[k] = preop(c, Ocast, &c->in[k], 1, dp_dtype_name[like]);
 		}
 		else if (c->in[k] == -1) {   /* W: a per-channel const */
@@ -793,10 +803,7 @@ hook(Node *c)
 		Type t;
 		if (!on || !g_type(c->g, on, &t))
 			bad(c, "the archive gives no type for its result");
-		v = newav(c, "size", A_INTS);
-		v->ints = dp_alloc(c->fn->arena, t.rank ? (size_t)t.rank : 1, sizeof *v->ints);
-		for (int i = 0; i < t.rank; i++)
-			v->ints[v->n++] = t.dim[i];
+		sizesav(c, "size", &t);
 		break;
 	}
 	case H_FFT: {   /* the _fft ops' attributes from torch.fft's arguments */
@@ -867,15 +874,10 @@ hook(Node *c)
 		g_define(c->g, on, x, what);
 		return 0;
 	}
-	case H_ASSHAPE: {
-		const Type *o = &c->fn->val[c->in[1]].t;
-		v = newav(c, c->kind == Aview ? "size" : "shape", A_INTS);
-		v->ints = dp_alloc(c->fn->arena, o->rank ? (size_t)o->rank : 1, sizeof *v->ints);
-		for (int i = 0; i < o->rank; i++)
-			v->ints[v->n++] = o->dim[i];
+	case H_ASSHAPE:
+		sizesav(c, c->kind == Aview ? "size" : "shape", &c->fn->val[c->in[1]].t);
 		c->nin = 1;
 		break;
-	}
 	case H_REVERSE: {
 		int r = c->fn->val[c->in[0]].t.rank;
 		v = newav(c, "dims", A_INTS);

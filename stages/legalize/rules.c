@@ -949,21 +949,27 @@ toi64(Lz *z, int x)
  * PyTorch's rule: the source s = scale·i (align_corners) or max(scale·(i +
  * 0.5) − 0.5, 0), i0 = ⌊s⌋, i1 = min(i0 + 1, in − 1), y = x[i0]·(1 − λ) +
  * x[i1]·λ with λ = s − i0, all in f32. */
+/* PyTorch's source position of each of out samples from in (f32): scale·i
+ * (align_corners) or scale·(i + 0.5) − 0.5, scale (in − 1)/(out − 1) or
+ * in/out. */
 static int
-lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
+source(Lz *z, int64_t in, int64_t out, int align)
 {
 	double sc = align ? (out > 1 ? (double)(float)(in - 1) / (float)(out - 1) : 0)
 	                  : (double)((float)in / (float)out);
-	int s, c, i0, i1, l, l0, y0, y1, k;
+	int s = lz_op2(z, Amul, ramp(z, align ? 0 : 0.5, out), lz_scalar(z, sc, DP_F32));
+
+	return align ? s : lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
+}
+
+static int
+lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
+{
+	int s = source(z, in, out, align), c, i0, i1, l, l0, y0, y1, k;
 	int64_t v[DP_MAXRANK];
 
-	c = lz_scalar(z, sc, DP_F32);
-	s = ramp(z, align ? 0 : 0.5, out);
-	s = lz_op2(z, Amul, s, c);
-	if (!align) {
-		s = lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
+	if (!align)   /* clamped at 0 for linear interpolation, not for cubic */
 		s = lz_op2(z, Amaximum, s, lz_scalar(z, 0, DP_F32));
-	}
 	i0 = lz_op1(z, Afloor, s);
 	l = lz_op2(z, Asub, s, i0);
 	l0 = lz_op2(z, Asub, lz_scalar(z, 1, DP_F32), l);
@@ -1008,14 +1014,9 @@ cubicw(Lz *z, int u, int near)
 static int
 cubic(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
 {
-	double sc = align ? (out > 1 ? (double)(float)(in - 1) / (float)(out - 1) : 0)
-	                  : (double)((float)in / (float)out);
-	int s, i0, t, t1, u[4], y = -1, k;
+	int s = source(z, in, out, align), i0, t, t1, u[4], y = -1, k;
 	int64_t v[DP_MAXRANK];
 
-	s = lz_op2(z, Amul, ramp(z, align ? 0 : 0.5, out), lz_scalar(z, sc, DP_F32));
-	if (!align)
-		s = lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
 	i0 = lz_op1(z, Afloor, s);
 	t = lz_op2(z, Asub, s, i0);
 	t1 = lz_op2(z, Asub, lz_scalar(z, 1, DP_F32), t);
