@@ -49,6 +49,10 @@ window(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, int ceil)
 	return o;
 }
 
+static int ntuple(Err *err, const Op *op, const char *key, int64_t def, int n, int64_t *out);
+
+/* 1-D, 2-D and 3-D convolution: the window rule over the last rank - 2
+ * dims (dp-legalize makes 1-D and 3-D ones 2-D). */
 static int
 conv(const Fn *fn, const Op *op, Type *out, Err *err)
 {
@@ -57,16 +61,17 @@ conv(const Fn *fn, const Op *op, Type *out, Err *err)
 	const Type *x = &fn->val[op->in[0]].t, *w = &fn->val[op->in[1]].t;
 	if (dp_samedt(err, op, x, w) || dp_needfloat(err, op, x))
 		return -1;
-	if ((x->rank != 4 && x->rank != 3) || w->rank != x->rank)
-		return dp_failt(err, op, "only 1-D and 2-D convolution (rank-3 or rank-4 input and "
-		                "weight alike) is supported", x, w);
-	int64_t g = dp_geti(op, "groups", 1), st[2], pd[2], dl[2];
-	if (pair(err, op, "stride", 1, st) || pair(err, op, "padding", 0, pd) ||
-	    pair(err, op, "dilation", 1, dl))
+	if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+		return dp_failt(err, op, "only 1-D, 2-D and 3-D convolution (rank-3, -4 or -5 input "
+		                "and weight alike) is supported", x, w);
+	int n = x->rank - 2;
+	int64_t g = dp_geti(op, "groups", 1), st[3], pd[3], dl[3];
+	if (ntuple(err, op, "stride", 1, n, st) || ntuple(err, op, "padding", 0, n, pd) ||
+	    ntuple(err, op, "dilation", 1, n, dl))
 		return -1;
 	if (g < 1 || x->dim[1] % g || w->dim[0] % g || w->dim[1] * g != x->dim[1])
 		return dp_failt(err, op, "channels do not match the weight and groups", x, w);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < n; i++)
 		if (st[i] < 1 || dl[i] < 1 || pd[i] < 0)
 			return fail(err, op, "stride and dilation must be >= 1, padding >= 0");
 	if (op->nin == 3) {
@@ -78,7 +83,7 @@ conv(const Fn *fn, const Op *op, Type *out, Err *err)
 	}
 	*out = *x;
 	out->dim[1] = w->dim[0];
-	for (int i = 0; i < x->rank - 2; i++) {
+	for (int i = 0; i < n; i++) {
 		out->dim[2 + i] = window(x->dim[2 + i], w->dim[2 + i], st[i], pd[i], dl[i], 0);
 		if (out->dim[2 + i] < 1)
 			return dp_failt(err, op, "the kernel is larger than the padded input", x, w);

@@ -769,6 +769,60 @@ def cases():
     case("conv1d_eca", lambda s, x: x * torch.sigmoid(s.m[0](x.mean((2, 3)).unsqueeze(1))
                                                        .transpose(-1, -2).unsqueeze(-1)),
          lambda: r(1, 8, 5, 5), mods=(lambda: nn.Conv1d(1, 1, 3, padding=1, bias=False),))
+    # -- recurrent layers (aten.lstm, aten.gru, aten.rnn_tanh/relu in training
+    # IR; Core ATen has them unrolled already): one and two layers, both
+    # directions, batch first or not, without biases, with a projection, an
+    # initial state given; every result (output, h_n, c_n) checked
+    case("lstm", lambda s, x: s.m[0](x)[0], lambda: r(5, 2, 3),
+         mods=(lambda: nn.LSTM(3, 4),))
+    case("lstm_state", lambda s, x, h, c: flat(s.m[0](x, (h, c))),
+         lambda: r(2, 6, 3), lambda: r(2, 2, 5), lambda: r(2, 2, 5),
+         mods=(lambda: nn.LSTM(3, 5, num_layers=2, batch_first=True),))
+    case("lstm_bi", lambda s, x: flat(s.m[0](x)), lambda: r(4, 3, 6),
+         mods=(lambda: nn.LSTM(6, 4, num_layers=2, bidirectional=True),))
+    case("lstm_nobias_proj", lambda s, x: s.m[0](x)[0] * 2, lambda: r(1, 7, 4),
+         mods=(lambda: nn.LSTM(4, 6, bias=False, proj_size=3, batch_first=True,
+                               bidirectional=True),))
+    case("gru", lambda s, x: s.m[0](x)[0], lambda: r(5, 2, 3), mods=(lambda: nn.GRU(3, 4),))
+    case("gru_bi_state", lambda s, x, h: flat(s.m[0](x, h)), lambda: r(2, 4, 3),
+         lambda: r(4, 2, 5),
+         mods=(lambda: nn.GRU(3, 5, num_layers=2, batch_first=True, bidirectional=True),))
+    case("rnn_tanh", lambda s, x: s.m[0](x)[1], lambda: r(6, 2, 3),
+         mods=(lambda: nn.RNN(3, 4, num_layers=2),))
+    case("rnn_relu_bi", lambda s, x: s.m[0](x)[0], lambda: r(2, 5, 3),
+         mods=(lambda: nn.RNN(3, 4, nonlinearity="relu", batch_first=True, bidirectional=True,
+                              bias=False),))
+    case("lstm_cell", lambda s, x, h, c: (lambda o: o[0] + o[1])(s.m[0](x, (h, c))),
+         lambda: r(3, 4), lambda: r(3, 5), lambda: r(3, 5), mods=(lambda: nn.LSTMCell(4, 5),))
+    case("gru_cell", lambda s, x, h: s.m[0](x, h), lambda: r(3, 4), lambda: r(3, 5),
+         mods=(lambda: nn.GRUCell(4, 5),))
+    # -- 3-D convolution (video models, lambda layers): stride, padding,
+    # dilation, groups, with and without a bias
+    case("conv3d", lambda s, x: s.m[0](x), lambda: r(2, 3, 5, 6, 7),
+         mods=(lambda: nn.Conv3d(3, 4, 3, stride=(1, 2, 1), padding=1),))
+    case("conv3d_groups", lambda s, x: s.m[0](x), lambda: r(1, 4, 6, 5, 5),
+         mods=(lambda: nn.Conv3d(4, 6, (3, 1, 2), stride=2, padding=(2, 0, 1), dilation=(2, 1, 1),
+                                 groups=2, bias=False),))
+    case("conv3d_1x1", lambda s, x: s.m[0](x).relu(), lambda: r(2, 5, 3, 4, 4),
+         mods=(lambda: nn.Conv3d(5, 2, 1),))
+    # -- a Python float beside an integer tensor: the result is float
+    case("promote_scalar_mul", lambda s, i: i * 0.5, lambda: ints(-9, 9, 3, 4))
+    case("promote_scalar_add", lambda s, i: (i + 1.25) * 2, lambda: ints(-9, 9, 5).int())
+    case("promote_scalar_sub", lambda s, i: 2.5 - i, lambda: ints(-9, 9, 2, 3))
+    case("promote_scalar_lt", lambda s, i: i < 0.5, lambda: ints(-3, 3, 7))
+    case("promote_scalar_bool", lambda s, m: m * 1.5 + m, lambda: mask(2, 5))
+
+
+def flat(o):
+    """The tensors of a nested tuple of results, flattened into one."""
+    ts, todo = [], [o]
+    while todo:
+        t = todo.pop(0)
+        if isinstance(t, (tuple, list)):
+            todo[:0] = list(t)
+        else:
+            ts.append(t.flatten())
+    return torch.cat(ts)
 
 
 def rope(q, c, s):

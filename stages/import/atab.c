@@ -307,6 +307,8 @@ static const Aten aten[] = {
 	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
 	{ "aten.conv2d.default", Aconv,
 	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
+	{ "aten.conv3d.default", Aconv,
+	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
 	{ "aten.convolution.default", Aconv,
 	  "input:T weight:T bias:T? stride:is padding:is dilation:is transposed:0 output_padding:- "
 	  "groups:i", 0, 0 },

@@ -159,8 +159,8 @@ scalar(const Node *c, const char *name, json_t *arg, int like)
 	if (like < 0)
 		bad(c, "argument '%s' is a number but the op has no tensor operand", name);
 	if ((!isint && !isfloat(like)) || (like == DP_BOOL && x != 0 && x != 1))
-		bad(c, "a %s scalar with a %s tensor needs type promotion, which import does only "
-		    "between two tensors", isint ? "int" : "float", dp_dtype_name[like]);
+		bad(c, "a %s scalar with a %s tensor, in an op that keeps the tensor's dtype (in "
+		    "place, or a value written into it)", isint ? "int" : "float", dp_dtype_name[like]);
 	static const double lo[DP_NDTYPE] = { [DP_U8] = 0, [DP_I8] = -128, [DP_I16] = -32768,
 	                                      [DP_I32] = -2147483648.0, [DP_I64] = -9223372036854775808.0 };
 	static const double hi[DP_NDTYPE] = { [DP_U8] = 256, [DP_I8] = 128, [DP_I16] = 32768,
@@ -418,6 +418,52 @@ symargs(Node *c, json_t *v)
 	}
 }
 
+/* Python scalars of a higher kind than the tensors among an op's S
+ * operands (a float beside an integer or bool tensor, an int beside a bool
+ * one; also a float .item()): the op computes in PyTorch's result type, the
+ * default dtype of that kind (f32, i64), so the tensors among the S
+ * operands are cast to it (c10's result_type: dimensioned tensors win
+ * within a kind, a scalar of a higher kind wins over them).  Only where the
+ * S operands are the op's arithmetic (two or more of them); an in-place op
+ * keeps its tensor's dtype.  Returns the dtype the scalars are made in. */
+static int
+scalarpromote(Node *c, const Field *fs, int nf, json_t **arg, const char *sym, int like)
+{
+	int ns = 0, to = like;
+
+	for (int i = 0; i < nf; i++)
+		ns += fs[i].kind[0] == 'S';
+	if (ns < 2)
+		return like;
+	for (int i = 0; i < nf; i++) {
+		int k = c->slot[i], isint, isbool;
+		double x;
+		if (fs[i].kind[0] != 'S' || k < 0)
+			continue;
+		if (c->in[k] == -2 && pynumber(arg[i], &x, &isint, &isbool)) {
+			if (!isint && !isfloat(to))
+				to = DP_F32;
+			else if (isint && !isbool && to == DP_BOOL)
+				to = DP_I64;
+		} else if (sym[i]) {
+			int dt = c->fn->val[c->in[k]].t.dtype;
+			if (isfloat(dt) && !isfloat(to))
+				to = DP_F32;
+			else if (dt != DP_BOOL && to == DP_BOOL)
+				to = DP_I64;
+		}
+	}
+	if (to == like)
+		return like;
+	for (int i = 0; i < nf; i++) {
+		int k = c->slot[i];
+		if (fs[i].kind[0] == 'S' && k >= 0 && c->in[k] >= 0 && !sym[i] &&
+		    c->fn->val[c->in[k]].t.dtype != to)
+			c->in[k] = preop(c, Ocast, &c->in[k], 1, dp_dtype_name[to]);
+	}
+	return to;
+}
+
 /* Reads every argument of the node by the schema: operands (scalars made
  * consts), attributes (defaults filled in). */
 static void
@@ -503,6 +549,8 @@ readargs(Node *c)
 		if (!used[j])
 			bad(c, "unexpected argument '%s'",
 			    json_string_value(json_object_get(json_array_get(args, j), "name")));
+	if (like >= 0 && !(c->a->flags & F_INPLACE))
+		like = scalarpromote(c, fs, nf, arg, sym, like);
 	if (like < 0)
 		like = tlike;
 	for (int i = 0; i < nf; i++) {
@@ -515,8 +563,8 @@ readargs(Node *c)
 			/* as a Python scalar: the tensor's dtype, a float not into integers */
 			int from = c->fn->val[c->in[k]].t.dtype;
 			if (isfloat(from) && !isfloat(like))
-				bad(c, "a float .item() with a %s tensor needs type promotion, which import "
-				    "does only between two tensors", dp_dtype_name[like]);
+				bad(c, "a float .item() with a %s tensor, in an op that keeps the tensor's "
+				    "dtype (in place, or a value written into it)", dp_dtype_name[like]);
 			c->in[k] = preop(c, Ocast, &c->in[k], 1, dp_dtype_name[like]);
 		}
 		else if (c->in[k] == -1) {   /* W: a per-channel const */

@@ -234,6 +234,84 @@ conv1d(Lz *z, const Op *op)
 	return bindas(z, op, lz_end(z, k));
 }
 
+static int block(Lz *z, int x, int d, int64_t n, double value);
+
+/* The 3 values of a 3-D convolution's attribute (one value: 3 times). */
+static void
+triple(const Op *op, const char *key, int64_t def, int64_t out[3])
+{
+	const Attr *a = dp_attr(op, key);
+
+	for (int i = 0; i < 3; i++)
+		out[i] = !a || a->n == 0 ? def : a->ints[a->n == 1 ? 0 : i];
+}
+
+/* A 3-D convolution as one 2-D convolution over the depth taps stacked
+ * along the channels: x [N, C, D, H, W] and w [O, Cg, KD, KH, KW].  For
+ * each depth tap kd, the input planes it reads at each output depth od
+ * (od·sd + kd·dd − pd, zero planes where that falls in the padding: a
+ * strided aten.slice between aten.full blocks), [N, C, OD, H, W]; the KD of
+ * them concatenated group by group, [N, G, KD, Cg, OD, H, W], permuted to
+ * [N, OD, G, KD, Cg, H, W] and viewed [N·OD, G·KD·Cg, H, W]; the weight
+ * permuted to [O, KD, Cg, KH, KW] and viewed [O, KD·Cg, KH, KW]; the 2-D
+ * convolution with (H, W)'s stride, padding and dilation and the groups,
+ * [N·OD, O, OH, OW], viewed [N, OD, O, OH, OW] and permuted to the result.
+ * Each output sums over (kd, c, kh, kw). */
+static int
+conv3d(Lz *z, const Op *op)
+{
+	const Type *tx = IT(0), *tw = IT(1);
+	int64_t st[3], pd[3], dl[3], v[7], pm[7] = { 0, 4, 1, 2, 3, 5, 6 }, pw[5] = { 0, 2, 1, 3, 4 };
+	int64_t N = tx->dim[0], D = tx->dim[2], H = tx->dim[3], W = tx->dim[4];
+	int64_t O = tw->dim[0], Cg = tw->dim[1], KD = tw->dim[2], G = dp_geti(op, "groups", 1);
+	int64_t OD = OT->dim[2], kd;
+	int x = X(0), in[3], xs[3], k, y, *parts;
+	static const char *const keys[3] = { "stride", "padding", "dilation" };
+
+	triple(op, "stride", 1, st);
+	triple(op, "padding", 0, pd);
+	triple(op, "dilation", 1, dl);
+	parts = dp_alloc(z->out->arena, (size_t)KD, sizeof *parts);
+	for (kd = 0; kd < KD; kd++) {
+		int64_t off = kd * dl[0] - pd[0], lo = 0, hi = OD;
+		int m = 0;
+		while (lo < OD && lo * st[0] + off < 0)
+			lo++;
+		while (hi > lo && (hi - 1) * st[0] + off >= D)
+			hi--;
+		if (lo > 0)
+			xs[m++] = block(z, x, 2, lo, 0);
+		if (hi > lo)
+			xs[m++] = lz_slice(z, x, 2, lo * st[0] + off, (hi - 1) * st[0] + off + 1, st[0]);
+		if (hi < OD)
+			xs[m++] = block(z, x, 2, OD - hi, 0);
+		y = m == 1 ? xs[0] : lz_cat(z, xs, m, 2);
+		v[0] = N, v[1] = G, v[2] = 1, v[3] = Cg, v[4] = OD, v[5] = H, v[6] = W;
+		parts[kd] = lz_view(z, y, v, 7);
+		if (parts[kd] < 0)
+			return -1;
+	}
+	y = KD == 1 ? parts[0] : lz_cat(z, parts, (int)KD, 2);
+	v[0] = N * OD, v[1] = G * KD * Cg, v[2] = H, v[3] = W;
+	in[0] = lz_view(z, lz_permute(z, y, pm, 7), v, 4);
+	v[0] = O, v[1] = KD * Cg, v[2] = tw->dim[3], v[3] = tw->dim[4];
+	in[1] = lz_view(z, lz_permute(z, X(1), pw, 5), v, 4);
+	if (op->nin > 2)
+		in[2] = X(2);
+	if (in[0] < 0 || in[1] < 0)
+		return -1;
+	k = lz_begin(z, Aconv, in, op->nin);
+	for (int i = 0; i < 3; i++) {
+		int64_t a[3], b[2];
+		triple(op, keys[i], i == 1 ? 0 : 1, a);
+		b[0] = a[1], b[1] = a[2];
+		dp_setints(z->out, k, keys[i], b, 2);
+	}
+	dp_seti(z->out, k, "groups", G);
+	v[0] = N, v[1] = OD, v[2] = O, v[3] = OT->dim[3], v[4] = OT->dim[4];
+	return bind(z, op, lz_permute(z, lz_view(z, lz_end(z, k), v, 5), pw, 5));
+}
+
 /* aten.convolution whose windows tile its input (a 2-D kernel larger than
  * 1x1 and its stride alike, no padding, dilation 1, one group, H and W
  * multiples of the kernel: a vision transformer's patch embedding) as one
@@ -258,6 +336,8 @@ r_conv(Lz *z, const Op *op)
 	tx = IT(0), tw = IT(1);
 	if (tx->rank == 3 && tw->rank == 3)
 		return conv1d(z, op);
+	if (tx->rank == 5 && tw->rank == 5)
+		return conv3d(z, op);
 	if (tx->rank != 4 || tw->rank != 4 || dp_geti(op, "groups", 1) != 1)
 		return lz_copy(z, op);
 	k[0] = tw->dim[2], k[1] = tw->dim[3];
@@ -2044,6 +2124,9 @@ static const struct {
 	{ Amm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
 	{ Abmm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
 	{ Aconv, r_conv, "1-D (rank 3): the 2-D one of x and w viewed with a height of 1; "
+	  "3-D (rank 5): the 2-D one of the depth taps' planes stacked along the channels "
+	  "(aten.slice, aten.full, aten.cat, aten.permute, aten.view) by w permuted to "
+	  "[O, KD·Cg, KH, KW], viewed and permuted back; "
 	  "windows tiling the input (2-D, stride = kernel > 1x1, no padding, "
 	  "dilation 1, one group): the patches (aten.view, aten.permute) by the weight viewed "
 	  "[O, C·kh·kw] (aten.linear), viewed and permuted back to [N, O, H', W']; else "
