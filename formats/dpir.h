@@ -10,7 +10,7 @@
 #define DP_MAJOR 1     /* bumped only on structural change; others rejected */
 #define DP_MINOR 0
 #define DP_MAXRANK 8
-#define DP_MAXOUT 2    /* the most results a non-imported op has (topk) */
+#define DP_MAXOUT 3    /* the most results a non-imported op has (aten.lstm) */
 #define DP_DYN (-1)    /* a size known only at run time ("?"): see dp_isdyn */
 #define DP_MAXBYTES ((int64_t)1 << 40) /* the largest tensor, in bytes: 1 TiB */
 #define DP_MAXBYTES_TEXT "1 TiB"
@@ -197,6 +197,18 @@ int dp_other(const Op *op, int v);
  * state's assigns): the state's value, else -1 (the lowerings then copy
  * operand 0 first). */
 int dp_writesstate(const Fn *fn, const Op *op);
+/* A recurrent layer's geometry (ops.h, RNN_OPS): G gates, nh state tensors
+ * (2 for an LSTM), L layers, D directions, per parameters a layer and
+ * direction, whether it has biases and a projection (w_hr), batch first;
+ * T steps, B batch, I input features, H hidden, Hout the state h's
+ * (H, or the projection's).  dp_rnnarg: the operand of parameter k (w_ih,
+ * w_hh, b_ih, b_hh, w_hr) of layer l and direction d, or -1. */
+typedef struct DpRnn {
+	int G, nh, L, D, per, bias, proj, first;
+	int64_t T, B, I, H, Hout;
+} DpRnn;
+int dp_rnn(const Fn *fn, const Op *op, DpRnn *r, Err *err);
+int dp_rnnarg(const DpRnn *r, int l, int d, int k);
 /* A legalized pool's kernel, stride, padding, dilation pairs; -1 if absent. */
 int dp_poolwin(const Op *op, int64_t k[2], int64_t s[2], int64_t p[2], int64_t d[2]);
 

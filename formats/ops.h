@@ -235,7 +235,23 @@
 	X(Abaddbmm,   "aten.baddbmm", 3, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
 	X(Arepeatil,  "aten.repeat_interleave", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i? repeats:i") \
 	X(Aunfold,    "aten.unfold", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dimension:i size:i step:i") \
-	X(Aupbicubic, "aten.upsample_bicubic2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is")
+	X(Aupbicubic, "aten.upsample_bicubic2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is") \
+	RNN_OPS(X)
+
+/* The recurrent layers (shape rule in formats/rules.c, dp_rnn): operands
+ * the input, the initial state (h0; h0 and c0 for aten.lstm), then each
+ * layer's and direction's parameters in PyTorch's order (w_ih, w_hh, then
+ * b_ih and b_hh where has_biases, then w_hr where the LSTM projects);
+ * results the output and the final state.  The cells: the input, the
+ * state, w_ih, w_hh and both biases or neither. */
+#define RNN_OPS(X) \
+	X(Alstm,      "aten.lstm", -1, 3, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, RNNATTRS) \
+	X(Agru,       "aten.gru", -1, 2, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, RNNATTRS) \
+	X(Arnntanh,   "aten.rnn_tanh", -1, 2, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, RNNATTRS) \
+	X(Arnnrelu,   "aten.rnn_relu", -1, 2, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, RNNATTRS) \
+	X(Alstmcell,  "aten.lstm_cell", -1, 2, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "") \
+	X(Agrucell,   "aten.gru_cell", -1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "")
+#define RNNATTRS "batch_first:i=0 bidirectional:i=0 has_biases:i=1 num_layers:i=1"
 
 /* Forms of computation: X(enum, name) */
 #define DP_FORMS(X) \

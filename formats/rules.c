@@ -1092,6 +1092,115 @@ dp_formula(const Op *op, char *name, size_t n, double p[2])
 	}
 }
 
+/* A recurrent layer's geometry (ops.h, RNN_OPS) from its operands: the
+ * gates G, state tensors, layers, directions, parameters a layer and
+ * direction, sizes.  0, or -1 with err set. */
+int
+dp_rnn(const Fn *fn, const Op *op, DpRnn *r, Err *err)
+{
+	const Type *x = &fn->val[op->in[0]].t;
+	int cell = op->kind == Alstmcell || op->kind == Agrucell, np;
+	int lstm = op->kind == Alstm || op->kind == Alstmcell;
+
+	memset(r, 0, sizeof *r);
+	r->G = lstm ? 4 : op->kind == Agru || op->kind == Agrucell ? 3 : 1;
+	r->nh = lstm ? 2 : 1;
+	r->L = cell ? 1 : (int)dp_geti(op, "num_layers", 1);
+	r->D = !cell && dp_geti(op, "bidirectional", 0) ? 2 : 1;
+	r->bias = cell ? op->nin == 1 + r->nh + 4 : dp_geti(op, "has_biases", 1) != 0;
+	np = op->nin - 1 - r->nh;
+	if (r->L < 1 || np < 2 || np % (r->L * r->D))
+		return fail(err, op, "takes the input, the state and 2 to 5 parameters a layer and "
+		            "direction");
+	r->per = np / (r->L * r->D);
+	if (cell ? np != 2 && np != 4 : r->per != (r->bias ? 4 : 2) + (r->per & 1) ||
+	    ((r->per & 1) && !lstm))
+		return fail(err, op, cell ? "takes the input, the state, w_ih, w_hh and both biases "
+		            "or neither" : "the parameters do not match has_biases and num_layers "
+		            "(a projection is an LSTM's only)");
+	r->proj = !cell && (r->per & 1);
+	const Type *whh = &fn->val[op->in[1 + r->nh + 1]].t;
+	if (whh->rank != 2 || whh->dim[0] % r->G)
+		return dp_failt(err, op, "w_hh must be [gates·hidden, hidden]", whh, NULL);
+	r->H = whh->dim[0] / r->G;
+	r->Hout = whh->dim[1];
+	if (cell ? x->rank != 2 : x->rank != 3)
+		return dp_failt(err, op, cell ? "input must be [batch, features]" :
+		                "input must be [seq, batch, features] (batch first: [batch, seq, "
+		                "features])", x, NULL);
+	r->first = !cell && dp_geti(op, "batch_first", 0);
+	r->T = cell ? 1 : x->dim[r->first ? 1 : 0];
+	r->B = x->dim[cell ? 0 : r->first ? 0 : 1];
+	r->I = x->dim[x->rank - 1];
+	if (!r->proj && r->Hout != r->H)
+		return dp_failt(err, op, "w_hh must be [gates·hidden, hidden]", whh, NULL);
+	return 0;
+}
+
+/* Operand k of a recurrent op: w_ih (k 0), w_hh (1), b_ih (2), b_hh (3),
+ * w_hr (4) of layer l, direction d; -1 where it has none. */
+int
+dp_rnnarg(const DpRnn *r, int l, int d, int k)
+{
+	int base = 1 + r->nh + (l * r->D + d) * r->per;
+
+	if (k >= 2 && k <= 3 && !r->bias)
+		return -1;
+	if (k == 4)
+		return r->proj ? base + r->per - 1 : -1;
+	return base + k;
+}
+
+static int
+rnnrule(const Fn *fn, const Op *op, Type *out, Err *err)
+{
+	const Type *x = &fn->val[op->in[0]].t;
+	int cell = op->kind == Alstmcell || op->kind == Agrucell;
+	DpRnn r;
+
+	if (dp_rnn(fn, op, &r, err) || dp_needfloat(err, op, x))
+		return -1;
+	for (int i = 1; i < op->nin; i++)
+		if (dp_samedt(err, op, x, &fn->val[op->in[i]].t))
+			return -1;
+	for (int k = 0; k < r.nh; k++) {   /* h0 [L·D, B, Hout], c0 [L·D, B, H]; a cell's [B, H] */
+		const Type *h = &fn->val[op->in[1 + k]].t;
+		int64_t n = k ? r.H : r.Hout;
+		if (cell ? h->rank != 2 || h->dim[0] != r.B || h->dim[1] != n :
+		    h->rank != 3 || h->dim[0] != r.L * r.D || h->dim[1] != r.B || h->dim[2] != n)
+			return dp_failt(err, op, cell ? "the state must be [batch, hidden]" :
+			                "the state must be [layers·directions, batch, hidden]", h, x);
+	}
+	for (int l = 0; l < r.L; l++)
+		for (int d = 0; d < r.D; d++)
+			for (int k = 0; k < 5; k++) {
+				int a = dp_rnnarg(&r, l, d, k);
+				int64_t want[2] = { r.G * r.H, k == 1 ? r.Hout : l ? r.D * r.Hout : r.I };
+				if (k == 4)
+					want[0] = r.Hout, want[1] = r.H;
+				if (a < 0)
+					continue;
+				const Type *w = &fn->val[op->in[a]].t;
+				if (k == 2 || k == 3 ? w->rank != 1 || w->dim[0] != want[0] :
+				    w->rank != 2 || w->dim[0] != want[0] || w->dim[1] != want[1])
+					return dp_failt(err, op, k == 0 ? "w_ih does not match the input" :
+					                k == 1 ? "w_hh does not match the hidden size" :
+					                k == 4 ? "w_hr does not match the sizes" :
+					                "a bias does not match the gates", w, x);
+			}
+	for (int k = 0; k < dp_op_nout[op->kind]; k++) {
+		out[k] = *x;
+		if (cell) {
+			out[k].dim[1] = r.H;
+		} else if (k == 0) {
+			out[k].dim[2] = r.D * r.Hout;
+		} else {
+			out[k].dim[0] = r.L * r.D, out[k].dim[1] = r.B, out[k].dim[2] = k == 1 ? r.Hout : r.H;
+		}
+	}
+	return 0;
+}
+
 int
 dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 {
@@ -1106,6 +1215,8 @@ dp_rule_nn(const Fn *fn, const Op *op, Type *out, Err *err)
 	switch (op->kind) {
 	case Aconv:
 		return conv(fn, op, out, err);
+	case Alstm: case Agru: case Arnntanh: case Arnnrelu: case Alstmcell: case Agrucell:
+		return rnnrule(fn, op, out, err);
 	case Abatchnorm: {
 		const Type *x = t[0];
 		if (dp_needfloat(err, op, x))

@@ -307,6 +307,14 @@ static const Aten aten[] = {
 	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
 	{ "aten.conv2d.default", Aconv,
 	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
+	/* recurrent layers (inference: train must be false, dropout unused) */
+#define RNNARGS " params:L has_biases:i num_layers:i dropout:- train:0 bidirectional:i batch_first:i"
+	{ "aten.lstm.input", Alstm, "input:T hx:L" RNNARGS, F_MULTI | F_RESVIEW, 0 },
+	{ "aten.gru.input", Agru, "input:T hx:T" RNNARGS, F_MULTI, 0 },
+	{ "aten.rnn_tanh.input", Arnntanh, "input:T hx:T" RNNARGS, F_MULTI, 0 },
+	{ "aten.rnn_relu.input", Arnnrelu, "input:T hx:T" RNNARGS, F_MULTI, 0 },
+	{ "aten.lstm_cell.default", Alstmcell, "input:T hx:L w_ih:T w_hh:T b_ih:T? b_hh:T?", F_MULTI, 0 },
+	{ "aten.gru_cell.default", Agrucell, "input:T hx:T w_ih:T w_hh:T b_ih:T? b_hh:T?", 0, 0 },
 	{ "aten.conv3d.default", Aconv,
 	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
 	{ "aten.convolution.default", Aconv,

@@ -10,7 +10,7 @@
 
 #include "import.h"
 
-enum { MAXF = 24, MAXIN = 64 };   /* schema fields; operands of one node */
+enum { MAXF = 24, MAXIN = 4096 };   /* schema fields; operands of one node (the IR reader's limit) */
 
 typedef struct Field {     /* one parsed schema entry */
 	char name[32], kind[4], key[32];
@@ -1288,16 +1288,29 @@ aten_node(Graph *g, json_t *node)
 		return;
 
 	int res = emit(&c, c.kind, c.in, c.nin, tensorname(json_array_get(outs, 0)), what);
+	int oi = c.fn->nop - 1;
 	for (int k = 1; k < nres; k++) {   /* a tuple's other results (getitem k) */
-		const Op *op = &c.fn->op[c.fn->nop - 1];
 		const char *on = tensorname(json_array_get(outs, (size_t)k));
 		Type want;
+		int v = c.fn->op[oi].out[k];
 		if (!on)
 			continue;   /* as_none: a result the graph does not use */
-		if (!g_type(g, on, &want) || !dp_type_eq(&c.fn->val[op->out[k]].t, &want))
+		if (g_type(g, on, &want) && (c.a->flags & F_RESVIEW) &&
+		    want.dtype == c.fn->val[v].t.dtype && !dp_type_eq(&c.fn->val[v].t, &want) &&
+		    dp_numel(&want) == dp_numel(&c.fn->val[v].t)) {
+			int64_t *size = dp_alloc(c.fn->arena, DP_MAXRANK, sizeof *size);
+			memcpy(size, want.dim, sizeof want.dim[0] * (size_t)want.rank);
+			int vo = dp_addop(c.fn, Aview, &v, 1);
+			dp_setints(c.fn, vo, "size", size, want.rank);
+			Err err = { 0 };
+			if (dp_infer(c.fn, vo, &err))
+				bad(&c, "%s", err.msg);
+			v = c.fn->op[vo].out[0];
+		}
+		if (!g_type(g, on, &want) || !dp_type_eq(&c.fn->val[v].t, &want))
 			bad(&c, "import computes %s for its result %d, not the archive's",
-			    typestr(&c.fn->val[op->out[k]].t), k);
-		g_define(g, on, op->out[k], what);
+			    typestr(&c.fn->val[v].t), k);
+		g_define(g, on, v, what);
 	}
 	if (c.a->flags & F_OUT) {   /* out=: that tensor is the result now */
 		json_t *args = json_object_get(node, "inputs");

@@ -142,6 +142,9 @@ enum {                      /* Aten.flags */
 	F_MULTI = 2,        /* results after the first exist but must be unused */
 	F_LIST = 4,         /* one result, a list of tensors (H_SPLIT) */
 	F_OUT = 8,          /* an out= variant: its "out" argument names the result too */
+	F_RESVIEW = 16,     /* a result after the first the archive records in another shape
+	                       of its elements (PyTorch's fake aten.lstm: h_n and c_n as
+	                       [layers, directions, batch, hidden]): viewed to it */
 };
 enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_NONE, H_IDENTITY, H_UNSQUEEZE, H_SQUEEZE, H_INDEX, H_ARANGE, H_FULL,

@@ -96,6 +96,12 @@ lz_cat(Lz *z, const int *xs, int n, int dim)
 			return -1;
 	if (n == 1)
 		return xs[0];
+	if (n > LZ_CATMAX) {   /* a cat of cats of at most LZ_CATMAX each */
+		int m = (n + LZ_CATMAX - 1) / LZ_CATMAX, *ys = dp_alloc(z->out->arena, (size_t)m, sizeof *ys);
+		for (i = 0; i < m; i++)
+			ys[i] = lz_cat(z, xs + i * LZ_CATMAX, i + 1 < m ? LZ_CATMAX : n - i * LZ_CATMAX, dim);
+		return lz_cat(z, ys, m, dim);
+	}
 	k = lz_begin(z, Acat, xs, n);
 	dp_seti(z->out, k, "dim", dim);
 	return lz_end(z, k);

@@ -34,7 +34,10 @@ int lz_view(Lz *z, int x, const int64_t *size, int n);
 int lz_permute(Lz *z, int x, const int64_t *dims, int n);
 /* aten.slice of x along dim: [start, end) by step. */
 int lz_slice(Lz *z, int x, int dim, int64_t start, int64_t end, int64_t step);
-/* aten.cat of xs[0..n-1] along dim. */
+/* aten.cat of xs[0..n-1] along dim; of more than LZ_CATMAX, a cat of cats
+ * of at most LZ_CATMAX each (a kernel reads each operand through a
+ * parameter of its own: lower_gpu keeps a kernel's reads bounded). */
+enum { LZ_CATMAX = 256 };
 int lz_cat(Lz *z, const int *xs, int n, int dim);
 /* x cast to dtype (x itself when it has that dtype already, or x < 0). */
 int lz_cast(Lz *z, int x, int dtype);
@@ -72,5 +75,8 @@ int r_gridsamp(Lz *z, const Op *op);
 
 /* attn.c */
 int r_sdpa(Lz *z, const Op *op);
+/* rnn.c */
+int r_rnn(Lz *z, const Op *op);
+int r_rnncell(Lz *z, const Op *op);
 
 #endif

@@ -893,6 +893,31 @@ r_unfold(Lz *z, const Op *op)
 	return bind(z, op, lz_permute(z, lz_view(z, x, v, r + 1), p, r + 1));
 }
 
+/* cat and stack of more than LZ_CATMAX tensors: cats of cats (lz_cat); a
+ * stack's operands viewed with the new axis of 1 first. */
+static int
+r_bigcat(Lz *z, const Op *op)
+{
+	int n = op->nin, *xs, d;
+	const Type *t = IT(0);
+
+	if (n <= LZ_CATMAX)
+		return lz_copy(z, op);
+	d = axis(dp_geti(op, "dim", 0), t->rank + (op->kind == Astack));
+	xs = dp_alloc(z->out->arena, (size_t)n, sizeof *xs);
+	for (int i = 0; i < n; i++) {
+		xs[i] = X(i);
+		if (op->kind == Astack) {
+			int64_t v[DP_MAXRANK];
+			t = IT(i);
+			for (int j = 0, k = 0; j <= t->rank; j++)
+				v[j] = j == d ? 1 : t->dim[k++];
+			xs[i] = lz_view(z, xs[i], v, t->rank + 1);
+		}
+	}
+	return bind(z, op, lz_cat(z, xs, n, d));
+}
+
 /* baddbmm(s, b1, b2) = beta·s + alpha·bmm(b1, b2); s is not read where beta
  * is 0 (as PyTorch: its NaNs do not reach the result). */
 static int
@@ -2160,7 +2185,20 @@ static const struct {
 	  "repeats, aten.view" },
 	{ Aunfold, r_unfold, "aten.index along the dimension at i·step + j (two aten.arange), "
 	  "aten.view, aten.permute moving the window's axis last" },
+	{ Acat, r_bigcat, "of more than 256 tensors: a cat of cats of at most 256 each; else "
+	  "unchanged" },
+	{ Astack, r_bigcat, "of more than 256 tensors: the cats of the tensors viewed with the new "
+	  "axis; else unchanged" },
 	{ Abaddbmm, r_baddbmm, "beta·s + alpha·aten.bmm(b1, b2) (s unread where beta is 0)" },
+	{ Alstm, r_rnn, "unrolled: per layer and direction the input's aten.linear for all steps, "
+	  "then per step aten.linear of h plus the step's rows, sigmoid/tanh gates (aten.slice), "
+	  "c' = f·c + i·g, h' = o·tanh(c') (aten.linear by w_hr); aten.cat of the steps" },
+	{ Agru, r_rnn, "unrolled as aten.lstm's: r, u = σ(hh + gx), n = tanh(gx_n + hh_n·r), "
+	  "h' = (h − n)·u + n" },
+	{ Arnntanh, r_rnn, "unrolled as aten.lstm's: h' = tanh(h·w_hhᵀ + b_hh + gx)" },
+	{ Arnnrelu, r_rnn, "unrolled as aten.lstm's: h' = relu(h·w_hhᵀ + b_hh + gx)" },
+	{ Alstmcell, r_rnncell, "one step of aten.lstm's" },
+	{ Agrucell, r_rnncell, "one step of aten.gru's" },
 	{ Acopyto, r_copyto, "cast, then aten.expand to x's shape" },
 	{ Aupbicubic, r_upsample, "per axis (W, then H): the four taps around PyTorch's source position "
 	  "(aten.index gathers, clamped), weighted by the cubic convolution kernel (A = −0.75), summed" },

@@ -22,8 +22,8 @@ k_resize(Ctx *c, const Op *op, int i)
 	else
 		str_printf(c->body, "&(dprt_image){v%d, %lld, %lld, %lld}", V(c, x),
 		           (long long)tx->dim[0], (long long)tx->dim[1], (long long)tx->dim[2]);
-	str_put(c->body, ", (const int64_t[])");
-	str_ints(c->body, size->ints, size->n);
+	str_put(c->body, ", ");
+	cints(c, size->ints, size->n);
 	str_printf(c->body, ", %d, %lld, %lld, ", size->n, (long long)to->dim[0],
 	           (long long)to->dim[1]);
 	str_cstring(c->body, def->kind == Oinput ? dp_gets(def, "name") : "resize");
@@ -44,11 +44,15 @@ k_crop(Ctx *c, const Op *op, int i)
 		return 0;
 	top = (H - ch) / 2 + ((H - ch) % 2 && ((H - ch) / 2) % 2);   /* halves to even */
 	left = (W - cw) / 2 + ((W - cw) % 2 && ((W - cw) / 2) % 2);
-	str_printf(c->body, "\tdprt_copy(v%d, (const int64_t[]){%lld, %lld, 1}, v%d + %lld, "
-	           "(const int64_t[]){%lld, %lld, 1}, %d, 3, (const int64_t[]){%lld, %lld, %lld});\n",
-	           V(c, y), (long long)(cw * C), (long long)C, V(c, x),
-	           (long long)((top * W + left) * C), (long long)(W * C), (long long)C,
-	           dp_dtype_size[tx->dtype], (long long)ch, (long long)cw, (long long)C);
+	int64_t ys[3] = { cw * C, C, 1 }, xs[3] = { W * C, C, 1 }, n[3] = { ch, cw, C };
+
+	str_printf(c->body, "\tdprt_copy(v%d, ", V(c, y));
+	cints(c, ys, 3);
+	str_printf(c->body, ", v%d + %lld, ", V(c, x), (long long)((top * W + left) * C));
+	cints(c, xs, 3);
+	str_printf(c->body, ", %d, 3, ", dp_dtype_size[tx->dtype]);
+	cints(c, n, 3);
+	str_put(c->body, ");\n");
 	return 0;
 }
 

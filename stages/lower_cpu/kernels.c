@@ -7,6 +7,41 @@
 
 #include "lower.h"
 
+void
+cints(Ctx *c, const int64_t *v, int n)
+{
+	Str t = {0};
+	uint64_t h;
+	int i;
+
+	str_ints(&t, v, n);
+	if (2 * (c->kn + 1) > c->kcap) {   /* grow: rehash */
+		int cap = c->kcap ? 2 * c->kcap : 256, j;
+		char **kt = dp_alloc(c->fn->arena, (size_t)cap, sizeof *kt);
+		int *ki = dp_alloc(c->fn->arena, (size_t)cap, sizeof *ki);
+		for (i = 0; i < c->kcap; i++) {
+			if (!c->kint[i])
+				continue;
+			h = dp_hash(c->kint[i], strlen(c->kint[i]), 0);
+			for (j = (int)(h % (uint64_t)cap); kt[j]; j = (j + 1) % cap)
+				;
+			kt[j] = c->kint[i], ki[j] = c->kid[i];
+		}
+		c->kint = kt, c->kid = ki, c->kcap = cap;
+	}
+	h = dp_hash(t.p, t.n, 0);
+	for (i = (int)(h % (uint64_t)c->kcap); c->kint[i]; i = (i + 1) % c->kcap)
+		if (strcmp(c->kint[i], t.p) == 0)
+			break;
+	if (!c->kint[i]) {
+		c->kint[i] = dp_strdup(c->fn->arena, t.p);
+		c->kid[i] = c->kn++;
+		str_printf(c->top, "static const int64_t dpk%d[] = %s;\n", c->kid[i], t.p);
+	}
+	str_printf(c->body, "dpk%d", c->kid[i]);
+	str_free(&t);
+}
+
 static const char *const dprt_dtype[] = {
 	"DPRT_U8", "DPRT_I8", "DPRT_I16", "DPRT_I32", "DPRT_I64", "DPRT_F16",
 	"DPRT_F32", "DPRT_F64", "DPRT_BOOL", "DPRT_BF16",
@@ -136,11 +171,11 @@ k_permute(Ctx *c, const Op *op, int i)
 		return k_memcpy(c, op, i);
 	for (k = 0; k < tx->rank; k++)
 		perm[k] = a->ints[k];   /* legalized: dims >= 0 */
-	str_printf(c->body, "\tdprt_permute(v%d, v%d, %d, %d, (const int64_t[])", V(c, y),
+	str_printf(c->body, "\tdprt_permute(v%d, v%d, %d, %d, ", V(c, y),
 	           V(c, x), dp_dtype_size[tx->dtype], tx->rank);
-	str_ints(c->body, tx->dim, tx->rank);
-	str_put(c->body, ", (const int64_t[])");
-	str_ints(c->body, perm, tx->rank);
+	cints(c, tx->dim, tx->rank);
+	str_put(c->body, ", ");
+	cints(c, perm, tx->rank);
 	str_put(c->body, ");\n");
 	return 0;
 }
@@ -199,13 +234,13 @@ k_binary(Ctx *c, const Op *op, int i)
 		sa[0] = sb[0] = 0;
 		r = 1;
 	}
-	str_printf(c->body, "\tdprt_binary_f32(%s, v%d, v%d, (const int64_t[])",
+	str_printf(c->body, "\tdprt_binary_f32(%s, v%d, v%d, ",
 	           op->kind == Aadd ? "DPRT_ADD" : "DPRT_MUL", V(c, y), V(c, a));
-	str_ints(c->body, sa, r);
-	str_printf(c->body, ", v%d, (const int64_t[])", V(c, b));
-	str_ints(c->body, sb, r);
-	str_printf(c->body, ", %d, (const int64_t[])", r);
-	str_ints(c->body, d, r);
+	cints(c, sa, r);
+	str_printf(c->body, ", v%d, ", V(c, b));
+	cints(c, sb, r);
+	str_printf(c->body, ", %d, ", r);
+	cints(c, d, r);
 	str_put(c->body, ", ");
 	str_float(c->body, op->kind == Aadd ? dp_getf(op, "alpha", 1) : 1);
 	str_put(c->body, ");\n");

@@ -69,7 +69,17 @@ typedef struct Ctx {
 	Str *prep;         /* NAME_prep(): weights prepared once per instance */
 	int64_t *prepoff;  /* per op: arena byte offset of its prepared weights */
 	const char *blk;   /* per value: in the blocked layout (nn_layout) */
+	char **kint;       /* cints' lists by hash (open addressing), their names' numbers */
+	int *kid, kcap, kn;
 } Ctx;
+
+/* Appends the name of a file-scope `static const int64_t` array (c->top,
+ * one per distinct list) holding v[0..n-1] ({0} when n is 0): the shape
+ * and stride arguments of the runtime's calls.  Not compound literals: each
+ * of those is an array on run()'s stack, and GCC's stack layout of a
+ * schedule of thousands of ops (an unrolled recurrent layer) takes time
+ * quadratic in their number. */
+void cints(Ctx *c, const int64_t *v, int n);
 
 typedef int Emitter(Ctx *c, const Op *op, int i);
 

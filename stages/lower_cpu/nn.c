@@ -30,12 +30,11 @@ needf32(Ctx *c, const Op *op, int i)
 	return 0;
 }
 
-/* Appends "(const int64_t[]){...}". */
+/* Appends the name of a table of v[0..n-1] (cints). */
 static void
 ints(Ctx *c, const int64_t *v, int n)
 {
-	str_put(c->body, "(const int64_t[])");
-	str_ints(c->body, v, n);
+	cints(c, v, n);
 }
 
 /* Appends a double literal that reads back as v. */

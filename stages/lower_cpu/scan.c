@@ -28,10 +28,9 @@ k_cumsum(Ctx *c, const Op *op, int i)
 static void
 dims(Ctx *c, const Type *t)
 {
-	str_put(c->body, "(const int64_t[]){ ");
-	for (int k = 0; k < t->rank; k++)
-		str_printf(c->body, "%s%lld", k ? ", " : "", (long long)t->dim[k]);
-	str_put(c->body, t->rank ? " }" : "1 }");
+	static const int64_t one[1] = { 1 };
+
+	cints(c, t->rank ? t->dim : one, t->rank ? t->rank : 1);
 }
 
 /* aten.gather: any dtype, i64 or i32 indices. */

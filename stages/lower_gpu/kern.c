@@ -14,7 +14,7 @@
 
 #include "gpu.h"
 
-enum { BLOCK = 256, MAXPARAM = 64, MAXGRID = 1 << 20 };
+enum { BLOCK = 256, MAXPARAM = 2 * GPU_MAXREAD, MAXGRID = 1 << 20 };
 
 static const char *const ctypes[DP_NDTYPE] = {
 	[DP_U8] = "uint8_t", [DP_I8] = "int8_t", [DP_I16] = "int16_t", [DP_I32] = "int32_t",

@@ -194,6 +194,8 @@ typedef struct Inl {
 	                      -1 where several kernels do (manyread) */
 	int *copies;       /* per op: times its result is computed in that kernel;
 	                      where several, at most that in any of them */
+	int *nread;        /* per kernel's root op: the operands its ops read from
+	                      memory, at most (kept within GPU_MAXREAD) */
 } Inl;
 
 /* Whether elementwise op i's result, of at most MANY_MAX elements, is read
@@ -288,8 +290,8 @@ inlined(Gpu *g, Inl *in, int i)
 		return 0;
 	if (g->fold && g->fold[u] >= 0)   /* read by a convolution's kernel */
 		return 0;
-	if (fusable(fn, op) && fusable(fn, &fn->op[u]))
-		return 1;
+	if (fusable(fn, op) && fusable(fn, &fn->op[u]))   /* unless its kernel would read too many */
+		return in->root[u] < 0 || in->nread[in->root[u]] - 1 + op->nin <= GPU_MAXREAD;
 	/* a matmul whose one reader is a relu that is not itself inlined:
 	 * the relu becomes the matmul's epilogue */
 	if (ismm(op) && fn->op[u].kind == Arelu && fn->val[v].t.dtype == DP_F32 &&
@@ -671,6 +673,7 @@ gpu_homes(Gpu *g)
 	in.rmsop = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	in.root = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.root);
 	in.copies = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.copies);
+	in.nread = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.nread);
 	for (i = 0; i < fn->nop; i++)   /* the ops of each RMS norm's row kernel */
 		for (int o = g->rms[i]; o >= 0; o = g->user[fn->op[o].out[0]]) {
 			in.rmsop[o] = 1;
@@ -679,14 +682,17 @@ gpu_homes(Gpu *g)
 		}
 	for (i = fn->nop - 1; i >= 0; i--) {
 		int u = fn->op[i].nout == 1 ? g->user[fn->op[i].out[0]] : -1;
-		in.root[i] = i, in.copies[i] = 1;
+		in.root[i] = i, in.copies[i] = 1, in.nread[i] = fn->op[i].nin;
 		if (!inlined(g, &in, i))
 			continue;
 		g->h[fn->op[i].out[0]].kind = G_INLINE;
 		if (g->nuse[fn->op[i].out[0]] > 1)   /* manyread: in.copies[i] set */
 			in.root[i] = -1;
-		else if (u >= 0)   /* in its one reader's kernel */
+		else if (u >= 0) {   /* in its one reader's kernel */
 			in.root[i] = in.root[u], in.copies[i] = in.copies[u];
+			if (in.root[i] >= 0)
+				in.nread[in.root[i]] += fn->op[i].nin - 1;
+		}
 	}
 	for (i = 0; i < fn->nop; i++) {   /* an RMS norm's ops: in its row kernel, */
 		if (g->rms[i] >= 0 && g->h[fn->op[i].out[0]].kind == G_INLINE)

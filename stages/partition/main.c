@@ -86,7 +86,7 @@ partition(P *p, Err *err)
 		return -1;
 	for (int i = 0; i < s->nop; i++) {
 		const Op *op = &s->op[i];
-		int in[256];
+		int in[4096];   /* the IR reader's limit (formats/dpir.c) */
 		if (ent[i] && ent[i] != cure) {   /* the next entry's ops */
 			if (cure && outputs(p, ent, cure, port, err) < 0)
 				return -1;
@@ -96,7 +96,7 @@ partition(P *p, Err *err)
 			p->cur = -1;
 			cure = ent[i];
 		}
-		if (op->nin > 256)
+		if (op->nin > 4096)
 			dp_die("op with %d operands", op->nin);
 		for (int k = 0; k < op->nin; k++)
 			if ((in[k] = onto(p, op->in[k], op->dev, err)) < 0)
