@@ -18,7 +18,9 @@ with small random configs (batch 1, 32 tokens): the set "torchvision",
 the default.  --set NAME... runs the sets named instead: torchvision,
 timm (a spread of timm's models, TIMM below, each at its own input size),
 hf (more Hugging Face architectures, HF_MORE: Mistral, Phi, Gemma, OPT,
-BLOOM, Falcon, T5's encoder and others, in the same small config).
+BLOOM, Falcon, T5's encoder and others, in the same small config), seq
+(torchvision's video classifiers, timm's Sequencer and small LSTM/GRU
+nets: SEQ).
 Weights are random (seeded), the models in eval mode.  Each model is exported in both forms:
 the training IR ("train") and run_decompositions() ("core").  For each
 (model, form): does it import, how long `devproc build` takes per target,
@@ -98,7 +100,45 @@ HF_LM = ["mistral", "phi", "phi3", "gemma", "gemma2", "qwen3", "olmo", "granite"
          "opt", "gpt_neox", "gptj", "bloom", "falcon", "codegen", "gpt_bigcode", "mpt"]
 HF_ENC = ["distilbert", "roberta", "albert", "electra", "deberta-v2", "t5"]
 HF_MORE = ["hf_" + k for k in HF_LM + HF_ENC]
-SETS = {"torchvision": None, "timm": ["timm_" + m for m in TIMM], "hf": HF_MORE}
+# --set seq: 3-D convolution and recurrent models: torchvision's video
+# classifiers (a 16-frame clip, batch 1), timm's LSTM mixer, and small
+# recurrent nets as users train them (a bidirectional LSTM over embedded
+# tokens, a GRU tagger, a stacked LSTM regressor over 48 steps)
+VIDEO = ["r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"]
+RNN = ["lstm_text", "gru_tagger", "lstm_stack"]
+SEQ = ["video_" + m for m in VIDEO] + ["rnn_" + m for m in RNN] + ["timm_sequencer2d_s"]
+SETS = {"torchvision": None, "timm": ["timm_" + m for m in TIMM], "hf": HF_MORE, "seq": SEQ}
+
+
+def rnn_model(kind):
+    """A small recurrent net of kind (RNN) and its example input."""
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            if kind == "lstm_text":   # token ids -> class logits
+                self.emb = nn.Embedding(1000, 64)
+                self.rnn = nn.LSTM(64, 96, num_layers=2, batch_first=True, bidirectional=True)
+                self.head = nn.Linear(2 * 96, 5)
+            elif kind == "gru_tagger":   # token ids -> per-token tags
+                self.emb = nn.Embedding(1000, 48)
+                self.rnn = nn.GRU(48, 64, batch_first=True, bidirectional=True)
+                self.head = nn.Linear(128, 9)
+            else:   # features over time -> one value a step
+                self.rnn = nn.LSTM(16, 128, num_layers=3)
+                self.head = nn.Linear(128, 1)
+
+        def forward(self, x):
+            if kind == "lstm_text":
+                y, (h, c) = self.rnn(self.emb(x))
+                return self.head(torch.cat([h[-2], h[-1]], 1) + y.mean(1))
+            if kind == "gru_tagger":
+                return self.head(self.rnn(self.emb(x))[0]).log_softmax(-1)
+            return self.head(torch.tanh(self.rnn(x)[0]))
+    x = (torch.randint(0, 1000, (2, 40)) if kind != "lstm_stack" else torch.randn(48, 2, 16))
+    return Net().eval(), (x,)
 
 
 def hf_config(kind):
@@ -119,6 +159,13 @@ def make(name):
     """The module (returning one tensor) and its example inputs."""
     import torch
     torch.manual_seed(0)
+    if name.startswith("rnn_"):
+        return rnn_model(name[4:])
+    if name.startswith("video_"):
+        import torchvision
+        m = torchvision.models.get_model(name[6:], weights=None).eval()
+        side = 112 if name[6:] in ("r3d_18", "mc3_18", "r2plus1d_18") else 224
+        return m, (torch.randn(1, 3, 16, side, side),)
     if name.startswith("timm_"):
         import timm
         m = timm.create_model(name[5:], pretrained=False).eval()
@@ -503,7 +550,8 @@ def main():
     ap.add_argument("--set", nargs="*", choices=sorted(SETS), default=["torchvision"],
                     help="which models without --models: torchvision (its classification "
                          "and segmentation models and HF's GPT-2, Llama, Qwen2, BERT), timm "
-                         "(a spread of timm's), hf (more Hugging Face architectures)")
+                         "(a spread of timm's), hf (more Hugging Face architectures), seq "
+                         "(video and recurrent models)")
     ap.add_argument("--skip", nargs="*", default=sorted(SKIP),
                     help="models left out (default: %(default)s)")
     ap.add_argument("--forms", nargs="*", default=["train", "core"])

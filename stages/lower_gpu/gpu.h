@@ -11,10 +11,11 @@
 /* Streaming multiprocessors of an H100 SXM: the GPU the heuristics that
  * want blocks to fill it assume (a tuning database measures the real one). */
 enum { GPU_SMS = 132 };
-/* The operands an elementwise kernel's ops read from memory, at most
- * (plan.c stops fusing there; kern.c's kernels take each as a parameter,
- * MAXPARAM of them, 8 bytes each, within CUDA's parameter space). */
-enum { GPU_MAXREAD = 256 };
+/* The operands an elementwise kernel's ops read from memory, at most, and
+ * its ops (plan.c stops fusing there; kern.c's kernels take each read as a
+ * parameter, MAXPARAM of them, 8 bytes each, within CUDA's parameter
+ * space, and name at most 1024 ops). */
+enum { GPU_MAXREAD = 256, GPU_MAXOPS = 768 };
 
 /* Where a value lives on the device. */
 enum {

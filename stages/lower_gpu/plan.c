@@ -195,7 +195,8 @@ typedef struct Inl {
 	int *copies;       /* per op: times its result is computed in that kernel;
 	                      where several, at most that in any of them */
 	int *nread;        /* per kernel's root op: the operands its ops read from
-	                      memory, at most (kept within GPU_MAXREAD) */
+	                      memory, at most (kept within GPU_MAXREAD), and its ops */
+	int *nops;         /* (within GPU_MAXOPS) */
 } Inl;
 
 /* Whether elementwise op i's result, of at most MANY_MAX elements, is read
@@ -291,7 +292,8 @@ inlined(Gpu *g, Inl *in, int i)
 	if (g->fold && g->fold[u] >= 0)   /* read by a convolution's kernel */
 		return 0;
 	if (fusable(fn, op) && fusable(fn, &fn->op[u]))   /* unless its kernel would read too many */
-		return in->root[u] < 0 || in->nread[in->root[u]] - 1 + op->nin <= GPU_MAXREAD;
+		return in->root[u] < 0 || (in->nread[in->root[u]] - 1 + op->nin <= GPU_MAXREAD &&
+		                           in->nops[in->root[u]] < GPU_MAXOPS);
 	/* a matmul whose one reader is a relu that is not itself inlined:
 	 * the relu becomes the matmul's epilogue */
 	if (ismm(op) && fn->op[u].kind == Arelu && fn->val[v].t.dtype == DP_F32 &&
@@ -674,6 +676,7 @@ gpu_homes(Gpu *g)
 	in.root = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.root);
 	in.copies = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.copies);
 	in.nread = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.nread);
+	in.nops = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *in.nops);
 	for (i = 0; i < fn->nop; i++)   /* the ops of each RMS norm's row kernel */
 		for (int o = g->rms[i]; o >= 0; o = g->user[fn->op[o].out[0]]) {
 			in.rmsop[o] = 1;
@@ -682,7 +685,7 @@ gpu_homes(Gpu *g)
 		}
 	for (i = fn->nop - 1; i >= 0; i--) {
 		int u = fn->op[i].nout == 1 ? g->user[fn->op[i].out[0]] : -1;
-		in.root[i] = i, in.copies[i] = 1, in.nread[i] = fn->op[i].nin;
+		in.root[i] = i, in.copies[i] = 1, in.nread[i] = fn->op[i].nin, in.nops[i] = 1;
 		if (!inlined(g, &in, i))
 			continue;
 		g->h[fn->op[i].out[0]].kind = G_INLINE;
@@ -691,7 +694,7 @@ gpu_homes(Gpu *g)
 		else if (u >= 0) {   /* in its one reader's kernel */
 			in.root[i] = in.root[u], in.copies[i] = in.copies[u];
 			if (in.root[i] >= 0)
-				in.nread[in.root[i]] += fn->op[i].nin - 1;
+				in.nread[in.root[i]] += fn->op[i].nin - 1, in.nops[in.root[i]]++;
 		}
 	}
 	for (i = 0; i < fn->nop; i++) {   /* an RMS norm's ops: in its row kernel, */
