@@ -226,6 +226,8 @@ static const Aten aten[] = {
 	{ "aten.split.Tensor", Aslice, "self:T split_size:i dim:i=0", F_LIST, H_SPLIT },
 	{ "aten.split_with_sizes.default", Aslice, "self:T split_sizes:is dim:i=0", F_LIST, H_SPLIT },
 	{ "aten.chunk.default", Aslice, "self:T chunks:i dim:i=0", F_LIST, H_SPLIT },
+	{ "aten.tensor_split.indices", Aslice, "self:T indices:is dim:i=0", F_LIST, H_SPLIT },
+	{ "aten.tensor_split.sections", Aslice, "self:T sections:i dim:i=0", F_LIST, H_SPLIT },
 	{ "aten.unbind.int", Aselect, "self:T dim:i=0", F_LIST, H_SPLIT },
 	{ "aten.slice.Tensor", Aslice,
 	  "self:T dim:i=0 start:i=0 end:i=9223372036854775807 step:i=1", 0, 0 },

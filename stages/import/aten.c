@@ -1086,11 +1086,16 @@ split(Node *c, const char *what)
 	int64_t n = x->rank ? x->dim[d] : 1, at = 0, size = 1;
 	size_t cnt = json_array_size(l);
 	Av *ss = findav(c, "split_sizes"), *s1 = findav(c, "split_size"), *ch = findav(c, "chunks");
+	Av *ix = findav(c, "indices"), *sec = findav(c, "sections");
 	const int64_t *sizes = ss ? ss->ints : NULL;   /* in the arena: outlives c->av */
+	const int64_t *idx = ix ? ix->ints : NULL;
+	int64_t nsec = sec ? sec->i : 0;
 
 	if (ss && (size_t)ss->n != cnt)
 		bad(c, "%d split sizes for %zu results", ss->n, cnt);
-	if ((s1 && s1->i < 1) || (ch && ch->i < 1))
+	if (ix && (size_t)ix->n + 1 != cnt)
+		bad(c, "%d split indices for %zu results", ix->n, cnt);
+	if ((s1 && s1->i < 1) || (ch && ch->i < 1) || (sec && nsec < 1))
 		bad(c, "the split size must be positive");
 	if (s1)
 		size = s1->i;
@@ -1102,7 +1107,19 @@ split(Node *c, const char *what)
 		newav(c, "dim", A_INT)->i = d;
 		if (c->a->kind == Aselect)
 			newav(c, "index", A_INT)->i = (int64_t)k;
-		else {
+		else if (idx || sec) {   /* tensor_split: [idx[k-1], idx[k]) clamped; or sections */
+			int64_t lo, hi;
+			if (idx) {
+				lo = k ? idx[k - 1] : 0, hi = k + 1 < cnt ? idx[k] : n;
+				lo = lo < 0 ? lo + n : lo, hi = hi < 0 ? hi + n : hi;
+				lo = lo < 0 ? 0 : lo > n ? n : lo, hi = hi < lo ? lo : hi > n ? n : hi;
+			} else {
+				int64_t q = n / nsec, r = n % nsec, kk = (int64_t)k;
+				lo = kk * q + (kk < r ? kk : r), hi = lo + q + (kk < r);
+			}
+			newav(c, "start", A_INT)->i = lo;
+			newav(c, "end", A_INT)->i = hi;
+		} else {
 			if (sizes)
 				size = sizes[k];
 			if (size < 0 || at > n)
