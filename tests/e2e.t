@@ -101,5 +101,24 @@ illegal() {
 }
 check "illegal IR: the stage reading it refuses it, exit 1, no output" illegal
 
+# A schedule of more ops than a piece holds (emit.c's PIECE; DP_CPU_PIECE
+# sets it) is written as functions of that many ops each: the same outputs,
+# bit for bit, as one function.
+b3=$tmp/b3
+b4=$tmp/b4
+check "tinylm builds as one function" "$bin/devproc" build tests/data/tinylm.dp -C "$b3"
+check "tinylm builds in pieces of 5 ops" env DP_CPU_PIECE=5 "$bin/devproc" build tests/data/tinylm.dp -C "$b4"
+pieces() {
+	one=$(grep -c '^tinylm_p[0-9]*(' "$b3/tinylm/5.cpu.c")
+	many=$(grep -c '^tinylm_p[0-9]*(' "$b4/tinylm/5.cpu.c")
+	echo "pieces: $one and $many"
+	[ "$one" -eq 0 ] && [ "$many" -gt 10 ]
+}
+check "the pieces are there" pieces
+check "tinylm in pieces runs" run "$b4/tinylm/tinylm" --in ids=$data/tinylm/in0.npy --out logits=$tmp/tl4.npy
+check "tinylm as one function runs" run "$b3/tinylm/tinylm" --in ids=$data/tinylm/in0.npy --out logits=$tmp/tl3.npy
+check "the same logits either way" "$bin/npycmp" --exact $tmp/tl3.npy $tmp/tl4.npy
+check "tinylm in pieces: logits within 1e-5 of PyTorch's" "$bin/npycmp" --tol 1e-5 $tmp/tl4.npy $data/tinylm/out.npy
+
 echo "1..$n"
 [ $fails -eq 0 ]

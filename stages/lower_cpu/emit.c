@@ -2,6 +2,7 @@
  * io tables, run() (buffer plan, then the schedule one op at a time), the
  * dprt_prog descriptor and the typed API definitions. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
@@ -131,6 +132,42 @@ gpucall(Ctx *c, int i)
 	str_printf(c->body, "\tDPRT_TRACE_OP(%d, \"cuda partition %d\");\n", i, k);
 }
 
+static void decls(Ctx *c, Str *s);
+
+/* Ops a piece of the schedule holds: a schedule of more is written as
+ * functions of PIECE ops each, called in turn, with the rest in run()'s
+ * own body.  GCC's time on one function grows faster than its length (a
+ * recurrent layer unrolled over hundreds of steps is tens of thousands of
+ * ops); each op's statements are self-contained, so a piece needs only
+ * the pointers it names. */
+enum { PIECE = 256 };   /* (DP_CPU_PIECE in the environment sets it, for tests) */
+
+/* Ends the piece of the schedule written so far: its statements become
+ * the function NAME_pK (its pointers declared in it), and c->body a call
+ * of it. */
+static void
+cut(Ctx *c)
+{
+	const char *nm = c->fn->name;
+	Str d = {0};
+
+	decls(c, &d);
+	str_printf(c->pieces, "/* A piece of the schedule: %d ops. */\nstatic int\n"
+	                      "%s_p%d(void *state, const unsigned char *W, void *arena,\n"
+	                      "\tconst void *const *in, void *const *out, char *err, size_t errn)\n{\n"
+	                      "\tunsigned char *A = arena;\n%s\n"
+	                      "\t(void)state, (void)W, (void)A, (void)in, (void)out, (void)err, (void)errn;\n"
+	                      "%s\treturn 0;\n}\n\n", c->inpiece, nm, c->npiece, d.p ? d.p : "",
+	           c->body->p ? c->body->p : "");
+	str_free(&d);
+	str_free(c->body);
+	str_printf(c->body, "\tif (%s_p%d(state, W, arena, in, out, err, errn) != 0)\n\t\treturn -1;\n",
+	           nm, c->npiece);
+	c->npiece++;
+	c->inpiece = 0;
+	memset(c->used, 0, (size_t)c->fn->nval + 1);
+}
+
 /* The schedule of entry e (0: the program without entries), in order: host
  * ops one by one; each cuda partition one call of NAME_gpu_partK
  * (5.gpu.cu), whose device->host copies land in page-locked staging that
@@ -150,8 +187,10 @@ schedule(Ctx *c, const int *ent, int e)
 		if (ent[i] != e && (ent[i] != 0 || oncuda(fn, op)))
 			continue;
 		if (oncuda(fn, op)) {
-			if (last != op->part)
+			if (last != op->part) {
 				gpucall(c, i);
+				c->inpiece++;
+			}
 			last = op->part;
 			continue;
 		}
@@ -166,10 +205,14 @@ schedule(Ctx *c, const int *ent, int e)
 			size_t at = body->n;   /* the op's code: timed where it has statements */
 			if (emit_op(c, i) != 0)
 				return -1;
-			if (body->n > at && memchr(body->p + at, ';', body->n - at))
+			if (body->n > at && memchr(body->p + at, ';', body->n - at)) {
 				str_printf(body, "\tDPRT_TRACE_OP(%d, \"%s\");\n", i, dp_op_name[op->kind]);
+				c->inpiece++;
+			}
 		}
 		portcopies(c, i);
+		if (c->inpiece >= c->piece)
+			cut(c);
 	}
 	return 0;
 }
@@ -612,6 +655,7 @@ int
 emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 {
 	Str top = {0}, body = {0}, decl = {0}, prep = {0}, state = {0}, eruns = {0}, edecl = {0};
+	Str pieces = {0};
 	Str *esched = NULL;
 	int *ent, nent = 0, e;
 	const char **ename;
@@ -662,7 +706,9 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		nout += par[i].isout;
 	}
 	c = (Ctx){.fn = fn, .plan = &pl, .top = &top, .body = &body, .err = err, .fuse = fu,
-	          .prep = &prep, .prepoff = prepoff, .blk = blk};
+	          .prep = &prep, .prepoff = prepoff, .blk = blk, .pieces = &pieces, .piece = PIECE};
+	if (getenv("DP_CPU_PIECE") && atoi(getenv("DP_CPU_PIECE")) > 0)
+		c.piece = atoi(getenv("DP_CPU_PIECE"));
 	ent = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ent);
 	ename = dp_alloc(fn->arena, (size_t)fn->nop + 1, sizeof *ename);
 	if ((nent = dp_entries(fn, ent, ename, err)) < 0)
@@ -671,6 +717,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	for (e = nent ? 1 : 0; e <= nent; e++) {   /* one schedule per entry */
 		c.used = dp_alloc(fn->arena, (size_t)fn->nval + 1, 1);
 		c.body = nent ? &esched[e - 1] : &body;
+		c.inpiece = 0;
 		if (schedule(&c, ent, e) != 0)
 			goto done;
 		decls(&c, nent ? &edecl : &decl);
@@ -733,6 +780,8 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 		                " * after the prepared weights) to its initial value, from the weights. */\n"
 		                "static void\n%s_state(void *arena, const unsigned char *W)\n{\n"
 		                "\tunsigned char *A = arena;\n\n%s}\n\n", fn->name, state.p);
+	if (pieces.n)
+		str_put(out, pieces.p);
 	if (nent)
 		str_put(out, eruns.p);
 	else
@@ -813,6 +862,7 @@ emit_file(Fn *fn, const char *src, const char *dst, Str *out, Err *err)
 	rc = 0;
 done:
 	str_free(&top);
+	str_free(&pieces);
 	str_free(&body);
 	str_free(&decl);
 	str_free(&prep);

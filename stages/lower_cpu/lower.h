@@ -71,6 +71,8 @@ typedef struct Ctx {
 	const char *blk;   /* per value: in the blocked layout (nn_layout) */
 	char **kint;       /* cints' lists by hash (open addressing), their names' numbers */
 	int *kid, kcap, kn;
+	Str *pieces;       /* the schedule's pieces, functions of their own (emit.c, cut) */
+	int npiece, inpiece, piece;   /* pieces cut; ops in the one being written; their most */
 } Ctx;
 
 /* Appends the name of a file-scope `static const int64_t` array (c->top,
