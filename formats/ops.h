@@ -76,7 +76,7 @@
 /* The neural-network ops (shape rules in formats/rules.c).  "key:kind?" is
  * an optional attribute with no default: absent means "none". */
 #define NN_OPS(X) \
-	X(Aconv,      "aten.convolution", -1, 1, Kconv, Fconv,   "",        D_CPU|D_CUDA, "dilation:is groups:i=1 padding:is stride:is") \
+	X(Aconv,      "aten.convolution", -1, 1, Kconv, Fconv,   "",        D_CPU|D_CUDA, "dilation:is groups:i=1 output_padding:is? padding:is stride:is transposed:i?") \
 	X(Abatchnorm, "aten.batch_norm",   5, 1, Knorm, Fnorm,   "",        D_CPU|D_CUDA, "eps:f=1e-05") \
 	X(Alayernorm, "aten.layer_norm",  -1, 1, Knorm, Fnorm,   "",        D_CPU|D_CUDA, "eps:f=1e-05 normalized_shape:is") \
 	X(Armsnorm,   "aten.rms_norm",    -1, 1, Knorm, Fnorm,   "",        D_CPU|D_CUDA, "eps:f? normalized_shape:is") \

@@ -64,30 +64,40 @@ conv(const Fn *fn, const Op *op, Type *out, Err *err)
 	if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
 		return dp_failt(err, op, "only 1-D, 2-D and 3-D convolution (rank-3, -4 or -5 input "
 		                "and weight alike) is supported", x, w);
-	int n = x->rank - 2;
-	int64_t g = dp_geti(op, "groups", 1), st[3], pd[3], dl[3];
+	int n = x->rank - 2, tr = dp_geti(op, "transposed", 0) != 0;
+	int64_t g = dp_geti(op, "groups", 1), st[3], pd[3], dl[3], op3[3];
 	if (ntuple(err, op, "stride", 1, n, st) || ntuple(err, op, "padding", 0, n, pd) ||
-	    ntuple(err, op, "dilation", 1, n, dl))
+	    ntuple(err, op, "dilation", 1, n, dl) || ntuple(err, op, "output_padding", 0, n, op3))
 		return -1;
-	if (g < 1 || x->dim[1] % g || w->dim[0] % g || w->dim[1] * g != x->dim[1])
+	if (tr ? g < 1 || x->dim[1] % g || w->dim[0] != x->dim[1] :
+	    g < 1 || x->dim[1] % g || w->dim[0] % g || w->dim[1] * g != x->dim[1])
 		return dp_failt(err, op, "channels do not match the weight and groups", x, w);
 	for (int i = 0; i < n; i++)
-		if (st[i] < 1 || dl[i] < 1 || pd[i] < 0)
-			return fail(err, op, "stride and dilation must be >= 1, padding >= 0");
+		if (st[i] < 1 || dl[i] < 1 || pd[i] < 0 || op3[i] < 0 ||
+		    (op3[i] && op3[i] >= st[i] && op3[i] >= dl[i]))
+			return fail(err, op, "stride and dilation must be >= 1, padding >= 0, output "
+			            "padding below the stride or the dilation");
 	if (op->nin == 3) {
 		const Type *b = &fn->val[op->in[2]].t;
 		if (dp_samedt(err, op, x, b))
 			return -1;
-		if (b->rank != 1 || b->dim[0] != w->dim[0])
+		if (b->rank != 1 || (!tr && b->dim[0] != w->dim[0]))
 			return dp_failt(err, op, "bias does not match the weight", b, w);
 	}
 	*out = *x;
-	out->dim[1] = w->dim[0];
+	out->dim[1] = tr ? w->dim[1] * g : w->dim[0];
 	for (int i = 0; i < n; i++) {
-		out->dim[2 + i] = window(x->dim[2 + i], w->dim[2 + i], st[i], pd[i], dl[i], 0);
+		out->dim[2 + i] = tr ? (x->dim[2 + i] - 1) * st[i] - 2 * pd[i] +
+		                       dl[i] * (w->dim[2 + i] - 1) + op3[i] + 1 :
+		                  window(x->dim[2 + i], w->dim[2 + i], st[i], pd[i], dl[i], 0);
 		if (out->dim[2 + i] < 1)
-			return dp_failt(err, op, "the kernel is larger than the padded input", x, w);
+			return dp_failt(err, op, tr ? "the padding is larger than the transposed "
+			                "convolution's output" : "the kernel is larger than the padded input",
+			                x, w);
 	}
+	if (tr && op->nin == 3 && fn->val[op->in[2]].t.dim[0] != out->dim[1])
+		return dp_failt(err, op, "bias does not match the output channels",
+		                &fn->val[op->in[2]].t, w);
 	return 0;
 }
 

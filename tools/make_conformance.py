@@ -806,6 +806,19 @@ def cases():
                                  groups=2, bias=False),))
     case("conv3d_1x1", lambda s, x: s.m[0](x).relu(), lambda: r(2, 5, 3, 4, 4),
          mods=(lambda: nn.Conv3d(5, 2, 1),))
+    # -- transposed convolutions (ConvTranspose1d/2d/3d: decoders, U-Nets,
+    # GANs): stride, padding, output_padding, dilation, groups, bias or not
+    case("conv_transpose2d", lambda s, x: s.m[0](x), lambda: r(2, 4, 5, 6),
+         mods=(lambda: nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1),))
+    case("conv_transpose2d_groups", lambda s, x: s.m[0](x), lambda: r(1, 6, 4, 3),
+         mods=(lambda: nn.ConvTranspose2d(6, 4, (2, 3), stride=(3, 1), padding=(0, 2), dilation=(1, 2),
+                                          groups=2, bias=False),))
+    case("conv_transpose2d_up", lambda s, x: s.m[0](x).relu(), lambda: r(1, 8, 7, 7),
+         mods=(lambda: nn.ConvTranspose2d(8, 4, 2, stride=2),))
+    case("conv_transpose1d", lambda s, x: s.m[0](x), lambda: r(2, 3, 9),
+         mods=(lambda: nn.ConvTranspose1d(3, 5, 4, stride=3, padding=2, output_padding=2),))
+    case("conv_transpose3d", lambda s, x: s.m[0](x), lambda: r(1, 2, 3, 4, 3),
+         mods=(lambda: nn.ConvTranspose3d(2, 3, 3, stride=(2, 1, 2), padding=1, output_padding=(1, 0, 0)),))
     # -- tensor_split at indices (MViT's) and into sections
     case("tensor_split_idx", lambda s, x: torch.cat([p * (i + 1) for i, p in enumerate(
         torch.tensor_split(x, [1, 4, 4], dim=1))], 1), lambda: r(2, 6, 3))

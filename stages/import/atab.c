@@ -317,11 +317,17 @@ static const Aten aten[] = {
 	{ "aten.rnn_relu.input", Arnnrelu, "input:T hx:T" RNNARGS, F_MULTI, 0 },
 	{ "aten.lstm_cell.default", Alstmcell, "input:T hx:L w_ih:T w_hh:T b_ih:T? b_hh:T?", F_MULTI, 0 },
 	{ "aten.gru_cell.default", Agrucell, "input:T hx:T w_ih:T w_hh:T b_ih:T? b_hh:T?", 0, 0 },
+	{ "aten.conv_transpose1d.default", Aconv, "input:T weight:T bias:T? stride:is=1 padding:is=0 "
+	  "output_padding:is=0 groups:i=1 dilation:is=1 @transposed:i=1", 0, 0 },
+	{ "aten.conv_transpose2d.input", Aconv, "input:T weight:T bias:T? stride:is=1 padding:is=0 "
+	  "output_padding:is=0 groups:i=1 dilation:is=1 @transposed:i=1", 0, 0 },
+	{ "aten.conv_transpose3d.input", Aconv, "input:T weight:T bias:T? stride:is=1 padding:is=0 "
+	  "output_padding:is=0 groups:i=1 dilation:is=1 @transposed:i=1", 0, 0 },
 	{ "aten.conv3d.default", Aconv,
 	  "input:T weight:T bias:T? stride:is=1 padding:is=0 dilation:is=1 groups:i=1", 0, 0 },
 	{ "aten.convolution.default", Aconv,
-	  "input:T weight:T bias:T? stride:is padding:is dilation:is transposed:0 output_padding:- "
-	  "groups:i", 0, 0 },
+	  "input:T weight:T bias:T? stride:is padding:is dilation:is transposed:i? output_padding:is? "
+	  "groups:i", 0, H_CONV },
 	{ "aten.max_pool2d.default", Amaxpool, POOL " dilation:is=1 ceil_mode:i=0", 0, 0 },
 	{ "aten.max_pool2d_with_indices.default", Amaxpool, POOL " dilation:is=1 ceil_mode:i=0",
 	  F_MULTI, 0 },

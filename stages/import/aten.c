@@ -922,6 +922,15 @@ hook(Node *c)
 		g_define(c->g, on, x, what);
 		return 0;
 	}
+	case H_CONV:
+		if ((v = findav(c, "transposed")) && v->i == 0) {
+			int n = 0;
+			for (int k = 0; k < c->nav; k++)
+				if (strcmp(c->av[k].key, "transposed") && strcmp(c->av[k].key, "output_padding"))
+					c->av[n++] = c->av[k];
+			c->nav = n;
+		}
+		break;
 	case H_ASSHAPE:
 		sizesav(c, c->kind == Aview ? "size" : "shape", &c->fn->val[c->in[1]].t);
 		c->nin = 1;

@@ -165,6 +165,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_REVERSE,          /* numpy_T: aten.permute reversing the dims */
 	H_DTYPEIN,          /* a dtype argument: the input cast to it first */
 	H_DIVMODE,          /* div with rounding_mode floor or trunc */
+	H_CONV,             /* convolution: transposed false and its output_padding left out */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */

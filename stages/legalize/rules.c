@@ -235,6 +235,7 @@ conv1d(Lz *z, const Op *op)
 }
 
 static int block(Lz *z, int x, int d, int64_t n, double value);
+static int take(Lz *z, int x, int d, int idx);
 
 /* The 3 values of a 3-D convolution's attribute (one value: 3 times). */
 static void
@@ -258,19 +259,16 @@ triple(const Op *op, const char *key, int64_t def, int64_t out[3])
  * [N·OD, O, OH, OW], viewed [N, OD, O, OH, OW] and permuted to the result.
  * Each output sums over (kd, c, kh, kw). */
 static int
-conv3d(Lz *z, const Op *op)
+conv3dv(Lz *z, int x, int w, int b, const int64_t st[3], const int64_t pd[3],
+        const int64_t dl[3], int64_t G, const Type *ot)
 {
-	const Type *tx = IT(0), *tw = IT(1);
-	int64_t st[3], pd[3], dl[3], v[7], pm[7] = { 0, 4, 1, 2, 3, 5, 6 }, pw[5] = { 0, 2, 1, 3, 4 };
+	const Type *tx = lz_type(z, x), *tw = lz_type(z, w);
+	int64_t v[7], pm[7] = { 0, 4, 1, 2, 3, 5, 6 }, pw[5] = { 0, 2, 1, 3, 4 };
 	int64_t N = tx->dim[0], D = tx->dim[2], H = tx->dim[3], W = tx->dim[4];
-	int64_t O = tw->dim[0], Cg = tw->dim[1], KD = tw->dim[2], G = dp_geti(op, "groups", 1);
-	int64_t OD = OT->dim[2], kd;
-	int x = X(0), in[3], xs[3], k, y, *parts;
-	static const char *const keys[3] = { "stride", "padding", "dilation" };
+	int64_t O = tw->dim[0], Cg = tw->dim[1], KD = tw->dim[2], KH = tw->dim[3], KW = tw->dim[4];
+	int64_t OD = ot->dim[2], OH = ot->dim[3], OW = ot->dim[4], kd, two[2];
+	int in[3] = { -1, -1, b }, xs[3], k, y, *parts;
 
-	triple(op, "stride", 1, st);
-	triple(op, "padding", 0, pd);
-	triple(op, "dilation", 1, dl);
 	parts = dp_alloc(z->out->arena, (size_t)KD, sizeof *parts);
 	for (kd = 0; kd < KD; kd++) {
 		int64_t off = kd * dl[0] - pd[0], lo = 0, hi = OD;
@@ -294,22 +292,132 @@ conv3d(Lz *z, const Op *op)
 	y = KD == 1 ? parts[0] : lz_cat(z, parts, (int)KD, 2);
 	v[0] = N * OD, v[1] = G * KD * Cg, v[2] = H, v[3] = W;
 	in[0] = lz_view(z, lz_permute(z, y, pm, 7), v, 4);
-	v[0] = O, v[1] = KD * Cg, v[2] = tw->dim[3], v[3] = tw->dim[4];
-	in[1] = lz_view(z, lz_permute(z, X(1), pw, 5), v, 4);
-	if (op->nin > 2)
-		in[2] = X(2);
+	v[0] = O, v[1] = KD * Cg, v[2] = KH, v[3] = KW;
+	in[1] = lz_view(z, lz_permute(z, w, pw, 5), v, 4);
 	if (in[0] < 0 || in[1] < 0)
 		return -1;
-	k = lz_begin(z, Aconv, in, op->nin);
-	for (int i = 0; i < 3; i++) {
-		int64_t a[3], b[2];
-		triple(op, keys[i], i == 1 ? 0 : 1, a);
-		b[0] = a[1], b[1] = a[2];
-		dp_setints(z->out, k, keys[i], b, 2);
-	}
+	k = lz_begin(z, Aconv, in, b >= 0 ? 3 : 2);
+	two[0] = st[1], two[1] = st[2];
+	dp_setints(z->out, k, "stride", two, 2);
+	two[0] = pd[1], two[1] = pd[2];
+	dp_setints(z->out, k, "padding", two, 2);
+	two[0] = dl[1], two[1] = dl[2];
+	dp_setints(z->out, k, "dilation", two, 2);
 	dp_seti(z->out, k, "groups", G);
-	v[0] = N, v[1] = OD, v[2] = O, v[3] = OT->dim[3], v[4] = OT->dim[4];
-	return bind(z, op, lz_permute(z, lz_view(z, lz_end(z, k), v, 5), pw, 5));
+	v[0] = N, v[1] = OD, v[2] = O, v[3] = OH, v[4] = OW;
+	return lz_permute(z, lz_view(z, lz_end(z, k), v, 5), pw, 5);
+}
+
+static int
+conv3d(Lz *z, const Op *op)
+{
+	int64_t st[3], pd[3], dl[3];
+
+	triple(op, "stride", 1, st);
+	triple(op, "padding", 0, pd);
+	triple(op, "dilation", 1, dl);
+	return bind(z, op, conv3dv(z, X(0), X(1), op->nin > 2 ? X(2) : -1, st, pd, dl,
+	                           dp_geti(op, "groups", 1), OT));
+}
+
+/* A transposed convolution (1-, 2- or 3-D; ConvTranspose) as the direct one
+ * it equals: x with stride − 1 zeros after each element of each spatial
+ * axis (a view with an axis of 1, aten.cat with a zero block, the trailing
+ * zeros sliced off), padded by dilation·(k − 1) − padding on each side
+ * (output_padding more at the end; a slice where negative); the weight
+ * [C, O/g, k...] regrouped to [O, C/g, k...] (view, permute) and reversed
+ * along each spatial axis (aten.index); then stride 1, no padding, the
+ * dilation and groups, and the bias.  Each output sums the same products
+ * as PyTorch's (in another order). */
+static int
+convtr(Lz *z, const Op *op)
+{
+	const Type *tx = IT(0), *tw = IT(1);
+	int n = tx->rank - 2, x = X(0), w = X(1), b = op->nin > 2 ? X(2) : -1, in[3], k;
+	int64_t st[3], pd[3], dl[3], opd[3], one[3] = { 1, 1, 1 }, zero[3] = { 0, 0, 0 };
+	int64_t G = dp_geti(op, "groups", 1), C = tx->dim[1], O = OT->dim[1], v[DP_MAXRANK];
+	int64_t pm[DP_MAXRANK];
+	static const char *const keys[4] = { "stride", "padding", "dilation", "output_padding" };
+	int64_t *vals[4] = { st, pd, dl, opd }, defs[4] = { 1, 0, 1, 0 };
+
+	for (int j = 0; j < 4; j++) {
+		const Attr *a = dp_attr(op, keys[j]);
+		for (int i = 0; i < n; i++)
+			vals[j][i] = !a || a->n == 0 ? defs[j] : a->ints[a->n == 1 ? 0 : i];
+	}
+	for (int i = 0; i < n && x >= 0; i++) {
+		int a = 2 + i, r = lz_type(z, x)->rank;
+		int64_t L = lz_type(z, x)->dim[a], kk = tw->dim[a], lo, hi, m;
+		if (st[i] > 1 && L > 0) {   /* zeros between the elements */
+			int xs[2];
+			for (int j = 0, q = 0; j < r; j++) {
+				v[q++] = lz_type(z, x)->dim[j];
+				if (j == a)
+					v[q++] = 1;
+			}
+			xs[0] = lz_view(z, x, v, r + 1);
+			xs[1] = xs[0] < 0 ? -1 : block(z, xs[0], a + 1, st[i] - 1, 0);
+			for (int j = 0; j < r; j++)   /* [.., L, st, ..] viewed [.., L·st, ..] */
+				v[j] = j < a ? v[j] : j == a ? L * st[i] : v[j + 1];
+			x = lz_slice(z, lz_view(z, lz_cat(z, xs, 2, a + 1), v, r), a, 0, (L - 1) * st[i] + 1, 1);
+		}
+		m = x < 0 ? 0 : lz_type(z, x)->dim[a];
+		lo = dl[i] * (kk - 1) - pd[i], hi = lo + opd[i];
+		if (lo < 0 || hi < 0)
+			x = lz_slice(z, x, a, lo < 0 ? -lo : 0, hi < 0 ? m + hi : m, 1);
+		if (lo > 0 || hi > 0) {
+			int xs[3], c = 0;
+			if (lo > 0)
+				xs[c++] = block(z, x, a, lo, 0);
+			xs[c++] = x;
+			if (hi > 0)
+				xs[c++] = block(z, x, a, hi, 0);
+			x = lz_cat(z, xs, c, a);
+		}
+	}
+	/* the weight: [C, O/g, k...] -> [g, C/g, O/g, k...] -> [g, O/g, C/g, k...] -> [O, C/g, k...] */
+	v[0] = G, v[1] = C / G, v[2] = O / G;
+	for (int i = 0; i < n; i++)
+		v[3 + i] = tw->dim[2 + i];
+	pm[0] = 0, pm[1] = 2, pm[2] = 1;
+	for (int i = 0; i < n; i++)
+		pm[3 + i] = 3 + i;
+	w = lz_permute(z, lz_view(z, w, v, n + 3), pm, n + 3);
+	v[0] = O, v[1] = C / G;
+	for (int i = 0; i < n; i++)
+		v[2 + i] = tw->dim[2 + i];
+	w = lz_view(z, w, v, n + 2);
+	for (int i = 0; i < n; i++) {   /* each spatial axis reversed */
+		int64_t kk = tw->dim[2 + i];
+		if (kk < 2)
+			continue;
+		k = lz_begin(z, Aarange, NULL, 0);
+		dp_setf(z->out, k, "start", (double)(kk - 1));
+		dp_setf(z->out, k, "end", -1);
+		dp_setf(z->out, k, "step", -1);
+		dp_sets(z->out, k, "dtype", "i64");
+		w = take(z, w, 2 + i, lz_end(z, k));
+	}
+	if (x < 0 || w < 0)
+		return -1;
+	if (n == 3)
+		return bind(z, op, conv3dv(z, x, w, b, one, zero, dl, G, OT));
+	if (n == 1) {   /* viewed with a height of 1 */
+		const Type *t = lz_type(z, x), *u = lz_type(z, w);
+		int64_t x4[4] = { t->dim[0], t->dim[1], 1, t->dim[2] }, w4[4] = { u->dim[0], u->dim[1], 1, u->dim[2] };
+		x = lz_view(z, x, x4, 4);
+		w = lz_view(z, w, w4, 4);
+	}
+	in[0] = x, in[1] = w, in[2] = b;
+	k = lz_begin(z, Aconv, in, b >= 0 ? 3 : 2);
+	dp_setints(z->out, k, "stride", one, 2);
+	dp_setints(z->out, k, "padding", zero, 2);
+	v[0] = 1, v[1] = dl[n == 1 ? 0 : 1];
+	if (n == 2)
+		v[0] = dl[0];
+	dp_setints(z->out, k, "dilation", v, 2);
+	dp_seti(z->out, k, "groups", G);
+	return bindas(z, op, lz_end(z, k));
 }
 
 /* aten.convolution whose windows tile its input (a 2-D kernel larger than
@@ -333,6 +441,8 @@ r_conv(Lz *z, const Op *op)
 
 	if (op->nin < 2)
 		return lz_copy(z, op);
+	if (dp_geti(op, "transposed", 0))
+		return convtr(z, op);
 	tx = IT(0), tw = IT(1);
 	if (tx->rank == 3 && tw->rank == 3)
 		return conv1d(z, op);
@@ -2148,7 +2258,10 @@ static const struct {
 	  "(either aten.mul where K is 1)" },
 	{ Amm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
 	{ Abmm, r_product, "aten.mul where K is 1 (an outer product), else unchanged" },
-	{ Aconv, r_conv, "1-D (rank 3): the 2-D one of x and w viewed with a height of 1; "
+	{ Aconv, r_conv, "transposed: the direct one of x with stride − 1 zeros between its "
+	  "elements, padded by dilation·(k − 1) − padding, by w regrouped and reversed "
+	  "(aten.index), at stride 1; "
+	  "1-D (rank 3): the 2-D one of x and w viewed with a height of 1; "
 	  "3-D (rank 5): the 2-D one of the depth taps' planes stacked along the channels "
 	  "(aten.slice, aten.full, aten.cat, aten.permute, aten.view) by w permuted to "
 	  "[O, KD·Cg, KH, KW], viewed and permuted back; "
