@@ -139,6 +139,7 @@
 	X(Aatan,      "aten.atan", 1, 1, Kelem, Funary, "atan", D_CPU|D_CUDA, "") \
 	X(Aatanh,     "aten.atanh", 1, 1, Kelem, Funary, "atanh", D_CPU|D_CUDA, "") \
 	X(Amish,      "aten.mish", 1, 1, Kelem, Funary, "mish", D_CPU|D_CUDA, "") \
+	X(Asoftplus,  "aten.softplus", 1, 1, Kelem, Funary, "softplus beta=1 threshold=20", D_CPU|D_CUDA, "beta:f=1 threshold:f=20") \
 	X(Aceil,      "aten.ceil", 1, 1, Kelem, Funary, "ceil", D_CPU|D_CUDA, "") \
 	X(Acosh,      "aten.cosh", 1, 1, Kelem, Funary, "cosh", D_CPU|D_CUDA, "") \
 	X(Aerf,       "aten.erf", 1, 1, Kelem, Funary, "erf", D_CPU|D_CUDA, "") \

@@ -60,6 +60,9 @@ DPS_U(atan, atanf(v))
 DPS_U(atanh, atanhf(v))
 /* x·tanh(softplus(x)), as PyTorch computes it: x·tanh(log1p(eˣ)) */
 DPS_U(mish, DPS_MUL(v, tanhf(log1pf(expf(v)))))
+/* log(1 + e^(βx))/β, x itself where βx > threshold (a: β, b: the threshold),
+ * as PyTorch's cpu kernel */
+DPS_U(softplus, DPS_MUL(v, a) > b ? v : log1pf(expf(DPS_MUL(v, a))) / a)
 DPS_U(ceil, ceilf(v))
 DPS_U(cosh, coshf(v))
 DPS_U(erf, erff(v))

@@ -825,6 +825,17 @@ def cases():
     case("tensor_split_sec", lambda s, x: torch.cat([p.sum(-1, keepdim=True) * (i + 1) for i, p in
                                                      enumerate(torch.tensor_split(x, 3, dim=-1))], -1),
          lambda: r(3, 7))
+    # -- training-IR ops import computes in several ops (tests/extraops.t
+    # checks them against their definitions meanwhile)
+    case("softplus", lambda s, x: F.softplus(x, beta=2.0, threshold=1.5), lambda: r(2, 3, 4))
+    case("std", lambda s, x: torch.std(x, dim=1, keepdim=True) + x.std(), lambda: r(2, 5, 3))
+    case("std_unbiased0", lambda s, x: torch.std(x, dim=(0, 2), unbiased=False), lambda: r(3, 2, 4))
+    case("logsumexp", lambda s, x: torch.logsumexp(x * 3, dim=1), lambda: r(3, 6, 2))
+    case("logsumexp_inf", lambda s, x: torch.logsumexp(x.masked_fill(x > 0, float("-inf")), dim=(0, 2),
+                                                        keepdim=True), lambda: r(2, 3, 4))
+    case("glu", lambda s, x: F.glu(x, dim=1), lambda: r(2, 6, 3))
+    case("pixel_shuffle", lambda s, x: F.pixel_shuffle(x, 2), lambda: r(1, 8, 2, 3))
+    case("pixel_unshuffle", lambda s, x: F.pixel_unshuffle(x, 2), lambda: r(2, 2, 4, 6))
     # -- a Python float beside an integer tensor: the result is float
     case("promote_scalar_mul", lambda s, i: i * 0.5, lambda: ints(-9, 9, 3, 4))
     case("promote_scalar_add", lambda s, i: (i + 1.25) * 2, lambda: ints(-9, 9, 5).int())

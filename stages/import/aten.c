@@ -790,6 +790,67 @@ sym(Node *c)
 	g_symset(c->g, on, v);
 }
 
+
+/* An op of kind on in[0..n-1] with the node's attributes (withav) or
+ * none, inferred: its result (for hooks that compute the node in several
+ * ops). */
+static int
+midop(Node *c, int kind, const int *in, int n, int withav)
+{
+	int op = dp_addop(c->fn, kind, in, n);
+	Err err = { 0 };
+
+	for (int i = 0; withav && i < c->nav; i++) {
+		const Av *v = &c->av[i];
+		if (!v->key)
+			continue;
+		switch (v->kind) {
+		case A_INT: dp_seti(c->fn, op, v->key, v->i); break;
+		case A_FLOAT: dp_setf(c->fn, op, v->key, v->f); break;
+		case A_STR: dp_sets(c->fn, op, v->key, v->s); break;
+		default: dp_setints(c->fn, op, v->key, v->ints, v->n); break;
+		}
+	}
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
+/* x as an aten.view of n sizes, aten.permute of n dims, aten.slice. */
+static int
+midview(Node *c, int x, const int64_t *size, int n)
+{
+	int op = dp_addop(c->fn, Aview, &x, 1);
+	Err err = { 0 };
+	dp_setints(c->fn, op, "size", size, n);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
+static int
+midpermute(Node *c, int x, const int64_t *dims, int n)
+{
+	int op = dp_addop(c->fn, Apermute, &x, 1);
+	Err err = { 0 };
+	dp_setints(c->fn, op, "dims", dims, n);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
+static int
+midslice(Node *c, int x, int d, int64_t start, int64_t end)
+{
+	int op = dp_addop(c->fn, Aslice, &x, 1);
+	Err err = { 0 };
+	dp_seti(c->fn, op, "dim", d);
+	dp_seti(c->fn, op, "start", start);
+	dp_seti(c->fn, op, "end", end);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
 /* Applies the entry's hook; returns 0 when the node needs no op. */
 static int
 hook(Node *c)
@@ -921,6 +982,78 @@ hook(Node *c)
 		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
 		g_define(c->g, on, x, what);
 		return 0;
+	}
+	case H_STD:   /* √var, var with the node's dim, correction, keepdim */
+		c->in[0] = midop(c, Avar, c->in, 1, 1);
+		c->kind = Asqrt, c->nin = 1, c->nav = 0;
+		break;
+	case H_LOGSUMEXP: {   /* m = amax (kept dims), 0 where ±inf; log Σ exp(x − m) + m */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		Av *keep = findav(c, "keepdim");
+		int k = keep ? (int)keep->i : 0, in[3], m, e;
+		if (!isfloat(x->dtype))
+			bad(c, "logsumexp needs a float tensor, got %s", typestr(x));
+		if (keep)
+			keep->i = 1;
+		m = midop(c, Aamax, c->in, 1, 1);
+		in[0] = midop(c, Aisinf, &m, 1, 0);
+		in[1] = g_scalar(c->g, 0, x->dtype);
+		in[2] = m;
+		m = midop(c, Awhere, in, 3, 0);
+		in[0] = c->in[0], in[1] = m;
+		e = midop(c, Asub, in, 2, 0);
+		e = midop(c, Aexp, &e, 1, 0);
+		if (keep)
+			keep->i = k;
+		e = midop(c, Asum, &e, 1, 1);
+		e = midop(c, Alog, &e, 1, 0);
+		if (!k)
+			m = midview(c, m, c->fn->val[e].t.dim, c->fn->val[e].t.rank);
+		c->kind = Aadd, c->in[0] = e, c->in[1] = m, c->nin = 2, c->nav = 0;
+		break;
+	}
+	case H_GLU: {   /* a·σ(b), a and b the halves of x along dim */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		int d = normdim(c, findav(c, "dim")->i, x->rank);
+		int64_t h = x->dim[d] / 2;
+		if (x->dim[d] % 2)
+			bad(c, "glu halves dim %d, of odd size %lld", d, (long long)x->dim[d]);
+		int a = midslice(c, c->in[0], d, 0, h), b = midslice(c, c->in[0], d, h, 2 * h);
+		c->in[1] = midop(c, Asigmoid, &b, 1, 0);
+		c->kind = Amul, c->in[0] = a, c->nin = 2, c->nav = 0;
+		break;
+	}
+	case H_PIXSHUF: {   /* [.., C·r², H, W] <-> [.., C, H·r, W·r] through [.., C, r, r, H, W] */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		Av *up = findav(c, "upscale_factor");
+		int64_t r = up ? up->i : findav(c, "downscale_factor")->i, v[DP_MAXRANK], p[DP_MAXRANK];
+		int b = x->rank - 3, y;
+		if (x->rank < 3 || x->rank + 2 > DP_MAXRANK || r < 1 ||
+		    (up ? x->dim[b] % (r * r) : x->dim[b + 1] % r || x->dim[b + 2] % r))
+			bad(c, "pixel_%sshuffle by %lld does not fit %s", up ? "" : "un", (long long)r,
+			    typestr(x));
+		for (int i = 0; i < b; i++)
+			v[i] = p[i] = x->dim[i], p[i] = i;
+		if (up) {   /* [C, r, r, H, W] -> [C, H, r, W, r] */
+			v[b] = x->dim[b] / (r * r), v[b + 1] = v[b + 2] = r;
+			v[b + 3] = x->dim[b + 1], v[b + 4] = x->dim[b + 2];
+			p[b] = b, p[b + 1] = b + 3, p[b + 2] = b + 1, p[b + 3] = b + 4, p[b + 4] = b + 2;
+		} else {   /* [C, H', r, W', r] -> [C, r, r, H', W'] */
+			v[b] = x->dim[b], v[b + 1] = x->dim[b + 1] / r, v[b + 2] = r;
+			v[b + 3] = x->dim[b + 2] / r, v[b + 4] = r;
+			p[b] = b, p[b + 1] = b + 2, p[b + 2] = b + 4, p[b + 3] = b + 1, p[b + 4] = b + 3;
+		}
+		y = midpermute(c, midview(c, c->in[0], v, b + 5), p, b + 5);
+		c->in[0] = y, c->nav = 0;
+		for (int i = 0; i < b; i++)
+			v[i] = x->dim[i];
+		if (up)
+			v[b] = x->dim[b] / (r * r), v[b + 1] = x->dim[b + 1] * r, v[b + 2] = x->dim[b + 2] * r;
+		else
+			v[b] = x->dim[b] * r * r, v[b + 1] = x->dim[b + 1] / r, v[b + 2] = x->dim[b + 2] / r;
+		sizesav(c, "size", &(Type){ .dtype = x->dtype, .rank = x->rank,
+		                              .dim = { v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] } });
+		break;
 	}
 	case H_CONV:
 		if ((v = findav(c, "transposed")) && v->i == 0) {

@@ -166,6 +166,10 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_DTYPEIN,          /* a dtype argument: the input cast to it first */
 	H_DIVMODE,          /* div with rounding_mode floor or trunc */
 	H_CONV,             /* convolution: transposed false and its output_padding left out */
+	H_STD,              /* std: the square root of aten.var */
+	H_LOGSUMEXP,        /* log Σ exp(x − m) + m, m the max (0 where infinite) */
+	H_GLU,              /* the first half times the sigmoid of the second */
+	H_PIXSHUF,          /* pixel_(un)shuffle: a view, a permute, a view */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */
