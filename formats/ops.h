@@ -140,6 +140,11 @@
 	X(Aatanh,     "aten.atanh", 1, 1, Kelem, Funary, "atanh", D_CPU|D_CUDA, "") \
 	X(Amish,      "aten.mish", 1, 1, Kelem, Funary, "mish", D_CPU|D_CUDA, "") \
 	X(Asoftplus,  "aten.softplus", 1, 1, Kelem, Funary, "softplus beta=1 threshold=20", D_CPU|D_CUDA, "beta:f=1 threshold:f=20") \
+	X(Athreshold, "aten.threshold", 1, 1, Kelem, Funary, "threshold threshold=0 value=0", D_CPU|D_CUDA, "threshold:f value:f") \
+	X(Ahardshrink, "aten.hardshrink", 1, 1, Kelem, Funary, "hardshrink lambd=0.5", D_CPU|D_CUDA, "lambd:f=0.5") \
+	X(Asoftshrink, "aten.softshrink", 1, 1, Kelem, Funary, "softshrink lambd=0.5", D_CPU|D_CUDA, "lambd:f=0.5") \
+	X(Afrac,      "aten.frac", 1, 1, Kelem, Funary, "frac", D_CPU|D_CUDA, "") \
+	X(Alogit,     "aten.logit", 1, 1, Kelem, Funary, "logit eps=-1", D_CPU|D_CUDA, "eps:f?") \
 	X(Aceil,      "aten.ceil", 1, 1, Kelem, Funary, "ceil", D_CPU|D_CUDA, "") \
 	X(Acosh,      "aten.cosh", 1, 1, Kelem, Funary, "cosh", D_CPU|D_CUDA, "") \
 	X(Aerf,       "aten.erf", 1, 1, Kelem, Funary, "erf", D_CPU|D_CUDA, "") \

@@ -63,6 +63,15 @@ DPS_U(mish, DPS_MUL(v, tanhf(log1pf(expf(v)))))
 /* log(1 + e^(βx))/β, x itself where βx > threshold (a: β, b: the threshold),
  * as PyTorch's cpu kernel */
 DPS_U(softplus, DPS_MUL(v, a) > b ? v : log1pf(expf(DPS_MUL(v, a))) / a)
+/* value b where x <= threshold a (NaN stays), as PyTorch's threshold */
+DPS_U(threshold, v <= a ? b : v)
+/* 0 inside [−λ, λ] (a: λ), else x; softshrink moves the rest λ toward 0 */
+DPS_U(hardshrink, v >= -a && v <= a ? 0.0f : v)
+DPS_U(softshrink, v > a ? v - a : v < -a ? v + a : DPS_MUL(v, 0.0f))
+DPS_U(frac, v - truncf(v))
+/* log(z / (1 − z)), z = x clamped to [eps, 1 − eps] where eps (a) >= 0 */
+DPS_U(logit, logf((a >= 0.0f ? fminf(fmaxf(v, a), 1.0f - a) : v) /
+                  (1.0f - (a >= 0.0f ? fminf(fmaxf(v, a), 1.0f - a) : v))))
 DPS_U(ceil, ceilf(v))
 DPS_U(cosh, coshf(v))
 DPS_U(erf, erff(v))

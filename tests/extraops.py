@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""extraops.py OUTDIR: training-IR ops import decomposes (softplus, std,
-logsumexp, glu, pixel_shuffle, pixel_unshuffle) for tests/extraops.t, with
-references computed from PyTorch's definitions, not by DevProc.
+"""extraops.py OUTDIR: training-IR ops that are formulas or that import
+computes in several ops (softplus, threshold, hardshrink, softshrink, frac,
+logit, std, logsumexp, glu, pixel_(un)shuffle, max and min of all, triu,
+tril, nan_to_num, lerp, logaddexp) for tests/extraops.t, with references
+computed from PyTorch's definitions, not by DevProc.
 
-Each case is the conformance archive c_relu.pt2 (PyTorch's export of
-torch.relu) with its one node changed into the op, its arguments and the
-input's and result's sizes.  The reference is the op's definition in
-float64 on seeded normal inputs.  Writes NAME.pt2, NAME.dp, NAME_x.npy and
-NAME_ref.npy per case.  Python's standard library only.
+Each case is a conformance archive of one op (c_relu.pt2, c_atan2.pt2,
+c_addcmul.pt2 for one, two and three inputs: PyTorch's exports) with its
+node changed into the op, its arguments and the inputs' and result's sizes.
+The reference is the op's definition in float64 on seeded normal inputs
+(special values where the case says).  Writes NAME.pt2, NAME.dp, NAME_xK.npy
+and NAME_ref.npy per case.  Python's standard library only.
 """
 import array
 import itertools
@@ -40,17 +43,26 @@ def f32(v):
     return array.array("f", [v])[0]
 
 
-def case(out, name, target, args, X, Y, ref):
-    src = os.path.join(os.path.dirname(__file__), "conformance", "c_relu.pt2")
+SRC = {1: ("c_relu", ["self"], "relu"), 2: ("c_atan2", ["self", "other"], "atan2"),
+       3: ("c_addcmul", ["self", "tensor1", "tensor2"], "addcmul")}
+
+
+def case(out, name, target, args, X, Y, ref, names=None, special=()):
+    """X: the inputs' shapes (one shape: one input); names: their argument
+    names (else the source's); special: values put first into input 0."""
+    Xs = X if isinstance(X[0], list) else [X]
+    stem, argn, oname = SRC[len(Xs)]
+    src = os.path.join(os.path.dirname(__file__), "conformance", stem + ".pt2")
     z = zipfile.ZipFile(src)
     root = z.namelist()[0].split("/")[0]
     model = json.loads(z.read(root + "/models/model.json"))
     g = model["graph_module"]["graph"]
     node = g["nodes"][0]
     node["target"] = target
-    node["inputs"] = [{"name": "self", "arg": {"as_tensor": {"name": "xs_0"}}, "kind": 1}] + [
+    node["inputs"] = [{"name": a, "arg": {"as_tensor": {"name": "xs_%d" % k}}, "kind": 1}
+                      for k, a in enumerate(names or argn)] + [
         {"name": k, "arg": v, "kind": 1} for k, v in args]
-    for v, shape in (("xs_0", X), ("relu", Y)):
+    for v, shape in [("xs_%d" % k, x) for k, x in enumerate(Xs)] + [(oname, Y)]:
         tv = g["tensor_values"][v]
         tv["sizes"] = [{"as_int": d} for d in shape]
         tv["strides"] = [{"as_int": d} for d in strides(shape)]
@@ -61,14 +73,31 @@ def case(out, name, target, args, X, Y, ref):
                 data = json.dumps(model).encode()
             zo.writestr(info, data)
     random.seed(name)
-    idx = list(itertools.product(*map(range, X)))
-    x = {i: f32(random.gauss(0, 1.5)) for i in idx}
-    y = ref(x)
-    npy(os.path.join(out, name + "_x.npy"), X, [x[i] for i in idx])
+    xs = []
+    for k, shape in enumerate(Xs):
+        idx = list(itertools.product(*map(range, shape)))
+        xs.append({i: f32(random.gauss(0, 1.5)) for i in idx})
+        for j, v in enumerate(special if k == 0 else ()):
+            xs[0][idx[j]] = v
+        npy(os.path.join(out, "%s_x%d.npy" % (name, k)), shape, [xs[k][i] for i in idx])
+    y = ref(*xs)
     npy(os.path.join(out, name + "_ref.npy"), Y, [y[i] for i in itertools.product(*map(range, Y))])
     with open(os.path.join(out, name + ".dp"), "w") as f:
-        f.write("input in0: f32[%s]\nout = model(\"%s.pt2\", in0)\noutput out\n"
-                % (",".join(map(str, X)), name))
+        for k, shape in enumerate(Xs):
+            f.write("input in%d: f32[%s]\n" % (k, ",".join(map(str, shape))))
+        f.write("out = model(\"%s.pt2\", %s)\noutput out\n"
+                % (name, ", ".join("in%d" % k for k in range(len(Xs)))))
+
+
+def bcast(x, shape, i):
+    """x's element that index i of the broadcast shape reads."""
+    r = len(shape) - len(i)
+    return x[tuple(0 if shape[d] == 1 else i[r + d] for d in range(len(shape)))] if r == 0 else \
+        x[tuple(0 if shape[d] == 1 else i[d + len(i) - len(shape)] for d in range(len(shape)))]
+
+
+def ew(Y, f):
+    return {i: f(i) for i in itertools.product(*map(range, Y))}
 
 
 def reduce(x, X, dims, keep, f):
@@ -113,6 +142,49 @@ def main():
     case(out, "glu", "torch.ops.aten.glu.default", [("dim", {"as_int": 1})], [2, 6, 3], [2, 3, 3],
          lambda x: {(a, b, c): x[(a, b, c)] / (1 + math.exp(-x[(a, b + 3, c)]))
                     for a, b, c in itertools.product(range(2), range(3), range(3))})
+    inf, nan = float("inf"), float("nan")
+    case(out, "threshold", "torch.ops.aten.threshold.default",
+         [("threshold", {"as_float": 0.3}), ("value", {"as_float": -2.0})], [3, 5], [3, 5],
+         lambda x: {i: -2.0 if v <= 0.3 else v for i, v in x.items()})
+    case(out, "hardshrink", "torch.ops.aten.hardshrink.default", [("lambd", {"as_float": 0.7})],
+         [4, 5], [4, 5], lambda x: {i: 0.0 if -0.7 <= v <= 0.7 else v for i, v in x.items()})
+    case(out, "softshrink", "torch.ops.aten.softshrink.default", [], [4, 5], [4, 5],
+         lambda x: {i: v - 0.5 if v > 0.5 else v + 0.5 if v < -0.5 else 0.0 for i, v in x.items()})
+    case(out, "frac", "torch.ops.aten.frac.default", [], [3, 4], [3, 4],
+         lambda x: {i: v - math.trunc(v) for i, v in x.items()})
+    case(out, "logit_eps", "torch.ops.aten.logit.default", [("eps", {"as_float": 0.1})], [3, 4], [3, 4],
+         lambda x: {i: math.log(min(max(v, 0.1), 0.9) / (1 - min(max(v, 0.1), 0.9)))
+                    for i, v in x.items()}, special=(0.5, 0.25, 0.75, 0.05, 0.95))
+    case(out, "max_all", "torch.ops.aten.max.default", [], [3, 4, 2], [],
+         lambda x: {(): max(x.values())})
+    case(out, "min_all", "torch.ops.aten.min.default", [], [5, 3], [],
+         lambda x: {(): min(x.values())})
+    case(out, "triu", "torch.ops.aten.triu.default", [("diagonal", {"as_int": 1})], [2, 4, 5],
+         [2, 4, 5], lambda x: {i: v if i[2] - i[1] >= 1 else 0.0 for i, v in x.items()})
+    case(out, "tril", "torch.ops.aten.tril.default", [("diagonal", {"as_int": -1})], [5, 3], [5, 3],
+         lambda x: {i: v if i[1] - i[0] <= -1 else 0.0 for i, v in x.items()})
+    big = 3.4028234663852886e38
+    case(out, "nan_to_num", "torch.ops.aten.nan_to_num.default",
+         [("nan", {"as_float": 1.5}), ("posinf", {"as_float": 100.0}), ("neginf", {"as_float": -50.0})],
+         [3, 4], [3, 4], lambda x: {i: 1.5 if v != v else 100.0 if v == inf else -50.0 if v == -inf
+                                    else v for i, v in x.items()}, special=(nan, inf, -inf, 2.0))
+    # the defaults: 0 and the largest finite floats (compared exactly: the
+    # relative error against 3.4e38 would say little)
+    case(out, "nan_to_num_exact", "torch.ops.aten.nan_to_num.default", [], [2, 3], [2, 3],
+         lambda x: {i: 0.0 if v != v else big if v == inf else -big if v == -inf else v
+                    for i, v in x.items()}, special=(inf, nan, -inf))
+    case(out, "lerp", "torch.ops.aten.lerp.Tensor", [], [[2, 3], [3], [2, 1]], [2, 3],
+         lambda a, b, w: ew([2, 3], lambda i: (lambda s, e, t: s + t * (e - s) if abs(t) < 0.5
+                                               else e - (e - s) * (1 - t))(
+             a[i], b[(i[1],)], w[(i[0], 0)])), names=["self", "end", "weight"])
+    case(out, "lerp_scalar", "torch.ops.aten.lerp.Scalar", [("weight", {"as_float": 0.75})],
+         [[2, 3, 4], [3, 1]], [2, 3, 4],
+         lambda a, b: ew([2, 3, 4], lambda i: (lambda s, e: e - (e - s) * 0.25)(a[i], b[(i[1], 0)])),
+         names=["self", "end"])
+    case(out, "logaddexp", "torch.ops.aten.logaddexp.default", [], [[2, 3, 4], [3, 1]], [2, 3, 4],
+         lambda a, b: ew([2, 3, 4], lambda i: (lambda p, q: p if math.isinf(p) and p == q else
+                                               max(p, q) + math.log1p(math.exp(-abs(p - q))))(
+             a[i], b[(i[1], 0)])), names=["self", "other"], special=(-inf, 5.0))
     r = 2   # out[n, c, h·r + i, w·r + j] = in[n, c·r² + i·r + j, h, w]
     case(out, "pixel_shuffle", "torch.ops.aten.pixel_shuffle.default",
          [("upscale_factor", {"as_int": r})], [1, 8, 2, 3], [1, 2, 4, 6],

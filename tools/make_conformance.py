@@ -836,6 +836,19 @@ def cases():
     case("glu", lambda s, x: F.glu(x, dim=1), lambda: r(2, 6, 3))
     case("pixel_shuffle", lambda s, x: F.pixel_shuffle(x, 2), lambda: r(1, 8, 2, 3))
     case("pixel_unshuffle", lambda s, x: F.pixel_unshuffle(x, 2), lambda: r(2, 2, 4, 6))
+    case("threshold", lambda s, x: F.threshold(x, 0.3, -2.0), lambda: r(3, 5))
+    case("hardshrink", lambda s, x: F.hardshrink(x, 0.7), lambda: r(4, 5))
+    case("softshrink", lambda s, x: F.softshrink(x), lambda: r(4, 5))
+    case("frac", lambda s, x: torch.frac(x * 3), lambda: r(3, 4))
+    case("logit", lambda s, x: torch.logit(x, eps=0.1) + torch.logit(x.sigmoid()), lambda: r(3, 4))
+    case("max_all", lambda s, x: torch.max(x) + torch.min(x), lambda: r(3, 4, 2))
+    case("triu", lambda s, x: torch.triu(x, 1) + torch.tril(x, -1) * 2, lambda: r(2, 4, 5))
+    case("causal_mask", lambda s, x: x.masked_fill(torch.triu(torch.ones(5, 5, dtype=torch.bool), 1),
+                                                    float("-inf")).softmax(-1), lambda: r(2, 5, 5))
+    case("nan_to_num", lambda s, x: torch.nan_to_num(torch.log(x), nan=1.5), lambda: r(3, 4))
+    case("lerp", lambda s, a, b, w: torch.lerp(a, b, w) + torch.lerp(a, b, 0.75),
+         lambda: r(2, 3), lambda: r(3), lambda: r(2, 1))
+    case("logaddexp", lambda s, a, b: torch.logaddexp(a, b), lambda: r(2, 3, 4), lambda: r(3, 1))
     # -- a Python float beside an integer tensor: the result is float
     case("promote_scalar_mul", lambda s, i: i * 0.5, lambda: ints(-9, 9, 3, 4))
     case("promote_scalar_add", lambda s, i: (i + 1.25) * 2, lambda: ints(-9, 9, 5).int())

@@ -1,5 +1,6 @@
 /* aten.c: the conversion of one graph node of a torch.export archive into
  * an IR op (or none), driven by the argument schemas of atab.c. */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -816,6 +817,21 @@ midop(Node *c, int kind, const int *in, int n, int withav)
 	return c->fn->op[op].out[0];
 }
 
+/* aten.arange(n) in i64. */
+static int
+midarange(Node *c, int64_t n)
+{
+	int op = dp_addop(c->fn, Aarange, NULL, 0);
+	Err err = { 0 };
+	dp_setf(c->fn, op, "start", 0);
+	dp_setf(c->fn, op, "end", (double)n);
+	dp_setf(c->fn, op, "step", 1);
+	dp_sets(c->fn, op, "dtype", "i64");
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
 /* x as an aten.view of n sizes, aten.permute of n dims, aten.slice. */
 static int
 midview(Node *c, int x, const int64_t *size, int n)
@@ -1053,6 +1069,86 @@ hook(Node *c)
 			v[b] = x->dim[b] * r * r, v[b + 1] = x->dim[b + 1] / r, v[b + 2] = x->dim[b + 2] / r;
 		sizesav(c, "size", &(Type){ .dtype = x->dtype, .rank = x->rank,
 		                              .dim = { v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] } });
+		break;
+	}
+	case H_TRI: {   /* [.., R, C]: where(col − row >= diagonal (triu) / <= (tril), x, 0) */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		int64_t R = x->rank >= 2 ? x->dim[x->rank - 2] : 0, C = x->rank >= 2 ? x->dim[x->rank - 1] : 0;
+		int64_t rv[2] = { R, 1 }, cv[2] = { 1, C };
+		int in[3];
+		if (x->rank < 2)
+			bad(c, "triu and tril take a matrix or a batch of them, got %s", typestr(x));
+		in[0] = midview(c, midarange(c, C), cv, 2);
+		in[1] = midview(c, midarange(c, R), rv, 2);
+		in[0] = midop(c, Asub, in, 2, 0);
+		in[1] = g_scalar(c->g, (double)findav(c, "diagonal")->i, DP_I64);
+		in[0] = midop(c, strstr(c->target, "triu") ? Age : Ale, in, 2, 0);
+		c->in[1] = c->in[0], c->in[0] = in[0];
+		c->in[2] = g_scalar(c->g, 0, x->dtype);
+		c->nin = 3, c->nav = 0;
+		break;
+	}
+	case H_NANTONUM: {   /* NaN -> nan (0), +inf -> posinf, -inf -> neginf (the dtype's max) */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		double big = x->dtype == DP_F64 ? DBL_MAX : x->dtype == DP_F16 ? 65504.0 :
+		             x->dtype == DP_BF16 ? 3.3895313892515355e38 : FLT_MAX;
+		Av *nan = findav(c, "nan"), *pi = findav(c, "posinf"), *ni = findav(c, "neginf");
+		double vals[3] = { nan ? nan->f : 0, pi ? pi->f : big, ni ? ni->f : -big };
+		int y = c->in[0], in[3];
+		if (!isfloat(x->dtype)) {   /* integers have none */
+			identity(c, 0);
+			return 0;
+		}
+		for (int k = 0; k < 3; k++) {
+			in[0] = y;
+			if (k == 0) {
+				in[0] = midop(c, Aisnan, in, 1, 0);
+			} else {
+				in[1] = g_scalar(c->g, k == 1 ? INFINITY : -INFINITY, x->dtype);
+				in[0] = midop(c, Aeq, in, 2, 0);
+			}
+			in[1] = g_scalar(c->g, vals[k], x->dtype);
+			in[2] = y;
+			if (k < 2)
+				y = midop(c, Awhere, in, 3, 0);
+			else
+				c->in[0] = in[0], c->in[1] = in[1], c->in[2] = in[2];
+		}
+		c->nin = 3, c->nav = 0;
+		break;
+	}
+	case H_LERP: {   /* |w| < 0.5 ? start + w·(end − start) : end − (end − start)·(1 − w) */
+		int st = c->in[0], en = c->in[1], w = c->in[2], in[3], d, lo, hi;
+		const Type *tw = &c->fn->val[w].t;
+		in[0] = en, in[1] = st;
+		d = midop(c, Asub, in, 2, 0);
+		in[0] = w, in[1] = d;
+		in[1] = midop(c, Amul, in, 2, 0), in[0] = st;
+		lo = midop(c, Aadd, in, 2, 0);
+		in[0] = g_scalar(c->g, 1, tw->dtype), in[1] = w;
+		in[1] = midop(c, Asub, in, 2, 0), in[0] = d;
+		in[1] = midop(c, Amul, in, 2, 0), in[0] = en;
+		hi = midop(c, Asub, in, 2, 0);
+		in[0] = midop(c, Aabs, &w, 1, 0), in[1] = g_scalar(c->g, 0.5, tw->dtype);
+		c->in[0] = midop(c, Alt, in, 2, 0), c->in[1] = lo, c->in[2] = hi;
+		c->kind = Awhere, c->nin = 3, c->nav = 0;
+		break;
+	}
+	case H_LOGADDEXP: {   /* a where a is ±inf and equals b; else max + log1p(exp(−|a − b|)) */
+		int a = c->in[0], b = c->in[1], in[3], t;
+		in[0] = a, in[1] = b;
+		t = midop(c, Asub, in, 2, 0);
+		t = midop(c, Aabs, &t, 1, 0);
+		t = midop(c, Aneg, &t, 1, 0);
+		t = midop(c, Aexp, &t, 1, 0);
+		t = midop(c, Alog1p, &t, 1, 0);
+		in[1] = midop(c, Amaximum, in, 2, 0), in[0] = t;
+		in[2] = midop(c, Aadd, in, 2, 0);   /* (the operands' order as PyTorch's m + ...) */
+		in[0] = a, in[1] = b;
+		t = midop(c, Aeq, in, 2, 0);
+		in[0] = midop(c, Aisinf, &a, 1, 0), in[1] = t;
+		c->in[0] = midop(c, Aand, in, 2, 0), c->in[1] = a, c->in[2] = in[2];
+		c->kind = Awhere, c->nin = 3, c->nav = 0;
 		break;
 	}
 	case H_CONV:

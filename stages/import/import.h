@@ -170,6 +170,10 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_LOGSUMEXP,        /* log Σ exp(x − m) + m, m the max (0 where infinite) */
 	H_GLU,              /* the first half times the sigmoid of the second */
 	H_PIXSHUF,          /* pixel_(un)shuffle: a view, a permute, a view */
+	H_TRI,              /* triu, tril: where(col − row >= / <= diagonal, x, 0) */
+	H_NANTONUM,         /* nan_to_num: NaN, +inf, −inf replaced */
+	H_LERP,             /* start + weight·(end − start), PyTorch's two forms */
+	H_LOGADDEXP,        /* max + log1p(exp(−|a − b|)) */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */
