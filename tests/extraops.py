@@ -185,6 +185,54 @@ def main():
          lambda a, b: ew([2, 3, 4], lambda i: (lambda p, q: p if math.isinf(p) and p == q else
                                                max(p, q) + math.log1p(math.exp(-abs(p - q))))(
              a[i], b[(i[1], 0)])), names=["self", "other"], special=(-inf, 5.0))
+    # upsampling along 1 and 3 axes: PyTorch's source index per axis,
+    # nearest min(⌊dst·in/out⌋, in − 1); linear with or without the corners
+    def near(n_in, n_out):
+        return lambda d: min(int(math.floor(d * (n_in / n_out))), n_in - 1)
+
+    def lin(n_in, n_out, al):
+        def taps(d):
+            if al:
+                src = d * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+            else:
+                src = max((d + 0.5) * (n_in / n_out) - 0.5, 0.0)
+            i0 = int(math.floor(src))
+            i1 = i0 + (1 if i0 < n_in - 1 else 0)
+            return [(i0, 1 - (src - i0)), (i1, src - i0)]
+        return taps
+
+    def resample(x, X, Y, f):   # f(axis) -> taps(dst) over the spatial axes 2..
+        def at(i):
+            tot = 0.0
+            for combo in itertools.product(*[f(a)(i[a]) for a in range(2, len(Y))]):
+                w = 1.0
+                for _, wt in combo:
+                    w *= wt
+                tot += w * x[i[:2] + tuple(j for j, _ in combo)]
+            return tot
+        return ew(Y, at)
+
+    nearest = lambda X, Y: lambda a: (lambda g: lambda d: [(g(d), 1.0)])(near(X[a], Y[a]))
+    case(out, "up_nearest1d", "torch.ops.aten.upsample_nearest1d.vec",
+         [("output_size", ints([9])), ("scale_factors", {"as_none": True})], [2, 3, 4], [2, 3, 9],
+         lambda x: resample(x, [2, 3, 4], [2, 3, 9], nearest([2, 3, 4], [2, 3, 9])), names=["input"])
+    case(out, "up_linear1d", "torch.ops.aten.upsample_linear1d.vec",
+         [("output_size", ints([8])), ("align_corners", {"as_bool": False}),
+          ("scale_factors", {"as_none": True})], [1, 2, 5], [1, 2, 8],
+         lambda x: resample(x, [1, 2, 5], [1, 2, 8], lambda a: lin(5, 8, False)), names=["input"])
+    case(out, "up_linear1d_al", "torch.ops.aten.upsample_linear1d.vec",
+         [("output_size", ints([7])), ("align_corners", {"as_bool": True}),
+          ("scale_factors", {"as_none": True})], [1, 2, 4], [1, 2, 7],
+         lambda x: resample(x, [1, 2, 4], [1, 2, 7], lambda a: lin(4, 7, True)), names=["input"])
+    X3, Y3 = [1, 2, 3, 4, 5], [1, 2, 5, 6, 7]
+    case(out, "up_nearest3d", "torch.ops.aten.upsample_nearest3d.vec",
+         [("output_size", ints(Y3[2:])), ("scale_factors", {"as_none": True})], X3, Y3,
+         lambda x: resample(x, X3, Y3, nearest(X3, Y3)), names=["input"])
+    X4, Y4 = [1, 2, 3, 4, 3], [1, 2, 6, 5, 4]
+    case(out, "up_trilinear3d", "torch.ops.aten.upsample_trilinear3d.vec",
+         [("output_size", ints(Y4[2:])), ("align_corners", {"as_bool": False}),
+          ("scale_factors", {"as_none": True})], X4, Y4,
+         lambda x: resample(x, X4, Y4, lambda a: lin(X4[a], Y4[a], False)), names=["input"])
     r = 2   # out[n, c, h·r + i, w·r + j] = in[n, c·r² + i·r + j, h, w]
     case(out, "pixel_shuffle", "torch.ops.aten.pixel_shuffle.default",
          [("upscale_factor", {"as_int": r})], [1, 8, 2, 3], [1, 2, 4, 6],

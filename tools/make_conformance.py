@@ -849,6 +849,13 @@ def cases():
     case("lerp", lambda s, a, b, w: torch.lerp(a, b, w) + torch.lerp(a, b, 0.75),
          lambda: r(2, 3), lambda: r(3), lambda: r(2, 1))
     case("logaddexp", lambda s, a, b: torch.logaddexp(a, b), lambda: r(2, 3, 4), lambda: r(3, 1))
+    case("up_nearest1d", lambda s, x: F.interpolate(x, size=9), lambda: r(2, 3, 4))
+    case("up_linear1d", lambda s, x: F.interpolate(x, size=8, mode="linear"), lambda: r(1, 2, 5))
+    case("up_linear1d_al", lambda s, x: F.interpolate(x, size=7, mode="linear", align_corners=True),
+         lambda: r(1, 2, 4))
+    case("up_nearest3d", lambda s, x: F.interpolate(x, size=(5, 6, 7)), lambda: r(1, 2, 3, 4, 5))
+    case("up_trilinear3d", lambda s, x: F.interpolate(x, size=(6, 5, 4), mode="trilinear"),
+         lambda: r(1, 2, 3, 4, 3))
     # -- a Python float beside an integer tensor: the result is float
     case("promote_scalar_mul", lambda s, i: i * 0.5, lambda: ints(-9, 9, 3, 4))
     case("promote_scalar_add", lambda s, i: (i + 1.25) * 2, lambda: ints(-9, 9, 5).int())

@@ -817,6 +817,22 @@ midop(Node *c, int kind, const int *in, int n, int withav)
 	return c->fn->op[op].out[0];
 }
 
+/* x [N, C, H, W] resampled to [N, C, oh, ow] by op kind (nearest,
+ * bilinear with align_corners al). */
+static int
+midup(Node *c, int kind, int x, int64_t oh, int64_t ow, int al)
+{
+	int op = dp_addop(c->fn, kind, &x, 1);
+	int64_t sz[2] = { oh, ow };
+	Err err = { 0 };
+	dp_setints(c->fn, op, "output_size", sz, 2);
+	if (kind != Aupnearest)
+		dp_seti(c->fn, op, "align_corners", al);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
 /* aten.arange(n) in i64. */
 static int
 midarange(Node *c, int64_t n)
@@ -1149,6 +1165,28 @@ hook(Node *c)
 		in[0] = midop(c, Aisinf, &a, 1, 0), in[1] = t;
 		c->in[0] = midop(c, Aand, in, 2, 0), c->in[1] = a, c->in[2] = in[2];
 		c->kind = Awhere, c->nin = 3, c->nav = 0;
+		break;
+	}
+	case H_UPND: {   /* [N, C, L] as [N, C, 1, L]; [N, C, D, H, W] over (H, W) as [N, C·D, H, W], then over D as [N, C, D, OH·OW] */
+		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
+		const Type *x = &c->fn->val[c->in[0]].t;
+		Av *al = findav(c, "align_corners");
+		Type t;
+		int64_t v[4];
+		int y;
+		if (!on || !g_type(c->g, on, &t) || t.rank != x->rank || (x->rank != 3 && x->rank != 5))
+			bad(c, "needs a [N, C, L] or [N, C, D, H, W] input and a result of known shape");
+		if (x->rank == 3) {
+			v[0] = x->dim[0], v[1] = x->dim[1], v[2] = 1, v[3] = x->dim[2];
+			y = midup(c, c->kind, midview(c, c->in[0], v, 4), 1, t.dim[2], al ? (int)al->i : 0);
+		} else {
+			v[0] = x->dim[0], v[1] = x->dim[1] * x->dim[2], v[2] = x->dim[3], v[3] = x->dim[4];
+			y = midup(c, c->kind, midview(c, c->in[0], v, 4), t.dim[3], t.dim[4], al ? (int)al->i : 0);
+			v[0] = x->dim[0], v[1] = x->dim[1], v[2] = x->dim[2], v[3] = t.dim[3] * t.dim[4];
+			y = midup(c, c->kind, midview(c, y, v, 4), t.dim[2], v[3], al ? (int)al->i : 0);
+		}
+		c->kind = Aview, c->in[0] = y, c->nin = 1, c->nav = 0;
+		sizesav(c, "size", &t);
 		break;
 	}
 	case H_CONV:

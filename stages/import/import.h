@@ -174,6 +174,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_NANTONUM,         /* nan_to_num: NaN, +inf, −inf replaced */
 	H_LERP,             /* start + weight·(end − start), PyTorch's two forms */
 	H_LOGADDEXP,        /* max + log1p(exp(−|a − b|)) */
+	H_UPND,             /* 1-D, 3-D upsampling: the 2-D one of views, per pair of axes */
 };
 typedef struct Aten {
 	const char *target;  /* without "torch.ops." */
