@@ -233,6 +233,35 @@ def main():
          [("output_size", ints(Y4[2:])), ("align_corners", {"as_bool": False}),
           ("scale_factors", {"as_none": True})], X4, Y4,
          lambda x: resample(x, X4, Y4, lambda a: lin(X4[a], Y4[a], False)), names=["input"])
+    # adaptive max pooling: window i of n along an axis is [⌊i·n/o⌋, ⌈(i + 1)·n/o⌉)
+    def amaxp(x, X, o):
+        def at(i):
+            n, c, a, b = i
+            h0, h1 = a * X[2] // o[0], -(-(a + 1) * X[2] // o[0])
+            w0, w1 = b * X[3] // o[1], -(-(b + 1) * X[3] // o[1])
+            return max(x[(n, c, h, w)] for h in range(h0, h1) for w in range(w0, w1))
+        return ew([X[0], X[1], o[0], o[1]], at)
+    case(out, "adaptive_max", "torch.ops.aten.adaptive_max_pool2d.default",
+         [("output_size", ints([3, 2]))], [2, 3, 7, 5], [2, 3, 3, 2],
+         lambda x: amaxp(x, [2, 3, 7, 5], [3, 2]))
+    case(out, "adaptive_max_1", "torch.ops.aten.adaptive_max_pool2d.default",
+         [("output_size", ints([1, 1]))], [1, 4, 3, 6], [1, 4, 1, 1],
+         lambda x: amaxp(x, [1, 4, 3, 6], [1, 1]))
+
+    # im2col (F.unfold): out[n, (c·kh + i)·kw + j, h·ow + w] = x[n, c, h·sh + i·dh − ph, w·sw + j·dw − pw]
+    def im2col(x, X, k, dl, pd, st):
+        oh = (X[2] + 2 * pd[0] - dl[0] * (k[0] - 1) - 1) // st[0] + 1
+        ow = (X[3] + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) // st[1] + 1
+        def at(t):
+            n, row, l = t
+            c, i, j = row // (k[0] * k[1]), row // k[1] % k[0], row % k[1]
+            h, w = l // ow * st[0] + i * dl[0] - pd[0], l % ow * st[1] + j * dl[1] - pd[1]
+            return x[(n, c, h, w)] if 0 <= h < X[2] and 0 <= w < X[3] else 0.0
+        return ew([X[0], X[1] * k[0] * k[1], oh * ow], at)
+    case(out, "im2col", "torch.ops.aten.im2col.default",
+         [("kernel_size", ints([2, 3])), ("dilation", ints([1, 2])), ("padding", ints([1, 0])),
+          ("stride", ints([2, 1]))], [2, 3, 5, 6], [2, 18, 6],
+         lambda x: im2col(x, [2, 3, 5, 6], [2, 3], [1, 2], [1, 0], [2, 1]))
     r = 2   # out[n, c, h·r + i, w·r + j] = in[n, c·r² + i·r + j, h, w]
     case(out, "pixel_shuffle", "torch.ops.aten.pixel_shuffle.default",
          [("upscale_factor", {"as_int": r})], [1, 8, 2, 3], [1, 2, 4, 6],

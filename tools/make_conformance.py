@@ -849,6 +849,9 @@ def cases():
     case("lerp", lambda s, a, b, w: torch.lerp(a, b, w) + torch.lerp(a, b, 0.75),
          lambda: r(2, 3), lambda: r(3), lambda: r(2, 1))
     case("logaddexp", lambda s, a, b: torch.logaddexp(a, b), lambda: r(2, 3, 4), lambda: r(3, 1))
+    case("adaptive_max", lambda s, x: F.adaptive_max_pool2d(x, (3, 2)), lambda: r(2, 3, 7, 5))
+    case("unfold_im2col", lambda s, x: F.unfold(x, (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
+         lambda: r(2, 3, 5, 6))
     case("up_nearest1d", lambda s, x: F.interpolate(x, size=9), lambda: r(2, 3, 4))
     case("up_linear1d", lambda s, x: F.interpolate(x, size=8, mode="linear"), lambda: r(1, 2, 5))
     case("up_linear1d_al", lambda s, x: F.interpolate(x, size=7, mode="linear", align_corners=True),

@@ -366,6 +366,9 @@ static const Aten aten[] = {
 	  "input:T weight:T bias:T? stride:is padding:is dilation:is transposed:i? output_padding:is? "
 	  "groups:i", 0, H_CONV },
 	{ "aten.max_pool2d.default", Amaxpool, POOL " dilation:is=1 ceil_mode:i=0", 0, 0 },
+	{ "aten.adaptive_max_pool2d.default", Aview, "self:T output_size:is", F_MULTI, H_ADAPTMAX },
+	{ "aten.im2col.default", Aview,
+	  "self:T kernel_size:is dilation:is padding:is stride:is", 0, H_IM2COL },
 	{ "aten.max_pool2d_with_indices.default", Amaxpool, POOL " dilation:is=1 ceil_mode:i=0",
 	  F_MULTI, 0 },
 	{ "aten.avg_pool2d.default", Aavgpool,

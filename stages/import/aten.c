@@ -872,6 +872,20 @@ midpermute(Node *c, int x, const int64_t *dims, int n)
 }
 
 static int
+midslicest(Node *c, int x, int d, int64_t start, int64_t end, int64_t step)
+{
+	int op = dp_addop(c->fn, Aslice, &x, 1);
+	Err err = { 0 };
+	dp_seti(c->fn, op, "dim", d);
+	dp_seti(c->fn, op, "start", start);
+	dp_seti(c->fn, op, "end", end);
+	dp_seti(c->fn, op, "step", step);
+	if (dp_infer(c->fn, op, &err))
+		bad(c, "%s", err.msg);
+	return c->fn->op[op].out[0];
+}
+
+static int
 midslice(Node *c, int x, int d, int64_t start, int64_t end)
 {
 	int op = dp_addop(c->fn, Aslice, &x, 1);
@@ -1186,6 +1200,100 @@ hook(Node *c)
 			y = midup(c, c->kind, midview(c, y, v, 4), t.dim[2], v[3], al ? (int)al->i : 0);
 		}
 		c->kind = Aview, c->in[0] = y, c->nin = 1, c->nav = 0;
+		sizesav(c, "size", &t);
+		break;
+	}
+	case H_ADAPTMAX: {   /* [.., H, W] -> [.., oh, ow]: window i of n along a dim is
+	                      [⌊i·n/o⌋, ⌈(i + 1)·n/o⌉), its max (aten.amax), concatenated */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		Av *os = findav(c, "output_size");
+		int y = c->in[0], r = x->rank;
+		if ((r != 3 && r != 4) || os->n != 2 || os->ints[0] < 1 || os->ints[1] < 1)
+			bad(c, "adaptive_max_pool2d takes [N,]C,H,W and 2 output sizes");
+		int64_t o[2] = { os->ints[0], os->ints[1] };
+		for (int a = 0; a < 2; a++) {
+			int d = r - 2 + a, *parts = dp_alloc(c->fn->arena, (size_t)o[a], sizeof *parts);
+			int64_t n = c->fn->val[y].t.dim[d], dims[1] = { d };
+			for (int64_t i = 0; i < o[a]; i++) {
+				int64_t lo = i * n / o[a], hi = ((i + 1) * n + o[a] - 1) / o[a];
+				int op = dp_addop(c->fn, Aamax, (int[]){ midslice(c, y, d, lo, hi) }, 1);
+				Err err = { 0 };
+				dp_setints(c->fn, op, "dim", dims, 1);
+				dp_seti(c->fn, op, "keepdim", 1);
+				if (dp_infer(c->fn, op, &err))
+					bad(c, "%s", err.msg);
+				parts[i] = c->fn->op[op].out[0];
+			}
+			if (o[a] > 1) {
+				int op = dp_addop(c->fn, Acat, parts, (int)o[a]);
+				Err err = { 0 };
+				dp_seti(c->fn, op, "dim", d);
+				if (dp_infer(c->fn, op, &err))
+					bad(c, "%s", err.msg);
+				y = c->fn->op[op].out[0];
+			} else {
+				y = parts[0];
+			}
+		}
+		c->in[0] = y, c->nin = 1, c->nav = 0;
+		sizesav(c, "size", &c->fn->val[y].t);
+		break;
+	}
+	case H_IM2COL: {   /* [N,]C,H,W -> [N,]C·kh·kw, L: per tap (i, j) x padded, sliced
+	                      from (i·dh, j·dw) by the stride; stacked after C */
+		const Type *x = &c->fn->val[c->in[0]].t;
+		int64_t k[2], dl[2], pd[2], st[2], v[DP_MAXRANK];
+		const char *keys[4] = { "kernel_size", "dilation", "padding", "stride" };
+		int64_t *vals[4] = { k, dl, pd, st };
+		int r = x->rank, y = c->in[0], b = r - 3;
+		if (r != 3 && r != 4)
+			bad(c, "im2col takes [N,]C,H,W, got %s", typestr(x));
+		for (int q = 0; q < 4; q++) {
+			Av *a = findav(c, keys[q]);
+			if (!a || a->n < 1 || a->n > 2)
+				bad(c, "%s needs 1 or 2 values", keys[q]);
+			vals[q][0] = a->ints[0], vals[q][1] = a->ints[a->n - 1];
+		}
+		int64_t H = x->dim[r - 2], W = x->dim[r - 1];
+		int64_t oh = (H + 2 * pd[0] - dl[0] * (k[0] - 1) - 1) / st[0] + 1;
+		int64_t ow = (W + 2 * pd[1] - dl[1] * (k[1] - 1) - 1) / st[1] + 1;
+		if (k[0] < 1 || k[1] < 1 || st[0] < 1 || st[1] < 1 || dl[0] < 1 || dl[1] < 1 || oh < 1 || ow < 1)
+			bad(c, "im2col's window does not fit %s", typestr(x));
+		if (pd[0] || pd[1]) {   /* aten.constant_pad_nd of (W, H) */
+			int64_t p4[4] = { pd[1], pd[1], pd[0], pd[0] };
+			int op = dp_addop(c->fn, Apad, &y, 1);
+			Err err = { 0 };
+			dp_setints(c->fn, op, "pad", p4, 4);
+			if (dp_infer(c->fn, op, &err))
+				bad(c, "%s", err.msg);
+			y = c->fn->op[op].out[0];
+		}
+		int *taps = dp_alloc(c->fn->arena, (size_t)(k[0] * k[1]), sizeof *taps);
+		for (int64_t i = 0; i < k[0]; i++)
+			for (int64_t j = 0; j < k[1]; j++) {
+				int t = midslicest(c, y, r - 2, i * dl[0], i * dl[0] + (oh - 1) * st[0] + 1, st[0]);
+				t = midslicest(c, t, r - 1, j * dl[1], j * dl[1] + (ow - 1) * st[1] + 1, st[1]);
+				for (int q = 0, p = 0; q < r; q++) {   /* [.., C, 1, oh, ow] */
+					v[p++] = c->fn->val[t].t.dim[q];
+					if (q == b)
+						v[p++] = 1;
+				}
+				taps[i * k[1] + j] = midview(c, t, v, r + 1);
+			}
+		if (k[0] * k[1] > 1) {
+			int op = dp_addop(c->fn, Acat, taps, (int)(k[0] * k[1]));
+			Err err = { 0 };
+			dp_seti(c->fn, op, "dim", b + 1);
+			if (dp_infer(c->fn, op, &err))
+				bad(c, "%s", err.msg);
+			y = c->fn->op[op].out[0];
+		} else {
+			y = taps[0];
+		}
+		Type t = c->fn->val[y].t;   /* [.., C, kh·kw, oh, ow] -> [.., C·kh·kw, oh·ow] */
+		t.rank = r - 1;
+		t.dim[b] = x->dim[b] * k[0] * k[1], t.dim[b + 1] = oh * ow;
+		c->in[0] = y, c->nin = 1, c->nav = 0;
 		sizesav(c, "size", &t);
 		break;
 	}
