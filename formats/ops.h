@@ -195,8 +195,8 @@
 	X(Aisnan,     "aten.isnan", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Aisinf,     "aten.isinf", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Aelu,       "aten.elu", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 input_scale:f=1 scale:f=1") \
-	X(Aupnearest, "aten.upsample_nearest2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
-	X(Aupbilinear, "aten.upsample_bilinear2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is") \
+	X(Aupnearest, "aten.upsample_nearest2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "output_size:is scale_h:f? scale_w:f?") \
+	X(Aupbilinear, "aten.upsample_bilinear2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is scale_h:f? scale_w:f?") \
 	X(Aeinsum,    "aten.einsum", -1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "equation:s") \
 	X(Aall,       "aten.all", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
 	X(Aindexn,    "aten.index_n", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i=0") \
@@ -241,7 +241,7 @@
 	X(Abaddbmm,   "aten.baddbmm", 3, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "alpha:f=1 beta:f=1") \
 	X(Arepeatil,  "aten.repeat_interleave", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dim:i? repeats:i") \
 	X(Aunfold,    "aten.unfold", 1, 1, Kshape, Fcomposite, "", D_CPU|D_CUDA, "dimension:i size:i step:i") \
-	X(Aupbicubic, "aten.upsample_bicubic2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is") \
+	X(Aupbicubic, "aten.upsample_bicubic2d", 1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "align_corners:i=0 output_size:is scale_h:f? scale_w:f?") \
 	RNN_OPS(X)
 
 /* The recurrent layers (shape rule in formats/rules.c, dp_rnn): operands

@@ -187,15 +187,18 @@ def main():
              a[i], b[(i[1], 0)])), names=["self", "other"], special=(-inf, 5.0))
     # upsampling along 1 and 3 axes: PyTorch's source index per axis,
     # nearest min(⌊dst·in/out⌋, in − 1); linear with or without the corners
-    def near(n_in, n_out):
-        return lambda d: min(int(math.floor(d * (n_in / n_out))), n_in - 1)
+    # (a scale factor sf given to PyTorch: 1/sf in f32 instead of in/out)
+    def near(n_in, n_out, sf=0):
+        sc = f32(1 / sf) if sf else n_in / n_out
+        return lambda d: d if n_in == n_out else min(int(math.floor(d * sc)), n_in - 1)
 
-    def lin(n_in, n_out, al):
+    def lin(n_in, n_out, al, sf=0):
+        sc = f32(1 / sf) if sf else n_in / n_out
         def taps(d):
             if al:
                 src = d * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
             else:
-                src = max((d + 0.5) * (n_in / n_out) - 0.5, 0.0)
+                src = max((d + 0.5) * sc - 0.5, 0.0)
             i0 = int(math.floor(src))
             i1 = i0 + (1 if i0 < n_in - 1 else 0)
             return [(i0, 1 - (src - i0)), (i1, src - i0)]
@@ -262,6 +265,31 @@ def main():
          [("kernel_size", ints([2, 3])), ("dilation", ints([1, 2])), ("padding", ints([1, 0])),
           ("stride", ints([2, 1]))], [2, 3, 5, 6], [2, 18, 6],
          lambda x: im2col(x, [2, 3, 5, 6], [2, 3], [1, 2], [1, 0], [2, 1]))
+    # scale factors that are not integers: the source positions from them
+    none = {"as_none": True}
+    sfs = lambda *v: {"as_floats": list(v)}
+    case(out, "up_bilinear_sf", "torch.ops.aten.upsample_bilinear2d.vec",
+         [("output_size", none), ("align_corners", {"as_bool": False}), ("scale_factors", sfs(2.5, 1.5))],
+         [1, 2, 5, 4], [1, 2, 12, 6],
+         lambda x: resample(x, [1, 2, 5, 4], [1, 2, 12, 6],
+                            lambda a: lin(5, 12, False, 2.5) if a == 2 else lin(4, 6, False, 1.5)),
+         names=["input"])
+    case(out, "up_nearest_sf", "torch.ops.aten.upsample_nearest2d.vec",
+         [("output_size", none), ("scale_factors", sfs(1.7, 2.3))], [1, 1, 3, 4], [1, 1, 5, 9],
+         lambda x: resample(x, [1, 1, 3, 4], [1, 1, 5, 9],
+                            lambda a: (lambda g: lambda d: [(g(d), 1.0)])(
+                                near(3, 5, 1.7) if a == 2 else near(4, 9, 2.3))), names=["input"])
+    case(out, "up_nearest1d_sf", "torch.ops.aten.upsample_nearest1d.vec",
+         [("output_size", none), ("scale_factors", sfs(2.5))], [1, 2, 5], [1, 2, 12],
+         lambda x: resample(x, [1, 2, 5], [1, 2, 12],
+                            lambda a: (lambda g: lambda d: [(g(d), 1.0)])(near(5, 12, 2.5))),
+         names=["input"])
+    case(out, "up_trilinear_sf", "torch.ops.aten.upsample_trilinear3d.vec",
+         [("output_size", none), ("align_corners", {"as_bool": False}),
+          ("scale_factors", sfs(1.5, 2.5, 1.0))], [1, 1, 2, 3, 4], [1, 1, 3, 7, 4],
+         lambda x: resample(x, [1, 1, 2, 3, 4], [1, 1, 3, 7, 4],
+                            lambda a: [None, None, lin(2, 3, False, 1.5), lin(3, 7, False, 2.5),
+                                       lin(4, 4, False, 1.0)][a]), names=["input"])
     r = 2   # out[n, c, h·r + i, w·r + j] = in[n, c·r² + i·r + j, h, w]
     case(out, "pixel_shuffle", "torch.ops.aten.pixel_shuffle.default",
          [("upscale_factor", {"as_int": r})], [1, 8, 2, 3], [1, 2, 4, 6],

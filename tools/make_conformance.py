@@ -852,6 +852,15 @@ def cases():
     case("adaptive_max", lambda s, x: F.adaptive_max_pool2d(x, (3, 2)), lambda: r(2, 3, 7, 5))
     case("unfold_im2col", lambda s, x: F.unfold(x, (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
          lambda: r(2, 3, 5, 6))
+    # scale factors that are not integers: PyTorch's source positions come
+    # from them, not from the sizes
+    case("up_bilinear_sf", lambda s, x: F.interpolate(x, scale_factor=(2.5, 1.5), mode="bilinear"),
+         lambda: r(1, 2, 5, 4))
+    case("up_nearest_sf", lambda s, x: F.interpolate(x, scale_factor=(1.7, 2.3)), lambda: r(1, 1, 3, 4))
+    case("up_bicubic_sf", lambda s, x: F.interpolate(x, scale_factor=1.5, mode="bicubic"),
+         lambda: r(1, 2, 5, 4))
+    case("up_trilinear_sf", lambda s, x: F.interpolate(x, scale_factor=(1.5, 2.5, 1.0), mode="trilinear"),
+         lambda: r(1, 1, 2, 3, 4))
     case("up_nearest1d", lambda s, x: F.interpolate(x, size=9), lambda: r(2, 3, 4))
     case("up_linear1d", lambda s, x: F.interpolate(x, size=8, mode="linear"), lambda: r(1, 2, 5))
     case("up_linear1d_al", lambda s, x: F.interpolate(x, size=7, mode="linear", align_corners=True),

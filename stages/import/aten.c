@@ -817,10 +817,40 @@ midop(Node *c, int kind, const int *in, int n, int withav)
 	return c->fn->op[op].out[0];
 }
 
+/* The scale factors an upsampling node was given (its scale_factors list,
+ * or its scales / scales_d, scales_h, scales_w numbers), into sf[0..n-1]
+ * (0 where none): PyTorch then takes a source position's scale from them,
+ * not from the sizes. */
+static void
+scalesof(Node *c, double *sf, int n)
+{
+	json_t *args = json_object_get(c->json, "inputs");
+	static const char *const one[3][3] = { { "scales" }, { "scales_h", "scales_w" },
+	                                       { "scales_d", "scales_h", "scales_w" } };
+
+	for (int k = 0; k < n; k++)
+		sf[k] = 0;
+	for (size_t j = 0; j < json_array_size(args); j++) {
+		json_t *e = json_array_get(args, j), *a = json_object_get(e, "arg"), *l;
+		const char *name = json_string_value(json_object_get(e, "name"));
+		double v;
+		int isint, isbool;
+		if (!name || !a)
+			continue;
+		if (strcmp(name, "scale_factors") == 0 && json_is_array(l = json_object_get(a, "as_floats")))
+			for (int k = 0; k < n && (size_t)k < json_array_size(l); k++)
+				sf[k] = json_is_number(json_array_get(l, k)) ? json_number_value(json_array_get(l, k)) : 0;
+		for (int k = 0; k < n && n <= 3; k++)
+			if (strcmp(name, one[n - 1][k]) == 0 && pynumber(a, &v, &isint, &isbool))
+				sf[k] = v;
+	}
+}
+
 /* x [N, C, H, W] resampled to [N, C, oh, ow] by op kind (nearest,
- * bilinear with align_corners al). */
+ * bilinear with align_corners al), with the scale factors sh, sw given (0:
+ * none). */
 static int
-midup(Node *c, int kind, int x, int64_t oh, int64_t ow, int al)
+midup(Node *c, int kind, int x, int64_t oh, int64_t ow, int al, double sh, double sw)
 {
 	int op = dp_addop(c->fn, kind, &x, 1);
 	int64_t sz[2] = { oh, ow };
@@ -828,6 +858,10 @@ midup(Node *c, int kind, int x, int64_t oh, int64_t ow, int al)
 	dp_setints(c->fn, op, "output_size", sz, 2);
 	if (kind != Aupnearest)
 		dp_seti(c->fn, op, "align_corners", al);
+	if (sh > 0)
+		dp_setf(c->fn, op, "scale_h", sh);
+	if (sw > 0)
+		dp_setf(c->fn, op, "scale_w", sw);
 	if (dp_infer(c->fn, op, &err))
 		bad(c, "%s", err.msg);
 	return c->fn->op[op].out[0];
@@ -907,9 +941,16 @@ hook(Node *c)
 		identity(c, 0);
 		return 0;
 	case H_OUTSIZE: {
-		/* given as scale factors: the sizes the archive's result has */
+		/* given as scale factors: the sizes the archive's result has, and
+		 * the factors, from which PyTorch takes the source positions */
 		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
 		Type t;
+		double sf[2];
+		scalesof(c, sf, 2);
+		if (sf[0] > 0)
+			newav(c, "scale_h", A_FLOAT)->f = sf[0];
+		if (sf[1] > 0)
+			newav(c, "scale_w", A_FLOAT)->f = sf[1];
 		if (!findav(c, "output_size")) {
 			if (!on || !g_type(c->g, on, &t) || t.rank < 2)
 				bad(c, "needs output_size or a result of known shape");
@@ -1190,14 +1231,19 @@ hook(Node *c)
 		int y;
 		if (!on || !g_type(c->g, on, &t) || t.rank != x->rank || (x->rank != 3 && x->rank != 5))
 			bad(c, "needs a [N, C, L] or [N, C, D, H, W] input and a result of known shape");
+		double sf[3];
+		scalesof(c, sf, x->rank - 2);
 		if (x->rank == 3) {
 			v[0] = x->dim[0], v[1] = x->dim[1], v[2] = 1, v[3] = x->dim[2];
-			y = midup(c, c->kind, midview(c, c->in[0], v, 4), 1, t.dim[2], al ? (int)al->i : 0);
+			y = midup(c, c->kind, midview(c, c->in[0], v, 4), 1, t.dim[2], al ? (int)al->i : 0,
+			          0, sf[0]);
 		} else {
 			v[0] = x->dim[0], v[1] = x->dim[1] * x->dim[2], v[2] = x->dim[3], v[3] = x->dim[4];
-			y = midup(c, c->kind, midview(c, c->in[0], v, 4), t.dim[3], t.dim[4], al ? (int)al->i : 0);
+			y = midup(c, c->kind, midview(c, c->in[0], v, 4), t.dim[3], t.dim[4],
+			          al ? (int)al->i : 0, sf[1], sf[2]);
 			v[0] = x->dim[0], v[1] = x->dim[1], v[2] = x->dim[2], v[3] = t.dim[3] * t.dim[4];
-			y = midup(c, c->kind, midview(c, y, v, 4), t.dim[2], v[3], al ? (int)al->i : 0);
+			y = midup(c, c->kind, midview(c, y, v, 4), t.dim[2], v[3], al ? (int)al->i : 0,
+			          sf[0], 0);
 		}
 		c->kind = Aview, c->in[0] = y, c->nin = 1, c->nav = 0;
 		sizesav(c, "size", &t);

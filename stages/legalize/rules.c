@@ -846,7 +846,7 @@ r_elu(Lz *z, const Op *op)
 /* The i64 indices ⌊i·in/out⌋ (f32 arithmetic, PyTorch's nearest rule),
  * i < out. */
 static int
-nearest(Lz *z, int64_t in, int64_t out)
+nearest(Lz *z, int64_t in, int64_t out, double sf)
 {
 	int k = lz_begin(z, Aarange, NULL, 0), a, c;
 
@@ -855,7 +855,7 @@ nearest(Lz *z, int64_t in, int64_t out)
 	dp_setf(z->out, k, "step", 1);
 	dp_sets(z->out, k, "dtype", "f32");
 	a = lz_end(z, k);
-	c = lz_scalar(z, (float)in / (float)out, DP_F32);
+	c = lz_scalar(z, sf > 0 ? (double)(float)(1.0 / sf) : (double)((float)in / (float)out), DP_F32);
 	a = lz_op2(z, Amul, a, c);
 	c = lz_scalar(z, (double)(in - 1), DP_F32);
 	a = lz_op2(z, Aminimum, lz_op1(z, Afloor, a), c);
@@ -886,10 +886,10 @@ r_upnearest(Lz *z, const Op *op)
 	const Type *t = IT(0);
 	int x = X(0);
 
-	if (OT->dim[2] != t->dim[2])
-		x = take(z, x, 2, nearest(z, t->dim[2], OT->dim[2]));
+	if (OT->dim[2] != t->dim[2])   /* (the same size: PyTorch copies, whatever the scale) */
+		x = take(z, x, 2, nearest(z, t->dim[2], OT->dim[2], dp_getf(op, "scale_h", 0)));
 	if (OT->dim[3] != t->dim[3])
-		x = take(z, x, 3, nearest(z, t->dim[3], OT->dim[3]));
+		x = take(z, x, 3, nearest(z, t->dim[3], OT->dim[3], dp_getf(op, "scale_w", 0)));
 	if (x == X(0))
 		x = lz_op1(z, Aclone, x);
 	return bind(z, op, x);
@@ -1165,22 +1165,22 @@ toi64(Lz *z, int x)
  * 0.5) − 0.5, 0), i0 = ⌊s⌋, i1 = min(i0 + 1, in − 1), y = x[i0]·(1 − λ) +
  * x[i1]·λ with λ = s − i0, all in f32. */
 /* PyTorch's source position of each of out samples from in (f32): scale·i
- * (align_corners) or scale·(i + 0.5) − 0.5, scale (in − 1)/(out − 1) or
- * in/out. */
+ * (align_corners) or scale·(i + 0.5) − 0.5, scale (in − 1)/(out − 1), or
+ * 1/sf where the model gave a scale factor sf (> 0), else in/out. */
 static int
-source(Lz *z, int64_t in, int64_t out, int align)
+source(Lz *z, int64_t in, int64_t out, int align, double sf)
 {
 	double sc = align ? (out > 1 ? (double)(float)(in - 1) / (float)(out - 1) : 0)
-	                  : (double)((float)in / (float)out);
+	            : sf > 0 ? (double)(float)(1.0 / sf) : (double)((float)in / (float)out);
 	int s = lz_op2(z, Amul, ramp(z, align ? 0 : 0.5, out), lz_scalar(z, sc, DP_F32));
 
 	return align ? s : lz_op2(z, Asub, s, lz_scalar(z, 0.5, DP_F32));
 }
 
 static int
-lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
+lerp(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align, double sf)
 {
-	int s = source(z, in, out, align), c, i0, i1, l, l0, y0, y1, k;
+	int s = source(z, in, out, align, sf), c, i0, i1, l, l0, y0, y1, k;
 	int64_t v[DP_MAXRANK];
 
 	if (!align)   /* clamped at 0 for linear interpolation, not for cubic */
@@ -1227,9 +1227,9 @@ cubicw(Lz *z, int u, int near)
  * i0 − 1 .. i0 + 2 clamped to [0, in − 1], weighted by the kernel at t + 1,
  * t, 1 − t, 2 − t and summed in that order, in f32. */
 static int
-cubic(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align)
+cubic(Lz *z, int x, int d, int r, int64_t in, int64_t out, int align, double sf)
 {
-	int s = source(z, in, out, align), i0, t, t1, u[4], y = -1, k;
+	int s = source(z, in, out, align, sf), i0, t, t1, u[4], y = -1, k;
 	int64_t v[DP_MAXRANK];
 
 	i0 = lz_op1(z, Afloor, s);
@@ -1262,8 +1262,9 @@ r_upsample(Lz *z, const Op *op)
 
 	for (int i = 0; i < 2; i++) {
 		int d = cub ? 3 - i : 2 + i;
-		if (OT->dim[d] != t->dim[d])
-			x = (cub ? cubic : lerp)(z, x, d, 4, t->dim[d], OT->dim[d], al);
+		double sf = dp_getf(op, d == 2 ? "scale_h" : "scale_w", 0);
+		if (OT->dim[d] != t->dim[d] || (!al && sf > 0 && (float)(1.0 / sf) != 1.0f))
+			x = (cub ? cubic : lerp)(z, x, d, 4, t->dim[d], OT->dim[d], al, sf);
 	}
 	if (x == X(0))
 		x = lz_op1(z, Aclone, x);
