@@ -792,16 +792,11 @@ sym(Node *c)
 }
 
 
-/* An op of kind on in[0..n-1] with the node's attributes (withav) or
- * none, inferred: its result (for hooks that compute the node in several
- * ops). */
-static int
-midop(Node *c, int kind, const int *in, int n, int withav)
+/* The node's attributes onto op. */
+static void
+setavs(Node *c, int op)
 {
-	int op = dp_addop(c->fn, kind, in, n);
-	Err err = { 0 };
-
-	for (int i = 0; withav && i < c->nav; i++) {
+	for (int i = 0; i < c->nav; i++) {
 		const Av *v = &c->av[i];
 		if (!v->key)
 			continue;
@@ -812,9 +807,29 @@ midop(Node *c, int kind, const int *in, int n, int withav)
 		default: dp_setints(c->fn, op, v->key, v->ints, v->n); break;
 		}
 	}
+}
+
+/* Op op's types inferred (an error is the node's): its result. */
+static int
+midend(Node *c, int op)
+{
+	Err err = { 0 };
 	if (dp_infer(c->fn, op, &err))
 		bad(c, "%s", err.msg);
 	return c->fn->op[op].out[0];
+}
+
+/* An op of kind on in[0..n-1] with the node's attributes (withav) or
+ * none, inferred: its result (for hooks that compute the node in several
+ * ops). */
+static int
+midop(Node *c, int kind, const int *in, int n, int withav)
+{
+	int op = dp_addop(c->fn, kind, in, n);
+
+	if (withav)
+		setavs(c, op);
+	return midend(c, op);
 }
 
 /* The scale factors an upsampling node was given (its scale_factors list,
@@ -854,7 +869,6 @@ midup(Node *c, int kind, int x, int64_t oh, int64_t ow, int al, double sh, doubl
 {
 	int op = dp_addop(c->fn, kind, &x, 1);
 	int64_t sz[2] = { oh, ow };
-	Err err = { 0 };
 	dp_setints(c->fn, op, "output_size", sz, 2);
 	if (kind != Aupnearest)
 		dp_seti(c->fn, op, "align_corners", al);
@@ -862,9 +876,7 @@ midup(Node *c, int kind, int x, int64_t oh, int64_t ow, int al, double sh, doubl
 		dp_setf(c->fn, op, "scale_h", sh);
 	if (sw > 0)
 		dp_setf(c->fn, op, "scale_w", sw);
-	if (dp_infer(c->fn, op, &err))
-		bad(c, "%s", err.msg);
-	return c->fn->op[op].out[0];
+	return midend(c, op);
 }
 
 /* aten.arange(n) in i64. */
@@ -872,65 +884,54 @@ static int
 midarange(Node *c, int64_t n)
 {
 	int op = dp_addop(c->fn, Aarange, NULL, 0);
-	Err err = { 0 };
 	dp_setf(c->fn, op, "start", 0);
 	dp_setf(c->fn, op, "end", (double)n);
 	dp_setf(c->fn, op, "step", 1);
 	dp_sets(c->fn, op, "dtype", "i64");
-	if (dp_infer(c->fn, op, &err))
-		bad(c, "%s", err.msg);
-	return c->fn->op[op].out[0];
+	return midend(c, op);
 }
 
-/* x as an aten.view of n sizes, aten.permute of n dims, aten.slice. */
+/* x as an op of kind with the int-list attribute key v[0..n-1]
+ * (aten.view's size, aten.permute's dims), inferred: its result. */
+static int
+midints(Node *c, int kind, int x, const char *key, const int64_t *v, int n)
+{
+	int op = dp_addop(c->fn, kind, &x, 1);
+	dp_setints(c->fn, op, key, v, n);
+	return midend(c, op);
+}
+
 static int
 midview(Node *c, int x, const int64_t *size, int n)
 {
-	int op = dp_addop(c->fn, Aview, &x, 1);
-	Err err = { 0 };
-	dp_setints(c->fn, op, "size", size, n);
-	if (dp_infer(c->fn, op, &err))
-		bad(c, "%s", err.msg);
-	return c->fn->op[op].out[0];
+	return midints(c, Aview, x, "size", size, n);
 }
 
 static int
 midpermute(Node *c, int x, const int64_t *dims, int n)
 {
-	int op = dp_addop(c->fn, Apermute, &x, 1);
-	Err err = { 0 };
-	dp_setints(c->fn, op, "dims", dims, n);
-	if (dp_infer(c->fn, op, &err))
-		bad(c, "%s", err.msg);
-	return c->fn->op[op].out[0];
+	return midints(c, Apermute, x, "dims", dims, n);
 }
 
+/* x[start:end:step] along d (aten.slice). */
 static int
 midslicest(Node *c, int x, int d, int64_t start, int64_t end, int64_t step)
 {
 	int op = dp_addop(c->fn, Aslice, &x, 1);
-	Err err = { 0 };
 	dp_seti(c->fn, op, "dim", d);
 	dp_seti(c->fn, op, "start", start);
 	dp_seti(c->fn, op, "end", end);
-	dp_seti(c->fn, op, "step", step);
-	if (dp_infer(c->fn, op, &err))
-		bad(c, "%s", err.msg);
-	return c->fn->op[op].out[0];
+	if (step != 1)
+		dp_seti(c->fn, op, "step", step);
+	return midend(c, op);
 }
 
 static int
 midslice(Node *c, int x, int d, int64_t start, int64_t end)
 {
-	int op = dp_addop(c->fn, Aslice, &x, 1);
-	Err err = { 0 };
-	dp_seti(c->fn, op, "dim", d);
-	dp_seti(c->fn, op, "start", start);
-	dp_seti(c->fn, op, "end", end);
-	if (dp_infer(c->fn, op, &err))
-		bad(c, "%s", err.msg);
-	return c->fn->op[op].out[0];
+	return midslicest(c, x, d, start, end, 1);
 }
+
 /* Applies the entry's hook; returns 0 when the node needs no op. */
 static int
 hook(Node *c)
@@ -1060,10 +1061,7 @@ hook(Node *c)
 			int64_t none[1] = { 0 };
 			int op = dp_addop(c->fn, Aview, &x, 1);
 			dp_setints(c->fn, op, "size", none, 0);
-			Err err = { 0 };
-			if (dp_infer(c->fn, op, &err))
-				bad(c, "%s", err.msg);
-			x = c->fn->op[op].out[0];
+			x = midend(c, op);
 		}
 		char what[160];
 		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
@@ -1263,20 +1261,14 @@ hook(Node *c)
 			for (int64_t i = 0; i < o[a]; i++) {
 				int64_t lo = i * n / o[a], hi = ((i + 1) * n + o[a] - 1) / o[a];
 				int op = dp_addop(c->fn, Aamax, (int[]){ midslice(c, y, d, lo, hi) }, 1);
-				Err err = { 0 };
 				dp_setints(c->fn, op, "dim", dims, 1);
 				dp_seti(c->fn, op, "keepdim", 1);
-				if (dp_infer(c->fn, op, &err))
-					bad(c, "%s", err.msg);
-				parts[i] = c->fn->op[op].out[0];
+				parts[i] = midend(c, op);
 			}
 			if (o[a] > 1) {
 				int op = dp_addop(c->fn, Acat, parts, (int)o[a]);
-				Err err = { 0 };
 				dp_seti(c->fn, op, "dim", d);
-				if (dp_infer(c->fn, op, &err))
-					bad(c, "%s", err.msg);
-				y = c->fn->op[op].out[0];
+				y = midend(c, op);
 			} else {
 				y = parts[0];
 			}
@@ -1308,11 +1300,8 @@ hook(Node *c)
 		if (pd[0] || pd[1]) {   /* aten.constant_pad_nd of (W, H) */
 			int64_t p4[4] = { pd[1], pd[1], pd[0], pd[0] };
 			int op = dp_addop(c->fn, Apad, &y, 1);
-			Err err = { 0 };
 			dp_setints(c->fn, op, "pad", p4, 4);
-			if (dp_infer(c->fn, op, &err))
-				bad(c, "%s", err.msg);
-			y = c->fn->op[op].out[0];
+			y = midend(c, op);
 		}
 		int *taps = dp_alloc(c->fn->arena, (size_t)(k[0] * k[1]), sizeof *taps);
 		for (int64_t i = 0; i < k[0]; i++)
@@ -1328,11 +1317,8 @@ hook(Node *c)
 			}
 		if (k[0] * k[1] > 1) {
 			int op = dp_addop(c->fn, Acat, taps, (int)(k[0] * k[1]));
-			Err err = { 0 };
 			dp_seti(c->fn, op, "dim", b + 1);
-			if (dp_infer(c->fn, op, &err))
-				bad(c, "%s", err.msg);
-			y = c->fn->op[op].out[0];
+			y = midend(c, op);
 		} else {
 			y = taps[0];
 		}
@@ -1479,17 +1465,7 @@ emit(Node *c, int kind, const int *in, int nin, const char *on, const char *what
 {
 	Fn *fn = c->fn;
 	int op = dp_addop(fn, kind, in, nin);
-	for (int i = 0; i < c->nav; i++) {
-		const Av *v = &c->av[i];
-		if (!v->key)
-			continue;
-		switch (v->kind) {
-		case A_INT: dp_seti(fn, op, v->key, v->i); break;
-		case A_FLOAT: dp_setf(fn, op, v->key, v->f); break;
-		case A_STR: dp_sets(fn, op, v->key, v->s); break;
-		default: dp_setints(fn, op, v->key, v->ints, v->n); break;
-		}
-	}
+	setavs(c, op);
 	Err err = { 0 };
 	if (dp_infer(fn, op, &err))
 		bad(c, "%s", err.msg);
@@ -1745,14 +1721,7 @@ aten_node(Graph *g, json_t *node)
 		if (g_type(g, on, &want) && (c.a->flags & F_RESVIEW) &&
 		    want.dtype == c.fn->val[v].t.dtype && !dp_type_eq(&c.fn->val[v].t, &want) &&
 		    dp_numel(&want) == dp_numel(&c.fn->val[v].t)) {
-			int64_t *size = dp_alloc(c.fn->arena, DP_MAXRANK, sizeof *size);
-			memcpy(size, want.dim, sizeof want.dim[0] * (size_t)want.rank);
-			int vo = dp_addop(c.fn, Aview, &v, 1);
-			dp_setints(c.fn, vo, "size", size, want.rank);
-			Err err = { 0 };
-			if (dp_infer(c.fn, vo, &err))
-				bad(&c, "%s", err.msg);
-			v = c.fn->op[vo].out[0];
+			v = midview(&c, v, want.dim, want.rank);
 		}
 		if (!g_type(g, on, &want) || !dp_type_eq(&c.fn->val[v].t, &want))
 			bad(&c, "import computes %s for its result %d, not the archive's",
