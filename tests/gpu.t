@@ -393,9 +393,12 @@ ondevice "pieces.ir on cuda (y's copy in pieces, waited for by events): = cpu, g
 # kernel, gate and up one, the residual adds in the GEMV epilogues, the
 # rotated keys written by index_write's kernel, each RMS norm (one row)
 # computed by the GEMV kernel that reads it (5 norms: 33 kernels before),
-# and the small kernels that do not depend on each other launched as one:
-# each layer's rotated query and its two cache writes (3 kernels a
-# layer); the rotary tables (a product, concatenated with itself, its cos
+# and each layer's rotated query and its two cache writes computed by the
+# q/k/v GEMV kernel's blocks after their sums (tune cuda.gemv.tail: its
+# warps permuted so that a block holds the columns half a head apart that
+# the rotation pairs, each element of the three in the block holding the
+# columns it reads; 3 kernels a layer before, and with tune cuda.gemv.tail
+# 0, where they are one launch of their own); the rotary tables (a product, concatenated with itself, its cos
 # and sin: 3 kernels before) computed again in each kernel that reads them
 # (plan.c's manyread), the concatenation a second time in a lambda where
 # a kernel reaches it at another index; the 2 key
@@ -404,15 +407,26 @@ ondevice "pieces.ir on cuda (y's copy in pieces, waited for by events): = cpu, g
 # kernels before); with tune cuda.gemv.norm 0 each norm is its own kernel
 # again (22); no GEMV that computes a norm writes over the norm's input,
 # which it reads as it writes
+# kvtune NAME 'KEY VALUE': llama_kv built for targets/cuda plus that tune
+# line, in $tmp/NAME (its mapping $tmp/NAME.target), its output in
+# $tmp/NAME.out
+kvtune() {
+	{ cat "$root/targets/cuda"; echo "tune $2"; } >"$tmp/$1.target" &&
+		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/$1.target" \
+			-C "$tmp/$1" >"$tmp/$1.out" 2>&1
+}
 decoder() {
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target cuda -C "$tmp/kv" >/dev/null &&
 		c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 17 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 15 kernels;' "$c" &&
 		! grep -q '_expand' "$c" &&
 		[ "$(grep -A14 '^static const dprt_sdpa attn' "$c" | grep -c '^	{0, 512, 0},$')" -eq 4 ] &&
-		[ "$(grep -c '^/\* 3 kernels in one launch, their blocks side by side: k[0-9]*_add, k[0-9]*_index_write, k[0-9]*_index_write \*/' "$c")" -eq 2 ] &&
-		[ "$(grep -c '_add_group, 3, 256, 1)(.*   /\* in place: the state' "$c")" -eq 2 ] &&
-		! grep -q '^/\* 2 kernels in one launch' "$c" &&
+		[ "$(grep -c '^/\* the GEMV.s blocks, then each block.s elements of the kernels after it' "$c")" -eq 2 ] &&
+		[ "$(grep -c '^			k[0-9]*_add_at(i, ys + 0, ' "$c")" -eq 2 ] &&
+		[ "$(grep -c '^			k[0-9]*_index_write_at(i, t1x0, ys + 64, ' "$c")" -eq 2 ] &&
+		[ "$(grep -c '^			k[0-9]*_index_write_at(i, t2x0, ys + 96, t2y);' "$c")" -eq 2 ] &&
+		[ "$(grep -A2 '_slot\[128\] = {   /\* each warp.s unit \*/' "$c" | grep -c '^	0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,$')" -eq 2 ] &&
+		! grep -q '_group, ' "$c" && ! grep -q 'kernels in one launch' "$c" &&
 		! grep -q '^	DP_LAUNCH(k[0-9]*_\(cos\|sin\|cat\|mul\), ' "$c" &&
 		[ "$(grep -c '^	const auto u[0-9]*_0 = \[&\]() {$' "$c")" -eq 4 ] &&
 		! grep -q 'DeviceToDevice' "$c" && ! grep -q '_where, ' "$c" &&
@@ -422,7 +436,15 @@ decoder() {
 		[ "$(sed '/^#else   \/\* the host half alone/q' "$c" | grep -c 'const float \*__restrict__ bg,')" -eq 2 ] &&
 		[ "$(grep -c 'r = dps_add(eacc0, r, 1.0f);' "$c")" -eq 4 ] &&
 		[ "$(grep -A1 'dp_pdl_wait();' "$c" | grep -c 'const float eacc0 = e\[n + 0\];')" -eq 4 ] &&
-		perl "$gdir/rmsovl.pl" "$c" || return 1
+		perl "$gdir/rmsovl.pl" "$c" &&
+		kvtune kvt0 'cuda.gemv.tail 0' &&
+		c0=$tmp/kvt0/llama_kv/5.gpu.cu &&
+		grep -q '^ \* 1 cuda partition, 17 kernels;' "$c0" &&
+		[ "$(grep -c '^/\* 3 kernels in one launch, their blocks side by side: k[0-9]*_add, k[0-9]*_index_write, k[0-9]*_index_write \*/' "$c0")" -eq 2 ] &&
+		[ "$(grep -c '_add_group, 3, 256, 1)(.*   /\* in place: the state' "$c0")" -eq 2 ] &&
+		! grep -q '_slot\[\|ys + ' "$c0" &&
+		! kvtune kvt2 'cuda.gemv.tail 2' &&
+		grep -q "kvt2.target:$(($(wc -l <"$root/targets/cuda") + 1)):21: tune cuda.gemv.tail 2: expected 0 or 1" "$tmp/kvt2.out" || return 1
 	{ cat "$root/targets/cuda"; echo "tune cuda.gemv.norm 0"; } >"$tmp/nonorm.target"
 	"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/nonorm.target" \
 		-C "$tmp/kv0" >/dev/null &&
@@ -431,36 +453,29 @@ decoder() {
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_rms, ' "$c")" -eq 5 ] &&
 		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 17 kernels for 2 layers (the token and its position read from the staging by two, the rotary tables' product of one term a multiply fused with the cast before it, the tables computed again in each kernel reading them, cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes one launch); 22 with tune cuda.gemv.norm 0" decoder
-# by default (tune cuda.pdl 1) the same 17 kernels, the elementwise, copy-in
-# and GEMV ones (15 launches) launched with programmatic dependent launch (runtime/cuda/pdl.cuh), each waiting for the
+check "llama_kv for cuda: 15 kernels for 2 layers (the token and its position read from the staging by two, the rotary tables' product of one term a multiply fused with the cast before it, the tables computed again in each kernel reading them, cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes by the q/k/v kernel's blocks, its warps paired half a head apart); 17 with tune cuda.gemv.tail 0 (those three one launch), 2 refused; 22 with tune cuda.gemv.norm 0" decoder
+# by default (tune cuda.pdl 1) the same 15 kernels, the elementwise, copy-in
+# and GEMV ones (13 launches; the q/k/v kernels wait again before their
+# tails) launched with programmatic dependent launch (runtime/cuda/pdl.cuh), each waiting for the
 # kernels before it (the GEMVs with a norm after loading their weights, the
 # copy-ins after reading the staging); the kernel library's attention
 # launched by the library (with it too); each generated kernel lets the next
 # start at its first line (DP_PDL_EARLY), or after its wait with tune
 # cuda.pdl late; nvcc compiles it; with tune cuda.pdl 0 the two inputs
-# copied in the stream and the 15 kernels, all 13 launches the ordinary way
-# kvtune NAME 'KEY VALUE': llama_kv built for targets/cuda plus that tune
-# line, in $tmp/NAME (its mapping $tmp/NAME.target), its output in
-# $tmp/NAME.out
-kvtune() {
-	{ cat "$root/targets/cuda"; echo "tune $2"; } >"$tmp/$1.target" &&
-		"$bin/devproc" build "$root/examples/llama/llama_kv.dp" --target "$tmp/$1.target" \
-			-C "$tmp/$1" >"$tmp/$1.out" 2>&1
-}
+# copied in the stream and the 13 kernels, all 11 launches the ordinary way
 pdl() {
 	c=$tmp/kv/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 17 kernels;' "$c" &&
+		grep -q '^ \* 1 cuda partition, 15 kernels;' "$c" &&
 		grep -q '^#include "cuda/pdl.cuh"' "$c" &&
 		grep -B1 '^#include "cuda/pdl.cuh"' "$c" | grep -q '^#define DP_PDL_EARLY 1 ' &&
 		l=$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$c") &&
-		[ "$l" -eq 15 ] &&
+		[ "$l" -eq 13 ] &&
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_copyin, 1, 32, 1)(' "$c")" -eq 2 ] &&
 		! grep -q 'cudaMemcpyAsync(.*cudaMemcpyHostToDevice' "$c" &&
 		! grep -q '_bmm' "$c" &&
 		grep -q '^/\* %[0-9]* = aten.mul %[0-9]*, %[0-9]* : f32\[1,8,1\] \*/$' "$c" &&
 		[ "$(grep -c 'dp_pdl_wait();' "$c")" -eq 15 ] &&
-		[ "$(grep -c '^	DP_LAUNCH(' "$c")" -eq 15 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(' "$c")" -eq 13 ] &&
 		grep -A1 'wp\[t\] = __ldcs(bn + k);' "$c" | grep -q '}' &&
 		[ -x "$tmp/kv/llama_kv/llama_kv" ] &&
 		# built in halves where configure found a C++ compiler: the host
@@ -469,19 +484,19 @@ pdl() {
 			nm "$tmp/kv/llama_kv/llama_kv" | grep -q ' R llama_kv_gpu_fatbin$'; }; } &&
 		kvtune kvp0 'cuda.pdl 0' &&
 		c0=$tmp/kvp0/llama_kv/5.gpu.cu &&
-		grep -q '^ \* 1 cuda partition, 15 kernels;' "$c0" &&
-		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 13 ] &&
+		grep -q '^ \* 1 cuda partition, 13 kernels;' "$c0" &&
+		! grep -q 'pdl' "$c0" && [ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, .*, 0)(' "$c0")" -eq 11 ] &&
 		[ "$(grep -c 'cudaMemcpyAsync(.*cudaMemcpyHostToDevice' "$c0")" -eq 2 ] && ! grep -q '_copyin' "$c0" &&
 		{ cat "$root/targets/cuda"; echo "tune cuda.pdl late"; } >"$tmp/pdll.target" &&
 		"$bin/devproc" gen "$root/examples/llama/llama_kv.dp" --target "$tmp/pdll.target" \
 			-C "$tmp/kvpl" >/dev/null && ninja -C "$tmp/kvpl" llama_kv/5.gpu.cu >/dev/null &&
 		cl=$tmp/kvpl/llama_kv/5.gpu.cu &&
 		grep -q '^#include "cuda/pdl.cuh"' "$cl" && ! grep -q 'DP_PDL_EARLY' "$cl" &&
-		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 15 ] &&
+		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_[a-z0-9_]*, [0-9]*, [0-9]*, 1)(' "$cl")" -eq 13 ] &&
 		! kvtune kvp2 'cuda.pdl 2' &&
 		grep -q "kvp2.target:$(($(wc -l <"$root/targets/cuda") + 1)):15: tune cuda.pdl 2: expected 0, 1 or late" "$tmp/kvp2.out"
 }
-check "llama_kv for cuda by default (tune cuda.pdl 1): the 15 launches of elementwise, copy-in and GEMV kernels launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 13 ordinary launches and two copies with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
+check "llama_kv for cuda by default (tune cuda.pdl 1): the 13 launches of elementwise, copy-in and GEMV kernels launched with programmatic dependent launch, each waiting first, each letting the next start at once (DP_PDL_EARLY); nvcc compiles it; the same launches without DP_PDL_EARLY with tune cuda.pdl late; 11 ordinary launches and two copies with tune cuda.pdl 0; tune cuda.pdl 2 refused at its line and column" pdl
 # with tune cuda.gemv.l2 16 each of the 9 GEMV kernels (they hold their
 # weights) takes DP_PF<k>, the next GEMV's weights (address and bytes, one
 # range: q/k/v's three lie together), which its blocks ask into L2 before
@@ -536,6 +551,7 @@ samelogits() {
 }
 ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.l2 16 as without" samelogits kvl2
 ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.warps 32 as without" samelogits kvw32
+ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.tail 0 (the rotary embedding and cache writes a launch of their own) as with the GEMV's tail" samelogits kvt0
 # elementwise kernels lowered alone (no nvcc): one over more elements than
 # a grid of ints reaches is a grid-stride loop of its own (its 2 GiB input
 # copied in the stream); two small independent ones after it are one launch

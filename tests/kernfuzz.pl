@@ -11,7 +11,10 @@
 # cats, gathers along a dim (aten.index), unary and binary elementwise ops,
 # comparisons and where, with values read at several indices of one
 # kernel: a slice's halves swapped and concatenated (rotate_half), a value
-# times its own rotation, broadcasts of one row of a value against it.
+# times its own rotation, broadcasts of one row of a value against it; and
+# one-row products (the GEMV kernel) whose results such kernels read (a
+# GEMV's tail, computed by its blocks where each element reads one block's
+# columns).
 use strict;
 use warnings;
 
@@ -222,6 +225,25 @@ my %gen;
 		my $r = emit("aten.$f %$i, %$j", [@s], 'i64');
 		$r = emit("aten.$f %$r, %$i", [@s], 'i64') if rnd(2);
 		return emit("cast %$r {dtype=\"f32\"}", [@s]);
+	},
+	linear => sub {    # a one-row product (the GEMV kernel), or two of one row (one
+		# kernel), viewed as heads whose last dim (or another) is rotated and
+		# multiplied by itself: small kernels after the GEMV whose elements
+		# read its columns, which its blocks may compute (tune cuda.gemv.tail)
+		my $a = val();
+		my $k = numel($a->{shape});
+		my $r = emit("aten.view %$a->{id} {size=[1, $k]}", [1, $k]);
+		my ($h, $d) = (1 + rnd(3), 2 * (1 + rnd(6)));
+		my $y = emit("aten.linear %$r, %" . input([$h * $d, $k]), [1, $h * $d]);
+		if (rnd(2)) {   # a sibling, added after its own rotation
+			my $z = emit("aten.linear %$r, %" . input([$h * $d, $k]), [1, $h * $d]);
+			my $v = emit("aten.view %$z {size=[1, $h, $d]}", [1, $h, $d]);
+			my $q = $gen{rotate}->({ id => $v, shape => [1, $h, $d] }, 1);
+			my $w = emit("aten.view %$y {size=[1, $h, $d]}", [1, $h, $d]);
+			return emit("aten.add %$w, %$q {alpha=1.0}", [1, $h, $d]);
+		}
+		my $v = emit("aten.view %$y {size=[1, $h, $d]}", [1, $h, $d]);
+		return $gen{rotate}->({ id => $v, shape => [1, $h, $d] }, rnd(2));
 	},
 	gather => sub {    # along d at an i64 input's indices (negative ones too)
 		my $a = val();

@@ -156,7 +156,37 @@ typedef struct Gpu {
 	Str *s16rec;
 	struct Kgroup *kg; /* small elementwise kernels held, to be launched as
 	                      one (kern.c: khold, kflush), or NULL */
+	struct Gvheld *gvh; /* a GEMV kernel of one row held until the small
+	                      kernels after it are known (mm.c), or NULL */
+	int gvtail;        /* tune cuda.gemv.tail 1 (the default): such kernels
+	                      that read the GEMV's results only at columns one
+	                      block computes run in that block (Gtail) */
 } Gpu;
+
+/* The warps of a block of the GEMV kernels (mm.c). */
+enum { GV_WARPS = 4 };
+
+/* A GEMV kernel's tail: small elementwise kernels held after a GEMV kernel
+ * of one row (a decoder layer's rotary embedding and cache writes after
+ * its q/k/v products) whose elements each read the GEMV's results only at
+ * columns that one block of it computes, once its warps are permuted
+ * among its blocks.  That block computes those elements after its sums,
+ * reading the results from shared memory: one kernel, not two, and no
+ * wait on the whole GEMV between.  kern.c finds it (kflush), mm.c writes
+ * the kernel (gvh_emit). */
+typedef struct Gtail {
+	int nblocks;       /* the GEMV kernel's blocks */
+	int *slot;         /* per warp of each block (nblocks·GV_WARPS): the
+	                      unit (a warp's columns in the kernel unpermuted)
+	                      it takes, or -1 */
+	int *off;          /* per block, and one more: its first entry */
+	unsigned *ent;     /* the elements, by block: member << 28 | index */
+	int nent;
+	Str fns;           /* the members' element functions */
+	Str params;        /* the kernel's parameters for them, each after ", " */
+	Str args;          /* their launch arguments, each after ", " */
+	Str calls;         /* the switch's cases calling them */
+} Gtail;
 
 /* The passes, in the order emit_file runs them (each reads what the ones
  * before it decided, none calls a later one):
@@ -268,6 +298,20 @@ void kwait(const Gpu *g, Str *s);
 /* mm.c: a matrix product (aten.linear, aten.addmm, aten.mm) with its bias
  * and folded relu: a generated GEMV kernel for few rows, cuBLAS else. */
 int emit_mm(Gpu *g, int i);
+/* The GEMV kernel held (g->gvh): the unit of column col of its result v
+ * (-1 where v is none of its results), their columns' offset in the
+ * block's shared copy (gvh_yoff), its units, whether value v overlaps
+ * what it writes (or reads, where reads), whether op i is its product;
+ * gvh_emit writes it with tail t (NULL: none) and its mark, and lets it
+ * go. */
+int64_t gvh_unit(const Gpu *g, int v, int64_t col);
+int64_t gvh_yoff(const Gpu *g, int v);
+int64_t gvh_units(const Gpu *g);
+int gvh_touches(const Gpu *g, int v, int reads);
+int gvh_held(const Gpu *g, int i);
+void gvh_emit(Gpu *g, Gtail *t);
+/* Whether two values' memory overlaps (kern.c). */
+int goverlap(const Gpu *g, int a, int b);
 /* Where product op i takes 3xTF32 through cuBLASLt reading its A as dense
  * rows, the bytes of value v (v < 0: any A), its K (v's kernel may then
  * write A's split); else 0. */

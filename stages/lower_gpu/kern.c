@@ -1154,9 +1154,13 @@ typedef struct Kmember {
 	long long loop;    /* a grid-stride loop over this many long long indices
 	                      (too many for the grid or an int): runs alone */
 	long long n;       /* elements, where kflush writes the bounds check */
+	long long ne;      /* elements, for a GEMV's tail (ktail): n, or an
+	                      index_write's, whose body checks them */
 	int unroll;        /* UNROLL elements a thread (n of them): runs alone */
 	int np, param[MAXPARAM]; /* the values read, as x0, x1... */
 	int y;             /* the value written */
+	int at;            /* the value whose element i the body computes (y, or an
+	                      index_write's src) */
 	int iw;            /* an index_write: y passed cast to its type */
 	int inplace;       /* y is a state written in place (index_write) */
 	long long x3k;     /* y is a 3xTF32 product's A of rows of x3k: written as its
@@ -1185,6 +1189,8 @@ gmark(Gpu *g, int i)
 {
 	int h = nnhead(g, i);
 
+	if (gvh_held(g, i))
+		return;   /* the GEMV held: gvh_emit marks it */
 	str_printf(g->rec, "\tDPRT_CUDA_MARK(g, %d, \"%s\");\n", h, dp_op_name[g->fn->op[h].kind]);
 }
 
@@ -1202,8 +1208,8 @@ region(const Gpu *g, int v, int *sp, int64_t *lo, int64_t *hi)
 	}
 }
 
-static int
-overlap(const Gpu *g, int a, int b)
+int
+goverlap(const Gpu *g, int a, int b)
 {
 	int sa, sb;
 	int64_t la, ha, lb, hb;
@@ -1223,13 +1229,13 @@ independent(const Gpu *g, const Kmember *m)
 
 	for (j = 0; j < kg->n; j++) {
 		const Kmember *o = &kg->m[j];
-		if (overlap(g, m->y, o->y))
+		if (goverlap(g, m->y, o->y))
 			return 0;
 		for (p = 0; p < m->np; p++)
-			if (overlap(g, m->param[p], o->y))
+			if (goverlap(g, m->param[p], o->y))
 				return 0;
 		for (p = 0; p < o->np; p++)
-			if (overlap(g, o->param[p], m->y))
+			if (goverlap(g, o->param[p], m->y))
 				return 0;
 	}
 	return 1;
@@ -1249,15 +1255,15 @@ kparams(const Gpu *g, Str *s, const Kmember *m, const char *pre, int s3)
 
 /* m's launch arguments. */
 static void
-kargs(Gpu *g, const Kmember *m)
+kargs(Gpu *g, Str *s, const Kmember *m)
 {
 	for (int p = 0; p < m->np; p++)
-		str_printf(g->rec, "v%d, ", gV(g, m->param[p]));
+		str_printf(s, "v%d, ", gV(g, m->param[p]));
 	if (m->iw)
-		str_printf(g->rec, "(%s *)", m->ytype);
-	str_printf(g->rec, "v%d", gV(g, m->y));
+		str_printf(s, "(%s *)", m->ytype);
+	str_printf(s, "v%d", gV(g, m->y));
 	if (m->x3k)   /* none where the products go to cuBLAS in fp32 */
-		str_put(g->rec, ", g->x3off ? NULL : (float *)g->s3");
+		str_put(s, ", g->x3off ? NULL : (float *)g->s3");
 }
 
 /* The statement storing val as m's element idx: into y, or as the split
@@ -1333,6 +1339,334 @@ kunrolled(Gpu *g, const Kmember *m)
 	str_free(&a);
 }
 
+/* A GEMV kernel's tail (Gtail): which of the kernels held after the GEMV
+ * kernel held (g->gvh) its blocks can compute, each element in the one
+ * block that computes every column of the GEMV's results it reads.  The
+ * element reads are followed concretely, as elem and compute index them
+ * (walk), for every element: a chain's reads are known at this stage. */
+typedef struct Walk {
+	const Gpu *g;
+	int (*f)(void *u, int v, int64_t j);   /* each element of memory read */
+	void *u;
+} Walk;
+
+/* remap's index as a number. */
+static int64_t
+remapi(int64_t i, const Type *t, const int64_t *s)
+{
+	int64_t ds[DP_MAXRANK], j = 0;
+
+	dense(t, ds);
+	for (int k = 0; k < t->rank; k++)
+		if (t->dim[k] != 1 && s[k] != 0)
+			j += i / ds[k] % t->dim[k] * s[k];
+	return j;
+}
+
+static int walk(Walk *w, int v, int64_t i, int root);
+
+/* operand's element read (broadcasting). */
+static int
+walkop(Walk *w, int a, const Type *to, int64_t i)
+{
+	int64_t s[DP_MAXRANK];
+
+	dp_bstrides(ty(w->g, a), to, s);
+	return walk(w, a, remapi(i, to, s), 0);
+}
+
+/* The elements of memory that element i of value v reads (v computed as
+ * inlined where root): w->f for each; -1 where an op moves elements in a
+ * way this does not follow (gathers, random sources, batch norm). */
+static int
+walk(Walk *w, int v, int64_t i, int root)
+{
+	const Gpu *g = w->g;
+	const Op *op;
+	const Type *t = ty(g, v), *tx;
+	int64_t xs[DP_MAXRANK], s[DP_MAXRANK], at, D, inner, outer, p;
+	int j, d, n;
+
+	if (!root && g->h[v].kind != G_INLINE)
+		return w->f(w->u, gbase(g, v), i);
+	op = &g->fn->op[g->fn->val[v].def];
+	switch (op->kind) {
+	case Aview: case Aclone: case Obound: case Ocast: case Onormalize:
+		return walk(w, op->in[0], i, 0);
+	case Apermute:
+		tx = ty(g, op->in[0]);
+		if (tx->rank < 2)
+			return walk(w, op->in[0], i, 0);
+		dense(tx, xs);
+		for (j = 0; j < tx->rank; j++)
+			s[j] = xs[dp_attr(op, "dims")->ints[j]];
+		return walk(w, op->in[0], remapi(i, t, s), 0);
+	case Aexpand:
+		return walkop(w, op->in[0], t, i);
+	case Aslice: case Aselect:   /* as window */
+		tx = ty(g, op->in[0]);
+		dense(tx, xs);
+		d = normdim(dp_geti(op, "dim", 0), tx->rank);
+		if (op->kind == Aslice) {
+			int64_t len = tx->dim[d];
+			at = dp_geti(op, "start", 0);
+			if (at < 0)
+				at = at < -len ? 0 : at + len;
+			if (at > len)
+				at = len;
+			memcpy(s, xs, sizeof s);
+			s[d] *= dp_geti(op, "step", 1);
+		} else {
+			at = dp_geti(op, "index", 0);
+			if (at < 0)
+				at += tx->dim[d];
+			for (j = n = 0; j < tx->rank; j++)
+				if (j != d)
+					s[n++] = xs[j];
+		}
+		return walk(w, op->in[0], remapi(i, t, s) + at * xs[d], 0);
+	case Acat: case Astack:   /* as pieces */
+		if (t->rank == 0)
+			return -1;
+		d = normdim(dp_geti(op, "dim", 0), t->rank);
+		D = t->dim[d];
+		inner = prod(t, d + 1, t->rank);
+		outer = prod(t, 0, d);
+		p = outer != 1 ? i / inner % D : i / inner;
+		for (j = 0, at = 0; j < op->nin; j++) {
+			int64_t nj = op->kind == Astack ? 1 : ty(g, op->in[j])->dim[d];
+			if (nj == 0)
+				continue;
+			if (p < at + nj || at + nj >= D)
+				return walk(w, op->in[j], (outer != 1 ? i / (D * inner) * (nj * inner) +
+				                                        i % (D * inner) : i) - at * inner, 0);
+			at += nj;
+		}
+		return 0;
+	case Aarange: case Afull: case Afulllike: case Ascalar:
+		return 0;
+	case Awhere:
+		return walkop(w, op->in[0], t, i) || walkop(w, op->in[1], t, i) ||
+		       walkop(w, op->in[2], t, i) ? -1 : 0;
+	default:
+		switch (dp_op_form[op->kind]) {
+		case Funary: case Funaryn:
+			return walk(w, op->in[0], i, 0);
+		case Flogic:
+			if (op->nin == 1)
+				return walk(w, op->in[0], i, 0);
+			/* fall through */
+		case Fbinary: case Fbinaryn: case Fcompare:
+			return walkop(w, op->in[0], t, i) || walkop(w, op->in[1], t, i) ? -1 : 0;
+		}
+	}
+	return -1;
+}
+
+/* What walk finds for one element: the first unit of the GEMV's results it
+ * reads (-1: none so far), and the other units read with it, as pairs. */
+typedef struct Tread {
+	const Gpu *g;
+	int64_t unit;
+	int64_t *pair;
+	int npair, cap;
+} Tread;
+
+static int
+tread(void *u, int v, int64_t j)
+{
+	Tread *t = u;
+	int64_t un = gvh_unit(t->g, v, j);
+
+	if (un < 0 || un == t->unit)
+		return 0;   /* (other memory, written before the GEMV) */
+	if (t->unit < 0) {
+		t->unit = un;
+		return 0;
+	}
+	if (t->npair + 2 > t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->pair = realloc(t->pair, (size_t)t->cap * sizeof *t->pair);
+		if (t->pair == NULL)
+			dp_die("out of memory");
+	}
+	t->pair[t->npair++] = t->unit;
+	t->pair[t->npair++] = un;
+	return 0;
+}
+
+static int64_t
+ufind(int64_t *up, int64_t u)
+{
+	while (up[u] != u)
+		u = up[u] = up[up[u]];
+	return u;
+}
+
+/* Whether the GEMV's blocks can compute member m, which reads its results
+ * (and writes nothing it reads or writes): then each element's first unit
+ * into eu[] and the units read together into *tr's pairs. */
+static int
+tmember(Gpu *g, const Kmember *m, int64_t *eu, Tread *tr)
+{
+	int reads = 0, p;
+
+	if (m->loop || m->unroll || m->x3k || m->ne <= 0 || m->ne >= 1 << 28 ||
+	    gvh_touches(g, m->y, 1))
+		return 0;
+	for (p = 0; p < m->np; p++) {
+		if (gvh_unit(g, m->param[p], 0) >= 0)
+			reads = 1;
+		else if (gvh_touches(g, m->param[p], 0))
+			return 0;   /* a result's bytes other than as the result */
+	}
+	if (!reads)
+		return 0;
+	for (int64_t i = 0; i < m->ne; i++) {
+		Walk w = {.g = g, .f = tread, .u = tr};
+		tr->unit = -1;
+		if (walk(&w, m->at, i, 1) != 0)
+			return 0;
+		eu[i] = tr->unit;
+	}
+	return 1;
+}
+
+static void
+tfree(Gtail *t)
+{
+	free(t->slot);
+	free(t->off);
+	free(t->ent);
+	str_free(&t->fns);
+	str_free(&t->params);
+	str_free(&t->args);
+	str_free(&t->calls);
+}
+
+/* The tail of the GEMV kernel held among the kernels held (kg), into *t,
+ * take[j] set for the members it takes: their count (0: none, t empty). */
+static int
+ktail(Gpu *g, Kgroup *kg, Gtail *t, int *take)
+{
+	int64_t nu = gvh_units(g), *up, *eu[GROUPMAX] = {0}, *csz, *head, *nxt, *blk, total = 0;
+	Tread tr = {.g = g};
+	int j, r, nt = 0, nb = 0, fill = GV_WARPS, *cur;
+
+	memset(t, 0, sizeof *t);
+	if (!g->gvtail || nu <= 0)
+		return 0;
+	up = malloc((size_t)nu * 5 * sizeof *up);
+	if (up == NULL)
+		dp_die("out of memory");
+	csz = up + nu, head = csz + nu, nxt = head + nu, blk = nxt + nu;
+	for (int64_t u = 0; u < nu; u++)
+		up[u] = u, csz[u] = 0, head[u] = -1;
+	for (j = 0; j < kg->n; j++) {
+		const Kmember *m = &kg->m[j];
+		take[j] = 0;
+		if ((eu[j] = malloc((size_t)(m->ne > 0 ? m->ne : 1) * sizeof **eu)) == NULL)
+			dp_die("out of memory");
+		tr.npair = 0;
+		if (!tmember(g, m, eu[j], &tr) || total + m->ne > 32 * nu)
+			continue;
+		take[j] = 1;
+		nt++;
+		total += m->ne;
+		for (int q = 0; q < tr.npair; q += 2) {   /* the units read together */
+			int64_t a = ufind(up, tr.pair[q]), b = ufind(up, tr.pair[q + 1]);
+			if (a != b)
+				up[a > b ? a : b] = a < b ? a : b;
+		}
+	}
+	free(tr.pair);
+	for (int64_t u = nu - 1; u >= 0; u--) {   /* the components, units ascending */
+		int64_t c = ufind(up, u);
+		nxt[u] = head[c];
+		head[c] = u;
+		if (++csz[c] > GV_WARPS)
+			nt = 0;   /* more than a block's warps read together: none */
+	}
+	if (nt == 0)
+		goto none;
+	/* each component in one block, in the order of its first unit: the
+	 * warps as they were where nothing is read across them */
+	t->slot = malloc((size_t)nu * GV_WARPS * sizeof *t->slot);
+	if (t->slot == NULL)
+		dp_die("out of memory");
+	for (int64_t u = 0; u < nu; u++) {
+		if (ufind(up, u) != u)
+			continue;
+		if (fill + csz[u] > GV_WARPS) {
+			for (fill = 0; fill < GV_WARPS; fill++)
+				t->slot[nb * GV_WARPS + fill] = -1;
+			nb++;
+			fill = 0;
+		}
+		for (int64_t v = head[u]; v >= 0; v = nxt[v]) {
+			t->slot[(nb - 1) * GV_WARPS + fill++] = (int)v;
+			blk[v] = nb - 1;
+		}
+	}
+	t->nblocks = nb;
+	/* the elements by block: where an element reads no result, any block */
+	t->off = calloc((size_t)nb + 1, sizeof *t->off);
+	cur = calloc((size_t)nb + 1, sizeof *cur);
+	t->ent = malloc((size_t)total * sizeof *t->ent);
+	if (t->off == NULL || cur == NULL || t->ent == NULL)
+		dp_die("out of memory");
+	for (j = 0, total = 0; j < kg->n; j++)
+		for (int64_t i = 0; take[j] && i < kg->m[j].ne; i++)
+			t->off[(eu[j][i] >= 0 ? blk[eu[j][i]] : total++ % nb) + 1]++;
+	for (r = 0; r < nb; r++)
+		t->off[r + 1] += t->off[r];
+	for (j = 0, r = 0, total = 0; j < kg->n; j++) {
+		if (!take[j])
+			continue;
+		for (int64_t i = 0; i < kg->m[j].ne; i++) {
+			int64_t b = eu[j][i] >= 0 ? blk[eu[j][i]] : total++ % nb;
+			t->ent[t->off[b] + cur[b]++] = (unsigned)r << 28 | (unsigned)i;
+		}
+		r++;
+	}
+	t->nent = t->off[nb];
+	free(cur);
+	/* the members' element functions, parameters, arguments and calls */
+	for (j = 0, r = 0; j < kg->n; j++) {
+		const Kmember *m = &kg->m[j];
+		char pre[16];
+		if (!take[j])
+			continue;
+		snprintf(pre, sizeof pre, "t%d", r);
+		str_put(&t->fns, m->head.p ? m->head.p : "");
+		str_printf(&t->fns, "static __device__ __forceinline__ void\n%s_at(int i, ", m->name);
+		kparams(g, &t->fns, m, "", 0);
+		str_put(&t->fns, ")\n{\n");
+		kcheck(&t->fns, m);
+		str_put(&t->fns, m->body.p);
+		str_put(&t->fns, "}\n\n");
+		str_put(&t->params, ", ");
+		kparams(g, &t->params, m, pre, 0);
+		str_put(&t->args, ", ");
+		kargs(g, &t->args, m);
+		str_printf(&t->calls, "\t\tcase %d:\n\t\t\t%s_at(i, ", r, m->name);
+		for (int p = 0; p < m->np; p++)
+			if (gvh_unit(g, m->param[p], 0) >= 0)
+				str_printf(&t->calls, "ys + %lld, ", (long long)gvh_yoff(g, m->param[p]));
+			else
+				str_printf(&t->calls, "%sx%d, ", pre, p);
+		str_printf(&t->calls, "%sy);\n\t\t\tbreak;\n", pre);
+		r++;
+	}
+none:
+	for (j = 0; j < kg->n; j++)
+		free(eu[j]);
+	free(up);
+	if (nt == 0)
+		tfree(t);
+	return nt;
+}
+
 /* Launches the kernels held: their code into g->kern, one launch into
  * g->rec, marked as the last one's op. */
 void
@@ -1344,6 +1678,22 @@ kflush(Gpu *g)
 	int j, inplace = 0;
 	char gname[96];
 
+	if (g->gvh) {   /* the GEMV kernel held first, with its tail */
+		Gtail t;
+		int take[GROUPMAX] = {0}, k = 0;
+		if (kg && kg->n && ktail(g, kg, &t, take) > 0) {
+			gvh_emit(g, &t);
+			tfree(&t);
+			for (j = 0; j < kg->n; j++)
+				if (take[j])
+					kmfree(&kg->m[j]);
+				else
+					kg->m[k++] = kg->m[j];
+			kg->n = k;
+		} else {
+			gvh_emit(g, NULL);
+		}
+	}
 	if (kg == NULL || kg->n == 0)
 		return;
 	str_put(&g->kern, "\n");
@@ -1419,7 +1769,7 @@ kflush(Gpu *g)
 	for (j = 0; j < kg->n; j++) {
 		if (j)
 			str_put(g->rec, ", ");
-		kargs(g, &kg->m[j]);
+		kargs(g, g->rec, &kg->m[j]);
 		inplace |= kg->m[j].inplace;
 	}
 	str_printf(g->rec, ");%s\n", inplace ? "   /* in place: the state's bytes */" : "");
@@ -1546,10 +1896,10 @@ emit_elem(Gpu *g, int i)
 	for (j = 0; j < k.nops; j++)
 		opcomment(&m.head, fn, k.ops[j], "");
 	snprintf(m.name, sizeof m.name, "k%d_%s", v, strncmp(name, "aten.", 5) ? name : name + 5);
-	m.op = i, m.blocks = blocks(n, BLOCK), m.loop = big ? n : 0, m.y = v;
+	m.op = i, m.blocks = blocks(n, BLOCK), m.loop = big ? n : 0, m.y = m.at = v;
 	m.ytype = stype(t->dtype);
 	if (!big) {   /* n at most MAXGRID·BLOCK: i + 3·BLOCK fits an int */
-		m.n = n;
+		m.n = m.ne = n;
 		if (n >= UNROLLMIN)
 			m.unroll = 1, m.blocks = blocks(n, UNROLL * BLOCK);
 	}
@@ -1616,7 +1966,8 @@ emit_iwrite_chain(Gpu *g, int i, int y, int inplace)
 	str_printf(&m.body, "\ty[(i / %lld / %lld * %lld + p) * %lld + i %% %lld] = %s;\n",
 	           (long long)inner, (long long)M, (long long)n, (long long)inner, (long long)inner,
 	           e.p);
-	m.op = i, m.blocks = blocks(total, BLOCK), m.y = y, m.iw = 1, m.inplace = inplace;
+	m.op = i, m.blocks = blocks(total, BLOCK), m.y = y, m.at = src, m.iw = 1, m.inplace = inplace;
+	m.ne = total;
 	m.ytype = stype(tx->dtype);
 	kput(g, &k, &m, total);
 	kfree(&k);

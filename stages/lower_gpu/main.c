@@ -149,6 +149,7 @@ main(int argc, char **argv)
 	g.mmx3 = -1;      /* tune cuda.mm.x3 auto */
 	g.x3fuse = 1;     /* tune cuda.mm.x3split's default */
 	g.copyout = 1;    /* tune cuda.copyout's default */
+	g.gvtail = 1;     /* tune cuda.gemv.tail's default */
 	g.rmsp = -1;
 	if (fn->npart == 0 && fn->nop > 0) {
 		dp_seterr(&err, "the IR is not partitioned (run dp-partition first)");

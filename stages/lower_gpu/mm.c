@@ -16,7 +16,7 @@
 
 enum {
 	GEMV_ROWS = 8,     /* at most this many rows take the generated kernel */
-	WARPS = 4,         /* warps per block of the GEMV kernel */
+	WARPS = GV_WARPS,  /* warps per block of the GEMV kernel */
 	REGW = 16,         /* 16-byte loads of weights a lane of it holds at most */
 	BLOCK = 128,       /* threads per block of the other kernels */
 };
@@ -96,8 +96,17 @@ typedef struct MM {
 	                      with one row 2 or 4, its accumulators acc0, acc1... */
 	int pf;            /* k where the GEMV kernel takes DP_PF<k> (pf, pfn: the next
 	                      GEMV's weights, which its blocks ask into L2), or -1 */
+	const Gtail *tail; /* the GEMV kernel's tail (gvwrap), or NULL */
 	char name[64];     /* kernel name */
 } MM;
+
+/* A GEMV kernel held (g->gvh) until kflush knows the small kernels after
+ * it: the product as emit_mm found it, before any kernel was written. */
+typedef struct Gvheld {
+	MM p;
+	int way;           /* WGEMVS or WGEMV (mmway), or -1 for mm16's */
+	int cw;            /* its warps' columns (gvcols) */
+} Gvheld;
 
 /* The epilogue of element (m, n) of accumulator acc, into y. */
 static void
@@ -170,51 +179,87 @@ params(const Gpu *g, Str *s, const MM *p, int ab)
  * into L2 (p->pf, pfask). */
 #define PFPARAMS ", const char *__restrict__ pf, unsigned pfn"
 
+/* One parameter of a GEMV kernel: its declaration into sig, its name into
+ * nm (a tail's kernel passes them on to its body, gvwrap). */
+static void
+gvpar(Str *sig, Str *nm, const char *decl, const char *name)
+{
+	str_printf(sig, "%s%s%s", sig->n ? ", " : "", decl, name);
+	str_printf(nm, "%s%s", nm->n ? ", " : "", name);
+}
+
 /* The signature and first lines of the GEMV kernels (b of type bt): n the
  * column, lane the warp's lane; in a group of sibling products (p->ng > 1,
- * one row each) the column picks its product's weights b and result y. */
+ * one row each) the column picks its product's weights b and result y.
+ * With a tail (p->tail) this is the body gvwrap's kernel calls for the
+ * unit u its warp takes, yq the block's shared copy of the columns from n;
+ * sig and nm receive the parameters. */
 static void
-gvhead(Str *s, const MM *p, const char *bt)
+gvhead(Str *s, const MM *p, const char *bt, Str *sig, Str *nm)
 {
 	int64_t m, at = 0;
 	int j;
+	char d[64], n[16];
 
+	gvpar(sig, nm, "const float *__restrict__ ", "a");
+	if (p->norm >= 0) {
+		gvpar(sig, nm, "const float *__restrict__ ", "nc");
+		gvpar(sig, nm, "const float *__restrict__ ", "neps");
+		gvpar(sig, nm, "const float *__restrict__ ", "nw");
+	}
+	snprintf(d, sizeof d, "const %s *__restrict__ ", bt);
+	for (j = 0; p->ng > 1 && j < p->ng; j++) {
+		snprintf(n, sizeof n, "b%d", j);
+		gvpar(sig, nm, d, n);
+	}
+	for (j = 0; p->ng > 1 && j < p->ng; j++) {
+		snprintf(n, sizeof n, "y%d", j);
+		gvpar(sig, nm, "float *__restrict__ ", n);
+	}
+	if (p->ng <= 1) {
+		gvpar(sig, nm, d, "b");
+		if (p->gate)
+			gvpar(sig, nm, d, "bg");
+		if (p->hasc0)
+			gvpar(sig, nm, "const float *__restrict__ ", "c0");
+		if (p->epi >= 0 && !p->gate)
+			gvpar(sig, nm, "const float *__restrict__ ", "e");
+		gvpar(sig, nm, "float *__restrict__ ", "y");
+		if (p->yh)
+			gvpar(sig, nm, "float *__restrict__ ", "yh");
+	}
+	if (p->pf >= 0) {
+		gvpar(sig, nm, "const char *__restrict__ ", "pf");
+		gvpar(sig, nm, "unsigned ", "pfn");
+	}
 	/* a kernel whose lanes hold their weights (p->epre) names its blocks an
 	 * SM (2, so up to 255 registers): with no such bound ptxas kept it
 	 * under 64 registers and put each load of a back beside its sums, so
 	 * that a lane waited on several trips to memory in turn, not one */
-	if (p->epre)
-		str_printf(s, "static __global__ void __launch_bounds__(%d, 2)\n%s(", WARPS * 32,
-		           p->name);
+	if (p->tail)
+		str_printf(s, "static __device__ __forceinline__ void\n%s_body(%s, "
+		              "float *__restrict__ ys, int u)\n{\n", p->name, sig->p);
+	else if (p->epre)
+		str_printf(s, "static __global__ void __launch_bounds__(%d, 2)\n%s(%s)\n{\n",
+		           WARPS * 32, p->name, sig->p);
 	else
-		str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(", WARPS * 32, p->name);
-	str_put(s, "const float *__restrict__ a, ");
-	if (p->norm >= 0)
-		str_put(s, "const float *__restrict__ nc, const float *__restrict__ neps, "
-		           "const float *__restrict__ nw, ");
-	for (j = 0; p->ng > 1 && j < p->ng; j++)
-		str_printf(s, "const %s *__restrict__ b%d, ", bt, j);
-	for (j = 0; p->ng > 1 && j < p->ng; j++)
-		str_printf(s, "float *__restrict__ y%d%s", j,
-		           j + 1 < p->ng ? ", " : p->pf >= 0 ? PFPARAMS ")\n{\n" : ")\n{\n");
-	if (p->ng <= 1) {
-		str_printf(s, "const %s *__restrict__ b, ", bt);
-		if (p->gate)
-			str_printf(s, "const %s *__restrict__ bg, ", bt);
-		if (p->hasc0)
-			str_put(s, "const float *__restrict__ c0, ");
-		if (p->epi >= 0 && !p->gate)
-			str_put(s, "const float *__restrict__ e, ");
-		str_printf(s, "float *__restrict__ y%s%s)\n{\n", p->yh ? ", float *__restrict__ yh" : "",
-		           p->pf >= 0 ? PFPARAMS : "");
-	}
-	if (p->cw > 1)
+		str_printf(s, "static __global__ void __launch_bounds__(%d)\n%s(%s)\n{\n", WARPS * 32,
+		           p->name, sig->p);
+	if (p->tail && p->cw > 1)
+		str_printf(s, "\tint n = u * %d, lane = threadIdx.x %% 32;   /* columns n..n+%d */\n"
+		              "\tfloat *yq = ys + n;   /* the block's copy of them */\n", p->cw,
+		           p->cw - 1);
+	else if (p->tail)
+		str_printf(s, "\tint n = u, lane = threadIdx.x %% 32;\n"
+		              "\tfloat *yq = ys + n;   /* the block's copy of column n */\n");
+	else if (p->cw > 1)
 		str_printf(s, "\tint n = (blockIdx.x * %d + threadIdx.x / 32) * %d, "
-		              "lane = threadIdx.x %% 32;   /* columns n..n+%d */\n\tfloat r", WARPS,
+		              "lane = threadIdx.x %% 32;   /* columns n..n+%d */\n", WARPS,
 		           p->cw, p->cw - 1);
 	else
-		str_printf(s, "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
-		              "\tfloat r", WARPS);
+		str_printf(s, "\tint n = blockIdx.x * %d + threadIdx.x / 32, lane = threadIdx.x %% 32;\n",
+		           WARPS);
+	str_put(s, "\tfloat r");
 	for (m = 0; m < (p->cw > 1 ? p->cw : p->M); m++)
 		str_printf(s, p->gate ? ", acc%lld = 0.0f, gacc%lld = 0.0f" : ", acc%lld = 0.0f",
 		           (long long)m, (long long)m);
@@ -639,6 +684,8 @@ gvout(Str *s, const MM *p)
 		epilogue(s, p, "\t", mm, nn, acc, dst);
 		if (p->yh)   /* and into the staging, for the host */
 			str_printf(s, "\tyh%s = r;\n", dst + 1);
+		if (p->tail)   /* and into the block's copy, for its tail */
+			str_printf(s, "\tyq[%lld] = r;\n", (long long)m);
 	}
 }
 
@@ -689,13 +736,81 @@ gvwonly(Gpu *g, const MM *p)
 		g->wonly[p->y] = 1;
 }
 
+/* Whether a GEMV kernel loads its operands 16 bytes at a time, per of
+ * the weights a load. */
+static int
+gvvec(const MM *p, int per)
+{
+	return p->K % per == 0 && p->b.cs % per == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
+}
+
+/* A table of a tail's as a device array. */
+static void
+gvtable(Str *s, const char *type, const char *name, const char *what, const void *v, int n,
+        int uns)
+{
+	str_printf(s, "static __device__ const %s %s[%d] = {   /* %s */", type, name, n, what);
+	for (int j = 0; j < n; j++)
+		if (uns)
+			str_printf(s, "%s%uu", j % 12 ? ", " : j ? ",\n\t" : "\n\t", ((const unsigned *)v)[j]);
+		else
+			str_printf(s, "%s%d", j % 16 ? ", " : j ? ",\n\t" : "\n\t", ((const int *)v)[j]);
+	str_put(s, "\n};\n");
+}
+
+/* With a tail (p->tail, Gtail): the kernel around the body gvhead began
+ * (sig, nm its parameters).  Each warp takes the unit the tables give its
+ * place, the results of its columns also into the block's shared copy ys;
+ * then, the block's sums done, its threads compute the block's elements
+ * of the tail's kernels, which read those results from ys.  Frees sig
+ * and nm. */
+static void
+gvwrap(Gpu *g, const MM *p, Str *sig, Str *nm)
+{
+	const Gtail *t = p->tail;
+	Str *s = &g->kern;
+	int64_t cols = p->N;
+	char nb[96];
+
+	if (t) {
+		if (p->ng > 1)
+			for (int j = cols = 0; j < p->ng; j++)
+				cols += p->gn[j];
+		snprintf(nb, sizeof nb, "%s_slot", p->name);
+		gvtable(s, "int", nb, "each warp's unit", t->slot, t->nblocks * WARPS, 0);
+		snprintf(nb, sizeof nb, "%s_off", p->name);
+		gvtable(s, "int", nb, "each block's first element", t->off, t->nblocks + 1, 0);
+		snprintf(nb, sizeof nb, "%s_ent", p->name);
+		gvtable(s, "unsigned", nb, "the elements: kernel << 28 | index", t->ent, t->nent, 1);
+		str_put(s, t->fns.p ? t->fns.p : "");
+		str_printf(s, "/* the GEMV's blocks, then each block's elements of the kernels after "
+		              "it, which read its columns from ys */\n"
+		              "static __global__ void __launch_bounds__(%d%s)\n%s(%s%s)\n{\n"
+		              "\t__shared__ float ys[%lld];\n"
+		              "\tconst int u = %s_slot[blockIdx.x * %d + threadIdx.x / 32];\n\n"
+		              "\tif (u >= 0)\n\t\t%s_body(%s, ys, u);\n",
+		           WARPS * 32, p->epre ? ", 2" : "", p->name, sig->p, t->params.p,
+		           (long long)cols, p->name, WARPS, p->name, nm->p);
+		kwait(g, s);
+		str_printf(s, "\t__syncthreads();\n"
+		              "\tfor (int e = %s_off[blockIdx.x] + threadIdx.x; e < %s_off[blockIdx.x + 1]; "
+		              "e += %d) {\n"
+		              "\t\tconst unsigned t = %s_ent[e];\n"
+		              "\t\tconst int i = (int)(t & 0xfffffffu);\n\n"
+		              "\t\tswitch (t >> 28) {\n%s\t\t}\n\t}\n}\n",
+		           p->name, p->name, WARPS * 32, p->name, t->calls.p);
+	}
+	str_free(sig);
+	str_free(nm);
+}
+
 /* The GEMV kernel: one warp per column n, lanes across k, all M rows at
  * once; B's column n is contiguous in k (a weight stored [N, K]). */
 static void
 gemv(Gpu *g, MM *p)
 {
-	Str *s = &g->kern;
-	int vec = p->K % 4 == 0 && p->b.cs % 4 == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
+	Str *s = &g->kern, sig = {0}, nm = {0};
+	int vec = gvvec(p, 4);
 
 	p->cw = gvcols(g, p, vec, 4);
 
@@ -712,7 +827,7 @@ gemv(Gpu *g, MM *p)
 	p->epre = regok(p, vec, 4);
 	p->pf = g->pdl && g->pfmax > 0 && p->epre && p->M == 1 ? g->npf++ : -1;
 	gvmirror(g, p);
-	gvhead(s, p, "float");
+	gvhead(s, p, "float", &sig, &nm);
 	if (p->epre) {
 		gvloopreg(g, s, p, 0);
 	} else {
@@ -725,6 +840,7 @@ gemv(Gpu *g, MM *p)
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	gvout(s, p);
 	str_put(s, "}\n");
+	gvwrap(g, p, &sig, &nm);
 	gvwonly(g, p);
 }
 
@@ -836,6 +952,21 @@ aargs(Gpu *g, const MM *p)
 	str_printf(g->rec, "v%d, v%d, v%d, v%d", gV(g, x), gV(g, c), gV(g, e), gV(g, w));
 }
 
+/* A GEMV kernel's blocks for cols columns, p->cw a warp (a tail's: its
+ * own count), and the tail's launch arguments. */
+static int64_t
+gvgrid(const MM *p, int64_t cols)
+{
+	return p->tail ? p->tail->nblocks : (cols / p->cw + WARPS - 1) / WARPS;
+}
+
+static void
+gvtargs(Gpu *g, const MM *p)
+{
+	if (p->tail && p->tail->args.p)
+		str_put(g->rec, p->tail->args.p);
+}
+
 static void
 launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 {
@@ -855,6 +986,7 @@ launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 		str_printf(g->rec, ", (float *)(P + %lld)", (long long)(p->yh - 1));
 	if (p->pf >= 0)
 		str_printf(g->rec, ", DP_PF%d", p->pf);
+	gvtargs(g, p);
 	str_put(g->rec, ");\n");
 	launched(g, p->name);
 	pfnext(g, p);
@@ -931,8 +1063,8 @@ half16(Gpu *g, int v, int64_t *soff, char *buf, size_t bn)
 static void
 gemv16(Gpu *g, MM *p)
 {
-	Str *s = &g->kern;
-	int vec = p->K % 8 == 0 && p->b.cs % 8 == 0 && p->a.cs == 1 && p->a.rs % 4 == 0;
+	Str *s = &g->kern, sig = {0}, nm = {0};
+	int vec = gvvec(p, 8);
 
 	p->cw = gvcols(g, p, vec, 8);
 
@@ -949,7 +1081,7 @@ gemv16(Gpu *g, MM *p)
 	p->epre = regok(p, vec, 8);
 	p->pf = g->pdl && g->pfmax > 0 && p->epre && p->M == 1 ? g->npf++ : -1;
 	gvmirror(g, p);
-	gvhead(s, p, "dp_h16");
+	gvhead(s, p, "dp_h16", &sig, &nm);
 	if (p->epre) {
 		gvloopreg(g, s, p, 1);
 	} else {
@@ -962,6 +1094,7 @@ gemv16(Gpu *g, MM *p)
 	str_put(s, "\tif (lane != 0)\n\t\treturn;\n");
 	gvout(s, p);
 	str_put(s, "}\n");
+	gvwrap(g, p, &sig, &nm);
 	gvwonly(g, p);
 }
 
@@ -993,7 +1126,7 @@ mm16(Gpu *g, MM *p)
 		gemv16(g, p);
 		for (j = 0; j < p->ng; j++)
 			cols += p->gn[j];
-		klaunch(g, p->name, (long long)((cols / p->cw + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p->name, (long long)gvgrid(p, cols), WARPS * 32);
 		aargs(g, p);
 		for (j = 0; j < p->ng; j++) {
 			soff = 0;
@@ -1004,6 +1137,7 @@ mm16(Gpu *g, MM *p)
 			str_printf(g->rec, ", v%d", gV(g, p->gy[j]));
 		if (p->pf >= 0)
 			str_printf(g->rec, ", DP_PF%d", p->pf);
+		gvtargs(g, p);
 		str_put(g->rec, ");\n");
 		launched(g, p->name);
 		pfnext(g, p);
@@ -1013,7 +1147,7 @@ mm16(Gpu *g, MM *p)
 		half16(g, p->b.v, &soff, b, sizeof b);
 		str_put(&g->kern, "\n");
 		gemv16(g, p);
-		klaunch(g, p->name, (long long)((p->N / p->cw + WARPS - 1) / WARPS), WARPS * 32);
+		klaunch(g, p->name, (long long)gvgrid(p, p->N), WARPS * 32);
 		aargs(g, p);
 		str_printf(g->rec, ", (const dp_h16 *)(%s), ", b);
 		if (p->gate) {   /* the gate's weights, in 16 bits at init */
@@ -1030,6 +1164,7 @@ mm16(Gpu *g, MM *p)
 			str_printf(g->rec, ", (float *)(P + %lld)", (long long)(p->yh - 1));
 		if (p->pf >= 0)
 			str_printf(g->rec, ", DP_PF%d", p->pf);
+		gvtargs(g, p);
 		str_put(g->rec, ");\n");
 		launched(g, p->name);
 		pfnext(g, p);
@@ -1317,6 +1452,135 @@ mm_x3reads(Gpu *g, int i, int v)
 }
 
 /* A matrix product and what is folded into it. */
+/* GEMV siblings p: their kernel and launch. */
+static void
+gvsiblings(Gpu *g, MM *p)
+{
+	int64_t cols = 0;
+	int k;
+
+	gemv(g, p);
+	for (k = 0; k < p->ng; k++)
+		cols += p->gn[k];
+	klaunch(g, p->name, (long long)gvgrid(p, cols), WARPS * 32);
+	aargs(g, p);
+	for (k = 0; k < p->ng; k++)
+		str_printf(g->rec, ", v%d", gV(g, p->gb[k]));
+	for (k = 0; k < p->ng; k++)
+		str_printf(g->rec, ", v%d", gV(g, p->gy[k]));
+	if (p->pf >= 0)
+		str_printf(g->rec, ", DP_PF%d", p->pf);
+	gvtargs(g, p);
+	str_put(g->rec, ");\n");
+	launched(g, p->name);
+	pfnext(g, p);
+}
+
+/* Whether product p, which takes way, is a GEMV kernel of one row that
+ * waits (g->gvh) for the kernels after it, which may be its tail: not
+ * where it asks the next GEMV's weights into L2, nor writes the staging. */
+static int
+gvholdable(const Gpu *g, const MM *p, int way)
+{
+	if (!g->gvtail || p->M != 1 || p->K <= 0 || g->pfmax > 0 ||
+	    (p->ng <= 1 && g->h[p->y].mirror))
+		return 0;
+	if (g->prec16)
+		return p->b.rs == 1 && p->a.cs == 1;
+	return way == WGEMV || way == WGEMVS;
+}
+
+int64_t
+gvh_unit(const Gpu *g, int v, int64_t col)
+{
+	const Gvheld *h = g->gvh;
+	int64_t at = 0;
+
+	if (h->p.ng <= 1)
+		return v == gbase(g, h->p.y) ? col / h->cw : -1;
+	for (int j = 0; j < h->p.ng; at += h->p.gn[j++])
+		if (v == gbase(g, h->p.gy[j]))
+			return (at + col) / h->cw;
+	return -1;
+}
+
+int64_t
+gvh_yoff(const Gpu *g, int v)
+{
+	const Gvheld *h = g->gvh;
+	int64_t at = 0;
+
+	for (int j = 0; h->p.ng > 1 && j < h->p.ng; at += h->p.gn[j++])
+		if (v == gbase(g, h->p.gy[j]))
+			return at;
+	return 0;
+}
+
+int64_t
+gvh_units(const Gpu *g)
+{
+	const Gvheld *h = g->gvh;
+	int64_t cols = h->p.ng > 1 ? 0 : h->p.N;
+
+	for (int j = 0; h->p.ng > 1 && j < h->p.ng; j++)
+		cols += h->p.gn[j];
+	return cols / h->cw;
+}
+
+int
+gvh_touches(const Gpu *g, int v, int reads)
+{
+	const MM *p = &g->gvh->p;
+	int x, c, e, w, j;
+
+	for (j = 0; p->ng > 1 && j < p->ng; j++)
+		if (goverlap(g, v, p->gy[j]) || (reads && goverlap(g, v, p->gb[j])))
+			return 1;
+	if (goverlap(g, v, p->y))
+		return 1;
+	if (!reads)
+		return 0;
+	if ((p->norm < 0 && goverlap(g, v, p->a.v)) || goverlap(g, v, p->b.v) ||
+	    (p->gate && goverlap(g, v, p->gate - 1)) || (p->hasc0 && goverlap(g, v, p->c0.v)) ||
+	    (p->epi >= 0 && goverlap(g, v, gbase(g, p->eo))))
+		return 1;
+	if (p->norm >= 0) {
+		rms_operands(g, p->norm, &x, &c, &e, &w);
+		return goverlap(g, v, x) || goverlap(g, v, c) || goverlap(g, v, e) ||
+		       goverlap(g, v, w);
+	}
+	return 0;
+}
+
+int
+gvh_held(const Gpu *g, int i)
+{
+	return g->gvh && g->gvh->p.i == i;
+}
+
+void
+gvh_emit(Gpu *g, Gtail *t)
+{
+	Gvheld *h = g->gvh;
+	MM p;
+
+	if (h == NULL)
+		return;
+	p = h->p;
+	p.tail = t;
+	g->gvh = NULL;
+	if (h->way < 0)
+		mm16(g, &p);
+	else if (h->way == WGEMVS)
+		gvsiblings(g, &p);
+	else {
+		gemv(g, &p);
+		launch(g, &p, gvgrid(&p, p.N), WARPS * 32, 1);
+	}
+	free(h);
+	gmark(g, p.i);
+}
+
 int
 emit_mm(Gpu *g, int i)
 {
@@ -1378,27 +1642,25 @@ emit_mm(Gpu *g, int i)
 	}
 	if ((p.epi >= 0 || p.ng > 1) && way != WGEMV && way != WGEMVS)
 		dp_die("op %d: an epilogue or siblings for a product that takes no GEMV kernel", i);
+	if (gvholdable(g, &p, way)) {   /* written once the kernels after it are known */
+		Gvheld *h = calloc(1, sizeof *h);
+		int per = g->prec16 ? 8 : 4;
+		if (h == NULL)
+			dp_die("out of memory");
+		h->p = p;
+		h->way = g->prec16 ? -1 : way;
+		h->cw = gvcols(g, &p, gvvec(&p, per), per);
+		g->gvh = h;
+		g->nkern++;
+		return 0;
+	}
 	if (g->prec16 && p.K > 0 && mm16(g, &p)) {
 		/* 16 bits (tune cuda.precision bf16|f16) */
 	} else if (way == WGEMVS) {   /* siblings */
-		int64_t cols = 0;
-		gemv(g, &p);
-		for (k = 0; k < p.ng; k++)
-			cols += p.gn[k];
-		klaunch(g, p.name, (long long)((cols / p.cw + WARPS - 1) / WARPS), WARPS * 32);
-		aargs(g, &p);
-		for (k = 0; k < p.ng; k++)
-			str_printf(g->rec, ", v%d", gV(g, p.gb[k]));
-		for (k = 0; k < p.ng; k++)
-			str_printf(g->rec, ", v%d", gV(g, p.gy[k]));
-		if (p.pf >= 0)
-			str_printf(g->rec, ", DP_PF%d", p.pf);
-		str_put(g->rec, ");\n");
-		launched(g, p.name);
-		pfnext(g, &p);
+		gvsiblings(g, &p);
 	} else if (way == WGEMV) {
 		gemv(g, &p);
-		launch(g, &p, (p.N / p.cw + WARPS - 1) / WARPS, WARPS * 32, 1);
+		launch(g, &p, gvgrid(&p, p.N), WARPS * 32, 1);
 	} else if (way == WSMALL) {
 		small(g, &p);
 		launch(g, &p, grid(p.N, BLOCK), BLOCK, 1);

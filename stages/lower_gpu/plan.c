@@ -788,6 +788,38 @@ lastexec(const Gpu *g, int v)
 	return e;
 }
 
+/* For a product of one row (a GEMV kernel, mm.c), the position of the last
+ * of the small elementwise kernels right after it, which may run as its
+ * tail inside its kernel (kern.c, ktail; tune cuda.gemv.tail), else i:
+ * what the product reads must outlive them, lest one's result take its
+ * memory while the product's other blocks still read it. */
+static int
+tailend(const Gpu *g, int i)
+{
+	const Fn *fn = g->fn;
+	const Op *op = &fn->op[i];
+	int j, end = i, roots = 0;
+
+	if (!g->gvtail || !ismm(op) || op->nout != 1 ||
+	    dp_numel(ty(g, op->out[0])) != ty(g, op->out[0])->dim[ty(g, op->out[0])->rank - 1])
+		return i;
+	for (j = i + 1; j < fn->nop && roots < 8; j++) {
+		const Op *o = &fn->op[j];
+		int v = o->nout == 1 ? o->out[0] : -1;
+		if (o->part != op->part)
+			break;
+		if (g->exec[j] != j || o->kind == Oconst || (v >= 0 && g->h[v].kind == G_VIEW) ||
+		    g->x[j].kind == X_UPLOAD)
+			continue;   /* no kernel of its own */
+		if (g->x[j].kind != X_NONE || v < 0 ||
+		    !(fusable(fn, o) || (o->kind == Oindexwrite && g->h[o->in[2]].kind == G_INLINE)))
+			break;
+		end = j;
+		roots++;
+	}
+	return end;
+}
+
 /* Homes, liveness over kernel positions, then offsets. */
 int
 gplan(Gpu *g)
@@ -815,18 +847,18 @@ gplan(Gpu *g)
 		g->h[v].last = g->exec[fn->val[v].def];
 	for (i = 0; i < fn->nop; i++)
 		for (k = 0; k < fn->op[i].nin; k++) {
-			int d = fn->val[fn->op[i].in[k]].def;
+			int d = fn->val[fn->op[i].in[k]].def, e = g->exec[i] == i ? tailend(g, i) : g->exec[i];
 			GHome *h = &g->h[fn->op[i].in[k]];
-			if (g->exec[i] > h->last)
-				h->last = g->exec[i];
+			if (e > h->last)
+				h->last = e;
 			/* an RMS norm's result may be computed instead by the GEMV
 			 * kernel of one row that reads it (mm.c decides as it emits
 			 * it): the norm's input lives until then too, lest the
 			 * GEMV's result take its memory while the GEMV reads it */
 			if (d >= 0 && g->rms[d] >= 0) {
 				h = &g->h[fn->op[g->rms[d]].in[0]];
-				if (g->exec[i] > h->last)
-					h->last = g->exec[i];
+				if (e > h->last)
+					h->last = e;
 			}
 		}
 	for (v = fn->nval - 1; v >= 0; v--)

@@ -266,6 +266,12 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	if ((k = tunepick(g, map, &t, "cuda.copyout", "1", bools, "0 or 1")) < 0)
 		return -1;
 	g->copyout = k;
+	/* small elementwise kernels after a GEMV kernel of one row computed by
+	 * its blocks where each element reads its results at one block's
+	 * columns (mm.c, kern.c: Gtail): on unless asked otherwise */
+	if ((k = tunepick(g, map, &t, "cuda.gemv.tail", "1", bools, "0 or 1")) < 0)
+		return -1;
+	g->gvtail = k;
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (k = 0; k < NTUNABLE; k++)
