@@ -7,11 +7,15 @@ Run from the repository root after make, once bench/gpu.py --export-only
     python3 bench/ab.py NAME_bB [NAME_bB ...] [--precisions fp32,tf32]
                         [--a "tune KEY VALUE"]... [--b "tune KEY VALUE"]...
                         [--rounds 3] [--runs N] [--out FILE.md]
+or any pipeline DIR/NAME.dp, its inputs and output named:
+    python3 bench/ab.py decode --dir build/bench-llm --in ids=build/bench-llm/tok.npy
+                        --in pos=build/bench-llm/tokpos.npy --output logits
+                        --precisions bf16,fp32 --a "tune cuda.gemv.tail 0"
 
-Each pipeline is built with targets/cuda (plus "tune cuda.precision
-tf32" for tf32) and A's lines, and again with B's, into
-build/bench-gpu/NAME_bB/ab.PREC.{a,b}/; both executables are run once on
-the pipeline's input and their outputs compared with bin/npycmp (exact,
+Each pipeline is built with targets/cuda (plus "tune cuda.precision P"
+for a precision other than fp32) and A's lines, and again with B's, into
+DIR/ab.PREC.{a,b}/; both executables are run once on the pipeline's
+inputs and their outputs compared with bin/npycmp (exact,
 then 1e-5: a change of kernels that computes the same values, in the same
 order, gives the same bits); then A, B, A, B... --rounds times each, each
 figure the executable's --bench median of --runs runs (host to host, us).
@@ -31,8 +35,8 @@ def build(d, pname, prec, lines, tag):
     os.makedirs(bd, exist_ok=True)
     with open(f"{ROOT}/targets/cuda") as f, open(f"{bd}/cuda.map", "w") as g:
         g.write(f.read())
-        if prec == "tf32":
-            g.write("tune cuda.precision tf32\n")
+        if prec != "fp32":
+            g.write(f"tune cuda.precision {prec}\n")
         for line in lines:
             g.write(line + "\n")
     r = subprocess.run([f"{ROOT}/bin/devproc", "build", f"{d}/{pname}.dp", "--target",
@@ -45,11 +49,15 @@ def build(d, pname, prec, lines, tag):
 def inarg(d, pname):
     with open(f"{d}/{pname}.dp") as f:
         name = f.readline().split()[1].rstrip(":")
-    return f"{name}={d}/in.npy"
+    return [f"{name}={d}/in.npy"]
 
 
-def bench(exe, arg, runs):
-    r = subprocess.run([exe, "--in", arg, "--bench", str(runs)], capture_output=True, text=True)
+def ins(args):
+    return sum([["--in", x] for x in args], [])
+
+
+def bench(exe, args, runs):
+    r = subprocess.run([exe] + ins(args) + ["--bench", str(runs)], capture_output=True, text=True)
     for line in r.stdout.splitlines():
         if line.startswith("bench:") and "median" in line:
             return float(line.split("median ")[1].split()[0])
@@ -65,18 +73,22 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--out", default=f"{ROOT}/build/bench-gpu/ab.md")
+    ap.add_argument("--dir", help="the pipelines' folder (default build/bench-gpu/NAME)")
+    ap.add_argument("--in", dest="ins", action="append", default=[], metavar="NAME=FILE",
+                    help="an input (default: the first input from DIR/in.npy)")
+    ap.add_argument("--output", default="y", help="the output compared (default y)")
     a = ap.parse_args()
     rows = []
     for pname in a.pipelines:
-        d = f"{ROOT}/build/bench-gpu/{pname}"
-        arg = inarg(d, pname)
+        d = os.path.abspath(a.dir) if a.dir else f"{ROOT}/build/bench-gpu/{pname}"
+        arg = a.ins or inarg(d, pname)
         for prec in a.precisions.split(","):
             exes = {}
             for tag, lines in (("a", a.a), ("b", a.b)):
                 exe, bd = build(d, pname, prec, lines, tag)
                 got = f"{bd}/y.npy"
-                r = subprocess.run([exe, "--in", arg, "--out", f"y={got}"], capture_output=True,
-                                   text=True)
+                r = subprocess.run([exe] + ins(arg) + ["--out", f"{a.output}={got}"],
+                                   capture_output=True, text=True)
                 if r.returncode:
                     sys.exit(f"ab.py: {exe}: {r.stderr.strip()[-300:]}")
                 exes[tag] = (exe, got)

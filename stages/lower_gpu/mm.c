@@ -1478,11 +1478,17 @@ gvsiblings(Gpu *g, MM *p)
 
 /* Whether product p, which takes way, is a GEMV kernel of one row that
  * waits (g->gvh) for the kernels after it, which may be its tail: not
- * where it asks the next GEMV's weights into L2, nor writes the staging. */
+ * where it asks the next GEMV's weights into L2, nor writes the staging,
+ * nor has more than 8192 columns. */
 static int
 gvholdable(const Gpu *g, const MM *p, int way)
 {
-	if (!g->gvtail || p->M != 1 || p->K <= 0 || g->pfmax > 0 ||
+	int64_t cols = p->ng > 1 ? 0 : p->N;
+
+	for (int j = 0; p->ng > 1 && j < p->ng; j++)
+		cols += p->gn[j];
+	/* (its results' copy in shared memory: 32 KiB at most) */
+	if (!g->gvtail || p->M != 1 || p->K <= 0 || g->pfmax > 0 || cols > 8192 ||
 	    (p->ng <= 1 && g->h[p->y].mirror))
 		return 0;
 	if (g->prec16)
