@@ -595,6 +595,20 @@ gemvact() {
 			END { exit !(w && l && w < l) }' "$c"
 }
 check "lowering: a one-row product of a computed matrix reads it after the wait" gemvact
+# an operand of a binary op that the cuda target cannot compute (a u8
+# product, inlined into the add reading it): the op's error, exit 1, no
+# .cu (it once left a kernel naming a variable it never declared)
+u8operand() {
+	mkdir -p "$tmp/u8" &&
+		printf '%s\n' 'dpir 1.0 u import' '%0 = input {name="x"} : f32[4] @cpu' \
+			'%1 = cast %0 {dtype="u8"} : u8[4] @cpu' '%2 = aten.mul %1, %1 : u8[4] @cpu' \
+			'%3 = cast %2 {dtype="f32"} : f32[4] @cpu' \
+			'%4 = aten.add %3, %0 {alpha=1.0} : f32[4] @cpu' 'return y=%4' >"$tmp/u8/u.ir" &&
+		! lowerir "$tmp/u8/u.ir" "$tmp/u8" 2>"$tmp/u8/err" &&
+		grep -q 'lower_gpu: op 3 (aten.mul): the cuda target has no kernel for u8 tensors' "$tmp/u8/err" &&
+		[ ! -e "$tmp/u8/5.gpu.cu" ]
+}
+check "lowering: an operand the cuda target cannot compute inside a binary op's chain: its error, exit 1, no .cu" u8operand
 # with DP_TEST_EMULATE=1: that step's cuda code (the norms in the GEMVs,
 # the decode attention of the kernel library: tests/gpu/emux) run on the
 # host through the emulator of tests/gpu/emu, one token at position 5 (the

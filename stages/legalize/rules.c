@@ -820,6 +820,17 @@ r_isnan(Lz *z, const Op *op)
 	return bind(z, op, lz_op2(z, Aeq, a, inf));
 }
 
+/* On bool tensors, a product is a logical and and a sum (alpha 1) a
+ * logical or (PyTorch's decompositions of isfinite multiply masks). */
+static int
+r_boolarith(Lz *z, const Op *op)
+{
+	if (IT(0)->dtype != DP_BOOL || IT(1)->dtype != DP_BOOL ||
+	    (op->kind == Aadd && dp_getf(op, "alpha", 1) != 1))
+		return lz_copy(z, op);
+	return bind(z, op, lz_op2(z, op->kind == Amul ? Aand : Aor, X(0), X(1)));
+}
+
 /* elu = scale · (x > 0 ? x : alpha·(exp(input_scale·x) − 1)). */
 static int
 r_elu(Lz *z, const Op *op)
@@ -2289,6 +2300,8 @@ static const struct {
 	{ Aslicescat, r_slicescat, "aten.cat of x's head, src, x's tail (step 1)" },
 	{ Aselscat, r_selscat, "aten.cat of x's head, src viewed, x's tail" },
 	{ Alogsoftmax, r_logsoftmax, "aten.log(softmax)" },
+	{ Amul, r_boolarith, "of two bool tensors: aten.logical_and; else unchanged" },
+	{ Aadd, r_boolarith, "of two bool tensors (alpha 1): aten.logical_or; else unchanged" },
 	{ Aisnan, r_isnan, "x != x" },
 	{ Aisinf, r_isnan, "abs(x) == inf" },
 	{ Aelu, r_elu, "scale · where(x > 0, x, alpha·expm1(input_scale·x))" },

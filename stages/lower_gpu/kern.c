@@ -745,11 +745,11 @@ binary(Kern *k, int v, const Op *op, int i, const char *idx)
 	default:   /* logical: any dtypes */
 		rc = needdt(k, i, da, MANY, "") || needdt(k, i, db, MANY, "");
 	}
-	if (rc != 0 ||
-	    operand(k, op->in[0], t, idx, "a", v, &a) != 0 ||
-	    operand(k, op->in[1], t, idx, "b", v, &b) != 0)
+	if (rc == 0 && (operand(k, op->in[0], t, idx, "a", v, &a) != 0 ||
+	                operand(k, op->in[1], t, idx, "b", v, &b) != 0))
+		rc = -1;   /* (an operand the target cannot compute: its error) */
+	if (rc != 0)
 		goto done;
-	rc = -1;
 	s = line(k);
 	str_printf(s, "%s t%d = ", stype(t->dtype), v);
 	if ((dp_op_form[op->kind] == Fbinary || dp_op_form[op->kind] == Fbinaryn) &&
