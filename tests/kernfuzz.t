@@ -10,7 +10,8 @@
 # GPU or nvcc needed), and every output of the two must agree within 1e-6
 # relative (the formulas are runtime/dpscalar.h's on both sides); a
 # program with one-row products (the GEMV kernel, which sums in its own
-# order) within 1e-4, and its cuda build with the GEMV kernels' tails
+# order, which sines of large sums amplify) within 1e-3, and its cuda
+# build with the GEMV kernels' tails
 # (tune cuda.gemv.tail) to the bit as without them.
 # DP_TEST_KERNFUZZ=N checks N seeds (default 40) from DP_TEST_KERNFUZZ_SEED
 # (default 1); a failure prints its seed and program, which
@@ -62,12 +63,12 @@ build() {
 
 # same SEED: the program of SEED gives the same outputs built for both;
 # where it has one-row products (GEMV kernels, their sums in another order
-# than the cpu's: 1e-4), the same bits with their tails as without
+# than the cpu's: 1e-3), the same bits with their tails as without
 same() {
 	d=$tmp/s$1
 	mkdir -p "$d" && perl tests/kernfuzz.pl "$1" "$d" || return 1
 	ok=1 tol=1e-6 ts="cpu cuda"
-	grep -q ' = aten.linear ' "$d/k.ir" && tol=1e-4 ts="cpu cuda cudat0"
+	grep -q ' = aten.linear ' "$d/k.ir" && tol=1e-3 ts="cpu cuda cudat0"
 	build "$d" cpu && build "$d" cuda || ok=
 	case $ts in *cudat0) build "$d" cudat0 "$tmp/tail0" || ok= ;; esac
 	if [ -n "$ok" ]; then

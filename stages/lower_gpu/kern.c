@@ -447,16 +447,16 @@ permuted(Kern *k, int v, int x, const int64_t *perm, const char *idx, Str *out)
 	return strided(k, x, ty(k->g, v), s, 0, idx, v, "", out);
 }
 
-/* aten.slice and aten.select: a strided window of the operand. */
-static int
-window(Kern *k, int v, const Op *op, const char *idx, Str *out)
+/* aten.slice and aten.select: the operand's element strides for the
+ * result's axes (s) and the offset of the window's first element. */
+static int64_t
+windowof(const Gpu *g, const Op *op, int64_t *s)
 {
-	int x = op->in[0], r = ty(k->g, x)->rank, d, j, n;
-	const Type *tx = ty(k->g, x);
-	int64_t xs[DP_MAXRANK], s[DP_MAXRANK], at;
+	const Type *tx = ty(g, op->in[0]);
+	int64_t xs[DP_MAXRANK], at;
+	int d = normdim(dp_geti(op, "dim", 0), tx->rank), j, n;
 
 	dense(tx, xs);
-	d = normdim(dp_geti(op, "dim", 0), r);
 	if (op->kind == Aslice) {   /* start clipped as the shape rule clips it */
 		int64_t len = tx->dim[d];
 		at = dp_geti(op, "start", 0);
@@ -464,17 +464,26 @@ window(Kern *k, int v, const Op *op, const char *idx, Str *out)
 			at = at < -len ? 0 : at + len;
 		if (at > len)
 			at = len;
-		memcpy(s, xs, sizeof s);
+		memcpy(s, xs, sizeof xs);
 		s[d] *= dp_geti(op, "step", 1);
-		return strided(k, x, ty(k->g, v), s, at * xs[d], idx, v, "", out);
+		return at * xs[d];
 	}
 	at = dp_geti(op, "index", 0);
 	if (at < 0)
 		at += tx->dim[d];
-	for (j = n = 0; j < r; j++)
+	for (j = n = 0; j < tx->rank; j++)
 		if (j != d)
 			s[n++] = xs[j];
-	return strided(k, x, ty(k->g, v), s, at * xs[d], idx, v, "", out);
+	return at * xs[d];
+}
+
+/* aten.slice and aten.select: a strided window of the operand. */
+static int
+window(Kern *k, int v, const Op *op, const char *idx, Str *out)
+{
+	int64_t s[DP_MAXRANK], off = windowof(k->g, op, s);
+
+	return strided(k, op->in[0], ty(k->g, v), s, off, idx, v, "", out);
 }
 
 /* aten.cat and aten.stack: the operand whose slab holds the element,
@@ -1385,7 +1394,7 @@ walk(Walk *w, int v, int64_t i, int root)
 	const Op *op;
 	const Type *t = ty(g, v), *tx;
 	int64_t xs[DP_MAXRANK], s[DP_MAXRANK], at, D, inner, outer, p;
-	int j, d, n;
+	int j, d;
 
 	if (!root && g->h[v].kind != G_INLINE)
 		return w->f(w->u, gbase(g, v), i);
@@ -1404,27 +1413,8 @@ walk(Walk *w, int v, int64_t i, int root)
 	case Aexpand:
 		return walkop(w, op->in[0], t, i);
 	case Aslice: case Aselect:   /* as window */
-		tx = ty(g, op->in[0]);
-		dense(tx, xs);
-		d = normdim(dp_geti(op, "dim", 0), tx->rank);
-		if (op->kind == Aslice) {
-			int64_t len = tx->dim[d];
-			at = dp_geti(op, "start", 0);
-			if (at < 0)
-				at = at < -len ? 0 : at + len;
-			if (at > len)
-				at = len;
-			memcpy(s, xs, sizeof s);
-			s[d] *= dp_geti(op, "step", 1);
-		} else {
-			at = dp_geti(op, "index", 0);
-			if (at < 0)
-				at += tx->dim[d];
-			for (j = n = 0; j < tx->rank; j++)
-				if (j != d)
-					s[n++] = xs[j];
-		}
-		return walk(w, op->in[0], remapi(i, t, s) + at * xs[d], 0);
+		at = windowof(g, op, s);
+		return walk(w, op->in[0], remapi(i, t, s) + at, 0);
 	case Acat: case Astack:   /* as pieces */
 		if (t->rank == 0)
 			return -1;

@@ -963,18 +963,25 @@ aargs(Gpu *g, const MM *p)
 }
 
 /* A GEMV kernel's blocks for cols columns, p->cw a warp (a tail's: its
- * own count), and the tail's launch arguments. */
+ * own count). */
 static int64_t
 gvgrid(const MM *p, int64_t cols)
 {
 	return p->tail ? p->tail->nblocks : (cols / p->cw + WARPS - 1) / WARPS;
 }
 
+/* The end of a GEMV kernel's launch: the next GEMV's weights it asks into
+ * L2 (p->pf), its tail's arguments; then the check. */
 static void
-gvtargs(Gpu *g, const MM *p)
+gvend(Gpu *g, const MM *p)
 {
+	if (p->pf >= 0)
+		str_printf(g->rec, ", DP_PF%d", p->pf);
 	if (p->tail && p->tail->args.p)
 		str_put(g->rec, p->tail->args.p);
+	str_put(g->rec, ");\n");
+	launched(g, p->name);
+	pfnext(g, p);
 }
 
 static void
@@ -994,12 +1001,7 @@ launch(Gpu *g, const MM *p, int64_t blocks, int threads, int ab)
 	str_printf(g->rec, "v%d", gV(g, p->y));
 	if (p->yh)
 		str_printf(g->rec, ", (float *)(P + %lld)", (long long)(p->yh - 1));
-	if (p->pf >= 0)
-		str_printf(g->rec, ", DP_PF%d", p->pf);
-	gvtargs(g, p);
-	str_put(g->rec, ");\n");
-	launched(g, p->name);
-	pfnext(g, p);
+	gvend(g, p);
 }
 
 /* 16-bit precision (tune cuda.precision bf16|f16; formats/target.md,
@@ -1145,12 +1147,7 @@ mm16(Gpu *g, MM *p)
 		}
 		for (j = 0; j < p->ng; j++)
 			str_printf(g->rec, ", v%d", gV(g, p->gy[j]));
-		if (p->pf >= 0)
-			str_printf(g->rec, ", DP_PF%d", p->pf);
-		gvtargs(g, p);
-		str_put(g->rec, ");\n");
-		launched(g, p->name);
-		pfnext(g, p);
+		gvend(g, p);
 		return 1;
 	}
 	if (p->M <= GEMV_ROWS && p->b.rs == 1 && p->a.cs == 1) {
@@ -1172,12 +1169,7 @@ mm16(Gpu *g, MM *p)
 		str_printf(g->rec, "v%d", gV(g, p->y));
 		if (p->yh)
 			str_printf(g->rec, ", (float *)(P + %lld)", (long long)(p->yh - 1));
-		if (p->pf >= 0)
-			str_printf(g->rec, ", DP_PF%d", p->pf);
-		gvtargs(g, p);
-		str_put(g->rec, ");\n");
-		launched(g, p->name);
-		pfnext(g, p);
+		gvend(g, p);
 		return 1;
 	}
 	g->blas = 1;
@@ -1478,12 +1470,7 @@ gvsiblings(Gpu *g, MM *p)
 		str_printf(g->rec, ", v%d", gV(g, p->gb[k]));
 	for (k = 0; k < p->ng; k++)
 		str_printf(g->rec, ", v%d", gV(g, p->gy[k]));
-	if (p->pf >= 0)
-		str_printf(g->rec, ", DP_PF%d", p->pf);
-	gvtargs(g, p);
-	str_put(g->rec, ");\n");
-	launched(g, p->name);
-	pfnext(g, p);
+	gvend(g, p);
 }
 
 /* Whether product p, which takes way, is a GEMV kernel of one row that
