@@ -186,7 +186,6 @@ typedef struct Gtail {
 	Str params;        /* the kernel's parameters for them, each after ", " */
 	Str args;          /* their launch arguments, each after ", " */
 	Str calls;         /* the switch's cases calling them */
-	Str pf;            /* statements asking their small operands into L1 */
 } Gtail;
 
 /* The passes, in the order emit_file runs them (each reads what the ones
