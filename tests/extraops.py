@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """extraops.py OUTDIR: training-IR ops that are formulas or that import
 computes in several ops (softplus, threshold, hardshrink, softshrink, frac,
-logit, std, logsumexp, glu, pixel_(un)shuffle, max and min of all, triu,
+logit, std, var_mean and std_mean (both results), logsumexp, glu, pixel_(un)shuffle, max and min of all, triu,
 tril, nan_to_num, lerp, logaddexp) for tests/extraops.t, with references
 computed from PyTorch's definitions, not by DevProc.
 
@@ -47,9 +47,10 @@ SRC = {1: ("c_relu", ["self"], "relu"), 2: ("c_atan2", ["self", "other"], "atan2
        3: ("c_addcmul", ["self", "tensor1", "tensor2"], "addcmul")}
 
 
-def case(out, name, target, args, X, Y, ref, names=None, special=()):
+def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None):
     """X: the inputs' shapes (one shape: one input); names: their argument
-    names (else the source's); special: values put first into input 0."""
+    names (else the source's); special: values put first into input 0;
+    res (k, n): the node has n results of shape Y, the graph's is the k-th."""
     Xs = X if isinstance(X[0], list) else [X]
     stem, argn, oname = SRC[len(Xs)]
     src = os.path.join(os.path.dirname(__file__), "conformance", stem + ".pt2")
@@ -66,6 +67,12 @@ def case(out, name, target, args, X, Y, ref, names=None, special=()):
         tv = g["tensor_values"][v]
         tv["sizes"] = [{"as_int": d} for d in shape]
         tv["strides"] = [{"as_int": d} for d in strides(shape)]
+    if res:   # the other results: tensors of their own the graph does not read
+        for j in range(res[1]):
+            if j != res[0]:
+                g["tensor_values"]["aux%d" % j] = json.loads(json.dumps(g["tensor_values"][oname]))
+        node["outputs"] = [{"as_tensor": {"name": oname if j == res[0] else "aux%d" % j}}
+                           for j in range(res[1])]
     with zipfile.ZipFile(os.path.join(out, name + ".pt2"), "w") as zo:
         for info in z.infolist():
             data = z.read(info.filename)
@@ -134,6 +141,23 @@ def main():
     case(out, "std_dims", "torch.ops.aten.std.dim",
          [("dim", ints([0, 2])), ("unbiased", {"as_bool": False})],
          [3, 2, 4], [2], lambda x: reduce(x, [3, 2, 4], [0, 2], False, lambda vs: std(vs, 0)))
+    # var_mean, std_mean: both results (the graph reads one, the other
+    # still computed by the node)
+    var = lambda vs, c: std(vs, c) ** 2
+    mean = lambda vs: sum(vs) / len(vs)
+    case(out, "var_mean_var", "torch.ops.aten.var_mean.correction",
+         [("dim", ints([1])), ("correction", {"as_float": 1.0}), ("keepdim", {"as_bool": True})],
+         [2, 5, 3], [2, 1, 3], lambda x: reduce(x, [2, 5, 3], [1], True, lambda vs: var(vs, 1)),
+         res=(0, 2))
+    case(out, "var_mean_mean", "torch.ops.aten.var_mean.correction",
+         [("dim", ints([0, 2])), ("correction", {"as_float": 0.0})],
+         [3, 2, 4], [2], lambda x: reduce(x, [3, 2, 4], [0, 2], False, mean), res=(1, 2))
+    case(out, "std_mean_std", "torch.ops.aten.std_mean.dim",
+         [("dim", ints([2])), ("unbiased", {"as_bool": True})],
+         [3, 2, 4], [3, 2], lambda x: reduce(x, [3, 2, 4], [2], False, lambda vs: std(vs, 1)),
+         res=(0, 2))
+    case(out, "std_mean_all", "torch.ops.aten.std_mean.default", [("unbiased", {"as_bool": False})],
+         [4, 3], [], lambda x: {(): mean(list(x.values()))}, res=(1, 2))
     case(out, "logsumexp", "torch.ops.aten.logsumexp.default", [("dim", ints([1]))],
          [3, 6, 2], [3, 2], lambda x: reduce(x, [3, 6, 2], [1], False, lse))
     case(out, "logsumexp_keep", "torch.ops.aten.logsumexp.default",

@@ -1,6 +1,7 @@
 #!/bin/sh
 # extraops.t: training-IR ops that are formulas or that import computes in
-# several ops (softplus, threshold, shrinks, frac, logit, std, logsumexp,
+# several ops (softplus, threshold, shrinks, frac, logit, std, var_mean
+# and std_mean (either result read), logsumexp,
 # glu, pixel_(un)shuffle, max/min of all, triu/tril, nan_to_num, lerp,
 # logaddexp, upsampling along 1 and 3 axes and by scale factors that are
 # not integers, adaptive max pooling, im2col) against their definitions:
@@ -17,7 +18,8 @@ py=$(command -v python3) || { echo "1..0 # SKIP no python3"; exit 0; }
 check "the cases and their references are made" "$py" tests/extraops.py "$tmp"
 nvcc=
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=yes; fi
-for c in softplus std_keep std_dims logsumexp logsumexp_keep glu pixel_shuffle pixel_unshuffle \
+for c in softplus std_keep std_dims var_mean_var var_mean_mean std_mean_std std_mean_all \
+	logsumexp logsumexp_keep glu pixel_shuffle pixel_unshuffle \
 	threshold hardshrink softshrink frac logit_eps max_all min_all triu tril nan_to_num \
 	nan_to_num_exact lerp lerp_scalar logaddexp up_nearest1d up_linear1d up_linear1d_al \
 	up_nearest3d up_trilinear3d up_bilinear_sf up_nearest_sf up_nearest1d_sf up_trilinear_sf \

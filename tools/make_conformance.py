@@ -830,6 +830,11 @@ def cases():
     case("softplus", lambda s, x: F.softplus(x, beta=2.0, threshold=1.5), lambda: r(2, 3, 4))
     case("std", lambda s, x: torch.std(x, dim=1, keepdim=True) + x.std(), lambda: r(2, 5, 3))
     case("std_unbiased0", lambda s, x: torch.std(x, dim=(0, 2), unbiased=False), lambda: r(3, 2, 4))
+    # both results read: (x - mean) / std, var + mean
+    case("var_mean", lambda s, x: (lambda v, m: (x - m) * v)(*torch.var_mean(x, dim=1, keepdim=True)),
+         lambda: r(2, 5, 3))
+    case("std_mean", lambda s, x: (lambda d, m: d + m)(*torch.std_mean(x, dim=(0, 2), correction=0)),
+         lambda: r(3, 2, 4))
     case("logsumexp", lambda s, x: torch.logsumexp(x * 3, dim=1), lambda: r(3, 6, 2))
     case("logsumexp_inf", lambda s, x: torch.logsumexp(x.masked_fill(x > 0, float("-inf")), dim=(0, 2),
                                                         keepdim=True), lambda: r(2, 3, 4))

@@ -1072,6 +1072,33 @@ hook(Node *c)
 		c->in[0] = midop(c, Avar, c->in, 1, 1);
 		c->kind = Asqrt, c->nin = 1, c->nav = 0;
 		break;
+	case H_VARMEAN: {   /* (var or √var, mean): both results the graph reads */
+		json_t *outs = json_object_get(c->json, "outputs");
+		const char *on[2];
+		int v[2], k;
+		v[0] = midop(c, Avar, c->in, 1, 1);
+		if (strstr(c->target, "std_mean"))
+			v[0] = midop(c, Asqrt, v, 1, 0);
+		dropav(c, "correction");
+		if (!findav(c, "dim"))   /* (the default form: all of x) */
+			newav(c, "dim", A_INTS)->n = 0;
+		v[1] = midop(c, Amean, c->in, 1, 1);
+		for (k = 0; k < 2; k++) {
+			Type want;
+			char what[160];
+			if (!(on[k] = tensorname(json_array_get(outs, (size_t)k))))
+				continue;   /* a result the graph does not read */
+			if (!g_type(c->g, on[k], &want) || !dp_type_eq(&c->fn->val[v[k]].t, &want))
+				bad(c, "import computes %s for its result %d, not the archive's",
+				    typestr(&c->fn->val[v[k]].t), k);
+			snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+			if (k)
+				g_result(c->g, on[k], v[k]);
+			else
+				g_define(c->g, on[k], v[k], what);
+		}
+		return 0;
+	}
 	case H_LOGSUMEXP: {   /* m = amax (kept dims), 0 where ±inf; log Σ exp(x − m) + m */
 		const Type *x = &c->fn->val[c->in[0]].t;
 		Av *keep = findav(c, "keepdim");

@@ -121,6 +121,7 @@ int g_value(Graph *g, const char *name, const char *node);
 int g_scalar(Graph *g, double v, int dtype);
 int g_filled(Graph *g, const Type *t, double v);
 void g_unused(Graph *g, const char *name, const char *what);
+void g_result(Graph *g, const char *name, int v);
 int g_type(Graph *g, const char *name, Type *t);
 int g_complex(Graph *g, const char *name);
 enum { PT2_FLOAT = 7, PT2_COMPLEX64 = 10 };   /* torch.export's ScalarType */
@@ -139,7 +140,8 @@ Imp *g_imp(Graph *g);
 /* aten.c (the conversion) and atab.c (the table) */
 enum {                      /* Aten.flags */
 	F_INPLACE = 1,      /* mutates its first argument */
-	F_MULTI = 2,        /* results after the first exist but must be unused */
+	F_MULTI = 2,        /* results after the first exist but must be unused (unless
+	                       its hook computes them: H_VARMEAN) */
 	F_LIST = 4,         /* one result, a list of tensors (H_SPLIT) */
 	F_OUT = 8,          /* an out= variant: its "out" argument names the result too */
 	F_RESVIEW = 16,     /* a result after the first the archive records in another shape
@@ -167,6 +169,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_DIVMODE,          /* div with rounding_mode floor or trunc */
 	H_CONV,             /* convolution: transposed false and its output_padding left out */
 	H_STD,              /* std: the square root of aten.var */
+	H_VARMEAN,          /* var_mean, std_mean: aten.var (its square root), and aten.mean */
 	H_LOGSUMEXP,        /* log Σ exp(x − m) + m, m the max (0 where infinite) */
 	H_GLU,              /* the first half times the sigmoid of the second */
 	H_PIXSHUF,          /* pixel_(un)shuffle: a view, a permute, a view */

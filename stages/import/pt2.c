@@ -195,6 +195,15 @@ g_unused(Graph *g, const char *name, const char *what)
 	slotof(g, name)->unused = dp_strdup(g->imp->fn->arena, what);
 }
 
+/* Binds name, a result g_unused marked, to v after all: a hook computes
+ * it. */
+void
+g_result(Graph *g, const char *name, int v)
+{
+	slotof(g, name)->unused = NULL;
+	g_bind(g, name, v);
+}
+
 /* ---- errors ---- */
 
 static _Noreturn void
