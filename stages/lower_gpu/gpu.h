@@ -198,7 +198,9 @@ typedef struct Gtail {
  *  4. the emitters, per op: emit_elem and emit_reduce (kern.c, reduce.c),
  *     emit_mm (mm.c), emit_nn (nn.c, then conv.c and attn.c), which call
  *     the helpers of the passes before them and the kernel library
- *     (runtime/cuda/);
+ *     (runtime/cuda/); small elementwise kernels are held until kflush,
+ *     and a GEMV kernel of one row before them (g->gvh), which kflush
+ *     writes with the ones it can run as its tail (Gtail);
  *  5. emit_file (emit.c): the schedules, init and the entry points.
  * guses and gplan: 0, or -1 with g->err set. */
 int guses(Gpu *g);
