@@ -1297,6 +1297,20 @@ kcheck(Str *s, const Kmember *m)
 		str_printf(s, "\tif (i >= %lld)\n\t\treturn;\n", m->n);
 }
 
+/* m's element function, its comment lines before it: NAME_at(i, ...)
+ * computes and stores element i (a group's member, a GEMV's tail). */
+static void
+katfn(const Gpu *g, Str *s, const Kmember *m)
+{
+	str_put(s, m->head.p ? m->head.p : "");
+	str_printf(s, "static __device__ __forceinline__ void\n%s_at(int i, ", m->name);
+	kparams(g, s, m, "", 0);
+	str_put(s, ")\n{\n");
+	kcheck(s, m);
+	str_put(s, m->body.p);
+	str_put(s, "}\n\n");
+}
+
 /* The kernel of m, UNROLL elements a thread: its body a function giving
  * element i, called for i, i + BLOCK, ...  Where the block's elements are
  * all in range the UNROLL values are computed before any is stored, so
@@ -1628,13 +1642,7 @@ ktail(Gpu *g, Kgroup *kg, Gtail *t, int *take)
 		if (!take[j])
 			continue;
 		snprintf(pre, sizeof pre, "t%d", r);
-		str_put(&t->fns, m->head.p ? m->head.p : "");
-		str_printf(&t->fns, "static __device__ __forceinline__ void\n%s_at(int i, ", m->name);
-		kparams(g, &t->fns, m, "", 0);
-		str_put(&t->fns, ")\n{\n");
-		kcheck(&t->fns, m);
-		str_put(&t->fns, m->body.p);
-		str_put(&t->fns, "}\n\n");
+		katfn(g, &t->fns, m);
 		str_put(&t->params, ", ");
 		kparams(g, &t->params, m, pre, 0);
 		str_put(&t->args, ", ");
@@ -1713,14 +1721,7 @@ kflush(Gpu *g)
 	} else {
 		snprintf(gname, sizeof gname, "%s_group", kg->m[0].name);
 		for (j = 0; j < kg->n; j++) {
-			Kmember *m = &kg->m[j];
-			str_put(&g->kern, m->head.p ? m->head.p : "");
-			str_printf(&g->kern, "static __device__ __forceinline__ void\n%s_at(int i, ", m->name);
-			kparams(g, &g->kern, m, "", 0);
-			str_put(&g->kern, ")\n{\n");
-			kcheck(&g->kern, m);
-			str_put(&g->kern, m->body.p);
-			str_put(&g->kern, "}\n\n");
+			katfn(g, &g->kern, &kg->m[j]);
 		}
 		str_printf(&g->kern, "/* %d kernels in one launch, their blocks side by side: ", kg->n);
 		for (j = 0; j < kg->n; j++)
