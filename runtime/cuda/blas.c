@@ -316,6 +316,147 @@ dprt_cublaslt_16(dprt_cuda *g, int64_t M, int64_t N, int64_t K, float alpha, con
 	                bias, C, ldc, err, errn);
 }
 
+/* ---- a convolution's products through cuBLASLt (dprt_cuda.h) ---- */
+
+/* A row-major rows×cols layout of ld, a batch of nb strided by stride. */
+static int
+rowlayout(cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols, int64_t ld, int nb,
+          int64_t stride, char *err, size_t errn)
+{
+	cublasLtOrder_t o = CUBLASLT_ORDER_ROW;
+
+	if (blasok(cublasLtMatrixLayoutCreate(l, CUDA_R_32F, (uint64_t)rows, (uint64_t)cols, ld),
+	           "cublasLtMatrixLayoutCreate", err, errn) != 0)
+		return -1;
+	return blasok(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_ORDER, &o,
+	                                               sizeof o),
+	              "cublasLtMatrixLayoutSetAttribute", err, errn) != 0 ||
+	       blasok(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
+	                                               sizeof nb),
+	              "cublasLtMatrixLayoutSetAttribute", err, errn) != 0 ||
+	       blasok(cublasLtMatrixLayoutSetAttribute(*l,
+	                                               CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+	                                               &stride, sizeof stride),
+	              "cublasLtMatrixLayoutSetAttribute", err, errn) != 0 ? -1 : 0;
+}
+
+/* The plan of a convolution's product (key: O, P, K, CONVKEY, epilogue, lda,
+ * x̂'s image stride, images, 0, alignments, 0), made on its first call. */
+enum { CONVKEY = 1 << 20 };   /* key[3] of a convolution's plan: no cublasOperation_t */
+
+static struct dprt_ltplan *
+ltconvplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
+{
+	struct dprt_ltplan *p;
+	cublasLtMatmulPreference_t pref = NULL;
+	cublasLtMatmulHeuristicResult_t res[1];
+	cublasOperation_t nn = CUBLAS_OP_N;
+	cublasLtEpilogue_t epi = (cublasLtEpilogue_t)key[4];
+	size_t ws = WORKSPACE;
+	int i, nres = 0, rc, nb = (int)key[7];
+	int64_t O = key[0], P = key[1], K = key[2];
+
+	for (i = 0; i < g->nltplan; i++)
+		if (memcmp(g->ltplan[i].key, key, sizeof g->ltplan[i].key) == 0)
+			return &g->ltplan[i];
+	if (g->nltplan == g->capltplan) {
+		int cap = g->capltplan ? 2 * g->capltplan : 16;
+		p = realloc(g->ltplan, cap * sizeof *p);
+		if (p == NULL) {
+			snprintf(err, errn, "cuda: out of memory");
+			return NULL;
+		}
+		g->ltplan = p;
+		g->capltplan = cap;
+	}
+	p = &g->ltplan[g->nltplan];
+	memset(p, 0, sizeof *p);
+	memcpy(p->key, key, sizeof p->key);
+	rc = blasok(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F),
+	            "cublasLtMatmulDescCreate", err, errn);
+	if (rc == 0 && (blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA,
+	                                                      &nn, sizeof nn),
+	                       "cublasLtMatmulDescSetAttribute", err, errn) != 0 ||
+	                blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB,
+	                                                      &nn, sizeof nn),
+	                       "cublasLtMatmulDescSetAttribute", err, errn) != 0 ||
+	                blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+	                                                      &epi, sizeof epi),
+	                       "cublasLtMatmulDescSetAttribute", err, errn) != 0))
+		rc = -1;
+	/* w (O×K, rows of lda, every image's: stride 0), x̂ (K×P a image),
+	 * y and the residual (O×P a image) */
+	if (rc == 0 && (rowlayout(&p->la, O, K, key[5], nb, 0, err, errn) != 0 ||
+	                rowlayout(&p->lb, K, P, P, nb, key[6], err, errn) != 0 ||
+	                rowlayout(&p->lc, O, P, P, nb, O * P, err, errn) != 0))
+		rc = -1;
+	if (rc == 0 &&
+	    (blasok(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", err,
+	            errn) != 0 ||
+	     blasok(cublasLtMatmulPreferenceSetAttribute(pref,
+	                                                 CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+	                                                 &ws, sizeof ws),
+	            "cublasLtMatmulPreferenceSetAttribute", err, errn) != 0 ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key[9] >> 24, err, errn) ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key[9] >> 16, err, errn) ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key[9] >> 8, err, errn) ||
+	     prefalign(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key[9] >> 8, err, errn) ||
+	     blasok(cublasLtMatmulAlgoGetHeuristic(g->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref,
+	                                           1, res, &nres),
+	            "cublasLtMatmulAlgoGetHeuristic", err, errn) != 0))
+		rc = -1;
+	if (rc == 0 && nres < 1) {
+		snprintf(err, errn, "cuda: cublasLtMatmulAlgoGetHeuristic: no algorithm for the "
+		         "convolution's %lldx%lldx%lld", (long long)O, (long long)P, (long long)K);
+		rc = -1;
+	}
+	if (pref)
+		cublasLtMatmulPreferenceDestroy(pref);
+	if (rc != 0) {
+		if (p->la)
+			cublasLtMatrixLayoutDestroy(p->la);
+		if (p->lb)
+			cublasLtMatrixLayoutDestroy(p->lb);
+		if (p->lc)
+			cublasLtMatrixLayoutDestroy(p->lc);
+		if (p->desc)
+			cublasLtMatmulDescDestroy(p->desc);
+		return NULL;
+	}
+	p->algo = res[0].algo;
+	g->nltplan++;
+	return p;
+}
+
+int
+dprt_cublaslt_conv(dprt_cuda *g, int64_t O, int64_t P, int64_t K, int nb, const float *w,
+                   int64_t lda, const float *xh, int64_t xstride, const float *bias,
+                   const float *res, float beta, int relu, float *y, char *err, size_t errn)
+{
+	int64_t key[11];
+	struct dprt_ltplan *p;
+	const float one = 1;
+
+	key[0] = O, key[1] = P, key[2] = K, key[3] = CONVKEY;
+	key[4] = bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS) :
+	         relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+	key[5] = lda, key[6] = xstride, key[7] = nb, key[8] = 0, key[10] = 0;
+	key[9] = (align(w) & 0xff) << 24 | (align(xh) & 0xff) << 16 |
+	         ((align(y) < align(res ? res : y) ? align(y) : align(res ? res : y)) & 0xff) << 8 |
+	         (align(bias) & 0xff);
+	if ((p = ltconvplan(g, key, err, errn)) == NULL)
+		return -1;
+	if (bias && blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+	                                                  &bias, sizeof bias),
+	                   "cublasLtMatmulDescSetAttribute", err, errn) != 0)
+		return -1;
+	if (!res)
+		beta = 0, res = y;
+	return blasok(cublasLtMatmul(g->lt, p->desc, &one, w, p->la, xh, p->lb, &beta, res, p->lc, y,
+	                             p->lc, &p->algo, g->blasws, WORKSPACE, g->stream),
+	              "cublasLtMatmul", err, errn);
+}
+
 /* ---- 3xTF32 through cuBLASLt (dprt_cuda.h) ---- */
 
 int
