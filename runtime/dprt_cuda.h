@@ -383,7 +383,9 @@ int dprt_cuda_round16(dprt_cuda *g, float *y, const float *x, int64_t n, char *e
  * image) · x̂ (K×P, the images xstride floats apart) + bias (O floats, or
  * NULL) + beta·res (O×P, or NULL), relu where asked, y's and res's images
  * O·P floats apart; the bias and relu in cuBLASLt's epilogue.  The plan is
- * made on the first call and kept in g.  0, or -1 with the error. */
+ * made on the first call and kept in g.  0; 1 where cuBLASLt has no
+ * algorithm for it (nothing enqueued; with y NULL, only that asked); or -1
+ * with the error. */
 int dprt_cublaslt_conv(dprt_cuda *g, int64_t O, int64_t P, int64_t K, int nb, const float *w,
                        int64_t lda, const float *xh, int64_t xstride, const float *bias,
                        const float *res, float beta, int relu, float *y, char *err,

@@ -21,6 +21,7 @@ struct dprt_ltplan {
 	cublasLtMatmulDesc_t desc;
 	cublasLtMatrixLayout_t la, lb, lc;
 	cublasLtMatmulAlgo_t algo;
+	int none;   /* a convolution's: cuBLASLt has no algorithm for it */
 };
 
 static void
@@ -405,11 +406,8 @@ ltconvplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 	                                           1, res, &nres),
 	            "cublasLtMatmulAlgoGetHeuristic", err, errn) != 0))
 		rc = -1;
-	if (rc == 0 && nres < 1) {
-		snprintf(err, errn, "cuda: cublasLtMatmulAlgoGetHeuristic: no algorithm for the "
-		         "convolution's %lldx%lldx%lld", (long long)O, (long long)P, (long long)K);
-		rc = -1;
-	}
+	if (rc == 0 && nres < 1)   /* kept: the implicit GEMM's, each call */
+		p->none = 1;
 	if (pref)
 		cublasLtMatmulPreferenceDestroy(pref);
 	if (rc != 0) {
@@ -423,7 +421,8 @@ ltconvplan(dprt_cuda *g, const int64_t *key, char *err, size_t errn)
 			cublasLtMatmulDescDestroy(p->desc);
 		return NULL;
 	}
-	p->algo = res[0].algo;
+	if (!p->none)
+		p->algo = res[0].algo;
 	g->nltplan++;
 	return p;
 }
@@ -446,6 +445,8 @@ dprt_cublaslt_conv(dprt_cuda *g, int64_t O, int64_t P, int64_t K, int nb, const 
 	         (align(bias) & 0xff);
 	if ((p = ltconvplan(g, key, err, errn)) == NULL)
 		return -1;
+	if (p->none || y == NULL)
+		return p->none;
 	if (bias && blasok(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
 	                                                  &bias, sizeof bias),
 	                   "cublasLtMatmulDescSetAttribute", err, errn) != 0)
