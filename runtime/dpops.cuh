@@ -9,10 +9,11 @@
 
 #ifndef DP_HOST
 
-/* Inclusive prefix sums along the middle axis of x viewed as [outer, n,
- * inner]: one thread per (outer, inner) row, summed in A (double for f32,
- * as PyTorch's cpu kernel; i64 in uint64_t, wrapping). */
-template <typename T, typename A>
+/* Inclusive prefix sums (PROD 0) or products (PROD 1) along the middle
+ * axis of x viewed as [outer, n, inner]: one thread per (outer, inner)
+ * row, accumulated in A (double for f32, as PyTorch's cpu kernel; i64 in
+ * uint64_t, wrapping). */
+template <typename T, typename A, int PROD>
 static __device__ __forceinline__ void
 dps_cumsum(const T *__restrict__ x, T *__restrict__ y, long long rows, long long n,
            long long inner)
@@ -22,9 +23,12 @@ dps_cumsum(const T *__restrict__ x, T *__restrict__ y, long long rows, long long
 	if (r >= rows)
 		return;
 	long long base = r / inner * n * inner + r % inner;
-	A s = 0;
+	A s = PROD;
 	for (long long j = 0; j < n; j++) {
-		s += (A)x[base + j * inner];
+		if (PROD)
+			s *= (A)x[base + j * inner];
+		else
+			s += (A)x[base + j * inner];
 		y[base + j * inner] = (T)s;
 	}
 }
@@ -103,10 +107,10 @@ dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *_
 #define DPS_KERNEL(name, params, body) \
 	static __global__ void __launch_bounds__(256) name params { body; }
 #endif
-#define DPS_CUMSUM(s, T, A)                                                                    \
-	DPS_KERNEL(dps_cumsum_##s, (const T *__restrict__ x, T *__restrict__ y, long long rows,  \
-	                            long long n, long long inner),                              \
-	           (dps_cumsum<T, A>(x, y, rows, n, inner)))
+#define DPS_CUMSUM(name, s, T, A, PROD)                                                        \
+	DPS_KERNEL(dps_##name##_##s, (const T *__restrict__ x, T *__restrict__ y, long long rows, \
+	                              long long n, long long inner),                            \
+	           (dps_cumsum<T, A, PROD>(x, y, rows, n, inner)))
 #define DPS_SORT(s, T)                                                                         \
 	DPS_KERNEL(dps_sort_##s, (const T *__restrict__ x, T *__restrict__ y,                    \
 	                          int64_t *__restrict__ idx, long long rows, long long n,        \
@@ -117,8 +121,10 @@ dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *_
 	                                 T *__restrict__ y, long long outer, long long M,        \
 	                                 long long n, long long inner),                          \
 	           (dps_index_write<T>(idx, src, y, outer, M, n, inner)))
-DPS_CUMSUM(f32, float, double)
-DPS_CUMSUM(i64, int64_t, uint64_t)
+DPS_CUMSUM(cumsum, f32, float, double, 0)
+DPS_CUMSUM(cumsum, i64, int64_t, uint64_t, 0)
+DPS_CUMSUM(cumprod, f32, float, double, 1)
+DPS_CUMSUM(cumprod, i64, int64_t, uint64_t, 1)
 DPS_SORT(f32, float)
 DPS_SORT(i64, int64_t)
 DPS_SORT(i32, int32_t)

@@ -820,9 +820,11 @@ dprt_index_write(void *y, const void *src, int es, int64_t outer, int64_t n, int
 
 /* ---- scans and gathers along one axis ---- */
 
-/* Inclusive prefix sums along the middle axis of [outer, n, inner]. */
+/* Inclusive prefix sums (prod 0) or products (prod 1) along the middle
+ * axis of [outer, n, inner]. */
 void
-dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t inner)
+dprt_cumsum(int dtype, int prod, void *y, const void *x, int64_t outer, int64_t n,
+            int64_t inner)
 {
 	int64_t o, i, j;
 
@@ -832,15 +834,20 @@ dprt_cumsum(int dtype, void *y, const void *x, int64_t outer, int64_t n, int64_t
 			if (dtype == DPRT_F32) {
 				const float *xs = x;
 				float *ys = y;
-				double s = 0;   /* PyTorch's cpu accumulator */
-				for (j = 0; j < n; j++)
-					ys[b + j * inner] = (float)(s += xs[b + j * inner]);
+				double s = prod;   /* PyTorch's cpu accumulator */
+				for (j = 0; j < n; j++) {
+					s = prod ? s * xs[b + j * inner] : s + xs[b + j * inner];
+					ys[b + j * inner] = (float)s;
+				}
 			} else {
 				const int64_t *xs = x;
 				int64_t *ys = y;
-				uint64_t s = 0;   /* wraps */
-				for (j = 0; j < n; j++)
-					ys[b + j * inner] = (int64_t)(s += (uint64_t)xs[b + j * inner]);
+				uint64_t s = (uint64_t)prod;   /* wraps */
+				for (j = 0; j < n; j++) {
+					uint64_t v = (uint64_t)xs[b + j * inner];
+					s = prod ? s * v : s + v;
+					ys[b + j * inner] = (int64_t)s;
+				}
 			}
 		}
 }

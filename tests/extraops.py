@@ -209,6 +209,18 @@ def main():
          lambda a, b: ew([2, 3, 4], lambda i: (lambda p, q: p if math.isinf(p) and p == q else
                                                max(p, q) + math.log1p(math.exp(-abs(p - q))))(
              a[i], b[(i[1], 0)])), names=["self", "other"], special=(-inf, 5.0))
+    # running products along an axis (a zero and a negative among them)
+    def cumprod(x, Y, d):
+        def at(i):
+            p = 1.0
+            for j in range(i[d] + 1):
+                p *= x[i[:d] + (j,) + i[d + 1:]]
+            return p
+        return ew(Y, at)
+    case(out, "cumprod", "torch.ops.aten.cumprod.default", [("dim", {"as_int": 1})], [2, 5, 3],
+         [2, 5, 3], lambda x: cumprod(x, [2, 5, 3], 1), special=(2.0, -3.0, 0.5, 1.5, 0.0))
+    case(out, "cumprod_last", "torch.ops.aten.cumprod.default", [("dim", {"as_int": -1})], [3, 6],
+         [3, 6], lambda x: cumprod(x, [3, 6], 1))
     # upsampling along 1 and 3 axes: PyTorch's source index per axis,
     # nearest min(⌊dst·in/out⌋, in − 1); linear with or without the corners
     # (a scale factor sf given to PyTorch: 1/sf in f32 instead of in/out)

@@ -317,6 +317,8 @@ static const Aten aten[] = {
 	{ "aten.diff.default", Adiff, "self:T n:i=1 dim:i=-1 prepend:T? append:T?", 0, H_DIFF },
 	{ "aten.cumsum.default", Acumsum, "self:T dim:i dtype:dt?", 0, H_DTYPEIN },
 	{ "aten.cumsum_.default", Acumsum, "self:T dim:i dtype:dt?", F_INPLACE, H_DTYPEIN },
+	{ "aten.cumprod.default", Acumprod, "self:T dim:i dtype:dt?", 0, H_DTYPEIN },
+	{ "aten.cumprod_.default", Acumprod, "self:T dim:i dtype:dt?", F_INPLACE, H_DTYPEIN },
 	{ "aten.var.correction", Avar, "self:T dim:is= correction:f=1 keepdim:i=0", 0, 0 },
 	{ "aten.var.dim", Avar, "self:T dim:is= unbiased:i=1>correction keepdim:i=0", 0, 0 },
 	{ "aten.linalg_vector_norm.default", Avecnorm,

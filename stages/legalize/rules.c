@@ -1415,7 +1415,7 @@ r_indexn(Lz *z, const Op *op)
 	return bind(z, op, take(z, lz_view(z, X(0), v, c), d, f));
 }
 
-/* cumsum of an integer or bool x: summed in i64 (cast first). */
+/* cumsum or cumprod of an integer or bool x: in i64 (cast first). */
 static int
 r_cumsum(Lz *z, const Op *op)
 {
@@ -1428,7 +1428,7 @@ r_cumsum(Lz *z, const Op *op)
 	x = lz_end(z, k);
 	if (x < 0)
 		return -1;
-	k = lz_begin(z, Acumsum, &x, 1);
+	k = lz_begin(z, op->kind, &x, 1);
 	dp_seti(z->out, k, "dim", dp_geti(op, "dim", 0));
 	return bind(z, op, lz_end(z, k));
 }
@@ -2284,6 +2284,7 @@ static const struct {
 	{ Amaxpool, r_pool, "stride (empty: the kernel), padding, dilation as (h, w) pairs" },
 	{ Aavgpool, r_pool, "stride (empty: the kernel), padding as (h, w) pairs" },
 	{ Acumsum, r_cumsum, "integers and bool: cast to i64, then aten.cumsum" },
+	{ Acumprod, r_cumsum, "integers and bool: cast to i64, then aten.cumprod" },
 	{ Aexpandas, r_expandas, "aten.expand to the other operand's sizes" },
 	{ Aexpand, r_expand, "to its operand's own sizes: the operand; else unchanged" },
 	{ Aaddcmul, r_addcmul, "s + (value·a)·b" },
