@@ -64,10 +64,6 @@ struct dprt_cuda {
 	                            depthwise kernel, 2 (nosplit) it and the implicit
 	                            GEMM where K is not split, 3 (all) every one and the
 	                            split's sum */
-	int convlt;              /* 0 with DPRT_CUDA_CONV_LT=0: the implicit GEMM even where
-	                            the lowering chose cuBLASLt's products (conv.cu) */
-	int convltnb;            /* DPRT_CUDA_CONV_LTNB: images an im2col copy takes at
-	                            once, at most the lowering's (0: the lowering's) */
 	int cluster;             /* 0 (the default, DPRT_CUDA_SPLITK=sum): a convolution's
 	                            split K is summed by a second kernel; 1
 	                            (DPRT_CUDA_SPLITK=cluster): within a cluster of blocks
@@ -212,11 +208,6 @@ typedef struct dprt_conv {
 	float ca, cr;
 	float lo, hi;      /* relu: the bounds, as dpscalar.h's clamp (NaN
 	                      stays; lo > hi gives hi) */
-	int lt;            /* in TF32: cuBLASLt's products (dprt_cublaslt_conv)
-	                      rather than the implicit GEMM; the epilogue then a
-	                      bias, a relu (lo 0, hi inf) and ca 1 at most */
-	int ltnb;          /* lt: the images whose im2col copy the workspace
-	                      holds at once (0: x is x̂, a 1x1 window of stride 1) */
 } dprt_conv;
 
 /* Enqueues convolution c on g's stream by g->conv's method: the output
@@ -377,19 +368,6 @@ int dprt_cuda_to16(dprt_cuda *g, void *y, const float *x, int64_t n, char *err, 
  * (y may be x). */
 int dprt_cuda_round16(dprt_cuda *g, float *y, const float *x, int64_t n, char *err,
                       size_t errn);
-
-/* A convolution's product in TF32 through cuBLASLt, every matrix row-major:
- * for each of nb images, y (O×P) = w (O×K, rows of lda; the same for every
- * image) · x̂ (K×P, the images xstride floats apart) + bias (O floats, or
- * NULL) + beta·res (O×P, or NULL), relu where asked, y's and res's images
- * O·P floats apart; the bias and relu in cuBLASLt's epilogue.  The plan is
- * made on the first call and kept in g.  0; 1 where cuBLASLt has no
- * algorithm for it (nothing enqueued; with y NULL, only that asked); or -1
- * with the error. */
-int dprt_cublaslt_conv(dprt_cuda *g, int64_t O, int64_t P, int64_t K, int nb, const float *w,
-                       int64_t lda, const float *xh, int64_t xstride, const float *bias,
-                       const float *res, float beta, int relu, float *y, char *err,
-                       size_t errn);
 /* C = alpha·A·B (+ bias) through cuBLASLt on the tensor cores: A and B in
  * g->prec16's 16-bit format with the strides of dprt_cublas_sgemm, fp32
  * accumulation, C fp32 (M×N, row stride ldc); bias NULL or N floats added

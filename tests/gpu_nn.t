@@ -179,69 +179,15 @@ splitk() {
 	done
 }
 ondevice "ResNet-18 (quarter width): split K summed in clusters and by the second kernel (launched to wait in place, or the ordinary way), the same bits (fp32, tf32)" splitk
-# TF32 convolutions as cuBLASLt's products (tune cuda.conv.lt 1: every one
-# it can take): which are, in the .cu; on a device, each case within 2e-2
-# of PyTorch's fp32 and of the implicit GEMM (DPRT_CUDA_CONV_LT=0), and
-# the im2col copies a image at a time (DPRT_CUDA_CONV_LTNB=1) the same bits
-ltcases="conv_stride conv_dilation conv_1x1 conv_tiles conv_1x1_tiles conv_taps conv_7x7 conv_bn_relu6 conv_groups conv_depthwise"
-{ cat targets/cuda; echo "tune cuda.precision tf32"; echo "tune cuda.conv.lt 1"; } >"$tmp/lt.map"
-ltplan() {
-	dps=
-	for c in $ltcases; do dps="$dps tests/conformance/c_$c.dp"; done
-	"$bin/devproc" build $dps "$tmp/rn.dp" --target "$tmp/lt.map" -C "$tmp/lt" >/dev/null || return 1
-	for c in $ltcases rn; do
-		cu=$tmp/lt/$c/5.gpu.cu
-		[ $c = rn ] || cu=$tmp/lt/c_$c/5.gpu.cu
-		echo "$c: $(grep -c "cuBLASLt's products" "$cu") of $(grep -c '^static const dprt_conv' "$cu")"
-	done >"$tmp/ltplan"
-	cat "$tmp/ltplan"
-	# a ReLU6 (a clamp), groups and depthwise: cuBLASLt's epilogue has no
-	# clamp, its products no groups; the rest all (ResNet-18: 20 of 20)
-	[ "$(grep -c ': 0 of [1-9]' "$tmp/ltplan")" -eq 3 ] &&
-		grep -q '^conv_bn_relu6: 0 of' "$tmp/ltplan" && grep -q '^conv_groups: 0 of' "$tmp/ltplan" &&
-		grep -q '^conv_depthwise: 0 of' "$tmp/ltplan" && grep -q '^rn: 20 of 20$' "$tmp/ltplan" &&
-		[ "$(grep -c ': \([1-9][0-9]*\) of \1$' "$tmp/ltplan")" -eq 8 ] &&
-		# 1x1 windows of stride 1 read x itself, the others an im2col copy
-		grep -q 'x itself' "$tmp/lt/c_conv_1x1/5.gpu.cu" && grep -q 'im2col copies' "$tmp/lt/c_conv_7x7/5.gpu.cu"
-}
-check "tune cuda.conv.lt 1: the TF32 convolutions cuBLASLt's products can take (no clamp, one group) take them" ltplan
-ltrun() {
-	rc=0
-	for c in $ltcases; do
-		dp=tests/conformance/c_$c.dp
-		ref=$(sed -n 's/^# ref //p' "$dp")
-		set --
-		for i in $(sed -n 's/^input \([a-z0-9_]*\):.*/\1/p' "$dp"); do
-			set -- "$@" --in "$i=$tmp/refs/$ref.$i.npy"
-		done
-		e=$tmp/lt/c_$c/c_$c
-		if "$e" "$@" --out "out=$tmp/l.npy" && r1=$("$bin/npycmp" --tol 2e-2 "$tmp/l.npy" "$tmp/refs/$ref.out.npy") &&
-			DPRT_CUDA_CONV_LT=0 "$e" "$@" --out "out=$tmp/i.npy" &&
-			r2=$("$bin/npycmp" --tol 2e-2 "$tmp/l.npy" "$tmp/i.npy") &&
-			DPRT_CUDA_CONV_LTNB=1 "$e" "$@" --out "out=$tmp/n.npy" &&
-			r3=$("$bin/npycmp" --exact "$tmp/l.npy" "$tmp/n.npy"); then
-			echo "c_$c [lt]: PyTorch $r1; implicit GEMM $r2; a image at a time $r3"
-		else
-			echo "c_$c [lt]: differs: $r1 $r2 $r3"
-			rc=1
-		fi
-	done
-	"$tmp/npzx" tests/data/imagenet_ref.npz "$tmp/refs" >/dev/null &&
-		"$tmp/lt/rn/rn" --in "x=$tmp/refs/pre_pil.npy" --out "y=$tmp/l%d.npy" --steps 3 >/dev/null &&
-		DPRT_CUDA_CONV_LT=0 "$tmp/lt/rn/rn" --in "x=$tmp/refs/pre_pil.npy" --out "y=$tmp/i.npy" &&
-		"$bin/npycmp" --exact "$tmp/l1.npy" "$tmp/l3.npy" && "$bin/npycmp" --tol 2e-2 "$tmp/l3.npy" "$tmp/i.npy" || rc=1
-	return $rc
-}
-ondevice "TF32 convolutions as cuBLASLt's products: within 2e-2 of PyTorch and of the implicit GEMM; the same bits a image at a time and from the graph (ResNet-18)" ltrun
 badenv() {
 	# the convolutions' timing switches: a value they do not take is an error at init
-	for v in DPRT_CUDA_CONV_TILE=96 DPRT_CUDA_CONV_VEC=2 DPRT_CUDA_CONV_PDL=2 DPRT_CUDA_CONV_LT=2 DPRT_CUDA_CONV_LTNB=0; do
+	for v in DPRT_CUDA_CONV_TILE=96 DPRT_CUDA_CONV_VEC=2 DPRT_CUDA_CONV_PDL=2; do
 		! env "$v" "$b/c_conv_tiles/c_conv_tiles" --in "in0=$tmp/refs/conv_tiles.in0.npy" \
 			--out "out=$tmp/e.npy" 2>"$tmp/err" || return 1
 		cat "$tmp/err"
 		grep -q "cuda: ${v%=*} is '${v#*=}': expected" "$tmp/err" || return 1
 	done
 }
-ondevice "DPRT_CUDA_CONV_TILE=96, DPRT_CUDA_CONV_VEC=2, DPRT_CUDA_CONV_PDL=2, DPRT_CUDA_CONV_LT=2, DPRT_CUDA_CONV_LTNB=0: a clear error" badenv
+ondevice "DPRT_CUDA_CONV_TILE=96, DPRT_CUDA_CONV_VEC=2, DPRT_CUDA_CONV_PDL=2: a clear error" badenv
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -126,7 +126,7 @@ refuses() { # DPIR MAP MESSAGE: lower_gpu exits 1 with "DPIR: lower_gpu: MESSAGE
 bad() {
 	echo "conv sm_90 1x3x224x224 16x7x7 split=2x" >>"$m/tune.db"
 	refuses "$tmp/a/resnet18_core/4.partition.dpir" "$m/cuda.map" \
-		"$m/tune.db:8: expected 'OP ARCH KEY... CHOICE': conv ... split=1..64|lt, mm ... algo=0..15|gemv|tc, attn ... split=0..64 (formats/tune.md)"
+		"$m/tune.db:8: expected 'OP ARCH KEY... CHOICE': conv ... split=1..64, mm ... algo=0..15|gemv|tc, attn ... split=0..64 (formats/tune.md)"
 }
 check "a malformed database line: exit 1, file:line named, nothing written" bad
 sed -i '$d' "$m/tune.db"
@@ -164,7 +164,7 @@ cands() { # the mapping's candidates in the sites listed; a bad set is an error
 		grep -q '^3	conv sm_90 1x3x224x224 16x7x7 s2x2 p3x3 d1x1 g1 f32 fp32 bias+relu	split	2	1,4$' "$tmp/sites" &&
 		{ cat targets/cuda; echo "tune cuda.conv.split {1,3,99}"; } >"$m/c.map" &&
 		refuses "$tmp/a/resnet18_core/4.partition.dpir" "$m/c.map" \
-			"$m/c.map:$tl:22: tune cuda.conv.split {1,3,99}: expected a set of choices such as {1,2,4,8,16} (values 1..64 or lt)"
+			"$m/c.map:$tl:22: tune cuda.conv.split {1,3,99}: expected a set of choices such as {1,2,4,8,16} (values 1..64)"
 }
 check "the mapping's candidates (tune cuda.conv.split {1,4}): in the sites --tunables lists; a value out of range is an error" cands
 

@@ -713,66 +713,6 @@ clusterlaunch(const Cv &P, cudaStream_t st, const float *x, const float *w, cons
 	return cudaLaunchKernelEx(&c, gemm<MODE, 1>(P), P, x, w, b, res, y, (float *)NULL);
 }
 
-/* x̂ of images n0.. (blockIdx.z) for the cuBLASLt products: row k of image
- * n0 + z at xh + (z·K + k)·PIX, K in the packed weights' order (tap by
- * tap where tapk says, else PyTorch's), zeros past the input's edges.  One
- * group (lt's condition). */
-static __global__ void __launch_bounds__(256)
-im2col(const __grid_constant__ Cv P, const float *__restrict__ x, float *__restrict__ xh, int n0)
-{
-	int p = blockIdx.x * 256 + threadIdx.x, k = blockIdx.y, n = n0 + blockIdx.z, c, t;
-
-	if (p >= P.PIX)
-		return;
-	if (P.TAPK)
-		c = k % P.CG, t = k / P.CG;
-	else
-		c = k / P.KK, t = k % P.KK;
-	int r = t / P.KW, s = t % P.KW, oh = p / P.OW, ow = p % P.OW;
-	int ih = oh * P.SH - P.PH + r * P.DH, iw = ow * P.SW - P.PW + s * P.DW;
-	float v = 0.0f;
-
-	if (ih >= 0 && ih < P.H && iw >= 0 && iw < P.W)
-		v = x[(((long long)n * P.C + c) * P.H + ih) * P.W + iw];
-	xh[((long long)blockIdx.z * P.K + k) * P.PIX + p] = v;
-}
-
-/* Convolution c as cuBLASLt's products in TF32 (c->lt): x itself where
- * it is x̂ (c->ltnb 0), else an im2col copy of c->ltnb images at a time
- * (fewer with DPRT_CUDA_CONV_LTNB) into the workspace ws, each copy's
- * images one strided batch.  1 where cuBLASLt has no algorithm for it
- * (nothing enqueued). */
-static int
-ltconv(dprt_cuda *g, const dprt_conv *c, const Cv &P, const float *x, const float *w,
-       const float *b, const float *res, float *y, float *ws, char *err, size_t errn)
-{
-	long long pix = P.PIX, K = P.K, img = (long long)P.O * pix;
-	int chunk = g->convltnb > 0 && g->convltnb < c->ltnb ? g->convltnb : c->ltnb;
-
-	if (c->ltnb == 0)
-		return dprt_cublaslt_conv(g, P.O, pix, K, P.N, w, P.LDA, x, (long long)P.C * pix, b,
-		                          res, P.CR, P.RELU, y, err, errn);
-	for (int n0 = 0; n0 < P.N; n0 += chunk) {
-		int nb = P.N - n0 < chunk ? P.N - n0 : chunk, rc;
-		/* each chunk's plan asked before its copy (the last may be smaller) */
-		rc = dprt_cublaslt_conv(g, P.O, pix, K, nb, w, P.LDA, ws, K * pix, b,
-		                        res ? res + n0 * img : NULL, P.CR, P.RELU, NULL, err, errn);
-		if (rc != 0 && (rc < 0 || n0 == 0))
-			return rc;
-		if (rc > 0)
-			return errf(err, errn, "cuda: conv %d: cuBLASLt has no algorithm for %d of its "
-			            "images", c->id, nb);
-		im2col<<<dim3((unsigned)((pix + 255) / 256), (unsigned)K, (unsigned)nb), 256, 0,
-		         g->stream>>>(P, x, ws, n0);
-		if (launched(c, 0, err, errn) != 0 ||
-		    dprt_cublaslt_conv(g, P.O, pix, K, nb, w, P.LDA, ws, K * pix, b,
-		                       res ? res + n0 * img : NULL, P.CR, P.RELU, y + n0 * img, err,
-		                       errn) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 extern "C" int
 dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
                const float *b, const float *res, float *y, float *ws, char *err, size_t errn)
@@ -787,12 +727,6 @@ dprt_cuda_conv(dprt_cuda *g, const dprt_conv *c, const float *x, const float *w,
 
 	if (P.NP * P.O == 0)
 		return 0;
-	if (c->lt && g->convlt && g->conv == DPRT_CONV_TF32) {
-		int rc = ltconv(g, c, P, x, w, b, res, y, ws, err, errn);
-		if (rc <= 0)
-			return rc;
-		/* no algorithm for it: the implicit GEMM (c->split is 1) */
-	}
 	if (!c->direct && g->conv != DPRT_CONV_DIRECT) {
 		if (P.SPLIT > 1 && P.SPLIT <= CLMAX && g->cluster) {
 			snprintf(what, sizeof what, "cudaLaunchKernelEx (conv %d)", c->id);

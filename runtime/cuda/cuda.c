@@ -114,19 +114,6 @@ dprt_cuda_open(dprt_cuda **gp, const dprt_cuda_plan *p, char *err, size_t errn)
 		dprt_cuda_close(g);
 		return errf(err, errn, "cuda: DPRT_CUDA_SPLITK is '%.40s': expected sum or cluster", env);
 	}
-	env = getenv("DPRT_CUDA_CONV_LT");
-	g->convlt = !(env && strcmp(env, "0") == 0);
-	if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0) {
-		dprt_cuda_close(g);
-		return errf(err, errn, "cuda: DPRT_CUDA_CONV_LT is '%.40s': expected 0 or 1", env);
-	}
-	env = getenv("DPRT_CUDA_CONV_LTNB");
-	g->convltnb = env && *env ? atoi(env) : 0;
-	if (env && *env && (g->convltnb < 1 || strspn(env, "0123456789") != strlen(env))) {
-		dprt_cuda_close(g);
-		return errf(err, errn, "cuda: DPRT_CUDA_CONV_LTNB is '%.40s': expected a number of "
-		            "images, 1 or more", env);
-	}
 	env = getenv("DPRT_CUDA_MM");
 	g->mmlt = env && strcmp(env, "lt") == 0;
 	if (env && *env && !g->mmlt) {

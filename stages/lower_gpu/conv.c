@@ -16,7 +16,6 @@
  * DPRT_CUDA_SPLITK=cluster on sm_90 and later, those split 16 ways at most,
  * the blocks of a thread-block cluster through distributed shared memory,
  * the same bits). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +35,7 @@ enum {
 	                      overrides them per shape) */
 	MAXCLUSTER = 16,   /* splits a cluster can sum (Hopper's largest,
 	                      non-portable); more take the sum kernel */
-	LTPIX = 8192,      /* split=lt by the heuristic from this many output
-	                      pixels of the batch (bench/RESULTS.md) */
 };
-
-/* The bytes of im2col copy a convolution of split=lt takes at once (whole
- * images, at least one): the workspace it shares with the splits. */
-static const long long LTWS = 64LL << 20;
 
 /* The name of chain ch's relu or clamp (a tuning key's, a comment's). */
 static const char *
@@ -57,38 +50,7 @@ typedef struct Cfg {
 	long long K, lda, np, split, kchunk;
 	int packed, direct;
 	int tuned;         /* the split from the tuning database: its line, else 0 */
-	int lt;            /* TF32 by cuBLASLt's products (split=lt) */
-	long long ltnb;    /* ... the images an im2col copy takes at once (0: none) */
 } Cfg;
-
-/* Whether convolution c with chain ch's epilogue can run as cuBLASLt's
- * products in TF32 (runtime/cuda/conv.cu, ltconv): one group, weights
- * packed (rows of lda), an epilogue of a bias, a residual and a plain relu
- * at most (cuBLASLt's), K rows of x̂ within a launch's grid. */
-static int
-ltok(const Gpu *g, const Fn *fn, const Chain *ch, const Cfg *c)
-{
-	return g->prec && strcmp(g->prec, "fp32") != 0 && c->G == 1 && !c->direct && c->packed &&
-	       c->K <= 65535 && c->OH * c->OW <= 2147483647LL / 256 &&
-	       (ch == NULL || ((ch->relu < 0 || (fn->op[ch->relu].kind != Aclamp && ch->lo == 0 &&
-	                                         ch->hi == INFINITY)) && ch->ca == 1));
-}
-
-/* Whether x is x̂ itself: a 1x1 window of stride 1, no padding. */
-static int
-ltdirect(const Cfg *c)
-{
-	return c->k[0] == 1 && c->k[1] == 1 && c->s[0] == 1 && c->s[1] == 1 && c->p[0] == 0 &&
-	       c->p[1] == 0;
-}
-
-/* The heuristic's split=lt: cuBLASLt's products where the batch's pixels
- * are many (bench/RESULTS.md, batch 32 on the H100). */
-static int
-ltheur(const Cfg *c)
-{
-	return c->np >= LTPIX;
-}
 
 static void
 cfg(const Gpu *g, int i, Cfg *c)
@@ -125,29 +87,14 @@ cfg(const Gpu *g, int i, Cfg *c)
 		int bias = op->nin == 3 || (ch && ch->bn >= 0), add = ch && ch->add >= 0;
 		int relu = ch && ch->relu >= 0;
 		char key[256], heur[24], epi[32];
-		const char *v;
-		int lt = ltok(g, fn, ch, c);
-		if (lt && (g->convlt > 0 || (g->convlt < 0 && ltheur(c))))
-			snprintf(heur, sizeof heur, "lt");
-		else
-			snprintf(heur, sizeof heur, "%lld", c->split);
+		snprintf(heur, sizeof heur, "%lld", c->split);
 		snprintf(epi, sizeof epi, "%s%s%s%s%s", bias ? "bias" : "", bias && (add || relu) ? "+" : "",
 		         add ? "add" : "", add && relu ? "+" : "", relu ? actname(fn, ch) : "");
 		snprintf(key, sizeof key, "%lldx%lldx%lldx%lld %lldx%lldx%lld s%lldx%lld p%lldx%lld "
 		         "d%lldx%lld g%lld f32 %s %s", c->N, c->C, c->H, c->W, c->O, c->k[0], c->k[1],
 		         c->s[0], c->s[1], c->p[0], c->p[1], c->d[0], c->d[1], c->G,
 		         g->prec ? g->prec : "fp32", epi[0] ? epi : "none");
-		v = tune_get(g, TUNE_CONV, i, key, heur, lt ? TUNE_LT : 0, &c->tuned);
-		if (strcmp(v, "lt") == 0) {
-			c->lt = 1, c->split = 1;
-			c->ltnb = ltdirect(c) ? 0 : LTWS / (4 * c->K * c->OH * c->OW);
-			if (c->ltnb < 1 && !ltdirect(c))
-				c->ltnb = 1;
-			if (c->ltnb > c->N)
-				c->ltnb = c->N;
-		} else {
-			c->split = atoi(v);
-		}
+		c->split = atoi(tune_get(g, TUNE_CONV, i, key, heur, 0, &c->tuned));
 	}
 	c->kchunk = (nkt + c->split - 1) / c->split * BK;
 	c->split = c->kchunk > 0 ? (c->K + c->kchunk - 1) / c->kchunk : 1;   /* none empty */
@@ -164,8 +111,6 @@ convws(const Gpu *g, int i)
 	if (x->rank != 4 || x->dtype != DP_F32)
 		return 0;
 	cfg(g, i, &c);
-	if (c.lt)
-		return 4 * c.ltnb * c.K * c.OH * c.OW;
 	return c.split > 1 ? 4 * c.split * c.O * c.np : 0;
 }
 
@@ -252,11 +197,7 @@ constants(Gpu *g, const Chain *ch, const Cfg *c)
 	str_float(s, ch->lo);
 	str_put(s, ", ");
 	str_float(s, ch->hi);
-	str_put(s, ",   /* the relu's or clamp's bounds */\n");
-	if (c->lt)
-		str_printf(s, "\t1, %lld,   /* in TF32 cuBLASLt's products, %s */\n", c->ltnb,
-		           c->ltnb ? "im2col copies of this many images" : "x itself x̂");
-	str_put(s, "};\n");
+	str_put(s, ",   /* the relu's or clamp's bounds */\n};\n");
 }
 
 /* The library call of chain ch, run at its last op i. */
@@ -300,7 +241,7 @@ emit_conv(Gpu *g, const Chain *ch, int i)
 			boff = wreserve(g, 4 * c.O);
 		packinit(g, ch, woff, boff);
 	}
-	if ((c.split > 1 || c.ltnb > 0) && g->nn->ws < 0)
+	if (c.split > 1 && g->nn->ws < 0)
 		g->nn->ws = wreserve(g, g->nn->wsmax);
 	if (c.split > 1 && c.split <= MAXCLUSTER)   /* the clustered form where asked for and
 	                                               init found it runs */
@@ -328,7 +269,7 @@ emit_conv(Gpu *g, const Chain *ch, int i)
 	else
 		str_put(r, "NULL");
 	str_printf(r, ", v%d, ", gV(g, y));
-	if (c.split > 1 || c.ltnb > 0)
+	if (c.split > 1)
 		str_printf(r, "(float *)(g->weights + %lld)", (long long)g->nn->ws);
 	else
 		str_put(r, "NULL");

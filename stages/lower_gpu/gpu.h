@@ -113,9 +113,6 @@ typedef struct Gpu {
 	                      start at their first line, before their wait (cuda/pdl.cuh) */
 	int mmtc;          /* tune cuda.mm.tc 1: a product the tensor-core kernel takes
 	                      takes it, where no database entry says otherwise */
-	int convlt;        /* tune cuda.conv.lt: 1 every convolution cuBLASLt can
-	                      take in TF32 as its products (conv.c, split=lt),
-	                      0 none, -1 (auto, the default) the heuristic's */
 	int mmx3;          /* tune cuda.mm.x3: 1 every product 3xTF32 through cuBLASLt
 	                      can take takes it, 0 none, -1 (auto, the default) the
 	                      large ones in fp32 (mm.c) */
@@ -349,15 +346,13 @@ enum { TUNE_CONV, TUNE_MM, TUNE_ATTN };
 /* The kernels of our own a product may take besides cuBLASLt's algorithms:
  * the generated GEMV (algo=gemv), the kernel library's tensor-core product
  * (algo=tc, runtime/cuda/gemm.cu), 3xTF32 through cuBLASLt (algo=x3,
- * runtime/cuda/blas.c); and a convolution in TF32, cuBLASLt's products
- * instead of the implicit GEMM (split=lt, runtime/cuda/conv.cu). */
-enum { TUNE_GEMV = 1, TUNE_TC = 2, TUNE_X3 = 4, TUNE_LT = 8 };
+ * runtime/cuda/blas.c). */
+enum { TUNE_GEMV = 1, TUNE_TC = 2, TUNE_X3 = 4 };
 /* The choice for op's tunable kind whose key, after the op and the arch,
  * is key ("1x128x7x7 128x3x3 s1x1 p1x1 d1x1 g1 f32 fp32 relu"): the value of
  * the database's last entry for it (its line in *line), else heur (*line
  * 0).  kernels: TUNE_GEMV, TUNE_TC and TUNE_X3 where a product may take
- * them (a database's algo=gemv, algo=tc or algo=x3 counts only there),
- * TUNE_LT where a convolution may take split=lt.
+ * them (a database's algo=gemv, algo=tc or algo=x3 counts only there).
  * Records the site for --tunables. */
 const char *tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur,
                      int kernels, int *line);

@@ -147,7 +147,6 @@ main(int argc, char **argv)
 	g.gemvnorm = 1;   /* tune cuda.gemv.norm's default */
 	g.gvwarps = 512;  /* tune cuda.gemv.warps's default */
 	g.mmx3 = -1;      /* tune cuda.mm.x3 auto */
-	g.convlt = -1;    /* tune cuda.conv.lt auto */
 	g.x3fuse = 1;     /* tune cuda.mm.x3split's default */
 	g.copyout = 1;    /* tune cuda.copyout's default */
 	g.gvtail = 1;     /* tune cuda.gemv.tail's default */

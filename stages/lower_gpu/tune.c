@@ -102,8 +102,6 @@ valid(int k, const char *v)
 	if (k == TUNE_MM &&
 	    (strcmp(v, "gemv") == 0 || strcmp(v, "tc") == 0 || strcmp(v, "x3") == 0))
 		return 1;
-	if (k == TUNE_CONV && strcmp(v, "lt") == 0)
-		return 1;
 	x = strtol(v, &e, 10);
 	return *v >= '0' && *v <= '9' && *e == '\0' && x >= (k == TUNE_CONV ? 1 : 0) &&
 	       x <= tunable[k].max;
@@ -135,7 +133,7 @@ bad:
 	{
 		char want[96];
 		snprintf(want, sizeof want, "a set of choices such as %s (values %s)", tunable[k].def,
-		         k == TUNE_MM ? "0..15, gemv or tc" : k == TUNE_CONV ? "1..64 or lt" : "0..64");
+		         k == TUNE_MM ? "0..15, gemv or tc" : k == TUNE_CONV ? "1..64" : "0..64");
 		tunebad(g, map, t, tunable[k].var, v, want);
 	}
 	return -1;
@@ -158,7 +156,7 @@ entry(Gpu *g, struct Tunedb *d, char *buf, int ln)
 	if (s != NULL || eq == NULL || (size_t)(eq - tok[n - 1]) != strlen(tunable[k].name) ||
 	    strncmp(tok[n - 1], tunable[k].name, (size_t)(eq - tok[n - 1])) != 0 ||
 	    !valid(k, eq + 1)) {
-		dp_seterr(g->err, "%s:%d: expected 'OP ARCH KEY... CHOICE': conv ... split=1..64|lt, "
+		dp_seterr(g->err, "%s:%d: expected 'OP ARCH KEY... CHOICE': conv ... split=1..64, "
 		          "mm ... algo=0..15|gemv|tc, attn ... split=0..64 (formats/tune.md)", d->path,
 		          ln);
 		return -1;
@@ -242,11 +240,6 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	if ((k = tunepick(g, map, &t, "cuda.mm.x3", "auto", x3s, "auto, 0 or 1")) < 0)
 		return -1;
 	g->mmx3 = k - 1;   /* auto -1 */
-	/* convolutions in TF32 as cuBLASLt's products (conv.c, split=lt):
-	 * where the heuristic says (auto), every one it can take, or none */
-	if ((k = tunepick(g, map, &t, "cuda.conv.lt", "auto", x3s, "auto, 0 or 1")) < 0)
-		return -1;
-	g->convlt = k - 1;   /* auto -1 */
 	/* programmatic dependent launch of the elementwise and matrix-vector
 	 * kernels (runtime/cuda/pdl.cuh): on unless asked otherwise (an
 	 * ordinary launch on a GPU before sm_90 all the same), each letting
@@ -334,8 +327,7 @@ tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int 
 			const char *c = strchr(d->line[i] + n + 1, '=') + 1;
 			if ((!(kernels & TUNE_GEMV) && strcmp(c, "gemv") == 0) ||
 			    (!(kernels & TUNE_TC) && strcmp(c, "tc") == 0) ||
-			    (!(kernels & TUNE_X3) && strcmp(c, "x3") == 0) ||
-			    (!(kernels & TUNE_LT) && strcmp(c, "lt") == 0))
+			    (!(kernels & TUNE_X3) && strcmp(c, "x3") == 0))
 				break;   /* not a choice here: the heuristic's */
 			*line = d->at[i];
 			v = c;
@@ -345,7 +337,7 @@ tune_get(const Gpu *g, int kind, int op, const char *key, const char *heur, int 
 		d->seen[op] = 1;
 		str_printf(&d->sites, "%d\t%s\t%s\t%s\t%s%s%s%s\n", op, k.p, tunable[kind].name,
 		           heur, kernels & TUNE_GEMV ? "gemv," : "", kernels & TUNE_TC ? "tc," : "",
-		           kernels & TUNE_X3 ? "x3," : kernels & TUNE_LT ? "lt," : "", d->cand[kind]);
+		           kernels & TUNE_X3 ? "x3," : "", d->cand[kind]);
 	}
 	str_free(&k);
 	return v;
