@@ -168,6 +168,7 @@
 	X(Aatan2,     "aten.atan2", 2, 1, Kelem, Fbinary, "atan2", D_CPU|D_CUDA, "") \
 	X(Acumsum,    "aten.cumsum",       1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
 	X(Acumprod,   "aten.cumprod",      1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
+	X(Alogcumsumexp, "aten.logcumsumexp", 1, 1, Kreduce, Fscan, "",       D_CPU|D_CUDA, "dim:i") \
 	X(Asort,      "aten.sort",         1, 2, Kindex, Fsort,  "",        D_CPU|D_CUDA, "descending:i=0 dim:i=-1") \
 	X(Agather,    "aten.gather",       2, 1, Kindex, Fgather, "",        D_CPU|D_CUDA, "dim:i") \
 	X(Arand,      "aten.rand",         0, 1, Ksource, Fsource, "",        D_CPU|D_CUDA, "dtype:s seed:i=0 size:is stream:i=0") \

@@ -407,9 +407,11 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 	int d;
 
 	switch (op->kind) {
-	case Acumsum: case Acumprod:
+	case Acumsum: case Acumprod: case Alogcumsumexp:
 		if ((d = dp_axis(dp_geti(op, "dim", 0), t[0]->rank)) < 0)
 			return fail(err, op, "dim is out of range");
+		if (op->kind == Alogcumsumexp && !dp_isfloat(t[0]->dtype))
+			return dp_failt(err, op, "x must be a float", t[0], NULL);
 		*out = *t[0];
 		if (!dp_isfloat(t[0]->dtype))   /* integers and bool scan in i64 */
 			out->dtype = DP_I64;

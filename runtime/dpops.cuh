@@ -8,12 +8,14 @@
 #include <stdint.h>
 
 #ifndef DP_HOST
+#include "dpscalar.h"   /* dps_logaddexp */
 
-/* Inclusive prefix sums (PROD 0) or products (PROD 1) along the middle
- * axis of x viewed as [outer, n, inner]: one thread per (outer, inner)
- * row, accumulated in A (double for f32, as PyTorch's cpu kernel; i64 in
- * uint64_t, wrapping). */
-template <typename T, typename A, int PROD>
+/* Inclusive prefix sums (MODE 0), products (1) or logs of sums of
+ * exponentials (2, f32: dpscalar.h's dps_logaddexp) along the middle axis
+ * of x viewed as [outer, n, inner]: one thread per (outer, inner) row,
+ * accumulated in A (double for f32, as PyTorch's cpu kernel; i64 in
+ * uint64_t, wrapping), as runtime/elem.c's dprt_cumsum. */
+template <typename T, typename A, int MODE>
 static __device__ __forceinline__ void
 dps_cumsum(const T *__restrict__ x, T *__restrict__ y, long long rows, long long n,
            long long inner)
@@ -23,12 +25,15 @@ dps_cumsum(const T *__restrict__ x, T *__restrict__ y, long long rows, long long
 	if (r >= rows)
 		return;
 	long long base = r / inner * n * inner + r % inner;
-	A s = PROD;
+	A s = MODE == 2 ? (A)-INFINITY : (A)MODE;
 	for (long long j = 0; j < n; j++) {
-		if (PROD)
-			s *= (A)x[base + j * inner];
+		A v = (A)x[base + j * inner];
+		if (MODE == 0)
+			s += v;
+		else if (MODE == 1)
+			s *= v;
 		else
-			s += (A)x[base + j * inner];
+			s = (A)dps_logaddexp((double)s, (double)v);
 		y[base + j * inner] = (T)s;
 	}
 }
@@ -125,6 +130,7 @@ DPS_CUMSUM(cumsum, f32, float, double, 0)
 DPS_CUMSUM(cumsum, i64, int64_t, uint64_t, 0)
 DPS_CUMSUM(cumprod, f32, float, double, 1)
 DPS_CUMSUM(cumprod, i64, int64_t, uint64_t, 1)
+DPS_CUMSUM(logcumsumexp, f32, float, double, 2)
 DPS_SORT(f32, float)
 DPS_SORT(i64, int64_t)
 DPS_SORT(i32, int32_t)

@@ -350,7 +350,7 @@ void dprt_index_write(void *y, const void *src, int es, int64_t outer, int64_t n
 /* Inclusive prefix sums along the middle axis of x viewed as [outer, n,
  * inner]; dtype DPRT_F32 (summed in f64, as PyTorch's cpu kernel) or
  * DPRT_I64 (wrapping). */
-void dprt_cumsum(int dtype, int prod, void *y, const void *x, int64_t outer, int64_t n,
+void dprt_cumsum(int dtype, int mode, void *y, const void *x, int64_t outer, int64_t n,
                  int64_t inner);
 /* A stable sort along the middle axis of x viewed as [outer, n, inner]
  * (dtype DPRT_F32, DPRT_I64 or DPRT_I32): ascending, or descending, NaN

@@ -209,4 +209,20 @@ dps_randn_f32(int64_t seed, int64_t stream, int64_t i)
 #undef DPS_UI
 #undef DPS_B
 #undef DPS_BI
+/* ---- scans (runtime/elem.c's dprt_cumsum, dpops.cuh's dps_cumsum) ---- */
+
+/* log(exp(s) + exp(v)) in double, the larger taken out (aten.logcumsumexp's
+ * step): two equal infinities give it back, a NaN stays NaN. */
+static inline DP_HD double
+dps_logaddexp(double s, double v)
+{
+	double lo = s < v ? s : v, hi = s < v ? v : s;
+
+	if (s != s || v != v)
+		return s + v;
+	if (lo == hi && isinf(lo))
+		return lo;
+	return hi + log1p(exp(lo - hi));
+}
+
 #endif

@@ -820,10 +820,10 @@ dprt_index_write(void *y, const void *src, int es, int64_t outer, int64_t n, int
 
 /* ---- scans and gathers along one axis ---- */
 
-/* Inclusive prefix sums (prod 0) or products (prod 1) along the middle
- * axis of [outer, n, inner]. */
+/* Inclusive prefix sums (mode 0), products (1) or, f32 only, logs of
+ * sums of exponentials (2) along the middle axis of [outer, n, inner]. */
 void
-dprt_cumsum(int dtype, int prod, void *y, const void *x, int64_t outer, int64_t n,
+dprt_cumsum(int dtype, int mode, void *y, const void *x, int64_t outer, int64_t n,
             int64_t inner)
 {
 	int64_t o, i, j;
@@ -834,18 +834,19 @@ dprt_cumsum(int dtype, int prod, void *y, const void *x, int64_t outer, int64_t 
 			if (dtype == DPRT_F32) {
 				const float *xs = x;
 				float *ys = y;
-				double s = prod;   /* PyTorch's cpu accumulator */
+				double s = mode == 2 ? -INFINITY : mode;   /* PyTorch's cpu accumulator */
 				for (j = 0; j < n; j++) {
-					s = prod ? s * xs[b + j * inner] : s + xs[b + j * inner];
+					double v = xs[b + j * inner];
+					s = mode == 0 ? s + v : mode == 1 ? s * v : dps_logaddexp(s, v);
 					ys[b + j * inner] = (float)s;
 				}
 			} else {
 				const int64_t *xs = x;
 				int64_t *ys = y;
-				uint64_t s = (uint64_t)prod;   /* wraps */
+				uint64_t s = (uint64_t)mode;   /* wraps */
 				for (j = 0; j < n; j++) {
 					uint64_t v = (uint64_t)xs[b + j * inner];
-					s = prod ? s * v : s + v;
+					s = mode ? s * v : s + v;
 					ys[b + j * inner] = (int64_t)s;
 				}
 			}

@@ -221,6 +221,17 @@ def main():
          [2, 5, 3], lambda x: cumprod(x, [2, 5, 3], 1), special=(2.0, -3.0, 0.5, 1.5, 0.0))
     case(out, "cumprod_last", "torch.ops.aten.cumprod.default", [("dim", {"as_int": -1})], [3, 6],
          [3, 6], lambda x: cumprod(x, [3, 6], 1))
+    # log of running sums of exponentials: -inf first (an empty sum's log),
+    # a large value (the larger taken out), an infinity in one row
+    def lcse(x, Y, d):
+        def at(i):
+            vs = [x[i[:d] + (j,) + i[d + 1:]] for j in range(i[d] + 1)]
+            m = max(vs)
+            return m if math.isinf(m) else m + math.log(sum(math.exp(v - m) for v in vs))
+        return ew(Y, at)
+    case(out, "logcumsumexp", "torch.ops.aten.logcumsumexp.default", [("dim", {"as_int": 1})],
+         [2, 5, 3], [2, 5, 3], lambda x: lcse(x, [2, 5, 3], 1),
+         special=(-inf, -inf, 90.0, 1.0, 2.0, inf))
     # upsampling along 1 and 3 axes: PyTorch's source index per axis,
     # nearest min(⌊dst·in/out⌋, in − 1); linear with or without the corners
     # (a scale factor sf given to PyTorch: 1/sf in f32 instead of in/out)

@@ -537,6 +537,7 @@ def cases():
     case("cumsum_int", lambda s, m: m.long().cumsum(-1) - 1, lambda: mask(2, 7))
     case("cumprod", lambda s, x: torch.cumprod(x, 1), lambda: r(2, 5, 3))
     case("cumprod_int", lambda s, x: torch.cumprod(x.int(), -1), lambda: ints(-3, 4, 3, 6))
+    case("logcumsumexp", lambda s, x: torch.logcumsumexp(x * 30, 1), lambda: r(2, 5, 3))
     case("position_ids", lambda s, m: (m.cumsum(-1) * m - 1).clamp(min=0), lambda: ints(0, 2, 2, 9))
     case("diff", lambda s, x: torch.diff(x, dim=1), lambda: r(2, 6))
     case("diff_n2", lambda s, x: torch.diff(x, n=2), lambda: ints(-9, 9, 3, 5))

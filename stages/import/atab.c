@@ -319,6 +319,7 @@ static const Aten aten[] = {
 	{ "aten.cumsum_.default", Acumsum, "self:T dim:i dtype:dt?", F_INPLACE, H_DTYPEIN },
 	{ "aten.cumprod.default", Acumprod, "self:T dim:i dtype:dt?", 0, H_DTYPEIN },
 	{ "aten.cumprod_.default", Acumprod, "self:T dim:i dtype:dt?", F_INPLACE, H_DTYPEIN },
+	{ "aten.logcumsumexp.default", Alogcumsumexp, "self:T dim:i", 0, 0 },
 	{ "aten.var.correction", Avar, "self:T dim:is= correction:f=1 keepdim:i=0", 0, 0 },
 	{ "aten.var.dim", Avar, "self:T dim:is= unbiased:i=1>correction keepdim:i=0", 0, 0 },
 	{ "aten.linalg_vector_norm.default", Avecnorm,

@@ -1020,7 +1020,7 @@ nn_emitter(int kind)
 		return k_indexwrite;
 	case Agather:
 		return k_gatherdim;
-	case Acumsum: case Acumprod:
+	case Acumsum: case Acumprod: case Alogcumsumexp:
 		return k_cumsum;
 	case Asort:
 		return k_sort;

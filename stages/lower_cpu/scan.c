@@ -3,7 +3,7 @@
 #include "lower.h"
 
 /* aten.cumsum, aten.cumprod: f32 or i64 (dp-legalize casts integers and
- * bool to i64). */
+ * bool to i64); aten.logcumsumexp: f32. */
 int
 k_cumsum(Ctx *c, const Op *op, int i)
 {
@@ -20,7 +20,8 @@ k_cumsum(Ctx *c, const Op *op, int i)
 	if (dp_numel(tx) == 0)
 		return 0;
 	str_printf(c->body, "\tdprt_cumsum(%s, %d, v%d, v%d, %lld, %lld, %lld);\n",
-	           dprt_enum(tx->dtype), op->kind == Acumprod, V(c, y), V(c, x), (long long)prod(tx, 0, d),
+	           dprt_enum(tx->dtype), op->kind == Alogcumsumexp ? 2 : op->kind == Acumprod,
+	           V(c, y), V(c, x), (long long)prod(tx, 0, d),
 	           (long long)(tx->rank ? tx->dim[d] : 1), (long long)prod(tx, tx->rank ? d + 1 : 0,
 	                                                                    tx->rank));
 	return 0;

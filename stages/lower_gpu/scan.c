@@ -1,5 +1,6 @@
 /* scan.c: the ops that run along one axis with a kernel of
- * runtime/dpops.cuh: prefix sums and products (aten.cumsum, aten.cumprod),
+ * runtime/dpops.cuh: prefix sums, products and logs of sums of exponentials
+ * (aten.cumsum, aten.cumprod, aten.logcumsumexp),
  * one thread per row, and
  * the stable sort (aten.sort), one thread per element. */
 #include <stdio.h>
@@ -71,7 +72,8 @@ emit_scan(Gpu *g, int i)
 	g->ops = 1;
 	opcomment(g->rec, fn, i, "\t");
 	if (rows > 0 && n > 0) {
-		const char *k = op->kind == Acumprod ? "dps_cumprod" : "dps_cumsum";
+		const char *k = op->kind == Acumprod ? "dps_cumprod" :
+		                op->kind == Alogcumsumexp ? "dps_logcumsumexp" : "dps_cumsum";
 		str_printf(g->rec, "\tDP_LAUNCH(%s_%s, %lld, %d, 0)(v%d, v%d, %lldLL, "
 		           "%lldLL, %lldLL);\n", k, f32 ? "f32" : "i64",
 		           (long long)((rows + BLOCK - 1) / BLOCK), BLOCK, gV(g, gbase(g, x)), gV(g, y),
