@@ -221,6 +221,18 @@ def main():
          [2, 5, 3], lambda x: cumprod(x, [2, 5, 3], 1), special=(2.0, -3.0, 0.5, 1.5, 0.0))
     case(out, "cumprod_last", "torch.ops.aten.cumprod.default", [("dim", {"as_int": -1})], [3, 6],
          [3, 6], lambda x: cumprod(x, [3, 6], 1))
+    # nn.PReLU's kernel: x where x > 0, else weight·x (the weight shaped to
+    # broadcast along the channels); a NaN and -inf among x
+    case(out, "prelu", "torch.ops.aten._prelu_kernel.default", [], [[2, 3, 4], [3, 1]], [2, 3, 4],
+         lambda x, w: ew([2, 3, 4], lambda i: x[i] if x[i] > 0 or x[i] != x[i] else
+                         f32(w[(i[1], 0)] * x[i])),
+         names=["self", "weight"], special=(nan, -inf, 0.0, -2.0))
+    # matrix-vector and vector-vector products (to a rank-0 result)
+    case(out, "mv", "torch.ops.aten.mv.default", [], [[3, 5], [5]], [3],
+         lambda a, v: ew([3], lambda i: sum(a[(i[0], k)] * v[(k,)] for k in range(5))),
+         names=["self", "vec"])
+    case(out, "dot", "torch.ops.aten.dot.default", [], [[7], [7]], [],
+         lambda a, b: {(): sum(a[(k,)] * b[(k,)] for k in range(7))}, names=["self", "tensor"])
     # log of running sums of exponentials: -inf first (an empty sum's log),
     # a large value (the larger taken out), an infinity in one row
     def lcse(x, Y, d):

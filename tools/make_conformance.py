@@ -857,6 +857,10 @@ def cases():
     case("lerp", lambda s, a, b, w: torch.lerp(a, b, w) + torch.lerp(a, b, 0.75),
          lambda: r(2, 3), lambda: r(3), lambda: r(2, 1))
     case("logaddexp", lambda s, a, b: torch.logaddexp(a, b), lambda: r(2, 3, 4), lambda: r(3, 1))
+    case("prelu", lambda s, x: s.m[0](x) + F.prelu(x, torch.tensor([0.25])), lambda: r(2, 3, 4, 5),
+         mods=(lambda: nn.PReLU(3, init=0.1),))
+    case("mv_dot", lambda s, a, v, w: torch.mv(a, v) * torch.dot(v, w), lambda: r(3, 5),
+         lambda: r(5), lambda: r(5))
     case("adaptive_max", lambda s, x: F.adaptive_max_pool2d(x, (3, 2)), lambda: r(2, 3, 7, 5))
     case("unfold_im2col", lambda s, x: F.unfold(x, (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
          lambda: r(2, 3, 5, 6))

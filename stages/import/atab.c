@@ -57,6 +57,8 @@ static const Aten aten[] = {
 	{ "aten.bmm.default", Abmm, "self:T mat2:T", 0, 0 },
 	{ "aten.baddbmm.default", Abaddbmm, "self:T batch1:T batch2:T beta:f=1 alpha:f=1", 0, 0 },
 	{ "aten.matmul.default", Amatmul, "self:T other:T", 0, 0 },
+	{ "aten.mv.default", Amatmul, "self:T vec:T", 0, 0 },
+	{ "aten.dot.default", Amatmul, "self:T tensor:T", 0, 0 },
 
 	/* elementwise arithmetic, with broadcasting and scalars */
 	BINARY("add", Aadd, " alpha:f=1"),
@@ -117,6 +119,7 @@ static const Aten aten[] = {
 	{ "aten.lerp.Scalar", Aadd, "self:T end:T weight:S", 0, H_LERP },
 	{ "aten.lerp.Tensor", Aadd, "self:T end:T weight:T", 0, H_LERP },
 	{ "aten.logaddexp.default", Aadd, "self:T other:T", 0, H_LOGADDEXP },
+	{ "aten._prelu_kernel.default", Awhere, "self:T weight:T", 0, H_PRELU },
 	{ "aten.std.correction", Avar, "self:T dim:is= correction:f=1 keepdim:i=0", 0, H_STD },
 	{ "aten.std.dim", Avar, "self:T dim:is= unbiased:i=1>correction keepdim:i=0", 0, H_STD },
 	{ "aten.std.default", Avar, "self:T unbiased:i=1>correction", 0, H_STD },

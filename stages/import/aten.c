@@ -1247,6 +1247,19 @@ hook(Node *c)
 		c->kind = Awhere, c->nin = 3, c->nav = 0;
 		break;
 	}
+	case H_PRELU: {   /* x where x > 0, else weight·x (nn.PReLU's kernel: the
+			   * weight already shaped to broadcast); a NaN stays */
+		int x = c->in[0], in[2], k = dp_addop(c->fn, Ascalar, NULL, 0);
+		dp_sets(c->fn, k, "dtype", dp_dtype_name[c->fn->val[x].t.dtype]);
+		dp_setf(c->fn, k, "value", 0);
+		in[0] = x, in[1] = midend(c, k);
+		int gt = midop(c, Agt, in, 2, 0);
+		in[0] = c->in[1], in[1] = x;
+		c->in[2] = midop(c, Amul, in, 2, 0);
+		c->in[0] = gt, c->in[1] = x;
+		c->kind = Awhere, c->nin = 3, c->nav = 0;
+		break;
+	}
 	case H_UPND: {   /* [N, C, L] as [N, C, 1, L]; [N, C, D, H, W] over (H, W) as [N, C·D, H, W], then over D as [N, C, D, OH·OW] */
 		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));
 		const Type *x = &c->fn->val[c->in[0]].t;

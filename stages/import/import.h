@@ -177,6 +177,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_NANTONUM,         /* nan_to_num: NaN, +inf, −inf replaced */
 	H_LERP,             /* start + weight·(end − start), PyTorch's two forms */
 	H_LOGADDEXP,        /* max + log1p(exp(−|a − b|)) */
+	H_PRELU,            /* x where x > 0, else weight·x */
 	H_UPND,             /* 1-D, 3-D upsampling: the 2-D one of views, per pair of axes */
 	H_ADAPTMAX,         /* adaptive max pool: the max of each window, along H then W */
 	H_IM2COL,           /* im2col (unfold): a strided slice of x padded per kernel tap */
