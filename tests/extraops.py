@@ -227,6 +227,17 @@ def main():
          lambda x, w: ew([2, 3, 4], lambda i: x[i] if x[i] > 0 or x[i] != x[i] else
                          f32(w[(i[1], 0)] * x[i])),
          names=["self", "weight"], special=(nan, -inf, 0.0, -2.0))
+    # celu (elu with input scale 1/alpha) and log_sigmoid's forward, either
+    # of its results read (the second, the cpu's buffer exp(-|x|))
+    case(out, "celu", "torch.ops.aten.celu.default", [("alpha", {"as_float": 0.5})], [2, 3, 4],
+         [2, 3, 4], lambda x: ew([2, 3, 4], lambda i: x[i] if x[i] > 0 else
+                                 0.5 * math.expm1(x[i] / 0.5)), special=(-inf, 0.0, -30.0))
+    case(out, "log_sigmoid", "torch.ops.aten.log_sigmoid_forward.default", [], [3, 5], [3, 5],
+         lambda x: ew([3, 5], lambda i: x[i] if x[i] != x[i] else
+                      min(x[i], 0.0) - math.log1p(math.exp(-abs(x[i])))),
+         special=(-inf, inf, nan, -90.0, 40.0), res=(0, 2))
+    case(out, "log_sigmoid_buf", "torch.ops.aten.log_sigmoid_forward.default", [], [3, 5], [3, 5],
+         lambda x: ew([3, 5], lambda i: math.exp(-abs(x[i]))), res=(1, 2))
     # matrix-vector and vector-vector products (to a rank-0 result)
     case(out, "mv", "torch.ops.aten.mv.default", [], [[3, 5], [5]], [3],
          lambda a, v: ew([3], lambda i: sum(a[(i[0], k)] * v[(k,)] for k in range(5))),

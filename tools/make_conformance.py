@@ -859,6 +859,7 @@ def cases():
     case("logaddexp", lambda s, a, b: torch.logaddexp(a, b), lambda: r(2, 3, 4), lambda: r(3, 1))
     case("prelu", lambda s, x: s.m[0](x) + F.prelu(x, torch.tensor([0.25])), lambda: r(2, 3, 4, 5),
          mods=(lambda: nn.PReLU(3, init=0.1),))
+    case("celu_logsigmoid", lambda s, x: F.celu(x, 0.5) + F.logsigmoid(x * 20), lambda: r(2, 3, 4))
     case("mv_dot", lambda s, a, v, w: torch.mv(a, v) * torch.dot(v, w), lambda: r(3, 5),
          lambda: r(5), lambda: r(5))
     case("adaptive_max", lambda s, x: F.adaptive_max_pool2d(x, (3, 2)), lambda: r(2, 3, 7, 5))

@@ -1249,16 +1249,43 @@ hook(Node *c)
 	}
 	case H_PRELU: {   /* x where x > 0, else weight·x (nn.PReLU's kernel: the
 			   * weight already shaped to broadcast); a NaN stays */
-		int x = c->in[0], in[2], k = dp_addop(c->fn, Ascalar, NULL, 0);
-		dp_sets(c->fn, k, "dtype", dp_dtype_name[c->fn->val[x].t.dtype]);
-		dp_setf(c->fn, k, "value", 0);
-		in[0] = x, in[1] = midend(c, k);
+		int x = c->in[0], in[2];
+		in[0] = x, in[1] = g_scalar(c->g, 0, c->fn->val[x].t.dtype);
 		int gt = midop(c, Agt, in, 2, 0);
 		in[0] = c->in[1], in[1] = x;
 		c->in[2] = midop(c, Amul, in, 2, 0);
 		c->in[0] = gt, c->in[1] = x;
 		c->kind = Awhere, c->nin = 3, c->nav = 0;
 		break;
+	}
+	case H_CELU:   /* elu(x, alpha, scale 1, input scale 1/alpha), as PyTorch computes it */
+		newav(c, "input_scale", A_FLOAT)->f = 1.0 / findav(c, "alpha")->f;
+		break;
+	case H_LOGSIGMOID: {   /* min(x, 0) − log1p(exp(−|x|)), PyTorch's cpu kernel; its
+				* second result (the backward's buffer) exp(−|x|) */
+		json_t *outs = json_object_get(c->json, "outputs");
+		int x = c->in[0], in[2], v[2];
+		if (!isfloat(c->fn->val[x].t.dtype))
+			bad(c, "log_sigmoid needs a float tensor, got %s", typestr(&c->fn->val[x].t));
+		in[0] = midop(c, Aabs, &x, 1, 0);
+		in[0] = midop(c, Aneg, in, 1, 0);
+		v[1] = midop(c, Aexp, in, 1, 0);
+		in[1] = midop(c, Alog1p, &v[1], 1, 0);
+		int m[2] = { x, g_scalar(c->g, 0, c->fn->val[x].t.dtype) };
+		in[0] = midop(c, Aminimum, m, 2, 0);
+		v[0] = midop(c, Asub, in, 2, 0);
+		for (int k = 0; k < 2; k++) {
+			const char *on = tensorname(json_array_get(outs, (size_t)k));
+			char what[160];
+			if (!on)
+				continue;   /* a result the graph does not read */
+			snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+			if (k)
+				g_result(c->g, on, v[k]);
+			else
+				g_define(c->g, on, v[k], what);
+		}
+		return 0;
 	}
 	case H_UPND: {   /* [N, C, L] as [N, C, 1, L]; [N, C, D, H, W] over (H, W) as [N, C·D, H, W], then over D as [N, C, D, OH·OW] */
 		const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), 0));

@@ -141,7 +141,7 @@ Imp *g_imp(Graph *g);
 enum {                      /* Aten.flags */
 	F_INPLACE = 1,      /* mutates its first argument */
 	F_MULTI = 2,        /* results after the first exist but must be unused (unless
-	                       its hook computes them: H_VARMEAN) */
+	                       its hook computes them: H_VARMEAN, H_LOGSIGMOID) */
 	F_LIST = 4,         /* one result, a list of tensors (H_SPLIT) */
 	F_OUT = 8,          /* an out= variant: its "out" argument names the result too */
 	F_RESVIEW = 16,     /* a result after the first the archive records in another shape
@@ -178,6 +178,8 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_LERP,             /* start + weight·(end − start), PyTorch's two forms */
 	H_LOGADDEXP,        /* max + log1p(exp(−|a − b|)) */
 	H_PRELU,            /* x where x > 0, else weight·x */
+	H_CELU,             /* elu with input_scale 1/alpha */
+	H_LOGSIGMOID,       /* min(x, 0) − log1p(exp(−|x|)), and the buffer exp(−|x|) */
 	H_UPND,             /* 1-D, 3-D upsampling: the 2-D one of views, per pair of axes */
 	H_ADAPTMAX,         /* adaptive max pool: the max of each window, along H then W */
 	H_IM2COL,           /* im2col (unfold): a strided slice of x padded per kernel tap */
