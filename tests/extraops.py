@@ -30,13 +30,14 @@ def strides(shape):
     return s
 
 
-def npy(path, shape, vals):
-    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+def npy(path, shape, vals, code="f"):
+    """An .npy of vals: code "f" f32, "q" i64."""
+    hdr = "{'descr': '<%s', 'fortran_order': False, 'shape': (%s), }" % (
+        {"f": "f4", "q": "i8"}[code], ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
     hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-        f.write(array.array("f", vals).tobytes())
+        f.write(array.array(code, vals).tobytes())
 
 
 def f32(v):
@@ -47,10 +48,13 @@ SRC = {1: ("c_relu", ["self"], "relu"), 2: ("c_atan2", ["self", "other"], "atan2
        3: ("c_addcmul", ["self", "tensor1", "tensor2"], "addcmul")}
 
 
-def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None):
+def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None, i64=False,
+         sort=(), special1=()):
     """X: the inputs' shapes (one shape: one input); names: their argument
     names (else the source's); special: values put first into input 0;
-    res (k, n): the node has n results of shape Y, the graph's is the k-th."""
+    res (k, n): the node has n results of shape Y, the graph's is the k-th;
+    i64: the result is i64; sort: the inputs given in ascending order;
+    special1: values put first into input 1."""
     Xs = X if isinstance(X[0], list) else [X]
     stem, argn, oname = SRC[len(Xs)]
     src = os.path.join(os.path.dirname(__file__), "conformance", stem + ".pt2")
@@ -67,6 +71,8 @@ def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None):
         tv = g["tensor_values"][v]
         tv["sizes"] = [{"as_int": d} for d in shape]
         tv["strides"] = [{"as_int": d} for d in strides(shape)]
+    if i64:
+        g["tensor_values"][oname]["dtype"] = 5   # torch.export's LONG
     if res:   # the other results: tensors of their own the graph does not read
         for j in range(res[1]):
             if j != res[0]:
@@ -84,11 +90,14 @@ def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None):
     for k, shape in enumerate(Xs):
         idx = list(itertools.product(*map(range, shape)))
         xs.append({i: f32(random.gauss(0, 1.5)) for i in idx})
-        for j, v in enumerate(special if k == 0 else ()):
-            xs[0][idx[j]] = v
+        for j, v in enumerate(special if k == 0 else special1 if k == 1 else ()):
+            xs[k][idx[j]] = v
+        if k in sort:
+            xs[k] = dict(zip(idx, sorted(xs[k].values())))
         npy(os.path.join(out, "%s_x%d.npy" % (name, k)), shape, [xs[k][i] for i in idx])
     y = ref(*xs)
-    npy(os.path.join(out, name + "_ref.npy"), Y, [y[i] for i in itertools.product(*map(range, Y))])
+    npy(os.path.join(out, name + "_ref.npy"), Y, [y[i] for i in itertools.product(*map(range, Y))],
+        "q" if i64 else "f")
     with open(os.path.join(out, name + ".dp"), "w") as f:
         for k, shape in enumerate(Xs):
             f.write("input in%d: f32[%s]\n" % (k, ",".join(map(str, shape))))
@@ -244,6 +253,24 @@ def main():
          names=["self", "vec"])
     case(out, "dot", "torch.ops.aten.dot.default", [], [[7], [7]], [],
          lambda a, b: {(): sum(a[(k,)] * b[(k,)] for k in range(7))}, names=["self", "tensor"])
+    # addmv; the buckets of x among sorted boundaries (a boundary equal to an
+    # element: below it with right); searchsorted, the same 1-D
+    case(out, "addmv", "torch.ops.aten.addmv.default",
+         [("beta", {"as_float": 0.5}), ("alpha", {"as_float": 2.0})], [[3], [3, 4], [4]], [3],
+         lambda b, a, v: ew([3], lambda i: 0.5 * b[i] + 2.0 * sum(a[(i[0], k)] * v[(k,)]
+                                                                  for k in range(4))),
+         names=["self", "mat", "vec"])
+    def buckets(x, b, Y, right):
+        bs = sorted(b.values())
+        return ew(Y, lambda i: sum(1 for v in bs if (v <= x[i] if right else v < x[i])))
+    for nm, right in (("bucketize", 0), ("bucketize_right", 1)):
+        case(out, nm, "torch.ops.aten.bucketize.Tensor", [("right", {"as_bool": bool(right)})],
+             [[3, 4], [5]], [3, 4], lambda x, b, right=right: buckets(x, b, [3, 4], right),
+             names=["self", "boundaries"], i64=True, sort=(1,), special=(0.0, 1.0),
+             special1=(0.0, 1.0))
+    case(out, "searchsorted", "torch.ops.aten.searchsorted.Tensor", [("side", {"as_string": "right"})],
+         [[6], [2, 3]], [2, 3], lambda b, x: buckets(x, b, [2, 3], 1),
+         names=["sorted_sequence", "self"], i64=True, sort=(0,), special=(0.5,), special1=(0.5,))
     # log of running sums of exponentials: -inf first (an empty sum's log),
     # a large value (the larger taken out), an infinity in one row
     def lcse(x, Y, d):

@@ -859,6 +859,12 @@ def cases():
     case("logaddexp", lambda s, a, b: torch.logaddexp(a, b), lambda: r(2, 3, 4), lambda: r(3, 1))
     case("prelu", lambda s, x: s.m[0](x) + F.prelu(x, torch.tensor([0.25])), lambda: r(2, 3, 4, 5),
          mods=(lambda: nn.PReLU(3, init=0.1),))
+    case("addmv", lambda s, b, a, v: torch.addmv(b, a, v, beta=0.5, alpha=2.0), lambda: r(3),
+         lambda: r(3, 4), lambda: r(4))
+    case("bucketize", lambda s, x, b: torch.bucketize(x, b) * 10 + torch.bucketize(x, b, right=True),
+         lambda: torch.randint(-4, 5, (3, 4)).float() / 2, lambda: torch.arange(-2.0, 2.5, 0.5))
+    case("searchsorted", lambda s, b, x: torch.searchsorted(b, x, side="right", out_int32=True),
+         lambda: torch.arange(-2.0, 2.5, 0.5), lambda: torch.randint(-4, 5, (2, 5)).float() / 2)
     case("celu_logsigmoid", lambda s, x: F.celu(x, 0.5) + F.logsigmoid(x * 20), lambda: r(2, 3, 4))
     case("mv_dot", lambda s, a, v, w: torch.mv(a, v) * torch.dot(v, w), lambda: r(3, 5),
          lambda: r(5), lambda: r(5))

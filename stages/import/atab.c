@@ -59,6 +59,10 @@ static const Aten aten[] = {
 	{ "aten.matmul.default", Amatmul, "self:T other:T", 0, 0 },
 	{ "aten.mv.default", Amatmul, "self:T vec:T", 0, 0 },
 	{ "aten.dot.default", Amatmul, "self:T tensor:T", 0, 0 },
+	{ "aten.addmv.default", Amatmul, "self:T mat:T vec:T beta:f=1 alpha:f=1", 0, H_ADDMV },
+	{ "aten.bucketize.Tensor", Asum, "self:T boundaries:T out_int32:i=0 right:i=0", 0, H_BUCKETIZE },
+	{ "aten.searchsorted.Tensor", Asum, "sorted_sequence:T self:T out_int32:i=0 right:i=0 side:s? sorter:0",
+	  0, H_BUCKETIZE },
 
 	/* elementwise arithmetic, with broadcasting and scalars */
 	BINARY("add", Aadd, " alpha:f=1"),

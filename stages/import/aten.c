@@ -1258,6 +1258,65 @@ hook(Node *c)
 		c->kind = Awhere, c->nin = 3, c->nav = 0;
 		break;
 	}
+	case H_ADDMV: {   /* beta·self + alpha·(mat·vec); beta 0: self not read, as PyTorch */
+		json_t *outs = json_object_get(c->json, "outputs");
+		const char *on = tensorname(json_array_get(outs, 0));
+		double b = findav(c, "beta")->f, a = findav(c, "alpha")->f;
+		int dt = c->fn->val[c->in[1]].t.dtype, in[2], y;
+		char what[160];
+		y = midop(c, Amatmul, c->in + 1, 2, 0);
+		if (a != 1)
+			in[0] = g_scalar(c->g, a, dt), in[1] = y, y = midop(c, Amul, in, 2, 0);
+		if (b != 0) {
+			in[0] = c->in[0];
+			if (b != 1)
+				in[1] = g_scalar(c->g, b, dt), in[0] = midop(c, Amul, in, 2, 0);
+			in[1] = y, y = midop(c, Aadd, in, 2, 0);
+		}
+		if (!on)
+			bad(c, "has no result");
+		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+		g_define(c->g, on, y, what);
+		return 0;
+	}
+	case H_BUCKETIZE: {   /* per element of x, how many boundaries are below it
+			       * (right: at or below it): the compare of x viewed [..., 1]
+			       * with the boundaries, summed in i64 (out_int32: then i32) */
+		json_t *outs = json_object_get(c->json, "outputs");
+		const char *on = tensorname(json_array_get(outs, 0));
+		int sx = strstr(c->target, "searchsorted") != NULL;   /* (sorted_sequence, self) */
+		int x = c->in[sx], bd = c->in[!sx], in[2], y, k;
+		Av *r = findav(c, "right"), *o32 = findav(c, "out_int32"), *side = findav(c, "side");
+		const Type *tx = &c->fn->val[x].t;
+		int64_t v[DP_MAXRANK], last;
+		char what[160];
+		if (c->fn->val[bd].t.rank != 1)
+			bad(c, "supports 1-D boundaries (a sorted sequence of rank 1), got %s",
+			    typestr(&c->fn->val[bd].t));
+		if (tx->rank + 1 > DP_MAXRANK)
+			bad(c, "input rank %d is too high", tx->rank);
+		for (k = 0; k < tx->rank; k++)
+			v[k] = tx->dim[k];
+		v[k] = 1;
+		in[0] = bd, in[1] = midview(c, x, v, tx->rank + 1);
+		y = midop(c, (r && r->i) || (side && side->s && !strcmp(side->s, "right")) ? Ale : Alt,
+		          in, 2, 0);
+		k = dp_addop(c->fn, Ocast, &y, 1);
+		dp_sets(c->fn, k, "dtype", "i64");
+		y = midend(c, k);
+		last = tx->rank;
+		y = midints(c, Asum, y, "dim", &last, 1);
+		if (o32 && o32->i) {
+			k = dp_addop(c->fn, Ocast, &y, 1);
+			dp_sets(c->fn, k, "dtype", "i32");
+			y = midend(c, k);
+		}
+		if (!on)
+			bad(c, "has no result");
+		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+		g_define(c->g, on, y, what);
+		return 0;
+	}
 	case H_CELU:   /* elu(x, alpha, scale 1, input scale 1/alpha), as PyTorch computes it */
 		newav(c, "input_scale", A_FLOAT)->f = 1.0 / findav(c, "alpha")->f;
 		break;

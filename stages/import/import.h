@@ -179,6 +179,8 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_LOGADDEXP,        /* max + log1p(exp(−|a − b|)) */
 	H_PRELU,            /* x where x > 0, else weight·x */
 	H_CELU,             /* elu with input_scale 1/alpha */
+	H_ADDMV,            /* beta·self + alpha·(mat·vec) */
+	H_BUCKETIZE,        /* bucketize, searchsorted (1-D boundaries): a compare, summed */
 	H_LOGSIGMOID,       /* min(x, 0) − log1p(exp(−|x|)), and the buffer exp(−|x|) */
 	H_UPND,             /* 1-D, 3-D upsampling: the 2-D one of views, per pair of axes */
 	H_ADAPTMAX,         /* adaptive max pool: the max of each window, along H then W */
