@@ -221,7 +221,7 @@
 	X(Aadaptavg1, "aten.adaptive_avg_pool1d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
 	X(Aadaptavg3, "aten.adaptive_avg_pool3d", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "output_size:is") \
 	X(Aindexput,  "aten.index_put", -1, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "accumulate:i=0 dim:i=0") \
-	X(Aindexcopy, "aten.index_copy", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i") \
+	X(Aindexcopy, "aten.index_copy", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "accumulate:i=0 alpha:f=1 dim:i") \
 	X(Atopk,      "aten.topk", 1, 2, Kindex, Fcomposite, "", D_CPU|D_CUDA, "dim:i=-1 k:i largest:i=1") \
 	X(Aprod,      "aten.prod", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
 	X(Abnstats,   "aten.batch_norm_no_stats", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05") \

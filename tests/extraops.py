@@ -49,12 +49,13 @@ SRC = {1: ("c_relu", ["self"], "relu"), 2: ("c_atan2", ["self", "other"], "atan2
 
 
 def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None, i64=False,
-         sort=(), special1=()):
+         sort=(), special1=(), ints=None):
     """X: the inputs' shapes (one shape: one input); names: their argument
     names (else the source's); special: values put first into input 0;
     res (k, n): the node has n results of shape Y, the graph's is the k-th;
     i64: the result is i64; sort: the inputs given in ascending order;
-    special1: values put first into input 1."""
+    special1: values put first into input 1; ints {k: (lo, hi)}: input k
+    is i64, random in lo..hi."""
     Xs = X if isinstance(X[0], list) else [X]
     stem, argn, oname = SRC[len(Xs)]
     src = os.path.join(os.path.dirname(__file__), "conformance", stem + ".pt2")
@@ -73,6 +74,8 @@ def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None, i
         tv["strides"] = [{"as_int": d} for d in strides(shape)]
     if i64:
         g["tensor_values"][oname]["dtype"] = 5   # torch.export's LONG
+    for k in ints or {}:
+        g["tensor_values"]["xs_%d" % k]["dtype"] = 5
     if res:   # the other results: tensors of their own the graph does not read
         for j in range(res[1]):
             if j != res[0]:
@@ -89,18 +92,23 @@ def case(out, name, target, args, X, Y, ref, names=None, special=(), res=None, i
     xs = []
     for k, shape in enumerate(Xs):
         idx = list(itertools.product(*map(range, shape)))
-        xs.append({i: f32(random.gauss(0, 1.5)) for i in idx})
+        if ints and k in ints:
+            xs.append({i: random.randint(*ints[k]) for i in idx})
+        else:
+            xs.append({i: f32(random.gauss(0, 1.5)) for i in idx})
         for j, v in enumerate(special if k == 0 else special1 if k == 1 else ()):
             xs[k][idx[j]] = v
         if k in sort:
             xs[k] = dict(zip(idx, sorted(xs[k].values())))
-        npy(os.path.join(out, "%s_x%d.npy" % (name, k)), shape, [xs[k][i] for i in idx])
+        npy(os.path.join(out, "%s_x%d.npy" % (name, k)), shape, [xs[k][i] for i in idx],
+            "q" if ints and k in ints else "f")
     y = ref(*xs)
     npy(os.path.join(out, name + "_ref.npy"), Y, [y[i] for i in itertools.product(*map(range, Y))],
         "q" if i64 else "f")
     with open(os.path.join(out, name + ".dp"), "w") as f:
         for k, shape in enumerate(Xs):
-            f.write("input in%d: f32[%s]\n" % (k, ",".join(map(str, shape))))
+            f.write("input in%d: %s[%s]\n" % (k, "i64" if ints and k in ints else "f32",
+                                              ",".join(map(str, shape))))
         f.write("out = model(\"%s.pt2\", %s)\noutput out\n"
                 % (name, ", ".join("in%d" % k for k in range(len(Xs)))))
 
@@ -271,6 +279,19 @@ def main():
     case(out, "searchsorted", "torch.ops.aten.searchsorted.Tensor", [("side", {"as_string": "right"})],
          [[6], [2, 3]], [2, 3], lambda b, x: buckets(x, b, [2, 3], 1),
          names=["sorted_sequence", "self"], i64=True, sort=(0,), special=(0.5,), special1=(0.5,))
+    # index_add: alpha·src added at the index along dim (repeated indices
+    # add up)
+    def index_add(x, i, src, X, d, alpha):
+        y = dict(x)
+        for j, v in src.items():
+            k = i[(j[d],)] % X[d]
+            t = j[:d] + (k,) + j[d + 1:]
+            y[t] = y[t] + alpha * v
+        return y
+    case(out, "index_add", "torch.ops.aten.index_add.default",
+         [("dim", {"as_int": 1}), ("alpha", {"as_float": 0.5})], [[2, 4, 3], [5], [2, 5, 3]],
+         [2, 4, 3], lambda x, i, s: index_add(x, i, s, [2, 4, 3], 1, 0.5),
+         names=["self", "index", "source"], ints={1: (0, 3)})
     # log of running sums of exponentials: -inf first (an empty sum's log),
     # a large value (the larger taken out), an infinity in one row
     def lcse(x, Y, d):

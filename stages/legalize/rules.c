@@ -1848,16 +1848,28 @@ r_indexput(Lz *z, const Op *op)
 	return bind(z, op, review(z, j, t->dim, t->rank));
 }
 
-/* index_copy(x, dim, index, src): scat1 at the index (a vector). */
+/* index_copy(x, dim, index, src): scat1 at the index (a vector); with
+ * accumulate (index_add), alpha·src's sum with x's values: the index
+ * viewed along d and expanded to src's shape, scat's sum. */
 static int
 r_indexcopy(Lz *z, const Op *op)
 {
-	int d = axis(dp_geti(op, "dim", 0), IT(0)->rank), i = lz_cast(z, X(1), DP_I64);
-	int64_t m = IT(2)->dim[d];
+	const Type *ts = IT(2);
+	int d = axis(dp_geti(op, "dim", 0), IT(0)->rank), i = lz_cast(z, X(1), DP_I64), s = X(2);
+	int64_t m = ts->rank ? ts->dim[d] : 1, v[DP_MAXRANK];
+	double alpha = dp_getf(op, "alpha", 1);
 
 	if (IT(1)->rank == 0)
 		i = lz_view(z, i, &m, 1);
-	return bind(z, op, scat1(z, X(0), d, i, X(2)));
+	if (!dp_geti(op, "accumulate", 0))
+		return bind(z, op, scat1(z, X(0), d, i, s));
+	for (int j = 0; j < ts->rank; j++)
+		v[j] = j == d ? m : 1;
+	if (ts->rank > 1)
+		i = lz_expand(z, lz_view(z, i, v, ts->rank), ts->dim, ts->rank);
+	if (alpha != 1)
+		s = lz_op2(z, Amul, s, lz_scalar(z, alpha, ts->dtype));
+	return bind(z, op, scat(z, X(0), d, i, s, S_SUM, 1));
 }
 
 /* scatter / scatter_add / scatter_reduce: src sliced to the index's shape,
@@ -2352,7 +2364,7 @@ static const struct {
 	{ Aavgpool3, r_pooln, "aten.avg_pool2d over (H, W), then over (D, 1) of planes viewed" },
 	{ Aadaptavg3, r_pooln, "aten.adaptive_avg_pool2d over (H, W), then over (D, OH·OW)" },
 	{ Aindexput, r_indexput, "one aten.eq of the flat index and an aten.arange, aten.any, aten.index at argmax, aten.where (accumulate: as aten.scatter)" },
-	{ Aindexcopy, r_indexcopy, "as aten.index_put with one index along dim" },
+	{ Aindexcopy, r_indexcopy, "as aten.index_put with one index along dim (accumulate, index_add: as aten.scatter_add of alpha·src)" },
 	{ Ascatter, r_scatter, "aten.eq of the index and an aten.arange, aten.any, then aten.gather at "
 	  "argmax (set), or aten.sum / aten.where + amax of the marked sources, aten.where" },
 	{ Aclampt, r_clampt, "aten.minimum(aten.maximum(x, min), max)" },
