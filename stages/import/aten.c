@@ -809,6 +809,23 @@ setavs(Node *c, int op)
 	}
 }
 
+/* The node's result k (0: the first) as value v, for hooks that compute
+ * the node in several ops; nothing where the graph does not read it. */
+static void
+defout(Node *c, int k, int v)
+{
+	const char *on = tensorname(json_array_get(json_object_get(c->json, "outputs"), (size_t)k));
+	char what[160];
+
+	if (!on)
+		return;
+	snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
+	if (k)
+		g_result(c->g, on, v);
+	else
+		g_define(c->g, on, v, what);
+}
+
 /* Op op's types inferred (an error is the node's): its result. */
 static int
 midend(Node *c, int op)
@@ -1085,17 +1102,12 @@ hook(Node *c)
 		v[1] = midop(c, Amean, c->in, 1, 1);
 		for (k = 0; k < 2; k++) {
 			Type want;
-			char what[160];
 			if (!(on[k] = tensorname(json_array_get(outs, (size_t)k))))
 				continue;   /* a result the graph does not read */
 			if (!g_type(c->g, on[k], &want) || !dp_type_eq(&c->fn->val[v[k]].t, &want))
 				bad(c, "import computes %s for its result %d, not the archive's",
 				    typestr(&c->fn->val[v[k]].t), k);
-			snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
-			if (k)
-				g_result(c->g, on[k], v[k]);
-			else
-				g_define(c->g, on[k], v[k], what);
+			defout(c, k, v[k]);
 		}
 		return 0;
 	}
@@ -1259,11 +1271,8 @@ hook(Node *c)
 		break;
 	}
 	case H_ADDMV: {   /* beta·self + alpha·(mat·vec); beta 0: self not read, as PyTorch */
-		json_t *outs = json_object_get(c->json, "outputs");
-		const char *on = tensorname(json_array_get(outs, 0));
 		double b = findav(c, "beta")->f, a = findav(c, "alpha")->f;
 		int dt = c->fn->val[c->in[1]].t.dtype, in[2], y;
-		char what[160];
 		y = midop(c, Amatmul, c->in + 1, 2, 0);
 		if (a != 1)
 			in[0] = g_scalar(c->g, a, dt), in[1] = y, y = midop(c, Amul, in, 2, 0);
@@ -1273,23 +1282,17 @@ hook(Node *c)
 				in[1] = g_scalar(c->g, b, dt), in[0] = midop(c, Amul, in, 2, 0);
 			in[1] = y, y = midop(c, Aadd, in, 2, 0);
 		}
-		if (!on)
-			bad(c, "has no result");
-		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
-		g_define(c->g, on, y, what);
+		defout(c, 0, y);
 		return 0;
 	}
 	case H_BUCKETIZE: {   /* per element of x, how many boundaries are below it
 			       * (right: at or below it): the compare of x viewed [..., 1]
 			       * with the boundaries, summed in i64 (out_int32: then i32) */
-		json_t *outs = json_object_get(c->json, "outputs");
-		const char *on = tensorname(json_array_get(outs, 0));
 		int sx = strstr(c->target, "searchsorted") != NULL;   /* (sorted_sequence, self) */
 		int x = c->in[sx], bd = c->in[!sx], in[2], y, k;
 		Av *r = findav(c, "right"), *o32 = findav(c, "out_int32"), *side = findav(c, "side");
 		const Type *tx = &c->fn->val[x].t;
 		int64_t v[DP_MAXRANK], last;
-		char what[160];
 		if (c->fn->val[bd].t.rank != 1)
 			bad(c, "supports 1-D boundaries (a sorted sequence of rank 1), got %s",
 			    typestr(&c->fn->val[bd].t));
@@ -1311,10 +1314,7 @@ hook(Node *c)
 			dp_sets(c->fn, k, "dtype", "i32");
 			y = midend(c, k);
 		}
-		if (!on)
-			bad(c, "has no result");
-		snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
-		g_define(c->g, on, y, what);
+		defout(c, 0, y);
 		return 0;
 	}
 	case H_CELU:   /* elu(x, alpha, scale 1, input scale 1/alpha), as PyTorch computes it */
@@ -1322,7 +1322,6 @@ hook(Node *c)
 		break;
 	case H_LOGSIGMOID: {   /* min(x, 0) − log1p(exp(−|x|)), PyTorch's cpu kernel; its
 				* second result (the backward's buffer) exp(−|x|) */
-		json_t *outs = json_object_get(c->json, "outputs");
 		int x = c->in[0], in[2], v[2];
 		if (!isfloat(c->fn->val[x].t.dtype))
 			bad(c, "log_sigmoid needs a float tensor, got %s", typestr(&c->fn->val[x].t));
@@ -1333,17 +1332,8 @@ hook(Node *c)
 		int m[2] = { x, g_scalar(c->g, 0, c->fn->val[x].t.dtype) };
 		in[0] = midop(c, Aminimum, m, 2, 0);
 		v[0] = midop(c, Asub, in, 2, 0);
-		for (int k = 0; k < 2; k++) {
-			const char *on = tensorname(json_array_get(outs, (size_t)k));
-			char what[160];
-			if (!on)
-				continue;   /* a result the graph does not read */
-			snprintf(what, sizeof what, "node '%.64s' (%.64s)", c->node, c->target);
-			if (k)
-				g_result(c->g, on, v[k]);
-			else
-				g_define(c->g, on, v[k], what);
-		}
+		defout(c, 0, v[0]);
+		defout(c, 1, v[1]);
 		return 0;
 	}
 	case H_UPND: {   /* [N, C, L] as [N, C, 1, L]; [N, C, D, H, W] over (H, W) as [N, C·D, H, W], then over D as [N, C, D, OH·OW] */
