@@ -292,6 +292,11 @@ def main():
          [("dim", {"as_int": 1}), ("alpha", {"as_float": 0.5})], [[2, 4, 3], [5], [2, 5, 3]],
          [2, 4, 3], lambda x, i, s: index_add(x, i, s, [2, 4, 3], 1, 0.5),
          names=["self", "index", "source"], ints={1: (0, 3)})
+    # index_fill: the value at the index along dim
+    case(out, "index_fill", "torch.ops.aten.index_fill.int_Scalar",
+         [("dim", {"as_int": -1}), ("value", {"as_float": -2.5})], [[3, 4], [2]], [3, 4],
+         lambda x, i: ew([3, 4], lambda j: -2.5 if j[1] in (i[(0,)], i[(1,)]) else x[j]),
+         names=["self", "index"], ints={1: (0, 3)})
     # log of running sums of exponentials: -inf first (an empty sum's log),
     # a large value (the larger taken out), an infinity in one row
     def lcse(x, Y, d):

@@ -1317,6 +1317,20 @@ hook(Node *c)
 		defout(c, 0, y);
 		return 0;
 	}
+	case H_INDEXFILL: {   /* index_copy of value, x's shape but the index's length along dim */
+		const Type *x = &c->fn->val[c->in[0]].t, *ix = &c->fn->val[c->in[1]].t;
+		Av *dim = findav(c, "dim"), *val = findav(c, "value");
+		int d = dim && x->rank ? (int)((dim->i % x->rank + x->rank) % x->rank) : 0;
+		int64_t v[DP_MAXRANK];
+		if (ix->rank > 1)
+			bad(c, "needs an index of rank 0 or 1, got %s", typestr(ix));
+		for (int k = 0; k < x->rank; k++)
+			v[k] = k == d ? (ix->rank ? ix->dim[0] : 1) : x->dim[k];
+		c->in[2] = midints(c, Aexpand, g_scalar(c->g, val->f, x->dtype), "size", v, x->rank);
+		c->nin = 3;
+		dropav(c, "value");
+		break;
+	}
 	case H_CELU:   /* elu(x, alpha, scale 1, input scale 1/alpha), as PyTorch computes it */
 		newav(c, "input_scale", A_FLOAT)->f = 1.0 / findav(c, "alpha")->f;
 		break;

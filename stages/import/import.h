@@ -179,6 +179,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_LOGADDEXP,        /* max + log1p(exp(−|a − b|)) */
 	H_PRELU,            /* x where x > 0, else weight·x */
 	H_CELU,             /* elu with input_scale 1/alpha */
+	H_INDEXFILL,        /* index_copy of the value expanded */
 	H_ADDMV,            /* beta·self + alpha·(mat·vec) */
 	H_BUCKETIZE,        /* bucketize, searchsorted (1-D boundaries): a compare, summed */
 	H_LOGSIGMOID,       /* min(x, 0) − log1p(exp(−|x|)), and the buffer exp(−|x|) */
