@@ -166,6 +166,8 @@
 	X(Amaximum,   "aten.maximum", 2, 1, Kelem, Fbinaryn, "maximum", D_CPU|D_CUDA, "") \
 	X(Aminimum,   "aten.minimum", 2, 1, Kelem, Fbinaryn, "minimum", D_CPU|D_CUDA, "") \
 	X(Aatan2,     "aten.atan2", 2, 1, Kelem, Fbinary, "atan2", D_CPU|D_CUDA, "") \
+	X(Ahypot,     "aten.hypot", 2, 1, Kelem, Fbinary, "hypot", D_CPU|D_CUDA, "") \
+	X(Acopysign,  "aten.copysign", 2, 1, Kelem, Fbinary, "copysign", D_CPU|D_CUDA, "") \
 	X(Acumsum,    "aten.cumsum",       1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
 	X(Acumprod,   "aten.cumprod",      1, 1, Kreduce, Fscan,  "",        D_CPU|D_CUDA, "dim:i") \
 	X(Alogcumsumexp, "aten.logcumsumexp", 1, 1, Kreduce, Fscan, "",       D_CPU|D_CUDA, "dim:i") \

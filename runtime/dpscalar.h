@@ -139,6 +139,8 @@ DPS_B(div_trunc, truncf(u / v))
 DPS_B(maximum, u != u || u > v ? u : v)            /* NaN wins */
 DPS_B(minimum, u != u || u < v ? u : v)
 DPS_B(atan2, atan2f(u, v))
+DPS_B(hypot, hypotf(u, v))
+DPS_B(copysign, copysignf(u, v))
 /* the integer forms of the Fbinaryn formulas (C's % truncates, as fmod) */
 #define DPS_BI(name, expr) \
 	static inline DP_HD int64_t dps_##name##_i64(int64_t u, int64_t v, int64_t al) \

@@ -292,6 +292,14 @@ def main():
          [("dim", {"as_int": 1}), ("alpha", {"as_float": 0.5})], [[2, 4, 3], [5], [2, 5, 3]],
          [2, 4, 3], lambda x, i, s: index_add(x, i, s, [2, 4, 3], 1, 0.5),
          names=["self", "index", "source"], ints={1: (0, 3)})
+    # hypot (large values: no overflow) and copysign (a -0 and a NaN's sign;
+    # not named hypot and copysign: a pipeline is a C type of its name)
+    case(out, "hypot_ab", "torch.ops.aten.hypot.default", [], [[2, 3], [3]], [2, 3],
+         lambda a, b: ew([2, 3], lambda i: math.hypot(a[i], b[(i[1],)])),
+         names=["self", "other"], special=(3e38, -inf))
+    case(out, "copysign_ab", "torch.ops.aten.copysign.Tensor", [], [[2, 3], [2, 3]], [2, 3],
+         lambda a, b: ew([2, 3], lambda i: math.copysign(a[i], b[i])),
+         names=["self", "other"], special1=(-0.0, nan))
     # index_fill: the value at the index along dim
     case(out, "index_fill", "torch.ops.aten.index_fill.int_Scalar",
          [("dim", {"as_int": -1}), ("value", {"as_float": -2.5})], [[3, 4], [2]], [3, 4],

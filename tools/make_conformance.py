@@ -867,6 +867,8 @@ def cases():
          lambda: torch.arange(-2.0, 2.5, 0.5), lambda: torch.randint(-4, 5, (2, 5)).float() / 2)
     case("index_add", lambda s, x, i, src: x.index_add(1, i, src, alpha=0.5), lambda: r(2, 4, 3),
          lambda: torch.tensor([3, 0, 3, 1, 0]), lambda: r(2, 5, 3))
+    case("hypot_copysign", lambda s, a, b: torch.hypot(a, b) + torch.copysign(a, b) + a.copysign(-1.5),
+         lambda: r(2, 3), lambda: r(3))
     case("index_fill", lambda s, x, i: x.index_fill(-1, i, -2.5), lambda: r(3, 4),
          lambda: torch.tensor([2, 0]))
     case("celu_logsigmoid", lambda s, x: F.celu(x, 0.5) + F.logsigmoid(x * 20), lambda: r(2, 3, 4))
