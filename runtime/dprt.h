@@ -508,6 +508,13 @@ void dprt_pool_prep(dprt_pool *p, void (*prep)(void *, const unsigned char *), v
 /* -1 when p is already entered (an instance run from two threads at once). */
 int dprt_pool_enter(dprt_pool *p);
 void dprt_pool_leave(dprt_pool *p);
+/* The calling thread's last call on instance inst refused with msg (a
+ * static string) because another thread runs it: kept per thread, so that
+ * the refusal writes nothing the running thread owns (its error buffer).
+ * msg NULL forgets such a refusal of inst.  dprt_refused: the message of
+ * this thread's refusal on inst, or NULL. */
+void dprt_refuse(const void *inst, const char *msg);
+const char *dprt_refused(const void *inst);
 /* The cores this process may run on (sched_getaffinity). */
 int dprt_ncores(void);
 /* DPRT_THREADS when set (an error when it is not a count), else dprt_ncores(). */

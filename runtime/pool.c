@@ -242,6 +242,25 @@ dprt_pool_threads(const dprt_pool *p)
 	return p ? p->n : 1;
 }
 
+/* This thread's refused call: its instance and message (dprt_refuse). */
+static _Thread_local const void *refinst;
+static _Thread_local const char *refmsg;
+
+void
+dprt_refuse(const void *inst, const char *msg)
+{
+	if (msg)
+		refinst = inst, refmsg = msg;
+	else if (inst == refinst)
+		refinst = NULL, refmsg = NULL;
+}
+
+const char *
+dprt_refused(const void *inst)
+{
+	return inst && inst == refinst ? refmsg : NULL;
+}
+
 int
 dprt_pool_enter(dprt_pool *p)
 {

@@ -393,7 +393,8 @@ runapi(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, const int *
 		if (p[i].isout)
 			str_printf(s, "%s%s", i > nin ? ", " : "", MINE(i) ? p[i].name : "NULL");
 	str_printf(s, "%s};\n\n", nout ? "" : "NULL");
-	str_put(s, "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
+	str_put(s, "\tdprt_refuse(m, NULL);   /* this call's own error, not an earlier refusal */\n"
+	           "\tif (!m->ok)\n\t\treturn -1;   /* it did not start: err says why */\n");
 	for (i = 0; i < np; i++)   /* names are C identifiers: no escaping */
 		if (MINE(i))
 			str_printf(s, "\tif (%s == NULL) {\n\t\tstrcpy(m->err, \"%.200s: a NULL pointer "
@@ -401,12 +402,9 @@ runapi(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, const int *
 			           p[i].name, p[i].isout ? "output" : p[i].wname ? "image input's pixels" :
 			           p[i].hname ? "text input" : "input");
 	str_printf(s, "\tif (m->pool == NULL)\n\t\treturn -1;   /* no threads: err says why */\n"
-	              "\tif (dprt_pool_enter(m->pool) != 0) {\n"
-	              "\t\tstatic const char busy[] = \"%s_%s: this instance is running in "
-	              "another thread (use one instance per thread)\";\n"
-	              "\t\tmemcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : "
-	              "sizeof m->err);\n"
-	              "\t\tm->err[sizeof m->err - 1] = '\\0';\n"
+	              "\tif (dprt_pool_enter(m->pool) != 0) {   /* m->err is the running thread's */\n"
+	              "\t\tdprt_refuse(m, \"%s_%s: this instance is running in "
+	              "another thread (use one instance per thread)\");\n"
 	              "\t\treturn -1;\n\t}\n"
 	              "\tm->err[0] = '\\0';\n"
 	              "\tint rc = %s_schedule%s%s(%s, dprt_weights_base(m->w), m->arena, in, out, m->err,\n"
@@ -601,7 +599,9 @@ api(Str *s, const Fn *fn, const Plan *pl, const Param *p, int np, int prep, int 
 	else if (!state)
 		str_put(s, "\t(void)m;   /* no state */\n}\n\n");
 	str_printf(s, "const char *\n%s_error(const %s *m)\n{\n"
-	              "\treturn m == NULL ? \"out of memory\" : m->err;\n}\n\n", nm, nm);
+	              "\tconst char *busy = dprt_refused(m);   /* this thread's call refused */\n\n"
+	              "\treturn m == NULL ? \"out of memory\" : busy ? busy : m->err;\n}\n\n",
+	           nm, nm);
 	str_printf(s, "void\n%s_destroy(%s *m)\n{\n"
 	              "\tif (m == NULL)\n\t\treturn;\n", nm, nm);
 	if (pl->ncuda)
