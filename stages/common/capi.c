@@ -396,7 +396,8 @@ capi_decls(Str *s, const Fn *fn, const Param *p, int np)
 		           " * updates, such as a KV cache) to its initial value; nothing to do for a\n"
 		           " * program without state. */\n");
 	str_printf(s, "void %s_reset(%s *m);\n", nm, nm);
-	str_printf(s, "/* The message of the last failure of m (\"\" when none). */\n");
+	str_printf(s, "/* The message of the last failure of m (\"\" when none); in a thread whose\n"
+	              " * call was refused because another thread runs m, that refusal's. */\n");
 	str_printf(s, "const char *%s_error(const %s *m);\n", nm, nm);
 	str_printf(s, "/* Frees m and its memory; NULL is allowed. */\n");
 	str_printf(s, "void %s_destroy(%s *m);\n", nm, nm);

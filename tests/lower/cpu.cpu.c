@@ -54,7 +54,8 @@ int canon_run(canon *m,
  * updates, such as a KV cache) to its initial value; nothing to do for a
  * program without state. */
 void canon_reset(canon *m);
-/* The message of the last failure of m ("" when none). */
+/* The message of the last failure of m ("" when none); in a thread whose
+ * call was refused because another thread runs m, that refusal's. */
 const char *canon_error(const canon *m);
 /* Frees m and its memory; NULL is allowed. */
 void canon_destroy(canon *m);
@@ -179,6 +180,7 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 	const void *in[] = {image};
 	void *out[] = {label, logits};
 
+	dprt_refuse(m, NULL);   /* this call's own error, not an earlier refusal */
 	if (!m->ok)
 		return -1;   /* it did not start: err says why */
 	if (image == NULL) {
@@ -195,10 +197,8 @@ canon_run(canon *m, const uint8_t *image, int64_t *label, float *logits)
 	}
 	if (m->pool == NULL)
 		return -1;   /* no threads: err says why */
-	if (dprt_pool_enter(m->pool) != 0) {
-		static const char busy[] = "canon_run: this instance is running in another thread (use one instance per thread)";
-		memcpy(m->err, busy, sizeof busy < sizeof m->err ? sizeof busy : sizeof m->err);
-		m->err[sizeof m->err - 1] = '\0';
+	if (dprt_pool_enter(m->pool) != 0) {   /* m->err is the running thread's */
+		dprt_refuse(m, "canon_run: this instance is running in another thread (use one instance per thread)");
 		return -1;
 	}
 	m->err[0] = '\0';
@@ -217,7 +217,9 @@ canon_reset(canon *m)
 const char *
 canon_error(const canon *m)
 {
-	return m == NULL ? "out of memory" : m->err;
+	const char *busy = dprt_refused(m);   /* this thread's call refused */
+
+	return m == NULL ? "out of memory" : busy ? busy : m->err;
 }
 
 void
