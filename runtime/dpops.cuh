@@ -14,10 +14,10 @@
  * exponentials (2, f32: dpscalar.h's dps_logaddexp) along the middle axis
  * of x viewed as [outer, n, inner]: one thread per (outer, inner) row,
  * accumulated in A (double for f32, as PyTorch's cpu kernel; i64 in
- * uint64_t, wrapping), as runtime/elem.c's dprt_cumsum. */
+ * uint64_t, wrapping), as runtime/elem.c's dprt_scan. */
 template <typename T, typename A, int MODE>
 static __device__ __forceinline__ void
-dps_cumsum(const T *__restrict__ x, T *__restrict__ y, long long rows, long long n,
+dps_scan(const T *__restrict__ x, T *__restrict__ y, long long rows, long long n,
            long long inner)
 {
 	long long r = blockIdx.x * 256LL + threadIdx.x;
@@ -112,10 +112,10 @@ dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *_
 #define DPS_KERNEL(name, params, body) \
 	static __global__ void __launch_bounds__(256) name params { body; }
 #endif
-#define DPS_CUMSUM(name, s, T, A, PROD)                                                        \
+#define DPS_SCAN(name, s, T, A, MODE)                                                        \
 	DPS_KERNEL(dps_##name##_##s, (const T *__restrict__ x, T *__restrict__ y, long long rows, \
 	                              long long n, long long inner),                            \
-	           (dps_cumsum<T, A, PROD>(x, y, rows, n, inner)))
+	           (dps_scan<T, A, MODE>(x, y, rows, n, inner)))
 #define DPS_SORT(s, T)                                                                         \
 	DPS_KERNEL(dps_sort_##s, (const T *__restrict__ x, T *__restrict__ y,                    \
 	                          int64_t *__restrict__ idx, long long rows, long long n,        \
@@ -126,11 +126,11 @@ dps_index_write(const int64_t *__restrict__ idx, const T *__restrict__ src, T *_
 	                                 T *__restrict__ y, long long outer, long long M,        \
 	                                 long long n, long long inner),                          \
 	           (dps_index_write<T>(idx, src, y, outer, M, n, inner)))
-DPS_CUMSUM(cumsum, f32, float, double, 0)
-DPS_CUMSUM(cumsum, i64, int64_t, uint64_t, 0)
-DPS_CUMSUM(cumprod, f32, float, double, 1)
-DPS_CUMSUM(cumprod, i64, int64_t, uint64_t, 1)
-DPS_CUMSUM(logcumsumexp, f32, float, double, 2)
+DPS_SCAN(cumsum, f32, float, double, 0)
+DPS_SCAN(cumsum, i64, int64_t, uint64_t, 0)
+DPS_SCAN(cumprod, f32, float, double, 1)
+DPS_SCAN(cumprod, i64, int64_t, uint64_t, 1)
+DPS_SCAN(logcumsumexp, f32, float, double, 2)
 DPS_SORT(f32, float)
 DPS_SORT(i64, int64_t)
 DPS_SORT(i32, int32_t)

@@ -347,10 +347,11 @@ int dprt_gather(void *y, const void *x, int es, int64_t outer, int64_t n, int64_
 void dprt_index_write(void *y, const void *src, int es, int64_t outer, int64_t n,
                       int64_t inner, const int64_t *idx, int64_t m);
 
-/* Inclusive prefix sums along the middle axis of x viewed as [outer, n,
- * inner]; dtype DPRT_F32 (summed in f64, as PyTorch's cpu kernel) or
- * DPRT_I64 (wrapping). */
-void dprt_cumsum(int dtype, int mode, void *y, const void *x, int64_t outer, int64_t n,
+/* Inclusive scans along the middle axis of x viewed as [outer, n, inner]:
+ * mode 0 sums, 1 products, 2 (f32 only) logs of sums of exponentials
+ * (dpscalar.h's dps_logaddexp); dtype DPRT_F32 (in f64, as PyTorch's cpu
+ * kernel) or DPRT_I64 (wrapping). */
+void dprt_scan(int dtype, int mode, void *y, const void *x, int64_t outer, int64_t n,
                  int64_t inner);
 /* A stable sort along the middle axis of x viewed as [outer, n, inner]
  * (dtype DPRT_F32, DPRT_I64 or DPRT_I32): ascending, or descending, NaN

@@ -211,7 +211,7 @@ dps_randn_f32(int64_t seed, int64_t stream, int64_t i)
 #undef DPS_UI
 #undef DPS_B
 #undef DPS_BI
-/* ---- scans (runtime/elem.c's dprt_cumsum, dpops.cuh's dps_cumsum) ---- */
+/* ---- scans (runtime/elem.c's dprt_scan, dpops.cuh's dps_scan) ---- */
 
 /* log(exp(s) + exp(v)) in double, the larger taken out (aten.logcumsumexp's
  * step): two equal infinities give it back, a NaN stays NaN. */

@@ -823,7 +823,7 @@ dprt_index_write(void *y, const void *src, int es, int64_t outer, int64_t n, int
 /* Inclusive prefix sums (mode 0), products (1) or, f32 only, logs of
  * sums of exponentials (2) along the middle axis of [outer, n, inner]. */
 void
-dprt_cumsum(int dtype, int mode, void *y, const void *x, int64_t outer, int64_t n,
+dprt_scan(int dtype, int mode, void *y, const void *x, int64_t outer, int64_t n,
             int64_t inner)
 {
 	int64_t o, i, j;

@@ -849,6 +849,20 @@ midop(Node *c, int kind, const int *in, int n, int withav)
 	return midend(c, op);
 }
 
+/* log1p(exp(−|t|)): the term logaddexp and log_sigmoid add to the larger
+ * operand (at most log 2, never overflowing); *e (where given) gets
+ * exp(−|t|). */
+static int
+midsoftterm(Node *c, int t, int *e)
+{
+	t = midop(c, Aabs, &t, 1, 0);
+	t = midop(c, Aneg, &t, 1, 0);
+	t = midop(c, Aexp, &t, 1, 0);
+	if (e)
+		*e = t;
+	return midop(c, Alog1p, &t, 1, 0);
+}
+
 /* The scale factors an upsampling node was given (its scale_factors list,
  * or its scales / scales_d, scales_h, scales_w numbers), into sf[0..n-1]
  * (0 where none): PyTorch then takes a source position's scale from them,
@@ -1245,11 +1259,7 @@ hook(Node *c)
 	case H_LOGADDEXP: {   /* a where a is ±inf and equals b; else max + log1p(exp(−|a − b|)) */
 		int a = c->in[0], b = c->in[1], in[3], t;
 		in[0] = a, in[1] = b;
-		t = midop(c, Asub, in, 2, 0);
-		t = midop(c, Aabs, &t, 1, 0);
-		t = midop(c, Aneg, &t, 1, 0);
-		t = midop(c, Aexp, &t, 1, 0);
-		t = midop(c, Alog1p, &t, 1, 0);
+		t = midsoftterm(c, midop(c, Asub, in, 2, 0), NULL);
 		in[1] = midop(c, Amaximum, in, 2, 0), in[0] = t;
 		in[2] = midop(c, Aadd, in, 2, 0);   /* (the operands' order as PyTorch's m + ...) */
 		in[0] = a, in[1] = b;
@@ -1304,23 +1314,18 @@ hook(Node *c)
 		in[0] = bd, in[1] = midview(c, x, v, tx->rank + 1);
 		y = midop(c, (r && r->i) || (side && side->s && !strcmp(side->s, "right")) ? Ale : Alt,
 		          in, 2, 0);
-		k = dp_addop(c->fn, Ocast, &y, 1);
-		dp_sets(c->fn, k, "dtype", "i64");
-		y = midend(c, k);
+		y = preop(c, Ocast, &y, 1, "i64");
 		last = tx->rank;
 		y = midints(c, Asum, y, "dim", &last, 1);
-		if (o32 && o32->i) {
-			k = dp_addop(c->fn, Ocast, &y, 1);
-			dp_sets(c->fn, k, "dtype", "i32");
-			y = midend(c, k);
-		}
+		if (o32 && o32->i)
+			y = preop(c, Ocast, &y, 1, "i32");
 		defout(c, 0, y);
 		return 0;
 	}
 	case H_INDEXFILL: {   /* index_copy of value, x's shape but the index's length along dim */
 		const Type *x = &c->fn->val[c->in[0]].t, *ix = &c->fn->val[c->in[1]].t;
 		Av *dim = findav(c, "dim"), *val = findav(c, "value");
-		int d = dim && x->rank ? (int)((dim->i % x->rank + x->rank) % x->rank) : 0;
+		int d = normdim(c, dim ? dim->i : 0, x->rank);
 		int64_t v[DP_MAXRANK];
 		if (ix->rank > 1)
 			bad(c, "needs an index of rank 0 or 1, got %s", typestr(ix));
@@ -1336,18 +1341,14 @@ hook(Node *c)
 		break;
 	case H_LOGSIGMOID: {   /* min(x, 0) − log1p(exp(−|x|)), PyTorch's cpu kernel; its
 				* second result (the backward's buffer) exp(−|x|) */
-		int x = c->in[0], in[2], v[2];
+		int x = c->in[0], in[2], e;
 		if (!isfloat(c->fn->val[x].t.dtype))
 			bad(c, "log_sigmoid needs a float tensor, got %s", typestr(&c->fn->val[x].t));
-		in[0] = midop(c, Aabs, &x, 1, 0);
-		in[0] = midop(c, Aneg, in, 1, 0);
-		v[1] = midop(c, Aexp, in, 1, 0);
-		in[1] = midop(c, Alog1p, &v[1], 1, 0);
-		int m[2] = { x, g_scalar(c->g, 0, c->fn->val[x].t.dtype) };
-		in[0] = midop(c, Aminimum, m, 2, 0);
-		v[0] = midop(c, Asub, in, 2, 0);
-		defout(c, 0, v[0]);
-		defout(c, 1, v[1]);
+		in[0] = x, in[1] = g_scalar(c->g, 0, c->fn->val[x].t.dtype);
+		in[0] = midop(c, Aminimum, in, 2, 0);
+		in[1] = midsoftterm(c, x, &e);
+		defout(c, 0, midop(c, Asub, in, 2, 0));
+		defout(c, 1, e);
 		return 0;
 	}
 	case H_UPND: {   /* [N, C, L] as [N, C, 1, L]; [N, C, D, H, W] over (H, W) as [N, C·D, H, W], then over D as [N, C, D, OH·OW] */

@@ -1417,7 +1417,7 @@ r_indexn(Lz *z, const Op *op)
 
 /* cumsum or cumprod of an integer or bool x: in i64 (cast first). */
 static int
-r_cumsum(Lz *z, const Op *op)
+r_scanint(Lz *z, const Op *op)
 {
 	int x = X(0), k;
 
@@ -2295,8 +2295,8 @@ static const struct {
 	  "unchanged" },
 	{ Amaxpool, r_pool, "stride (empty: the kernel), padding, dilation as (h, w) pairs" },
 	{ Aavgpool, r_pool, "stride (empty: the kernel), padding as (h, w) pairs" },
-	{ Acumsum, r_cumsum, "integers and bool: cast to i64, then aten.cumsum" },
-	{ Acumprod, r_cumsum, "integers and bool: cast to i64, then aten.cumprod" },
+	{ Acumsum, r_scanint, "integers and bool: cast to i64, then aten.cumsum" },
+	{ Acumprod, r_scanint, "integers and bool: cast to i64, then aten.cumprod" },
 	{ Aexpandas, r_expandas, "aten.expand to the other operand's sizes" },
 	{ Aexpand, r_expand, "to its operand's own sizes: the operand; else unchanged" },
 	{ Aaddcmul, r_addcmul, "s + (value·a)·b" },

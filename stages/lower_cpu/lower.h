@@ -138,8 +138,8 @@ const char *dprt_enum(int dtype);
  * runs (0 for none), which plan() reserves at plan->scratch[i]. */
 int emit_nn(Ctx *c, const Op *op, int i);
 Emitter *nn_emitter(int kind);
-/* scan.c: aten.cumsum, aten.gather. */
-int k_cumsum(Ctx *c, const Op *op, int i);
+/* scan.c: the scans (aten.cumsum, cumprod, logcumsumexp), aten.gather. */
+int k_scan(Ctx *c, const Op *op, int i);
 int k_gatherdim(Ctx *c, const Op *op, int i);
 int k_sort(Ctx *c, const Op *op, int i);
 /* Whether the cpu target has a kernel for op kind (kernels.c). */

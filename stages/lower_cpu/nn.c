@@ -1021,7 +1021,7 @@ nn_emitter(int kind)
 	case Agather:
 		return k_gatherdim;
 	case Acumsum: case Acumprod: case Alogcumsumexp:
-		return k_cumsum;
+		return k_scan;
 	case Asort:
 		return k_sort;
 	case Aarange: case Afull: case Afulllike: case Ascalar: case Arand: case Arandn:

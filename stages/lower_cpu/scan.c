@@ -1,11 +1,11 @@
-/* scan.c: emitters of the ops that run along one axis: prefix sums
- * (aten.cumsum) and torch.gather (aten.gather). */
+/* scan.c: emitters of the ops that run along one axis: the scans
+ * (aten.cumsum, cumprod, logcumsumexp) and torch.gather (aten.gather). */
 #include "lower.h"
 
 /* aten.cumsum, aten.cumprod: f32 or i64 (dp-legalize casts integers and
  * bool to i64); aten.logcumsumexp: f32. */
 int
-k_cumsum(Ctx *c, const Op *op, int i)
+k_scan(Ctx *c, const Op *op, int i)
 {
 	int y = op->out[0], x = op->in[0];
 	const Type *tx = ty(c, x);
@@ -19,7 +19,7 @@ k_cumsum(Ctx *c, const Op *op, int i)
 	}
 	if (dp_numel(tx) == 0)
 		return 0;
-	str_printf(c->body, "\tdprt_cumsum(%s, %d, v%d, v%d, %lld, %lld, %lld);\n",
+	str_printf(c->body, "\tdprt_scan(%s, %d, v%d, v%d, %lld, %lld, %lld);\n",
 	           dprt_enum(tx->dtype), op->kind == Alogcumsumexp ? 2 : op->kind == Acumprod,
 	           V(c, y), V(c, x), (long long)prod(tx, 0, d),
 	           (long long)(tx->rank ? tx->dim[d] : 1), (long long)prod(tx, tx->rank ? d + 1 : 0,
