@@ -1009,30 +1009,83 @@ iscident(const char *s)
 	return 1;
 }
 
-/* Whether s is a C keyword or a name the C library headers that generated
- * code and its users include (stdio, stdlib, string, strings, math) declare:
- * the pipeline's name becomes a C type and function prefix. */
+/* Whether s is a C keyword or a name that the headers generated code and
+ * its users include declare (C11's math.h, stdlib.h, stdio.h, string.h,
+ * stdint.h, stddef.h, and POSIX's strings.h and the like): the pipeline's
+ * name becomes a C type and function prefix, and a type named like a
+ * function of those headers stops the C compile.  The math functions are
+ * named once: their float and long double forms (expf, expl) are the same
+ * name and an f or an l. */
 static int
 reserved(const char *s)
 {
+	static const char *const math[] = {   /* C11 7.12 (and POSIX's), each also with f and l */
+		"acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh",
+		"cosh", "sinh", "tanh", "exp", "exp2", "expm1", "frexp", "ilogb", "ldexp", "log",
+		"log10", "log1p", "log2", "logb", "modf", "scalbn", "scalbln", "cbrt", "fabs",
+		"hypot", "pow", "sqrt", "erf", "erfc", "lgamma", "tgamma", "ceil", "floor",
+		"nearbyint", "rint", "lrint", "llrint", "round", "lround", "llround", "trunc", "fmod",
+		"remainder", "remquo", "copysign", "nan", "nextafter", "nexttoward", "fdim", "fmax",
+		"fmin", "fma", "j0", "j1", "jn", "y0", "y1", "yn", "gamma", "drem", "significand",
+		"finite", "exp10", "pow10", "sincos", "scalb", "lgamma_r", "isinf", "isnan",
+	};
 	static const char *const names[] = {
+		/* keywords */
 		"auto", "break", "case", "char", "const", "continue", "default", "do", "double",
 		"else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
 		"register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
 		"switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
-		"abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "div", "erf", "exp",
-		"exp2", "fabs", "floor", "fmax", "fmin", "fmod", "free", "index", "labs", "log",
-		"log2", "log10", "malloc", "calloc", "realloc", "exit", "abort", "pow", "rand",
-		"remove", "rename", "rindex", "round", "select", "sin", "sinh", "sqrt", "tan",
-		"tanh", "time", "trunc", "main", "printf", "puts", "qsort", "random", "signal",
-		"strlen", "system", "memcpy", "memset", "gamma", "y0", "y1", "j0", "j1", "nan",
-		"read", "write", "open", "close", "link", "stdin", "stdout", "stderr", "errno",
-		"true", "false", "NULL", "NAN", "INFINITY", "EOF",
-		"m", "in", "out",   /* the generated NAME_run's own names (stages/common/capi.c) */
+		"true", "false", "asm", "typeof",
+		/* math.h's macros and types */
+		"fpclassify", "isfinite", "isnormal", "signbit", "isgreater", "isgreaterequal",
+		"isless", "islessequal", "islessgreater", "isunordered", "float_t", "double_t",
+		"signgam", "NAN", "INFINITY", "HUGE_VAL",
+		/* stdlib.h */
+		"atof", "atoi", "atol", "atoll", "strtod", "strtof", "strtold", "strtol", "strtoll",
+		"strtoul", "strtoull", "rand", "srand", "random", "srandom", "drand48", "erand48",
+		"lrand48", "nrand48", "mrand48", "jrand48", "srand48", "seed48", "aligned_alloc",
+		"calloc", "free", "malloc", "realloc", "abort", "atexit", "at_quick_exit", "exit",
+		"_Exit", "getenv", "setenv", "unsetenv", "putenv", "quick_exit", "system", "bsearch",
+		"qsort", "abs", "labs", "llabs", "div", "ldiv", "lldiv", "div_t", "ldiv_t", "lldiv_t",
+		"mblen", "mbtowc", "wctomb", "mbstowcs", "wcstombs", "mkstemp", "mkdtemp", "realpath",
+		"posix_memalign",
+		/* stdio.h */
+		"remove", "rename", "tmpfile", "tmpnam", "fclose", "fflush", "fopen", "freopen",
+		"setbuf", "setvbuf", "fprintf", "fscanf", "printf", "scanf", "snprintf", "sprintf",
+		"sscanf", "vfprintf", "vfscanf", "vprintf", "vscanf", "vsnprintf", "vsprintf",
+		"vsscanf", "fgetc", "fgets", "fputc", "fputs", "getc", "getchar", "gets", "putc",
+		"putchar", "puts", "ungetc", "fread", "fwrite", "fgetpos", "fseek", "fseeko",
+		"fsetpos", "ftell", "ftello", "rewind", "clearerr", "feof", "ferror", "perror",
+		"fileno", "fdopen", "popen", "pclose", "getline", "getdelim", "dprintf", "FILE",
+		"fpos_t", "stdin", "stdout", "stderr", "EOF", "BUFSIZ",
+		/* string.h, strings.h */
+		"memcpy", "memmove", "strcpy", "strncpy", "strcat", "strncat", "memcmp", "strcmp",
+		"strcoll", "strncmp", "strxfrm", "memchr", "strchr", "strcspn", "strpbrk", "strrchr",
+		"strspn", "strstr", "strtok", "strtok_r", "memset", "strerror", "strlen", "strdup",
+		"strndup", "strnlen", "stpcpy", "stpncpy", "strsignal", "bcmp", "bcopy", "bzero",
+		"ffs", "index", "rindex", "strcasecmp", "strncasecmp",
+		/* stdint.h, stddef.h */
+		"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+		"uint64_t", "intptr_t", "uintptr_t", "intmax_t", "uintmax_t", "size_t", "ptrdiff_t",
+		"wchar_t", "max_align_t", "offsetof", "NULL",
+		/* what else a program's users often include: unistd.h, time.h, signal.h, errno.h */
+		"main", "time", "clock", "signal", "raise", "errno", "assert", "read", "write", "open",
+		"close", "link", "unlink", "select", "pipe", "fork", "sleep", "usleep", "access",
+		"dup", "dup2", "lseek", "sync", "pause", "alarm", "kill", "wait",
+		/* the generated NAME_run's own names (stages/common/capi.c) */
+		"m", "in", "out",
 	};
+	size_t n = strlen(s);
+
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (strcmp(s, names[i]) == 0)
 			return 1;
+	for (size_t i = 0; i < sizeof math / sizeof *math; i++) {
+		size_t k = strlen(math[i]);
+		if (strncmp(s, math[i], k) == 0 &&
+		    (n == k || (n == k + 1 && (s[k] == 'f' || s[k] == 'l'))))
+			return 1;
+	}
 	return 0;
 }
 
