@@ -46,5 +46,23 @@ for c in softplus std_keep std_dims var_mean_var var_mean_mean std_mean_std std_
 		skip "no nvcc"
 	fi
 done
+# an index out of range stops the run with the cpu's message, on cuda too
+# (the fault flag), where the op would otherwise write nothing
+fails_oob() { # EXE IN1.npy
+	"$1" --in in0="$tmp/${c}_x0.npy" --in in1="$2" $3 --out out="$tmp/${c}_ooby.npy" \
+		>"$tmp/oob.out" 2>&1
+	[ $? -eq 1 ] && grep -q "index -\{0,1\}[45] is out of range for a dimension of size 4" "$tmp/oob.out" ||
+		{ cat "$tmp/oob.out"; false; }
+}
+for c in index_add index_fill; do
+	x2=
+	[ -f "$tmp/${c}_x2.npy" ] && x2="--in in2=$tmp/${c}_x2.npy"
+	check "$c: an index out of range fails the run (cpu)" fails_oob "$tmp/b$c/$c/$c" "$tmp/${c}_oob.npy" "$x2"
+	if [ -n "$gpu" ] && [ -n "$nvcc" ]; then
+		check "$c: an index out of range fails the run (cuda)" fails_oob "$tmp/bc$c/$c/$c" "$tmp/${c}_oob.npy" "$x2"
+	else
+		skip "no CUDA device"
+	fi
+done
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -41,6 +41,8 @@ enum { LZ_CATMAX = 256 };
 int lz_cat(Lz *z, const int *xs, int n, int dim);
 /* x cast to dtype (x itself when it has that dtype already, or x < 0). */
 int lz_cast(Lz *z, int x, int dtype);
+/* aten.arange(n) in i64: 0, 1, ..., n - 1. */
+int lz_arange(Lz *z, int64_t n);
 /* A rank-0 tensor of value v in dtype. */
 int lz_scalar(Lz *z, double v, int dtype);
 /* aten.expand of x to size[0..n-1]. */

@@ -890,6 +890,18 @@ take(Lz *z, int x, int d, int idx)
 	return lz_end(z, k);
 }
 
+/* The index I checked against a dimension of n, its negative values
+ * counted from the end (as PyTorch's index ops take them): arange(n)
+ * gathered at I (aten.index), whose kernels report a value outside
+ * [-n, n), the cpu's as an error, cuda's through the fault flag, so that an
+ * index out of range stops the run instead of writing nothing or the
+ * wrong row. */
+static int
+inrange(Lz *z, int I, int64_t n)
+{
+	return I < 0 ? -1 : take(z, lz_arange(z, n), 0, I);
+}
+
 /* upsample_nearest2d: a gather along H and one along W. */
 static int
 r_upnearest(Lz *z, const Op *op)
@@ -1654,6 +1666,18 @@ reducem(Lz *z, int kind, int x, unsigned m)
 }
 
 int
+lz_arange(Lz *z, int64_t n)
+{
+	int k = lz_begin(z, Aarange, NULL, 0);
+
+	dp_setf(z->out, k, "start", 0);
+	dp_setf(z->out, k, "end", (double)n);
+	dp_setf(z->out, k, "step", 1);
+	dp_sets(z->out, k, "dtype", "i64");
+	return lz_end(z, k);
+}
+
+int
 lz_cast(Lz *z, int x, int dtype)
 {
 	int k;
@@ -1682,6 +1706,7 @@ scat(Lz *z, int x, int d, int I, int s, int mode, int self)
 	int r = tx.rank, eq, has, y, k, s0 = s;
 	int64_t v[DP_MAXRANK + 1], a[DP_MAXRANK + 1], n = tx.dim[d];
 
+	I = inrange(z, I, n);
 	if (I < 0 || s < 0)
 		return -1;
 	ti = *lz_type(z, I);
@@ -1692,13 +1717,7 @@ scat(Lz *z, int x, int d, int I, int s, int mode, int self)
 		a[i] = i == d ? n : 1;
 	}
 	y = lz_view(z, I, v, r + 1);
-	k = lz_begin(z, Aarange, NULL, 0);
-	dp_setf(z->out, k, "start", 0);
-	dp_setf(z->out, k, "end", (double)n);
-	dp_setf(z->out, k, "step", 1);
-	dp_sets(z->out, k, "dtype", "i64");
-	k = lz_end(z, k);
-	k = lz_view(z, k, a, r + 1);
+	k = lz_view(z, lz_arange(z, n), a, r + 1);
 	eq = lz_op2(z, Aeq, y, k);
 	has = reducem(z, Aany, eq, 1u << (d + 1));
 	if (lz_type(z, s)->rank)
@@ -1802,9 +1821,7 @@ r_indexput(Lz *z, const Op *op)
 	Type tf;
 
 	for (j = 0; j < k; j++) {
-		int ix = lz_cast(z, X(2 + j), DP_I64), sz;
-		sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
-		ix = lz_op2(z, Aremainder, ix, sz);
+		int ix = inrange(z, lz_cast(z, X(2 + j), DP_I64), t->dim[d + j]), sz;
 		if (j > 0) {
 			sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
 			f = lz_op2(z, Amul, f, sz);
@@ -1862,7 +1879,7 @@ r_indexcopy(Lz *z, const Op *op)
 	if (IT(1)->rank == 0)
 		i = lz_view(z, i, &m, 1);
 	if (!dp_geti(op, "accumulate", 0))
-		return bind(z, op, scat1(z, X(0), d, i, s));
+		return bind(z, op, scat1(z, X(0), d, inrange(z, i, IT(0)->dim[d]), s));
 	for (int j = 0; j < ts->rank; j++)
 		v[j] = j == d ? m : 1;
 	if (ts->rank > 1)
@@ -1976,12 +1993,9 @@ part(Lz *z, int x, int p)
 static int
 iota(Lz *z, int64_t n, int col)
 {
-	int k = lz_begin(z, Aarange, NULL, 0);
 	int64_t v[2] = { col ? 1 : n, col ? n : 1 };
 
-	dp_setf(z->out, k, "end", (double)n);
-	dp_sets(z->out, k, "dtype", "i64");
-	return lz_view(z, lz_end(z, k), v, 2);
+	return lz_view(z, lz_arange(z, n), v, 2);
 }
 
 /* cos (s 0) or sin (s 1) of the angles 2π·((r·c) mod n)/n of a rows × cols
