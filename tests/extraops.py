@@ -305,10 +305,9 @@ def main():
          [("dim", {"as_int": -1}), ("value", {"as_float": -2.5})], [[3, 4], [2]], [3, 4],
          lambda x, i: ew([3, 4], lambda j: -2.5 if j[1] in (i[(0,)], i[(1,)]) else x[j]),
          names=["self", "index"], ints={1: (0, 3)})
-    # indices out of range, for extraops.t's runs that must fail: 4 of a
-    # dimension of 4 (index_add's dim 1), -5 of 4 (index_fill's dim -1)
+    # an index out of range, for extraops.t's run that must fail: 4 of a
+    # dimension of 4 (index_add's dim 1)
     npy(os.path.join(out, "index_add_oob.npy"), [5], [0, 1, 4, 2, 3], "q")
-    npy(os.path.join(out, "index_fill_oob.npy"), [2], [1, -5], "q")
     # log of running sums of exponentials: -inf first (an empty sum's log),
     # a large value (the larger taken out), an infinity in one row
     def lcse(x, Y, d):

@@ -902,6 +902,23 @@ inrange(Lz *z, int I, int64_t n)
 	return I < 0 ? -1 : take(z, lz_arange(z, n), 0, I);
 }
 
+/* The index I with its negative values counted from the end of a
+ * dimension of n (I + n where I < 0), unchecked: elementwise, so that it
+ * fuses where the index_write that reads it does (a KV cache's write in a
+ * GEMV's tail); a value still outside [0, n) writes nothing there. */
+static int
+fromend(Lz *z, int I, int64_t n)
+{
+	int in[3];
+
+	in[0] = lz_op2(z, Alt, I, lz_scalar(z, 0, DP_I64));
+	in[1] = lz_op2(z, Aadd, I, lz_scalar(z, (double)n, DP_I64));
+	in[2] = I;
+	if (in[0] < 0 || in[1] < 0)
+		return -1;
+	return lz_end(z, lz_begin(z, Awhere, in, 3));
+}
+
 /* upsample_nearest2d: a gather along H and one along W. */
 static int
 r_upnearest(Lz *z, const Op *op)
@@ -1821,7 +1838,11 @@ r_indexput(Lz *z, const Op *op)
 	Type tf;
 
 	for (j = 0; j < k; j++) {
-		int ix = inrange(z, lz_cast(z, X(2 + j), DP_I64), t->dim[d + j]), sz;
+		int ix = lz_cast(z, X(2 + j), DP_I64), sz;
+		if (k > 1 || dp_geti(op, "accumulate", 0))
+			ix = inrange(z, ix, t->dim[d + j]);
+		else
+			ix = fromend(z, ix, t->dim[d + j]);
 		if (j > 0) {
 			sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
 			f = lz_op2(z, Amul, f, sz);
@@ -1879,7 +1900,7 @@ r_indexcopy(Lz *z, const Op *op)
 	if (IT(1)->rank == 0)
 		i = lz_view(z, i, &m, 1);
 	if (!dp_geti(op, "accumulate", 0))
-		return bind(z, op, scat1(z, X(0), d, inrange(z, i, IT(0)->dim[d]), s));
+		return bind(z, op, scat1(z, X(0), d, i, s));
 	for (int j = 0; j < ts->rank; j++)
 		v[j] = j == d ? m : 1;
 	if (ts->rank > 1)
