@@ -32,7 +32,11 @@
  * kernel of attndec.cuh instead, a warp per row and chunk of keys, the
  * chunks merged by the last block of each row (no second kernel);
  * DPRT_CUDA_ATTN=decode forces it, =simt the kernel above, and
- * DPRT_CUDA_ATTN_CHUNK=keys sets its chunk (a multiple of 32). */
+ * DPRT_CUDA_ATTN_CHUNK=keys sets its chunk (a multiple of 32).  On sm_90,
+ * where the head size is 64 and a row is one chunk, a row is a cluster of
+ * DEC_CLUSTER blocks instead of one block (sdpadec_cl: the same warps and
+ * bits, its keys loaded by as many SMs); DPRT_CUDA_ATTN_CLUSTER=1|2|4|8
+ * sets the blocks (1: one). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +250,41 @@ pickdec(int no, int mask, int d64)
 	return NULL;
 }
 
+/* The decode kernel of head size 64 as a cluster of cl blocks
+ * (sdpadec_cl, attndec.cuh) for the mask kind. */
+static DecKernel *
+pickdeccl(int mask, int cl)
+{
+	switch (cl * 4 + mask) {
+	case 8: return sdpadec_cl<0, 2>;
+	case 9: return sdpadec_cl<1, 2>;
+	case 10: return sdpadec_cl<2, 2>;
+	case 16: return sdpadec_cl<0, 4>;
+	case 17: return sdpadec_cl<1, 4>;
+	case 18: return sdpadec_cl<2, 4>;
+	case 32: return sdpadec_cl<0, 8>;
+	case 33: return sdpadec_cl<1, 8>;
+	case 34: return sdpadec_cl<2, 8>;
+	}
+	return NULL;
+}
+
+/* The blocks of a cluster that take a row of the head-size-64 decode
+ * kernel where its row is one chunk: DPRT_CUDA_ATTN_CLUSTER=1|2|4|8 where
+ * set, else DEC_CLUSTER; 1 (one block of 16 warps, sdpadec) before sm_90. */
+static int
+clusterdec(void)
+{
+	static int major = -1;
+	const char *env = getenv("DPRT_CUDA_ATTN_CLUSTER");
+	int n = env && *env ? atoi(env) : DEC_CLUSTER;
+
+	if (major < 0 &&
+	    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess)
+		major = 0;
+	return major >= 9 && (n == 2 || n == 4 || n == 8) ? n : 1;
+}
+
 /* The decode kernel (attndec.cuh): a block of W warps (decwarps: 16 where
  * the head size is 64, else 8) per query row and chunk of keys.  Chunks of
  * whole slices of 32 keys, as many as make about 4 warps per SM but no
@@ -306,12 +345,21 @@ launchdec(dprt_cuda *g, const dprt_sdpa *a, const At &P, const float *q, const f
 	 * DPRT_CUDA_ATTN_PDL=0 in the environment keeps the ordinary launch):
 	 * its blocks start while the kernel before works, and wait for it first */
 	const char *pe = getenv("DPRT_CUDA_ATTN_PDL"), *me = getenv("DPRT_CUDA_ATTN_MERGE");
-	cudaLaunchAttribute at[1];
+	cudaLaunchAttribute at[2];
 	cudaLaunchConfig_t c;
 	At Q = P;   /* DPRT_CUDA_ATTN_MERGE=0: warp 0's merge of the block's warps */
 	Q.MERGE = !(me && strcmp(me, "0") == 0);
-	dp_config(&c, at, dim3(nchunk, (unsigned)rows), dim3(32 * W), g->stream,
+	int cl = d64 && nchunk == 1 && Q.MERGE ? clusterdec() : 1;
+	if (cl > 1)
+		f = pickdeccl(a->mask, cl), W /= cl;
+	dp_config(&c, at, dim3(cl * nchunk, (unsigned)rows), dim3(32 * W), g->stream,
 	          g->pdl && !(pe && strcmp(pe, "0") == 0));
+	if (cl > 1) {
+		at[c.numAttrs].id = cudaLaunchAttributeClusterDimension;
+		at[c.numAttrs].val.clusterDim.x = (unsigned)cl;
+		at[c.numAttrs].val.clusterDim.y = at[c.numAttrs].val.clusterDim.z = 1;
+		c.numAttrs++;
+	}
 	(void)cudaLaunchKernelEx(&c, f, Q, q, k, v, mask, y, chunk, (float *)g->blasws, g->attnct);
 	return dprt_cuda_launched(what, err, errn);
 }

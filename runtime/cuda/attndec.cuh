@@ -39,6 +39,8 @@ enum {
 	                      * one round of each warp, a slice each) */
 	DEC_PRE = 4,         /* slices a warp learns its kept keys of before the first */
 	DEC_SLICE64 = 16,    /* keys a warp takes at a time where the head size is 64 */
+	DEC_CLUSTER = 1,     /* blocks of a cluster that take a head-size-64 row on sm_90
+	                      * (sdpadec_cl; 1: one block, sdpadec) */
 };
 
 /* The warps of a block of the kernel for head size D (0: any). */
@@ -69,14 +71,16 @@ decidx(int lane, int d)
  * holding word t), so a slice's keys are a shift of a word taken by
  * shuffle.  A later slice's rows are loaded only where a key of it is
  * kept.
- * Leaves the warp's maximum, sum and 64 outputs in ws[w]. */
+ * W and w are the warps that share the chunk and this warp's index among
+ * them (a cluster's: sdpadec_cl).  Leaves the warp's maximum, sum and 64
+ * outputs in ws. */
 template <int MASK, int W>
 static __device__ __forceinline__ void
 dec64(const At &P, const float *__restrict__ qr, const float *__restrict__ kb,
       const float *__restrict__ vb, const void *__restrict__ mask, long long mo, int s0, int send,
-      float *ws)
+      float *ws, int w)
 {
-	const int lane = threadIdx.x % 32, w = threadIdx.x / 32, g = lane >> 3, c = lane & 7;
+	const int lane = threadIdx.x % 32, g = lane >> 3, c = lane & 7;
 	const int SL = DEC_SLICE64, T = DEC_SLICE64 / 4, NP = DEC_PRE / 2;
 	float m = -INFINITY, l = 0.0f, o[8];
 	float4 K[T][2], V[T][2];
@@ -229,7 +233,7 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 	for (int d = 0; d < NO; d++)
 		o[d] = 0.0f;
 	if (D) {
-		dec64<MASK, W>(P, qr, kb, vb, mask, mo, s0, send, ws[w]);
+		dec64<MASK, W>(P, qr, kb, vb, mask, mo, s0, send, ws[w], w);
 	} else {
 		/* which keys of the warp's first DEC_PRE slices are kept: their mask
 		 * bytes loaded at once, with q, before any key (one trip to memory) */
@@ -431,5 +435,77 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 		if (lane + 32 * d < EV)
 			yr[lane + 32 * d] = l > 0.0f ? s[d] / l : 0.0f;
 }
+
+#ifdef __CUDACC__
+#include <cooperative_groups.h>
+
+/* Head size 64 and one chunk a row (sdpadec's default case), as a cluster
+ * of C blocks of 16/C warps (sm_90) instead of one block of 16: the same 16
+ * warps, each the slices it has in sdpadec (warp w of block c is warp
+ * w·C + c), so a row's keys are loaded by C SMs, not one (a decode step at
+ * position 128 reads 66 KB of f32 keys and values a head).  After the keys
+ * the cluster's warps merge as sdpadec's every-warp merge does, each
+ * reading the 16 warps' maxima, sums and its 4 outputs from the blocks'
+ * shared memory (distributed shared memory): the same sums in the same
+ * order, so the same bits as sdpadec.  A block leaves only once the others
+ * have read its shared memory (the cluster barrier's arrive after the
+ * reads, its wait before the end).  Needs At, boff (attn.cuh). */
+template <int MASK, int C>
+static __global__ void __launch_bounds__(32 * (DEC_WARPS64 / C))
+sdpadec_cl(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
+           const float *__restrict__ v, const void *__restrict__ mask, float *__restrict__ y,
+           int chunk, float *__restrict__ part, unsigned *__restrict__ count)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	namespace cg = cooperative_groups;
+	constexpr int NW = DEC_WARPS64, W = NW / C;
+	static_assert(NW == 16 && NW % C == 0, "the every-warp merge: 16 warps, 4 outputs each");
+	__shared__ float ws[W][2 + 64];
+	cg::cluster_group cl = cg::this_cluster();
+	const int lane = threadIdx.x % 32, w = threadIdx.x / 32, r = blockIdx.y;
+	const int gw = w * C + (int)cl.block_rank();   /* the warp among the cluster's */
+	int b = dprt_q(P.l, r), i = r - b * P.L, send = P.S;
+	const float *kb = k + boff(P, b, P.kbs), *vb = v + boff(P, b, P.vbs);
+	const float *qr = q + boff(P, b, P.qbs) + (long long)i * P.QRS;
+	long long mo = MASK ? mbase(P, b) + (long long)i * P.MSL : 0;
+
+	(void)chunk, (void)part, (void)count;
+	if (P.CAUSAL)
+		send = min(send, i + 1);
+	{   /* the warp's first slice's rows asked into L2, as sdpadec */
+		int j = DEC_SLICE64 * gw + lane / 2;
+		if (lane / 2 < DEC_SLICE64 && j < send) {
+			dp_pdl_prefetch(kb + (long long)j * P.KRS + 32 * (lane & 1));
+			dp_pdl_prefetch(vb + (long long)j * P.VRS + 32 * (lane & 1));
+		}
+	}
+	dp_pdl_wait();
+	dec64<MASK, NW>(P, qr, kb, vb, mask, mo, 0, send, ws[w], gw);
+	cl.sync();   /* every block's ws written and seen */
+	int t = lane & 15, h = lane >> 4, e0 = 4 * gw + 2 * h;
+	const float *src = cl.map_shared_rank(&ws[t / C][0], t % C);   /* warp t's */
+	float mt = src[0], lt = src[1], a0 = src[2 + e0], a1 = src[3 + e0];
+	asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");   /* read */
+	float mm = mt;
+	for (int d = 8; d > 0; d >>= 1)
+		mm = fmaxf(mm, __shfl_xor_sync(0xffffffffu, mm, d));
+	float wt = mt == -INFINITY ? 0.0f : expf(mt - mm);
+	float ll = lt * wt, b0 = a0 * wt, b1 = a1 * wt;
+	for (int d = 8; d > 0; d >>= 1) {
+		ll += __shfl_xor_sync(0xffffffffu, ll, d);
+		b0 += __shfl_xor_sync(0xffffffffu, b0, d);
+		b1 += __shfl_xor_sync(0xffffffffu, b1, d);
+	}
+	if (t == 0) {
+		float *yr = y + boff(P, b, P.ybs) + (long long)i * P.YRS;
+		yr[e0] = ll > 0.0f ? b0 / ll : 0.0f;
+		yr[e0 + 1] = ll > 0.0f ? b1 / ll : 0.0f;
+	}
+	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");   /* the others read ours */
+#else
+	(void)P, (void)q, (void)k, (void)v, (void)mask, (void)y, (void)chunk, (void)part, (void)count;
+#endif
+}
+#endif
 
 #endif

@@ -220,18 +220,21 @@ typedef struct Method {
 	double tol;
 	int chunks;
 	const char *nw;
+	const char *cl;   /* DPRT_CUDA_ATTN_CLUSTER (NULL: unset) */
 } Method;
 
 static const Method methods[] = {
-	{"simt", "", "", 1e-5, 0, ""},     {"simt", "", "0", 1e-5, 0, ""},    {"simt", "", "", 1e-5, 3, ""},
-	{"3xtf32", "", "", 1e-5, 0, ""},   {"3xtf32", "", "", 1e-5, 3, ""},   {"3xtf32", "1", "", 1e-5, 0, ""},
-	{"3xtf32", "2", "", 1e-5, 2, ""},  {"3xtf32", "4", "", 1e-5, 0, ""},
-	{"3xtf32", "1", "", 1e-5, 0, "8"}, {"3xtf32", "1", "", 1e-5, 3, "8"},
-	{"3xtf32", "1", "", 1e-5, 0, "4"}, {"tf32", "1", "", 5e-3, 0, "8"},
-	{"tf32", "", "", 5e-3, 0, ""},     {"tf32", "", "", 5e-3, 3, ""},     {"tf32", "1", "", 5e-3, 2, ""},
-	{"tf32", "2", "", 5e-3, 0, ""},    {"tf32", "4", "", 5e-3, 0, ""},
-	{"", "", "", 1e-5, 0, ""},         {"decode", "", "", 1e-5, 0, ""},   {"decode", "", "0", 1e-5, 0, ""},
-	{"decode", "", "", 1e-5, 3, ""},
+	{"simt", "", "", 1e-5, 0, "", NULL},     {"simt", "", "0", 1e-5, 0, "", NULL},    {"simt", "", "", 1e-5, 3, "", NULL},
+	{"3xtf32", "", "", 1e-5, 0, "", NULL},   {"3xtf32", "", "", 1e-5, 3, "", NULL},   {"3xtf32", "1", "", 1e-5, 0, "", NULL},
+	{"3xtf32", "2", "", 1e-5, 2, "", NULL},  {"3xtf32", "4", "", 1e-5, 0, "", NULL},
+	{"3xtf32", "1", "", 1e-5, 0, "8", NULL}, {"3xtf32", "1", "", 1e-5, 3, "8", NULL},
+	{"3xtf32", "1", "", 1e-5, 0, "4", NULL}, {"tf32", "1", "", 5e-3, 0, "8", NULL},
+	{"tf32", "", "", 5e-3, 0, "", NULL},     {"tf32", "", "", 5e-3, 3, "", NULL},     {"tf32", "1", "", 5e-3, 2, "", NULL},
+	{"tf32", "2", "", 5e-3, 0, "", NULL},    {"tf32", "4", "", 5e-3, 0, "", NULL},
+	{"", "", "", 1e-5, 0, "", NULL},         {"decode", "", "", 1e-5, 0, "", NULL},   {"decode", "", "0", 1e-5, 0, "", NULL},
+	{"decode", "", "", 1e-5, 3, "", NULL},
+	{"decode", "", "", 1e-5, 0, "", "1"}, {"decode", "", "", 1e-5, 0, "", "2"},
+	{"decode", "", "", 1e-5, 0, "", "8"},
 };
 
 static void
@@ -253,6 +256,10 @@ use(const Method *m)
 		setenv("DPRT_CUDA_ATTN_NW", m->nw, 1);
 	else
 		unsetenv("DPRT_CUDA_ATTN_NW");
+	if (m->cl)
+		setenv("DPRT_CUDA_ATTN_CLUSTER", m->cl, 1);
+	else
+		unsetenv("DPRT_CUDA_ATTN_CLUSTER");
 }
 
 static int
@@ -304,10 +311,11 @@ check(dprt_cuda *g)
 					e = fmax(e, fabs(got[i] - ref[i]));
 			}
 			e /= mref > 0 ? mref : 1;
-			printf("%s %-40s %-7s rw=%-1s nw=%-1s split=%-1s chunks=%d: max|err|/max|ref| %.2e "
-			       "(tol %.0e)%s\n", nan || !(e <= m->tol) ? "FAIL" : "ok  ", c->name,
+			printf("%s %-40s %-7s rw=%-1s nw=%-1s split=%-1s chunks=%d cluster=%s: "
+			       "max|err|/max|ref| %.2e (tol %.0e)%s\n",
+			       nan || !(e <= m->tol) ? "FAIL" : "ok  ", c->name,
 			       *m->attn ? m->attn : "default", *m->rw ? m->rw : "-", *m->nw ? m->nw : "-",
-			       *m->split ? m->split : "-", m->chunks, e, m->tol,
+			       *m->split ? m->split : "-", m->chunks, m->cl ? m->cl : "-", e, m->tol,
 			       nan ? " unwritten or NaN elements" : "");
 			fails += nan || !(e <= m->tol);
 		}
@@ -330,10 +338,12 @@ bench(dprt_cuda *g, int n)
 {
 	static const int which[] = {0, 1, 2, 10, 11, 16};   /* 11: a llama step */
 	static const Method bm[] = {
-		{"simt", "", "", 0, 0, ""}, {"3xtf32", "", "", 0, 0, ""}, {"3xtf32", "", "", 0, 4, ""},
-		{"tf32", "", "", 0, 0, ""}, {"tf32", "", "", 0, 4, ""}, {"tf32", "1", "", 0, 0, ""},
-		{"tf32", "4", "", 0, 0, ""}, {"decode", "", "", 0, 0, ""}, {"decode", "", "0", 0, 0, ""},
-		{"3xtf32", "1", "", 0, 0, "4"}, {"3xtf32", "1", "", 0, 0, "8"}, {"tf32", "1", "", 0, 0, "8"},
+		{"simt", "", "", 0, 0, "", NULL}, {"3xtf32", "", "", 0, 0, "", NULL}, {"3xtf32", "", "", 0, 4, "", NULL},
+		{"tf32", "", "", 0, 0, "", NULL}, {"tf32", "", "", 0, 4, "", NULL}, {"tf32", "1", "", 0, 0, "", NULL},
+		{"tf32", "4", "", 0, 0, "", NULL}, {"decode", "", "", 0, 0, "", NULL}, {"decode", "", "0", 0, 0, "", NULL},
+		{"decode", "", "", 0, 0, "", "1"}, {"decode", "", "", 0, 0, "", "2"},
+		{"decode", "", "", 0, 0, "", "8"},
+		{"3xtf32", "1", "", 0, 0, "4", NULL}, {"3xtf32", "1", "", 0, 0, "8", NULL}, {"tf32", "1", "", 0, 0, "8", NULL},
 	};
 	cudaEvent_t e0, e1;
 	float *t = malloc(sizeof(float) * (size_t)n);
@@ -363,9 +373,9 @@ bench(dprt_cuda *g, int n)
 				cudaEventElapsedTime(&t[i], e0, e1);
 			}
 			qsort(t, (size_t)n, sizeof *t, cmpf);
-			printf("bench %-32s %-6s rw=%-1s nw=%-1s chunks=%d: %8.1f us (median of %d)\n",
+			printf("bench %-32s %-6s rw=%-1s nw=%-1s chunks=%d cluster=%s: %8.1f us (median of %d)\n",
 			       c->name, bm[mi].attn, *bm[mi].rw ? bm[mi].rw : "-", *bm[mi].nw ? bm[mi].nw : "-",
-			       bm[mi].chunks, 1e3 * t[n / 2], n);
+			       bm[mi].chunks, bm[mi].cl ? bm[mi].cl : "-", 1e3 * t[n / 2], n);
 		}
 		free(hq), free(hk), free(hv), free(hm);
 		teardown(&r);
