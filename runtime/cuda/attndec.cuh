@@ -199,6 +199,29 @@ dec64(const At &P, const float *__restrict__ qr, const float *__restrict__ kb,
 			ws[2 + 4 * c + e] = o[e], ws[2 + 32 + 4 * c + e] = o[4 + e];
 }
 
+/* The every-warp merge of 16 warps' outputs (sdpadec, sdpadec_cl): lane t
+ * + 16h holds warp t's maximum mt, sum lt and two outputs a0, a1 (of the
+ * pair y2[0], y2[1]); the maximum over t, each warp's weight, the sums
+ * over t by shuffles (a tree); lanes t = 0 store the pair. */
+static __device__ __forceinline__ void
+merge16(float mt, float lt, float a0, float a1, float *y2, int t)
+{
+	float mm = mt;
+	for (int d = 8; d > 0; d >>= 1)
+		mm = fmaxf(mm, __shfl_xor_sync(0xffffffffu, mm, d));
+	float wt = mt == -INFINITY ? 0.0f : expf(mt - mm);
+	float ll = lt * wt, b0 = a0 * wt, b1 = a1 * wt;
+	for (int d = 8; d > 0; d >>= 1) {
+		ll += __shfl_xor_sync(0xffffffffu, ll, d);
+		b0 += __shfl_xor_sync(0xffffffffu, b0, d);
+		b1 += __shfl_xor_sync(0xffffffffu, b1, d);
+	}
+	if (t == 0) {
+		y2[0] = ll > 0.0f ? b0 / ll : 0.0f;
+		y2[1] = ll > 0.0f ? b1 / ll : 0.0f;
+	}
+}
+
 template <int NO, int MASK, int D, int W>
 static __global__ void __launch_bounds__(32 * W)
 sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *__restrict__ k,
@@ -319,24 +342,9 @@ sdpadec(const __grid_constant__ At P, const float *__restrict__ q, const float *
 			 * 4w + 2h + 1, summed over t by shuffles (a tree, not warp
 			 * order: not the same bits as warp 0's merge); lanes 0 and
 			 * 16 write the warp's 4 outputs */
-			int t = lane & 15, h = lane >> 4, e0 = 4 * w + 2 * h;
-			float mt = ws[t][0], lt = ws[t][1];
-			float a0 = ws[t][2 + e0], a1 = ws[t][3 + e0];
-			float mm = mt;
-			for (int d = 8; d > 0; d >>= 1)
-				mm = fmaxf(mm, __shfl_xor_sync(0xffffffffu, mm, d));
-			float wt = mt == -INFINITY ? 0.0f : expf(mt - mm);
-			float ll = lt * wt, b0 = a0 * wt, b1 = a1 * wt;
-			for (int d = 8; d > 0; d >>= 1) {
-				ll += __shfl_xor_sync(0xffffffffu, ll, d);
-				b0 += __shfl_xor_sync(0xffffffffu, b0, d);
-				b1 += __shfl_xor_sync(0xffffffffu, b1, d);
-			}
-			if (t == 0) {
-				float *yr = y + boff(P, b, P.ybs) + (long long)i * P.YRS;
-				yr[e0] = ll > 0.0f ? b0 / ll : 0.0f;
-				yr[e0 + 1] = ll > 0.0f ? b1 / ll : 0.0f;
-			}
+			int t = lane & 15, e0 = 4 * w + 2 * (lane >> 4);
+			merge16(ws[t][0], ws[t][1], ws[t][2 + e0], ws[t][3 + e0],
+			        y + boff(P, b, P.ybs) + (long long)i * P.YRS + e0, t);
 			return;
 		}
 		if (w != 0)
@@ -482,25 +490,11 @@ sdpadec_cl(const __grid_constant__ At P, const float *__restrict__ q, const floa
 	dp_pdl_wait();
 	dec64<MASK, NW>(P, qr, kb, vb, mask, mo, 0, send, ws[w], gw);
 	cl.sync();   /* every block's ws written and seen */
-	int t = lane & 15, h = lane >> 4, e0 = 4 * gw + 2 * h;
+	int t = lane & 15, e0 = 4 * gw + 2 * (lane >> 4);
 	const float *src = cl.map_shared_rank(&ws[t / C][0], t % C);   /* warp t's */
 	float mt = src[0], lt = src[1], a0 = src[2 + e0], a1 = src[3 + e0];
 	asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");   /* read */
-	float mm = mt;
-	for (int d = 8; d > 0; d >>= 1)
-		mm = fmaxf(mm, __shfl_xor_sync(0xffffffffu, mm, d));
-	float wt = mt == -INFINITY ? 0.0f : expf(mt - mm);
-	float ll = lt * wt, b0 = a0 * wt, b1 = a1 * wt;
-	for (int d = 8; d > 0; d >>= 1) {
-		ll += __shfl_xor_sync(0xffffffffu, ll, d);
-		b0 += __shfl_xor_sync(0xffffffffu, b0, d);
-		b1 += __shfl_xor_sync(0xffffffffu, b1, d);
-	}
-	if (t == 0) {
-		float *yr = y + boff(P, b, P.ybs) + (long long)i * P.YRS;
-		yr[e0] = ll > 0.0f ? b0 / ll : 0.0f;
-		yr[e0 + 1] = ll > 0.0f ? b1 / ll : 0.0f;
-	}
+	merge16(mt, lt, a0, a1, y + boff(P, b, P.ybs) + (long long)i * P.YRS + e0, t);
 	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");   /* the others read ours */
 #else
 	(void)P, (void)q, (void)k, (void)v, (void)mask, (void)y, (void)chunk, (void)part, (void)count;
