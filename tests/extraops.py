@@ -262,7 +262,8 @@ def main():
     case(out, "dot", "torch.ops.aten.dot.default", [], [[7], [7]], [],
          lambda a, b: {(): sum(a[(k,)] * b[(k,)] for k in range(7))}, names=["self", "tensor"])
     # addmv; the buckets of x among sorted boundaries (a boundary equal to an
-    # element: below it with right); searchsorted, the same 1-D
+    # element: below it with right; a NaN past them all, as PyTorch's binary
+    # search puts it); searchsorted, the same 1-D
     case(out, "addmv", "torch.ops.aten.addmv.default",
          [("beta", {"as_float": 0.5}), ("alpha", {"as_float": 2.0})], [[3], [3, 4], [4]], [3],
          lambda b, a, v: ew([3], lambda i: 0.5 * b[i] + 2.0 * sum(a[(i[0], k)] * v[(k,)]
@@ -270,15 +271,16 @@ def main():
          names=["self", "mat", "vec"])
     def buckets(x, b, Y, right):
         bs = sorted(b.values())
-        return ew(Y, lambda i: sum(1 for v in bs if (v <= x[i] if right else v < x[i])))
+        return ew(Y, lambda i: sum(1 for v in bs if not (v > x[i] if right else v >= x[i])))
     for nm, right in (("bucketize", 0), ("bucketize_right", 1)):
         case(out, nm, "torch.ops.aten.bucketize.Tensor", [("right", {"as_bool": bool(right)})],
              [[3, 4], [5]], [3, 4], lambda x, b, right=right: buckets(x, b, [3, 4], right),
-             names=["self", "boundaries"], i64=True, sort=(1,), special=(0.0, 1.0),
+             names=["self", "boundaries"], i64=True, sort=(1,), special=(0.0, 1.0, nan),
              special1=(0.0, 1.0))
     case(out, "searchsorted", "torch.ops.aten.searchsorted.Tensor", [("side", {"as_string": "right"})],
          [[6], [2, 3]], [2, 3], lambda b, x: buckets(x, b, [2, 3], 1),
-         names=["sorted_sequence", "self"], i64=True, sort=(0,), special=(0.5,), special1=(0.5,))
+         names=["sorted_sequence", "self"], i64=True, sort=(0,), special=(0.5,),
+         special1=(0.5, nan))
     # index_add: alpha·src added at the index along dim (repeated indices
     # add up)
     def index_add(x, i, src, X, d, alpha):

@@ -1295,9 +1295,11 @@ hook(Node *c)
 		defout(c, 0, y);
 		return 0;
 	}
-	case H_BUCKETIZE: {   /* per element of x, how many boundaries are below it
-			       * (right: at or below it): the compare of x viewed [..., 1]
-			       * with the boundaries, summed in i64 (out_int32: then i32) */
+	case H_BUCKETIZE: {   /* per element of x, how many boundaries are not at or
+			       * above it (right: not above it), as PyTorch's binary search
+			       * counts them, so that a NaN is past every boundary: the
+			       * compare of x viewed [..., 1] with the boundaries, negated,
+			       * summed in i64 (out_int32: then i32) */
 		int sx = strstr(c->target, "searchsorted") != NULL;   /* (sorted_sequence, self) */
 		int x = c->in[sx], bd = c->in[!sx], in[2], y, k;
 		Av *r = findav(c, "right"), *o32 = findav(c, "out_int32"), *side = findav(c, "side");
@@ -1312,8 +1314,9 @@ hook(Node *c)
 			v[k] = tx->dim[k];
 		v[k] = 1;
 		in[0] = bd, in[1] = midview(c, x, v, tx->rank + 1);
-		y = midop(c, (r && r->i) || (side && side->s && !strcmp(side->s, "right")) ? Ale : Alt,
+		y = midop(c, (r && r->i) || (side && side->s && !strcmp(side->s, "right")) ? Agt : Age,
 		          in, 2, 0);
+		y = midop(c, Anot, &y, 1, 0);
 		y = preop(c, Ocast, &y, 1, "i64");
 		last = tx->rank;
 		y = midints(c, Asum, y, "dim", &last, 1);
