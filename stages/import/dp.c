@@ -1072,8 +1072,9 @@ reserved(const char *s)
 		"main", "time", "clock", "signal", "raise", "errno", "assert", "read", "write", "open",
 		"close", "link", "unlink", "select", "pipe", "fork", "sleep", "usleep", "access",
 		"dup", "dup2", "lseek", "sync", "pause", "alarm", "kill", "wait",
-		/* the generated NAME_run's own names (stages/common/capi.c) */
-		"m", "in", "out",
+		/* the generated NAME_run's own names (stages/common/capi.c), and the
+		 * runtime's prefix (dprt_prog and dprt_blob are its types) */
+		"m", "in", "out", "dprt",
 	};
 	size_t n = strlen(s);
 
