@@ -891,15 +891,15 @@ take(Lz *z, int x, int d, int idx)
 }
 
 /* The index I checked against a dimension of n, its negative values
- * counted from the end (as PyTorch's index ops take them): arange(n)
- * gathered at I (aten.index), whose kernels report a value outside
- * [-n, n), the cpu's as an error, cuda's through the fault flag, so that an
- * index out of range stops the run instead of writing nothing or the
- * wrong row. */
+ * counted from the end (as PyTorch's index ops take them): ar, the
+ * dimension's aten.arange (lz_arange), gathered at I (aten.index), whose
+ * kernels report a value outside [-n, n), the cpu's as an error, cuda's
+ * through the fault flag, so that an index out of range stops the run
+ * instead of writing nothing or the wrong row. */
 static int
-inrange(Lz *z, int I, int64_t n)
+inrange(Lz *z, int I, int ar)
 {
-	return I < 0 ? -1 : take(z, lz_arange(z, n), 0, I);
+	return I < 0 ? -1 : take(z, ar, 0, I);
 }
 
 /* The index I with its negative values counted from the end of a
@@ -1720,10 +1720,10 @@ static int
 scat(Lz *z, int x, int d, int I, int s, int mode, int self)
 {
 	Type tx = *lz_type(z, x), ti;
-	int r = tx.rank, eq, has, y, k, s0 = s;
+	int r = tx.rank, eq, has, y, k, s0 = s, ar = lz_arange(z, tx.dim[d]);
 	int64_t v[DP_MAXRANK + 1], a[DP_MAXRANK + 1], n = tx.dim[d];
 
-	I = inrange(z, I, n);
+	I = inrange(z, I, ar);
 	if (I < 0 || s < 0)
 		return -1;
 	ti = *lz_type(z, I);
@@ -1734,7 +1734,7 @@ scat(Lz *z, int x, int d, int I, int s, int mode, int self)
 		a[i] = i == d ? n : 1;
 	}
 	y = lz_view(z, I, v, r + 1);
-	k = lz_view(z, lz_arange(z, n), a, r + 1);
+	k = lz_view(z, ar, a, r + 1);
 	eq = lz_op2(z, Aeq, y, k);
 	has = reducem(z, Aany, eq, 1u << (d + 1));
 	if (lz_type(z, s)->rank)
@@ -1839,10 +1839,10 @@ r_indexput(Lz *z, const Op *op)
 
 	for (j = 0; j < k; j++) {
 		int ix = lz_cast(z, X(2 + j), DP_I64), sz;
-		if (k > 1 || dp_geti(op, "accumulate", 0))
-			ix = inrange(z, ix, t->dim[d + j]);
-		else
-			ix = fromend(z, ix, t->dim[d + j]);
+		if (k > 1)   /* each checked: a combined index in range can still be wrong */
+			ix = inrange(z, ix, lz_arange(z, t->dim[d + j]));
+		else if (!dp_geti(op, "accumulate", 0))
+			ix = fromend(z, ix, t->dim[d + j]);   /* (with accumulate, scat checks it) */
 		if (j > 0) {
 			sz = lz_scalar(z, (double)t->dim[d + j], DP_I64);
 			f = lz_op2(z, Amul, f, sz);
