@@ -52,9 +52,46 @@ DPRT_HIDDEN int dprt_st_fill(const dprt_blob *b, const char *const *files, int n
                              const unsigned char *src, void **map, size_t *mapn, char *err,
                              size_t errn);
 
-/* ucat.c: whether a code point is a letter (L) or a number (N). */
+/* ucat.c: the Unicode character data the tokenizers read (written by
+ * tools/gen_unicode.py from Python's unicodedata).  Code points past
+ * 0x10FFFF (tokenize.c's stand-ins for bytes that are not UTF-8) are
+ * unassigned: category Cn, no space, folding and normalization to
+ * themselves. */
+enum {	/* general categories */
+	DPRT_UC_Cn, DPRT_UC_Lu, DPRT_UC_Ll, DPRT_UC_Lt, DPRT_UC_Lm, DPRT_UC_Lo,
+	DPRT_UC_Mn, DPRT_UC_Mc, DPRT_UC_Me, DPRT_UC_Nd, DPRT_UC_Nl, DPRT_UC_No,
+	DPRT_UC_Pc, DPRT_UC_Pd, DPRT_UC_Ps, DPRT_UC_Pe, DPRT_UC_Pi, DPRT_UC_Pf,
+	DPRT_UC_Po, DPRT_UC_Sm, DPRT_UC_Sc, DPRT_UC_Sk, DPRT_UC_So, DPRT_UC_Zs,
+	DPRT_UC_Zl, DPRT_UC_Zp, DPRT_UC_Cc, DPRT_UC_Cf, DPRT_UC_Cs, DPRT_UC_Co
+};
+DPRT_HIDDEN int dprt_ucat(uint32_t c);
+/* whether c is a letter (L*), a number (N*), White_Space */
 DPRT_HIDDEN int dprt_uletter(uint32_t c);
 DPRT_HIDDEN int dprt_unumber(uint32_t c);
+DPRT_HIDDEN int dprt_uspace(uint32_t c);
+/* simple case folding (CaseFolding.txt's C and S rows), c itself if none */
+DPRT_HIDDEN uint32_t dprt_ufold(uint32_t c);
+/* the full lowercase mapping of c (SpecialCasing's unconditional rows,
+ * as Python's str.lower of c alone) into out[0..2]: its length, 1 to 3 */
+DPRT_HIDDEN int dprt_ulower(uint32_t c, uint32_t out[3]);
+/* cp[0..n-1] in a normalization form: a malloc'd array (at least one
+ * element allocated), its length in *m; NULL when out of memory */
+enum { DPRT_NFC, DPRT_NFD, DPRT_NFKC, DPRT_NFKD };
+DPRT_HIDDEN uint32_t *dprt_unorm(int form, const uint32_t *cp, size_t n, size_t *m);
+
+/* regex.c: the regular expressions of tokenizer.json's Split
+ * pre-tokenizers (Oniguruma syntax, as the tokenizers library reads them),
+ * matched over code points with leftmost-first (backtracking) semantics. */
+typedef struct dprt_re dprt_re;
+/* Compiles the UTF-8 pattern pat; NULL with a message naming what in the
+ * pattern is wrong or not supported. */
+DPRT_HIDDEN dprt_re *dprt_re_new(const char *pat, char *err, size_t errn);
+DPRT_HIDDEN void dprt_re_free(dprt_re *re);
+/* The first match at or after cp[i] in cp[0..n-1] (lookarounds see the
+ * whole of cp): its start in *start, its end returned; -1 when there is
+ * none, -2 when out of memory.  Reentrant: re is only read. */
+DPRT_HIDDEN ptrdiff_t dprt_re_find(const dprt_re *re, const uint32_t *cp, size_t n, size_t i,
+                                   size_t *start);
 /* trace.c: a traced run: start (events cleared, the clock marked), mark
  * (before each run), stop; the events as Chrome/Perfetto trace JSON into
  * path, or summed per op (mean over runs) into f. */
