@@ -444,14 +444,15 @@ void dprt_sdpa_strided_f32(float *y, const float *q, const float *k, const float
                            const int64_t *mbst, int64_t msl, int64_t mss, const int64_t *st,
                            float *scratch);
 
-/* ---- Text (tokenize.c): byte-level BPE tokenizers from a Hugging Face
- * tokenizer.json (GPT-2 and Llama-3 style), giving the ids and text of the
- * `tokenizers` library ---- */
+/* ---- Text (tokenize.c): BPE tokenizers from a Hugging Face
+ * tokenizer.json (byte-level as GPT-2's, Llama-3's, Qwen2's;
+ * SentencePiece-converted as Llama-2's, Mistral's), giving the ids and
+ * text of the `tokenizers` library ---- */
 typedef struct dprt_tokenizer dprt_tokenizer;
 
 /* Reads tokenizer.json at path (or the n bytes of json; what names it in
- * messages).  0, or -1 with a message: a file that is not a byte-level BPE
- * tokenizer says what it has instead. */
+ * messages).  0, or -1 with a message: a file with a model or a component
+ * DevProc does not read says which. */
 int dprt_tok_load(const char *path, dprt_tokenizer **t, char *err, size_t errn);
 int dprt_tok_parse(const char *json, size_t n, const char *what, dprt_tokenizer **t,
                    char *err, size_t errn);
@@ -469,7 +470,7 @@ int64_t dprt_tok_encode(const dprt_tokenizer *t, const char *text, size_t n, int
 int64_t dprt_tok_decode(const dprt_tokenizer *t, const int64_t *ids, int64_t n, int skip,
                         char *buf, int64_t cap);
 /* The id of a token given as its text (an added token's content or a
- * vocabulary entry of plain bytes), or -1; the number of ids. */
+ * vocabulary entry as the file writes it), or -1; the number of ids. */
 int64_t dprt_tok_id(const dprt_tokenizer *t, const char *token);
 int64_t dprt_tok_size(const dprt_tokenizer *t);
 

@@ -37,7 +37,7 @@ k=0
 while ./bin/test-tokenize --case "$data/refs.json" $k gpt2 128 0 "$tmp/t.txt" "$tmp/g.npy"; [ $? -ne 2 ]; do
 	one() {
 		./bin/test-tokenize --case "$data/refs.json" $k gpt2 128 0 "$tmp/t.txt" "$tmp/g.npy" &&
-			./bin/test-tokenize --case "$data/refs.json" $k llama3_bos 128 1 "$tmp/t.txt" "$tmp/l.npy" 512 "$tmp/d.npy" ||
+			./bin/test-tokenize --case "$data/refs.json" $k llama3_bos 128 1 "$tmp/t.txt" "$tmp/l.npy" 512 "$tmp/d.npy" llama3_text ||
 			{ echo "the references of string $k do not fit"; return 1; }
 		"$exe" --in prompt="$tmp/t.txt" --out g="$tmp/g1.npy" --out l="$tmp/l1.npy" \
 			--out text="$tmp/d1.npy" || return 1
@@ -119,7 +119,7 @@ baddp() { # FILE WANT: importing a .dp whose tokenize names FILE gives WANT, the
 }
 printf '{"model": {"type": "Unigram"}}' >"$tmp/p/uni.json"
 check "a tokenizer file DevProc cannot read: file:line:col, what it is" \
-	baddp uni.json "$tmp/p/bad.dp:2:22: import: uni.json: the model is not BPE with a vocab and merges"
+	baddp uni.json "$tmp/p/bad.dp:2:22: import: uni.json: the model is Unigram, not BPE with a vocab and merges (DevProc reads BPE and WordPiece models)"
 check "a missing tokenizer file: file:line:col" \
 	baddp none.json "$tmp/p/bad.dp:2:22: import: cannot read 'none.json': No such file or directory"
 
