@@ -1046,7 +1046,8 @@ stradd(Strs *l, const char *s, size_t n)
 		free(c);
 		return -1;
 	}
-	memcpy(c, s, n);
+	if (n > 0)
+		memcpy(c, s, n);
 	l->v[l->n++] = (Str){c, n};
 	return 0;
 }
@@ -1073,7 +1074,8 @@ put(Bytes *b, const void *s, size_t n)
 {
 	if (grow((void **)&b->s, &b->cap, b->n + n + 1, 1) != 0)
 		return -1;
-	memcpy(b->s + b->n, s, n);
+	if (n > 0)
+		memcpy(b->s + b->n, s, n);
 	b->n += n;
 	return 0;
 }
@@ -1323,7 +1325,7 @@ dprt_tok_decode(const dprt_tokenizer *t, const int64_t *ids, int64_t n, int skip
 		    put(&o, l.v[k].s, l.v[k].n) != 0)
 			goto done;
 	out = (int64_t)o.n;
-	if (out > 0)
+	if (out > 0 && cap > 0)
 		memcpy(buf, o.s, (size_t)(out < cap ? out : cap));
 done:
 	strsfree(&l);

@@ -372,8 +372,12 @@ large(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs("usage: test-regex\nRuns the tests of the regular-expression engine (runtime/regex.c), printing TAP.\n", stdout);
+		return 0;
+	}
 	table();
 	pastmax();
 	large();

@@ -191,8 +191,12 @@ forms(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs("usage: test-ucat\nRuns the tests of the Unicode data (runtime/ucat.c), printing TAP.\n", stdout);
+		return 0;
+	}
 	categories();
 	spaces();
 	cases();
