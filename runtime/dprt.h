@@ -459,8 +459,10 @@ int dprt_tok_parse(const char *json, size_t n, const char *what, dprt_tokenizer 
 void dprt_tok_free(dprt_tokenizer *t);
 /* Encodes the UTF-8 text[0..n-1] as encode(text, add_special_tokens=special)
  * .ids: ids[0..cap-1] get the first ids; returns how many there are (more
- * than cap: call again with room), or -1 when out of memory.  A byte that
- * is not valid UTF-8 stands for itself. */
+ * than cap: call again with room), -1 when out of memory, -2 when a
+ * pre-tokenizer's or normalizer's regex backtracks past Oniguruma's limit
+ * on this text (as the library's fails).  A byte that is not valid UTF-8
+ * stands for itself. */
 int64_t dprt_tok_encode(const dprt_tokenizer *t, const char *text, size_t n, int special,
                         int64_t *ids, int64_t cap);
 /* Decodes ids[0..n-1] as decode(ids, skip_special_tokens=skip): UTF-8 text

@@ -89,7 +89,9 @@ DPRT_HIDDEN dprt_re *dprt_re_new(const char *pat, char *err, size_t errn);
 DPRT_HIDDEN void dprt_re_free(dprt_re *re);
 /* The first match at or after cp[i] in cp[0..n-1] (lookarounds see the
  * whole of cp): its start in *start, its end returned; -1 when there is
- * none, -2 when out of memory.  Reentrant: re is only read. */
+ * none, -2 when out of memory, -3 when it backtracks more than
+ * Oniguruma's limit (10^7 from one start) and gives up, as Oniguruma does.
+ * Reentrant: re is only read. */
 DPRT_HIDDEN ptrdiff_t dprt_re_find(const dprt_re *re, const uint32_t *cp, size_t n, size_t i,
                                    size_t *start);
 /* trace.c: a traced run: start (events cleared, the clock marked), mark

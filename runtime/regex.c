@@ -1567,6 +1567,7 @@ typedef struct Vm {
 	size_t *reg;
 	uint64_t *memo;		/* splits taken: bit split * (n - from + 1) + pos - from */
 	size_t steps;		/* backtracks, until memo is made */
+	size_t total;		/* backtracks from this start, against MAXBACK */
 	int depth;		/* of nested runs */
 } Vm;
 
@@ -1577,6 +1578,9 @@ typedef struct Vm {
  * splits times positions, not exponential.  Only the outermost run notes:
  * a nested body's first success is its answer, not a failure. */
 #define MEMO_AFTER 20000
+/* Oniguruma's retry limit in a match: a search that backtracks more from
+ * one start fails (a pattern that is exponential on this text). */
+#define MAXBACK 10000000
 
 static void
 memo_make(Vm *vm)
@@ -1647,7 +1651,7 @@ anchor(const Vm *vm, uint32_t kind, size_t pos)
 
 /* Runs the program from pc at pos: 1 when it reaches an Osucc (at want,
  * unless NONE) with the position in *end, 0 when it cannot, -1 when out
- * of memory.  The stack is as it was on return. */
+ * of memory, -3 past MAXBACK.  The stack is as it was on return. */
 static int
 run(Vm *vm, uint32_t pc, size_t pos, size_t want, size_t *end)
 {
@@ -1727,7 +1731,7 @@ run(Vm *vm, uint32_t pc, size_t pos, size_t want, size_t *end)
 					r = run(vm, pc + 1, pos - len, pos, &e);
 			vm->depth--;
 			if (r < 0)
-				return -1;
+				return r;
 			if (r == !(in->fl & Lneg)) {
 				pc = in->a;
 				continue;
@@ -1738,7 +1742,7 @@ run(Vm *vm, uint32_t pc, size_t pos, size_t want, size_t *end)
 			r = run(vm, pc + 1, pos, NONE, &e);
 			vm->depth--;
 			if (r < 0)
-				return -1;
+				return r;
 			if (r == 0)
 				goto fail;
 			pos = e, pc = in->a;
@@ -1751,6 +1755,8 @@ run(Vm *vm, uint32_t pc, size_t pos, size_t want, size_t *end)
 			return 1;
 		}
 	fail:
+		if (++vm->total > MAXBACK)
+			return -3;
 		if (++vm->steps > MEMO_AFTER && vm->memo == NULL && vm->depth == 0)
 			memo_make(vm);
 		for (;;) {
@@ -1802,15 +1808,17 @@ dprt_re_find(const dprt_re *re, const uint32_t *cp, size_t n, size_t i, size_t *
 	vm.reg = reg;
 	if (re->nreg > 16 && (vm.reg = malloc(re->nreg * sizeof *vm.reg)) == NULL)
 		return -2;
-	for (s = i; s <= n; s++)
+	for (s = i; s <= n; s++) {
+		vm.total = 0;
 		if ((r = run(&vm, 0, s, NONE, &end)) != 0)
 			break;
+	}
 	free(vm.own);
 	free(vm.memo);
 	if (vm.reg != reg)
 		free(vm.reg);
 	if (r < 0)
-		return -2;
+		return r == -3 ? -3 : -2;
 	if (r == 0)
 		return -1;
 	*start = s;

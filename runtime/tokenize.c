@@ -390,13 +390,14 @@ patfind(const Pat *p, const uint32_t *x, size_t n, size_t i, size_t *s)
 
 /* x[0..n-1] as matches of p and the stretches between them (tokenizers'
  * find_matches), then merged by a Split behavior: into *out, their count
- * returned, -1 when out of memory. */
+ * returned; -1 when out of memory, -3 when the regex gives up (past its
+ * backtracking limit). */
 static ptrdiff_t
 segments(const Pat *p, int behavior, int invert, const uint32_t *x, size_t n, Seg **out)
 {
 	Seg *sg = NULL, *r = NULL;
 	size_t ns = 0, cap = 0, nr = 0, rcap = 0, prev = 0, i = 0, s, k;
-	ptrdiff_t e;
+	ptrdiff_t e, rc = -1;
 	int pm = 0;
 
 	*out = NULL;
@@ -407,8 +408,10 @@ segments(const Pat *p, int behavior, int invert, const uint32_t *x, size_t n, Se
 		prev = (size_t)e;
 		i = (size_t)e > s ? (size_t)e : s + 1;   /* past an empty match, one code point on */
 	}
-	if (i <= n && e == -2)
+	if (i <= n && e < -1) {
+		rc = e == -3 ? -3 : -1;
 		goto oom;
+	}
 	if ((prev < n || n == 0) && addseg(&sg, &ns, &cap, prev, n, 0) != 0)
 		goto oom;
 	for (k = 0; k < ns && invert; k++)
@@ -445,10 +448,10 @@ segments(const Pat *p, int behavior, int invert, const uint32_t *x, size_t n, Se
 oom:
 	free(sg);
 	free(r);
-	return -1;
+	return rc;
 }
 
-/* Splits piece pc of b by p into out. */
+/* Splits piece pc of b by p into out: 0, or as segments fails. */
 static int
 splitpiece(const Pat *p, int behavior, int invert, const Buf *b, const Piece *pc, Pieces *out)
 {
@@ -456,7 +459,7 @@ splitpiece(const Pat *p, int behavior, int invert, const Buf *b, const Piece *pc
 	ptrdiff_t ns = segments(p, behavior, invert, b->cp + pc->at, pc->n, &sg), k;
 
 	if (ns < 0)
-		return -1;
+		return (int)ns;
 	for (k = 0; k < ns; k++)
 		if (addpiece(out, pc->at + sg[k].s, sg[k].e - sg[k].s, pc->at0 && sg[k].s == 0) != 0) {
 			free(sg);
@@ -504,11 +507,14 @@ finalsigma(const uint32_t *x, size_t n, size_t i)
 }
 
 /* x[0..*n-1] (malloc'd, taken) through the normalizers: the result
- * (malloc'd), its length in *n; NULL when out of memory. */
+ * (malloc'd), its length in *n; NULL when out of memory (*why -1) or when
+ * a Replace's regex gives up (*why -3). */
 static uint32_t *
-normalize(const dprt_tokenizer *t, uint32_t *x, size_t *n)
+normalize(const dprt_tokenizer *t, uint32_t *x, size_t *n, int *why)
 {
 	int k;
+
+	*why = -1;
 
 	for (k = 0; k < t->nnorm && x; k++) {
 		const Norm *nm = &t->norm[k];
@@ -550,8 +556,10 @@ normalize(const dprt_tokenizer *t, uint32_t *x, size_t *n)
 			for (i = m = 0; m <= *n;) {   /* i: copied up to; m: searched from */
 				size_t at;
 				ptrdiff_t e = patfind(&nm->pat, x, *n, m, &at);
-				if (e == -2)
+				if (e < -1) {
+					*why = e == -3 ? -3 : -1;
 					goto oom;
+				}
 				if (e < 0)
 					break;
 				if ((size_t)e == at) {   /* an empty match replaces nothing */
@@ -642,11 +650,12 @@ bytelevel(const dprt_tokenizer *t, Buf *b, const Piece *pc, Pieces *out)
 	return addpiece(out, at, b->n - at, pc->at0);
 }
 
-/* The pre-tokenizers, one after the other, over the pieces *ps. */
+/* The pre-tokenizers, one after the other, over the pieces *ps: 0, -1
+ * when out of memory, -3 when a regex gives up. */
 static int
 pretokenize(const dprt_tokenizer *t, Buf *b, Pieces *ps)
 {
-	int k;
+	int k, rc = 0;
 
 	for (k = 0; k < t->npre; k++) {
 		const Pre *p = &t->pre[k];
@@ -655,7 +664,7 @@ pretokenize(const dprt_tokenizer *t, Buf *b, Pieces *ps)
 		for (i = 0; i < ps->n; i++) {
 			Piece pc = ps->p[i];
 			if (p->kind == PT_SPLIT) {
-				if (splitpiece(&p->pat, p->behavior, p->invert, b, &pc, &out) != 0)
+				if ((rc = splitpiece(&p->pat, p->behavior, p->invert, b, &pc, &out)) != 0)
 					goto oom;
 			} else if (p->kind == PT_BYTELEVEL) {
 				Pieces sub = {0};
@@ -670,7 +679,7 @@ pretokenize(const dprt_tokenizer *t, Buf *b, Pieces *ps)
 					pc.at = at;
 					pc.n++;
 				}
-				if (p->regex ? splitpiece(&t->gpt2, BH_ISOLATED, 0, b, &pc, &sub) != 0 :
+				if (p->regex ? (rc = splitpiece(&t->gpt2, BH_ISOLATED, 0, b, &pc, &sub)) != 0 :
 				    addpiece(&sub, pc.at, pc.n, pc.at0) != 0) {
 					free(sub.p);
 					goto oom;
@@ -710,7 +719,7 @@ pretokenize(const dprt_tokenizer *t, Buf *b, Pieces *ps)
 		continue;
 oom:
 		free(out.p);
-		return -1;
+		return rc == -3 ? -3 : -1;
 	}
 	return 0;
 }
@@ -958,13 +967,13 @@ stretch(const dprt_tokenizer *t, const uint32_t *x0, size_t n0, int at0, Out *o)
 	size_t n = n0, i = 0, s, e, j;
 	Buf b = {0};
 	Pieces ps = {0};
-	int k, rc = -1;
+	int k, rc = -1, why;
 
 	if (x == NULL)
 		return -1;
 	memcpy(x, x0, n0 * sizeof *x);
-	if ((x = normalize(t, x, &n)) == NULL)
-		return -1;
+	if ((x = normalize(t, x, &n, &why)) == NULL)
+		return why;
 	if (bufadd(&b, x, n) == (size_t)-1)
 		goto done;
 	for (;;) {
@@ -972,8 +981,11 @@ stretch(const dprt_tokenizer *t, const uint32_t *x0, size_t n0, int at0, Out *o)
 		if (k < 0)
 			s = e = n;
 		/* the removed spaces of lstrip go with the token, as tokenizers' */
-		if (addpiece(&ps, i, s - i, at0 && i == 0) != 0 || pretokenize(t, &b, &ps) != 0)
+		if (addpiece(&ps, i, s - i, at0 && i == 0) != 0 || (rc = pretokenize(t, &b, &ps)) != 0) {
+			rc = rc == -3 ? -3 : -1;
 			goto done;
+		}
+		rc = -1;
 		for (j = 0; j < ps.n; j++)
 			if ((t->wordpiece ? wordpiece : bpe)(t, b.cp + ps.p[j].at, ps.p[j].n, o) != 0)
 				goto done;
@@ -998,7 +1010,7 @@ dprt_tok_encode(const dprt_tokenizer *t, const char *text, size_t n, int special
 	Out o = {ids, cap, 0};
 	size_t m, i = 0, s, e;
 	uint32_t *x = decode(text, n, &m);
-	int k;
+	int k, rc;
 
 	if (x == NULL)
 		return -1;
@@ -1009,9 +1021,9 @@ dprt_tok_encode(const dprt_tokenizer *t, const char *text, size_t n, int special
 		k = findadded(t, 0, x, m, i, &s, &e);
 		if (k < 0)
 			s = e = m;
-		if (s > i && stretch(t, x + i, s - i, i == 0, &o) != 0) {
+		if (s > i && (rc = stretch(t, x + i, s - i, i == 0, &o)) != 0) {
 			free(x);
-			return -1;
+			return rc == -3 ? -2 : -1;
 		}
 		if (k < 0)
 			break;
@@ -1797,7 +1809,7 @@ addeds(dprt_tokenizer *t, json_t *added, const char *what, char *err, size_t err
 {
 	json_t *v;
 	size_t i;
-	int j;
+	int j, why = -1;
 
 	if ((t->added = calloc(json_array_size(added) + 1, sizeof *t->added)) == NULL)
 		return dprt_errf(err, errn, "%s: out of memory", what);
@@ -1813,8 +1825,11 @@ addeds(dprt_tokenizer *t, json_t *added, const char *what, char *err, size_t err
 		k->special = json_is_true(json_object_get(v, "special"));
 		a->normalized = json_is_boolean(nz) ? json_is_true(nz) : !k->special;
 		if ((a->cp = decode(c, strlen(c), &a->n)) == NULL ||
-		    (a->normalized && (a->cp = normalize(t, a->cp, &a->n)) == NULL))
-			return dprt_errf(err, errn, "%s: out of memory", what);
+		    (a->normalized && (a->cp = normalize(t, a->cp, &a->n, &why)) == NULL))
+			return a->n && why == -3 ?
+			       dprt_errf(err, errn, "%s: added token '%s': a normalizer's regex "
+			                 "backtracked past its limit on it", what, c) :
+			       dprt_errf(err, errn, "%s: out of memory", what);
 		free(k->s);
 		if ((k->s = strdup(c)) == NULL)
 			return dprt_errf(err, errn, "%s: out of memory", what);
@@ -2121,6 +2136,9 @@ dprt_tokenize(int64_t *ids, int64_t length, int64_t pad, int special, const dprt
 	if (t == NULL)
 		return -1;
 	n = dprt_tok_encode(t, (const char *)text->data, (size_t)text->h, special, ids, length);
+	if (n == -2)
+		return dprt_errf(err, errn, "tokenize: a regex of the tokenizer backtracked more than "
+		                 "10^7 times on this text (Oniguruma's limit) and gave up");
 	if (n < 0)
 		return dprt_errf(err, errn, "tokenize: out of memory");
 	if (n > length)

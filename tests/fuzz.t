@@ -15,7 +15,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 secs=${DP_FUZZ_SECONDS:-10}
 seed=${DP_FUZZ_SEED:-1}
-fuzzers="dpir text target dp pt2 npy safetensors tokenizer"
+fuzzers="dpir text target dp pt2 npy safetensors tokenizer regex"
 
 printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' >"$tmp/t.c"
 if ! clang -fsanitize=fuzzer,address,undefined "$tmp/t.c" -o "$tmp/t" >/dev/null 2>&1; then

@@ -368,6 +368,13 @@ large(void)
 	e = re ? dprt_re_find(re, cp, 2000, 0, &st) : -3;
 	ok(e == -1, "(?:\\s|\\s\\s)+y over 2000 spaces fails without trying every split (%td)", e);
 	dprt_re_free(re);
+	for (i = 0; i < 40; i++)
+		cp[i] = 'a';
+	cp[40] = 'c';
+	re = dprt_re_new("(a*)*b", err, sizeof err);   /* exponential, and its loop can turn empty */
+	e = re ? dprt_re_find(re, cp, 41, 0, &st) : 0;
+	ok(e == -3, "(a*)*b over 40 a's gives up at the backtracking limit, as Oniguruma's (%td)", e);
+	dprt_re_free(re);
 	free(cp);
 }
 

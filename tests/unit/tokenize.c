@@ -271,6 +271,12 @@ handmade(void)
 		dprt_tok_free(t);
 	}
 
+	t = small("\"vocab\": {\"a\": 0}, \"merges\": []", "\"pre_tokenizer\": {\"type\": \"Split\","
+	          " \"pattern\": {\"Regex\": \"(a*)*b\"}, \"behavior\": \"Isolated\"}");
+	ok(t && dprt_tok_encode(t, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac", 41, 0, NULL, 0) == -2,
+	   "%s: a pre-tokenizer regex exponential on the text gives up (-2)%.0d", "encode", 0);
+	dprt_tok_free(t);
+
 	/* BERT: cleaned, CJK spaced, accents stripped, lowercased; split on spaces and
 	 * punctuation; the longest entry, then ## ones; [CLS] and [SEP] around */
 	t = small("\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 0, \"[CLS]\": 1, \"[SEP]\": 2,"
