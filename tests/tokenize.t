@@ -1,8 +1,8 @@
 #!/bin/sh
-# tokenize.t: text in and out (TAP).  First the runtime's byte-level BPE
-# tokenizer against the `tokenizers` library's ids and text on a corpus
-# (tests/unit/tokenize.c; references in tests/data/tokenizer/refs.json, made
-# by tools/make_tokenizer_refs.py).  Then a pipeline with a text input
+# tokenize.t: text in and out (TAP).  First the runtime's tokenizer against
+# the `tokenizers` library's ids and text on a corpus, for every style of
+# tests/data/tokenizer/refs.json (made by tools/make_tokenizer_refs.py), and
+# small tokenizers worked out by hand (tests/unit/tokenize.c).  Then a pipeline with a text input
 # (u8[?]) and the tokenize and detokenize ops, built and run on every string
 # of the corpus: its ids equal tokenizers' (GPT-2 and Llama-3 style, the
 # latter with <|begin_of_text|> from the template), and the text of the
