@@ -469,43 +469,6 @@ splitpiece(const Pat *p, int behavior, int invert, const Buf *b, const Piece *pc
 	return 0;
 }
 
-/* Rust's Final_Sigma: a capital sigma at i of x[0..n-1] ends a word when
- * a cased letter comes before it and none after it (case-ignorable
- * characters skipped on both sides). */
-static int
-ignorable(uint32_t c)
-{
-	int k = c < RAW ? dprt_ucat(c) : DPRT_UC_Cn;
-
-	return k == DPRT_UC_Mn || k == DPRT_UC_Me || k == DPRT_UC_Cf || k == DPRT_UC_Lm ||
-	       k == DPRT_UC_Sk || c == '\'' || c == '.' || c == ':' || c == 0xb7 || c == 0x387 ||
-	       c == 0x2018 || c == 0x2019 || c == 0x2024 || c == 0xfe13 || c == 0xfe52 ||
-	       c == 0xfe55 || c == 0xff07 || c == 0xff0e || c == 0xff1a || c == 0x5f4 ||
-	       c == 0x2027;
-}
-
-static int
-cased(uint32_t c)
-{
-	int k = c < RAW ? dprt_ucat(c) : DPRT_UC_Cn;
-
-	return k == DPRT_UC_Lu || k == DPRT_UC_Ll || k == DPRT_UC_Lt;
-}
-
-static int
-finalsigma(const uint32_t *x, size_t n, size_t i)
-{
-	size_t j;
-
-	for (j = i; j > 0 && ignorable(x[j - 1]); j--)
-		;
-	if (j == 0 || !cased(x[j - 1]))
-		return 0;
-	for (j = i + 1; j < n && ignorable(x[j]); j++)
-		;
-	return j == n || !cased(x[j]);
-}
-
 /* x[0..*n-1] (malloc'd, taken) through the normalizers: the result
  * (malloc'd), its length in *n; NULL when out of memory (*why -1) or when
  * a Replace's regex gives up (*why -3). */
@@ -536,9 +499,9 @@ normalize(const dprt_tokenizer *t, uint32_t *x, size_t *n, int *why)
 			for (i = 0; i < *n; i++) {
 				uint32_t l[3];
 				int c = 1;
-				if (x[i] == 0x3a3)
-					l[0] = finalsigma(x, *n, i) ? 0x3c2 : 0x3c3;
-				else if (x[i] < RAW)
+				/* each character alone, as tokenizers' lowercase: no final
+				 * sigma (Rust's str::to_lowercase would give one) */
+				if (x[i] < RAW)
 					c = dprt_ulower(x[i], l);
 				else
 					l[0] = x[i];

@@ -37,14 +37,50 @@ k=0
 while ./bin/test-tokenize --case "$data/refs.json" $k gpt2 128 0 "$tmp/t.txt" "$tmp/g.npy"; [ $? -ne 2 ]; do
 	one() {
 		./bin/test-tokenize --case "$data/refs.json" $k gpt2 128 0 "$tmp/t.txt" "$tmp/g.npy" &&
-			./bin/test-tokenize --case "$data/refs.json" $k llama3_bos 128 1 "$tmp/t.txt" "$tmp/l.npy" 512 "$tmp/d.npy" llama3_text ||
+			./bin/test-tokenize --case "$data/refs.json" $k llama3_special 128 1 "$tmp/t.txt" "$tmp/l.npy" 512 "$tmp/d.npy" llama3_skip ||
 			{ echo "the references of string $k do not fit"; return 1; }
 		"$exe" --in prompt="$tmp/t.txt" --out g="$tmp/g1.npy" --out l="$tmp/l1.npy" \
 			--out text="$tmp/d1.npy" || return 1
 		bin/npycmp --exact "$tmp/g1.npy" "$tmp/g.npy" && bin/npycmp --exact "$tmp/l1.npy" "$tmp/l.npy" || return 1
-		grep -q '<|' "$tmp/t.txt" || bin/npycmp --exact "$tmp/d1.npy" "$tmp/d.npy"
+		bin/npycmp --exact "$tmp/d1.npy" "$tmp/d.npy"
 	}
 	check "string $k: the pipeline's ids equal tokenizers' (gpt2, llama3 with BOS), its text tokenizers' decoding" one
+	k=$((k + 1))
+done
+
+# the other styles of the references (Qwen2, SentencePiece as Llama-2's and
+# Mistral's, DeepSeek-like Splits, every Split behavior, BERT's WordPiece)
+# through the ops: the ids with the post-processor's, the text without the
+# special tokens, for every string of the corpus
+styles="qwen2 llama2 mistral multi behaviors bert"
+{
+	echo "input prompt: u8[?]"
+	for s in $styles; do
+		cp "$data/$s.json" "$tmp/p/"
+		echo "i_$s = tokenize(prompt, file=\"$s.json\", length=512, pad=-1)"
+		echo "t_$s = detokenize(i_$s, file=\"$s.json\", bytes=2048)"
+		echo "output i_$s"
+		echo "output t_$s"
+	done
+} >"$tmp/p/styles.dp"
+check "a pipeline of six more tokenizer styles builds" \
+	bin/devproc build "$tmp/p/styles.dp" -C "$tmp/b"
+k=0
+while ./bin/test-tokenize --case "$data/refs.json" $k gpt2 128 0 "$tmp/t.txt" "$tmp/g.npy"; [ $? -ne 2 ]; do
+	styles1() {
+		set --
+		for s in $styles; do
+			./bin/test-tokenize --case "$data/refs.json" $k "${s}_special" 512 -1 "$tmp/t.txt" \
+				"$tmp/i_$s.npy" 2048 "$tmp/t_$s.npy" "${s}_skip" || { echo "# $s: the references do not fit"; return 1; }
+			set -- "$@" --out "i_$s=$tmp/i1_$s.npy" --out "t_$s=$tmp/t1_$s.npy"
+		done
+		"$tmp/b/styles/styles" --in prompt="$tmp/t.txt" "$@" >/dev/null || return 1
+		for s in $styles; do
+			bin/npycmp --exact "$tmp/i1_$s.npy" "$tmp/i_$s.npy" >/dev/null &&
+				bin/npycmp --exact "$tmp/t1_$s.npy" "$tmp/t_$s.npy" >/dev/null || { echo "# $s differs"; return 1; }
+		done
+	}
+	check "string $k, six styles: the pipeline's ids and text equal tokenizers'" styles1
 	k=$((k + 1))
 done
 
@@ -60,7 +96,7 @@ steps() {
 	set --
 	for k in 3 18 21; do
 		./bin/test-tokenize --case "$data/refs.json" $k gpt2 128 0 "$tmp/s$k.txt" "$tmp/sg$k.npy" &&
-			./bin/test-tokenize --case "$data/refs.json" $k llama3_bos 128 1 "$tmp/s$k.txt" "$tmp/sl$k.npy" || return 1
+			./bin/test-tokenize --case "$data/refs.json" $k llama3_special 128 1 "$tmp/s$k.txt" "$tmp/sl$k.npy" || return 1
 		set -- "$@" --in prompt="$tmp/s$k.txt"
 	done
 	"$exe" --steps 3 "$@" --out g="$tmp/g%d.npy" --out l="$tmp/l%d.npy" >"$tmp/out" &&
@@ -104,8 +140,8 @@ C
 	cc=${DP_TEST_CC:-$(sed -n 's/^CC = //p' config.mk)}
 	$cc -std=c11 -I"$tmp/b/text" "$tmp/app.c" "$tmp/b/text/libtext.a" -lm -o "$tmp/app" &&
 		"$tmp/app" >"$tmp/out" && cat "$tmp/out" &&
-		# string 1 of the corpus, "Hello, world!": tokenizers' ids with BOS are 0 1286 14 1588 3 (refs.json)
-		grep -qx '0 1286 3 Hello, world!' "$tmp/out"
+		# string 1 of the corpus, "Hello, world!": tokenizers' ids with BOS are 0 1646 14 2446 3 (refs.json)
+		grep -qx '0 1646 3 Hello, world!' "$tmp/out"
 }
 check "C API: text_run(m, prompt, prompt_n, ...) with the bytes and their count" capi
 
