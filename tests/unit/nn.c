@@ -12,25 +12,8 @@
 #include <string.h>
 #include "dprt.h"
 #include "dprtint.h"   /* dprt_dnnl_conv_run: whether oneDNN took a convolution */
+#include "tap.h"
 
-static int ntest, nfail;
-
-__attribute__((format(printf, 2, 3)))
-static int
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		nfail++;
-	return cond;
-}
 
 static uint64_t rng = 0x2545f4914f6cdd1du;
 

@@ -11,27 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dprtint.h"
+#include "tap.h"
 
 #define NELEM(a) (sizeof (a) / sizeof *(a))
 
-static int ntest, nfail;
-
-/* Reports one TAP result; returns cond. */
-__attribute__((format(printf, 2, 3)))
-static int
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		nfail++;
-	return cond;
-}
 
 /* s with control characters escaped, for a TAP line (one of two buffers). */
 static const char *

@@ -10,27 +10,9 @@
 #include <unistd.h>
 #include "dprt.h"
 #include "dpir.h"	/* only the DP_DTYPES list, to check the numbering */
+#include "tap.h"
 
-static int ntest, nfail;
 static char dir[256];	/* scratch folder for files */
-
-/* Reports one TAP result; returns cond. */
-__attribute__((format(printf, 2, 3)))
-static int
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		nfail++;
-	return cond;
-}
 
 /* Checks a string result; prints both on mismatch. */
 static void

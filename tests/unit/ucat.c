@@ -8,27 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dprtint.h"
+#include "tap.h"
 
 #define NELEM(a) (sizeof (a) / sizeof *(a))
 
-static int ntest, nfail;
-
-/* Reports one TAP result; returns cond. */
-__attribute__((format(printf, 2, 3)))
-static int
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!cond)
-		nfail++;
-	return cond;
-}
 
 static void
 prcp(const char *what, const uint32_t *p, size_t n)
