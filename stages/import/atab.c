@@ -129,7 +129,7 @@ static const Aten aten[] = {
 	{ "aten.lerp.Tensor", Aadd, "self:T end:T weight:T", 0, H_LERP },
 	{ "aten.logaddexp.default", Aadd, "self:T other:T", 0, H_LOGADDEXP },
 	{ "aten._prelu_kernel.default", Awhere, "self:T weight:T", 0, H_PRELU },
-	{ "aten.prelu.default", Awhere, "self:T weight:T", 0, H_PRELU },
+	{ "aten.prelu.default", Awhere, "self:T weight:T", 0, H_PRELUCH },
 	{ "aten.std.correction", Avar, "self:T dim:is= correction:f=1 keepdim:i=0", 0, H_STD },
 	{ "aten.std.dim", Avar, "self:T dim:is= unbiased:i=1>correction keepdim:i=0", 0, H_STD },
 	{ "aten.std.default", Avar, "self:T unbiased:i=1>correction", 0, H_STD },

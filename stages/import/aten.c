@@ -1269,13 +1269,11 @@ hook(Node *c)
 		c->kind = Awhere, c->nin = 3, c->nav = 0;
 		break;
 	}
-	case H_PRELU: {   /* x where x > 0, else weight·x (nn.PReLU's kernel: the
-			   * weight already shaped to broadcast; aten.prelu: a weight of
-			   * one element or one per channel, dim 1, shaped here); a NaN
-			   * stays */
-		int x = c->in[0], in[2];
-		const Type *xt = &c->fn->val[x].t, *wt = &c->fn->val[c->in[1]].t;
-		if (strcmp(c->target, "aten.prelu.default") == 0 && dp_numel(wt) != 1 && xt->rank >= 2) {
+	case H_PRELUCH: {   /* aten.prelu: a weight of one element, or one per
+			     * channel (dim 1) viewed to broadcast as nn.PReLU's kernel
+			     * takes it */
+		const Type *xt = &c->fn->val[c->in[0]].t, *wt = &c->fn->val[c->in[1]].t;
+		if (dp_numel(wt) != 1 && xt->rank >= 2) {
 			int64_t v[DP_MAXRANK];
 			int d;
 			if (wt->rank != 1 || wt->dim[0] != xt->dim[1])
@@ -1285,6 +1283,11 @@ hook(Node *c)
 				v[d] = d == 1 ? xt->dim[1] : 1;
 			c->in[1] = midview(c, c->in[1], v, xt->rank);
 		}
+	}
+		/* fall through */
+	case H_PRELU: {   /* x where x > 0, else weight·x (nn.PReLU's kernel: the
+			   * weight already shaped to broadcast); a NaN stays */
+		int x = c->in[0], in[2];
 		in[0] = x, in[1] = g_scalar(c->g, 0, c->fn->val[x].t.dtype);
 		int gt = midop(c, Agt, in, 2, 0);
 		in[0] = c->in[1], in[1] = x;

@@ -178,6 +178,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_LERP,             /* start + weight·(end − start), PyTorch's two forms */
 	H_LOGADDEXP,        /* max + log1p(exp(−|a − b|)) */
 	H_PRELU,            /* x where x > 0, else weight·x */
+	H_PRELUCH,          /* aten.prelu: its weight shaped per channel, then H_PRELU */
 	H_CELU,             /* elu with input_scale 1/alpha */
 	H_INDEXFILL,        /* index_copy of the value expanded */
 	H_ADDMV,            /* beta·self + alpha·(mat·vec) */
