@@ -17,6 +17,11 @@ dp_pdl_prefetch(const void *)
 }
 
 static inline void
+dp_pdl_l1(const void *)
+{
+}
+
+static inline void
 dp_pdl_l2(const void *, unsigned)
 {
 }
