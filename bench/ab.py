@@ -108,6 +108,7 @@ def main():
                    f"{' / '.join('%.1f' % x for x in t['b'])} | {mb:.1f} ({100 * (mb - ma) / ma:+.1f}%) | {cmp} |")
             print(row, flush=True)
             rows.append(row)
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "a") as f:
         f.write(f"A: {a.a or ['targets/cuda']}, B: {a.b}, --bench {a.runs}, {a.rounds} rounds\n\n"
                 "| pipeline | precision | A (rounds) | A median | B (rounds) | B median | outputs |\n"
