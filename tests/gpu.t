@@ -443,11 +443,6 @@ decoder() {
 		[ "$(grep -c '^/\* 3 kernels in one launch, their blocks side by side: k[0-9]*_add, k[0-9]*_index_write, k[0-9]*_index_write \*/' "$c0")" -eq 2 ] &&
 		[ "$(grep -c '_add_group, 3, 256, 1)(.*   /\* in place: the state' "$c0")" -eq 2 ] &&
 		! grep -q '_slot\[\|ys + ' "$c0" &&
-		! grep -q 'dp_pdl_l1' "$c" &&
-		kvtune kvtpf 'cuda.gemv.tailpf 1' &&
-		cpf=$tmp/kvtpf/llama_kv/5.gpu.cu &&
-		[ "$(grep -c '^				dp_pdl_l1((const char \*)t0x[123] + 0);$' "$cpf")" -eq 6 ] &&
-		[ "$(grep -c '^	pf();   /\* the tail.s small operands into L1 \*/$' "$cpf")" -eq 2 ] &&
 		! kvtune kvt2 'cuda.gemv.tail 2' &&
 		grep -q "kvt2.target:$(($(wc -l <"$root/targets/cuda") + 1)):21: tune cuda.gemv.tail 2: expected 0 or 1" "$tmp/kvt2.out" || return 1
 	{ cat "$root/targets/cuda"; echo "tune cuda.gemv.norm 0"; } >"$tmp/nonorm.target"
@@ -458,7 +453,7 @@ decoder() {
 		[ "$(grep -c '^	DP_LAUNCH(k[0-9]*_rms, ' "$c")" -eq 5 ] &&
 		! grep -q 'a is the input of RMS norm' "$c"
 }
-check "llama_kv for cuda: 15 kernels for 2 layers (the token and its position read from the staging by two, the rotary tables' product of one term a multiply fused with the cast before it, the tables computed again in each kernel reading them, cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes by the q/k/v kernel's blocks, its warps paired half a head apart); 17 with tune cuda.gemv.tail 0 (those three one launch), 2 refused; with tune cuda.gemv.tailpf 1 the tails' position and rotary tables asked into L1 after the wait; 20 with tune cuda.gemv.norm 0" decoder
+check "llama_kv for cuda: 15 kernels for 2 layers (the token and its position read from the staging by two, the rotary tables' product of one term a multiply fused with the cast before it, the tables computed again in each kernel reading them, cache written in place and read in place by grouped heads, each RMS norm in the GEMV reading it, q/k/v and gate/up GEMVs fused, residual adds in GEMV epilogues, their operand read right after the wait, each layer's RoPE and cache writes by the q/k/v kernel's blocks, its warps paired half a head apart); 17 with tune cuda.gemv.tail 0 (those three one launch), 2 refused; 20 with tune cuda.gemv.norm 0" decoder
 # by default (tune cuda.pdl 1) the same 15 kernels, the elementwise, copy-in
 # and GEMV ones (13 launches; the q/k/v kernels wait again before their
 # tails) launched with programmatic dependent launch (runtime/cuda/pdl.cuh), each waiting for the
@@ -557,7 +552,6 @@ samelogits() {
 ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.l2 16 as without" samelogits kvl2
 ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.warps 32 as without" samelogits kvw32
 ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.tail 0 (the rotary embedding and cache writes a launch of their own) as with the GEMV's tail" samelogits kvt0
-ondevice "llama_kv on cuda, three tokens in one process: the same logits bits with tune cuda.gemv.tailpf 1 (the tails' small operands asked into L1) as without" samelogits kvtpf
 # elementwise kernels lowered alone (no nvcc): one over more elements than
 # a grid of ints reaches is a grid-stride loop of its own (its 2 GiB input
 # copied in the stream); two small independent ones after it are one launch
@@ -674,12 +668,10 @@ if [ -n "${DP_TEST_EMULATE:-}" ]; then
 	check "classify's cuda code emulated on the host (both outputs written into the staging by their kernels) = the cpu build's" emuclassify
 	check "llama_kv's cuda step emulated on the host (norms in the GEMVs, decode attention) = the cpu build's logits" emustep kv
 	check "llama_kv's cuda step with tune cuda.gemv.warps 32 (4 columns a warp) emulated on the host = the cpu build's logits" emustep kvw32
-	check "llama_kv's cuda step with tune cuda.gemv.tailpf 1 emulated on the host = the cpu build's logits" emustep kvtpf
 else
 	skip "classify's cuda code emulated: set DP_TEST_EMULATE=1"
 	skip "llama_kv's cuda step emulated: set DP_TEST_EMULATE=1 (about a minute)"
 	skip "llama_kv's cuda step with tune cuda.gemv.warps 32 emulated: set DP_TEST_EMULATE=1"
-	skip "llama_kv's cuda step with tune cuda.gemv.tailpf 1 emulated: set DP_TEST_EMULATE=1"
 fi
 if [ -f tests/conformance/c_embedding.pt2 ]; then
 	hdr="{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }"

@@ -66,14 +66,6 @@ dp_pdl_prefetch(const void *p)
  * engine, nothing waiting on it: a GEMV kernel's blocks ask for the next
  * GEMV's weights so, each its share, before their wait; nothing before
  * sm_90. */
-/* Asks p's line into the SM's L1 (a GEMV kernel's tail's small operands,
- * once its wait has returned: their loads after its sums then hit). */
-static __device__ __forceinline__ void
-dp_pdl_l1(const void *p)
-{
-	asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-}
-
 static __device__ __forceinline__ void
 dp_pdl_l2(const void *p, unsigned n)
 {

@@ -161,8 +161,6 @@ typedef struct Gpu {
 	int gvtail;        /* tune cuda.gemv.tail 1 (the default): such kernels
 	                      that read the GEMV's results only at columns one
 	                      block computes run in that block (Gtail) */
-	int tailpf;        /* tune cuda.gemv.tailpf 1: such a tail's small operands
-	                      asked into L1 once the GEMV's wait returns (kern.c) */
 } Gpu;
 
 /* The warps of a block of the GEMV kernels (mm.c). */
@@ -188,7 +186,6 @@ typedef struct Gtail {
 	Str params;        /* the kernel's parameters for them, each after ", " */
 	Str args;          /* their launch arguments, each after ", " */
 	Str calls;         /* the switch's cases calling them */
-	Str pf;            /* statements asking their small operands into L1 */
 } Gtail;
 
 /* The passes, in the order emit_file runs them (each reads what the ones

@@ -1546,7 +1546,6 @@ tfree(Gtail *t)
 	str_free(&t->params);
 	str_free(&t->args);
 	str_free(&t->calls);
-	str_free(&t->pf);
 }
 
 /* The tail of the GEMV kernel held among the kernels held (kg), into *t,
@@ -1556,7 +1555,7 @@ ktail(Gpu *g, Kgroup *kg, Gtail *t, int *take)
 {
 	int64_t nu = gvh_units(g), *up, *eu[GROUPMAX] = {0}, *csz, *head, *nxt, *blk, total = 0;
 	Tread tr = {.g = g};
-	int j, r, nt = 0, nb = 0, fill = GV_WARPS, *cur, pfv[16], npf = 0;
+	int j, r, nt = 0, nb = 0, fill = GV_WARPS, *cur;
 
 	memset(t, 0, sizeof *t);
 	if (!g->gvtail || nu <= 0)
@@ -1648,21 +1647,6 @@ ktail(Gpu *g, Kgroup *kg, Gtail *t, int *take)
 		kparams(g, &t->params, m, pre, 0);
 		str_put(&t->args, ", ");
 		kargs(g, &t->args, m);
-		for (int p = 0; p < m->np; p++) {   /* its small operands, a line each, once
-		                                     * (cuda/pdl.cuh's dp_pdl_l1) */
-			int64_t nb = g->h[gbase(g, m->param[p])].bytes;
-			int seen = 0;
-			for (int q = 0; q < npf && !seen; q++)
-				seen = pfv[q] == gbase(g, m->param[p]);
-			if (!g->pdl || !g->tailpf || seen || npf == (int)(sizeof pfv / sizeof *pfv) ||
-			    gvh_unit(g, m->param[p], 0) >= 0 || nb <= 0 || nb > 512)
-				continue;
-			pfv[npf++] = gbase(g, m->param[p]);
-			for (int64_t o = 0; o < nb; o += 128)
-				str_printf(&t->pf, "\t\t\tif (threadIdx.x %% 32 == 0)\n"
-				                   "\t\t\t\tdp_pdl_l1((const char *)%sx%d + %lld);\n",
-				           pre, p, (long long)o);
-		}
 		str_printf(&t->calls, "\t\tcase %d:\n\t\t\t%s_at(i, ", r, m->name);
 		for (int p = 0; p < m->np; p++)
 			if (gvh_unit(g, m->param[p], 0) >= 0)

@@ -237,8 +237,8 @@ gvhead(Str *s, const MM *p, const char *bt, Str *sig, Str *nm)
 	 * under 64 registers and put each load of a back beside its sums, so
 	 * that a lane waited on several trips to memory in turn, not one */
 	if (p->tail)
-		str_printf(s, "template <typename F>\nstatic __device__ __forceinline__ void\n%s_body(%s, "
-		              "float *__restrict__ ys, int u, F pf)\n{\n", p->name, sig->p);
+		str_printf(s, "static __device__ __forceinline__ void\n%s_body(%s, "
+		              "float *__restrict__ ys, int u)\n{\n", p->name, sig->p);
 	else if (p->epre)
 		str_printf(s, "static __global__ void __launch_bounds__(%d, 2)\n%s(%s)\n{\n",
 		           WARPS * 32, p->name, sig->p);
@@ -353,16 +353,6 @@ gvloop16(Str *s, const MM *p, int vec, const char *b, const char *acc)
 			           (long long)m);
 	}
 	str_put(s, "\t}\n");
-}
-
-/* A GEMV kernel's wait; with a tail, then its small operands asked into L1
- * (the body's pf), while the sums go on. */
-static void
-gvtwait(const Gpu *g, Str *s, const MM *p)
-{
-	kwait(g, s);
-	if (p->tail)
-		str_put(s, "\tpf();   /* the tail's small operands into L1 */\n");
 }
 
 /* For gvloopreg (p->epre): each column's bias (e 0) or epilogue operand (e
@@ -516,7 +506,7 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 	for (j = 0; p->ng > 1 && j < p->ng; j++)   /* siblings: their weights */
 		bc = bc && wconst(g, p->gb[j]);
 	if (!bc)
-		gvtwait(g, s, p);
+		kwait(g, s);
 	if (p->norm >= 0) {   /* the norm's exponent, eps and weight, where they are
 	                       * constants: loaded before the wait, with the weights */
 		rms_operands(g, p->norm, &nx, &nc, &ne, &nw);
@@ -561,7 +551,7 @@ gvloopreg(Gpu *g, Str *s, const MM *p, int h16)
 	if (p->hasc0 && wconst(g, p->c0.v))   /* the bias, a constant */
 		gvearly(s, p, 0);
 	if (bc)
-		gvtwait(g, s, p);   /* the weights are loading; a is the kernel before's */
+		kwait(g, s);   /* the weights are loading; a is the kernel before's */
 	if (p->hasc0 && !wconst(g, p->c0.v))
 		gvearly(s, p, 0);
 	if (p->epi >= 0 && !p->gate)   /* the epilogue's operand, with the row */
@@ -715,7 +705,7 @@ gvwait(const Gpu *g, Str *s, const MM *p, int esize)
 		str_printf(s, "\t\tdp_pdl_prefetch((const char *)(bg + (long long)n * %lld) + o);\n",
 		           (long long)p->b.cs);
 	str_put(s, "\t}\n");
-	gvtwait(g, s, p);
+	kwait(g, s);
 }
 
 /* Where the host also reads the result of GEMV kernel p of one product,
@@ -798,9 +788,9 @@ gvwrap(Gpu *g, const MM *p, Str *sig, Str *nm)
 		              "static __global__ void __launch_bounds__(%d%s)\n%s(%s%s)\n{\n"
 		              "\t__shared__ float ys[%lld];\n"
 		              "\tconst int u = %s_slot[blockIdx.x * %d + threadIdx.x / 32];\n\n"
-		              "\tif (u >= 0)\n\t\t%s_body(%s, ys, u, [&]() {\n%s\t\t});\n",
+		              "\tif (u >= 0)\n\t\t%s_body(%s, ys, u);\n",
 		           WARPS * 32, p->epre ? ", 2" : "", p->name, sig->p, t->params.p,
-		           (long long)cols, p->name, WARPS, p->name, nm->p, t->pf.p ? t->pf.p : "");
+		           (long long)cols, p->name, WARPS, p->name, nm->p);
 		kwait(g, s);
 		str_printf(s, "\t__syncthreads();\n"
 		              "\tfor (int e = %s_off[blockIdx.x] + threadIdx.x; e < %s_off[blockIdx.x + 1]; "

@@ -272,12 +272,6 @@ tune_read(Gpu *g, const char *map, const char *arch, Str *dep)
 	if ((k = tunepick(g, map, &t, "cuda.gemv.tail", "1", bools, "0 or 1")) < 0)
 		return -1;
 	g->gvtail = k;
-	/* with such a tail, its small operands (a decoder's position and
-	 * rotary tables) asked into L1 once the GEMV's wait returns, while its
-	 * sums go on: off unless asked (not measured faster yet) */
-	if ((k = tunepick(g, map, &t, "cuda.gemv.tailpf", "0", bools, "0 or 1")) < 0)
-		return -1;
-	g->tailpf = k;
 	d = dp_alloc(fn->arena, 1, sizeof *d);
 	d->seen = dp_alloc(fn->arena, (size_t)fn->nop + 1, 1);
 	for (k = 0; k < NTUNABLE; k++)

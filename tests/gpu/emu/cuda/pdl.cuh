@@ -17,11 +17,6 @@ dp_pdl_prefetch(const void *)
 }
 
 static inline void
-dp_pdl_l1(const void *)
-{
-}
-
-static inline void
 dp_pdl_l2(const void *, unsigned)
 {
 }
