@@ -7,7 +7,9 @@ generated 5.gpu.cu, whose launches name the kernels).
 The records are sorted by the time each block left its wait (the kernels
 before it done) and cut into kernels (runs of one grid and block size, as
 many records as blocks) and runs of the program (each beginning at the
-first launch's kernel); the warm-up run is left out.  For each kernel of a
+first launch's kernel); the warm-up run is left out.  A GEMV kernel
+with a tail (lower_gpu's mm.c) waits twice, before its sums and before the
+tail's elements: its second records are a row of their own, NAME_tail.  For each kernel of a
 run, the means over the runs of: "to next", from its first block leaving
 the wait to the next kernel's (its share of the run: its own work after the
 wait, then the chain to the next); "spread", from its first block leaving
@@ -54,6 +56,9 @@ for t0, t1, sig, sm, src in r:
 # the launches of the program, in order
 cu = open(sys.argv[2]).read()
 run = cu[cu.find("#ifdef DP_HOST"):]
+# a GEMV kernel with a tail (mm.c: its KERNEL_body, then the tail's elements)
+# waits twice, before its sums and again before the tail
+tails = set(re.findall(r"\n(k\w+)_body\(", cu))
 L = []
 for m in re.finditer(r"DP_LAUNCH\((k\w+), (dim3\([^)]*\)|\d+), (\d+), ([01])\)|dprt_cuda_sdpa\(g, &(attn\d+)", run):
     if m.group(5):
@@ -63,6 +68,8 @@ for m in re.finditer(r"DP_LAUNCH\((k\w+), (dim3\([^)]*\)|\d+), (\d+), ([01])\)|d
     for x in re.findall(r"\d+", gs[4:] if gs.startswith("dim3") else gs):
         g *= int(x)
     L.append((m.group(1), g * 1000000 + int(m.group(3)), int(m.group(4))))
+    if m.group(1) in tails:   # its second wait, before the tail: a second record a block
+        L.append((m.group(1) + "_tail", g * 1000000 + int(m.group(3)), int(m.group(4))))
 def sigof(l):
     return None if l[1] is None else (l[1] // 1000000) | (l[1] % 1000000) << 32
 def fits(k, l):
