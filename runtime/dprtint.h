@@ -52,8 +52,8 @@ DPRT_HIDDEN int dprt_st_fill(const dprt_blob *b, const char *const *files, int n
                              const unsigned char *src, void **map, size_t *mapn, char *err,
                              size_t errn);
 
-/* ucat.c: the Unicode character data the tokenizers read (written by
- * tools/gen_unicode.py from Python's unicodedata).  Code points past
+/* ucat.c: the Unicode character data the tokenizers read (its tables,
+ * ucattab.h, written by tools/gen_unicode.py from Python's unicodedata).  Code points past
  * 0x10FFFF (tokenize.c's stand-ins for bytes that are not UTF-8) are
  * unassigned: category Cn, no space, folding and normalization to
  * themselves. */

@@ -1,8 +1,8 @@
-/* ucat.c: TAP tests of the runtime's Unicode data (runtime/ucat.c, made by
- * tools/gen_unicode.py): general categories, White_Space, case folding,
- * lowercase and the normalization forms on hand-picked code points and
- * strings, the expected values written from the Unicode 14.0 tables and
- * UAX #15's examples. */
+/* ucat.c: TAP tests of the runtime's Unicode data (runtime/ucat.c over
+ * the tables tools/gen_unicode.py makes): general categories, White_Space,
+ * case folding, lowercase and the normalization forms on hand-picked code
+ * points and strings, the expected values written from the Unicode 14.0
+ * tables and UAX #15's examples. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
