@@ -350,7 +350,8 @@ struct Bufs {
 };
 
 /* The 12 layers of variant how: 0 base, 1 and 2 fused C = 4 and 8 letting
- * the next kernel start at once, 3 and 4 the same after their wait. */
+ * the next kernel start at once, 3 and 4 the same after their wait, 5 base
+ * without the attention (o reads q: what the attention's stage costs). */
 static void
 layers(const Bufs &b, const At &P, int how)
 {
@@ -367,12 +368,13 @@ layers(const Bufs &b, const At &P, int how)
 		int chunk = S;
 		float *part = NULL;
 		unsigned *count = NULL;
-		if (how == 0) {
-			void *a[] = {&wqkv, &x, (void *)&b.g, (void *)&b.cs, (void *)&b.sn, &q, &kc, &vc};
+		if (how == 0 || how == 5) {
+			void *a[] = {&wqkv, &x, (void *)&b.g, (void *)&b.cs, (void *)&b.sn, how ? &y : &q, &kc, &vc};
 			launch((const void *)kqkv, 144, 32 * WARPS, 1, a);
 			const float *kcc = kc, *vcc = vc, *qc = q;
 			void *a2[] = {(void *)&P, &qc, &kcc, &vcc, &m, &y, &chunk, &part, &count};
-			launch((const void *)sdpadec_cl<1, 4>, dim3(4, H), 32 * (DEC_WARPS64 / 4), 4, a2);
+			if (how == 0)
+				launch((const void *)sdpadec_cl<1, 4>, dim3(4, H), 32 * (DEC_WARPS64 / 4), 4, a2);
 		} else {
 			static const void *f[] = {(const void *)kfused<4, true>, (const void *)kfused<8, true>,
 			                          (const void *)kfused<4, false>, (const void *)kfused<8, false>};
@@ -436,8 +438,9 @@ main(void)
 	                              "fused qkv+attention, a cluster of 4 a head",
 	                              "fused qkv+attention, a cluster of 8 a head",
 	                              "fused, a cluster of 4, the next after the wait",
-	                              "fused, a cluster of 8, the next after the wait"};
-	enum { NV = 5 };
+	                              "fused, a cluster of 8, the next after the wait",
+	                              "base without the attention (another result)"};
+	enum { NV = 6 };
 	Bufs b;
 	At P;
 	size_t cn = (size_t)LAYERS * H * S * D;
