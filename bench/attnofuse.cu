@@ -43,8 +43,7 @@
 #include "cuda/attn.cuh"
 #include "cuda/attndec.cuh"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "attnofuse: %s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "chain.cuh"   /* CK, chain_launch, chain_time */
 
 enum { LAYERS = 12, H = 12, D = 64, S = 512, POS = 128, N = H * D, WARPS = 4, FW = 16 };
 
@@ -195,29 +194,11 @@ kfused(const __grid_constant__ At P, const float *__restrict__ q, const float *_
 }
 
 static cudaStream_t st;
-static cudaEvent_t e0, e1;
 
 static void
 launch(const void *f, dim3 grid, int block, int cluster, void **args, int smem = 0)
 {
-	cudaLaunchConfig_t c = {};
-	cudaLaunchAttribute at[2];
-
-	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	at[0].val.programmaticStreamSerializationAllowed = 1;
-	c.gridDim = grid;
-	c.blockDim = block;
-	c.stream = st;
-	c.dynamicSmemBytes = smem;
-	c.attrs = at;
-	c.numAttrs = 1;
-	if (cluster > 1) {
-		at[1].id = cudaLaunchAttributeClusterDimension;
-		at[1].val.clusterDim.x = cluster;
-		at[1].val.clusterDim.y = at[1].val.clusterDim.z = 1;
-		c.numAttrs = 2;
-	}
-	CK(cudaLaunchKernelExC(&c, f, args));
+	chain_launch(st, f, grid, block, 1, cluster, args, smem);
 }
 
 struct Bufs {
@@ -272,8 +253,6 @@ main(void)
 	float *ref = (float *)malloc(N * sizeof(float)), *got = (float *)malloc(N * sizeof(float));
 
 	CK(cudaStreamCreate(&st));
-	CK(cudaEventCreate(&e0));
-	CK(cudaEventCreate(&e1));
 	{   /* random weights and caches, made on the host */
 		__nv_bfloat16 *hw = (__nv_bfloat16 *)malloc(wn * 2);
 		float *hc = (float *)malloc(cn * sizeof(float));
@@ -341,25 +320,13 @@ main(void)
 	for (int round = 0; round < 3; round++)
 		for (int how = 0; how < 3; how++) {
 			cudaGraph_t gr;
-			cudaGraphExec_t x;
-			float ms;
+
 			CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
 			layers(b, P, how);
 			CK(cudaStreamEndCapture(st, &gr));
-			CK(cudaGraphInstantiate(&x, gr, 0));
-			for (int j = 0; j < 20; j++)
-				CK(cudaGraphLaunch(x, st));
-			CK(cudaEventRecord(e0, st));
-			for (int j = 0; j < 200; j++)
-				CK(cudaGraphLaunch(x, st));
-			CK(cudaEventRecord(e1, st));
-			CK(cudaEventSynchronize(e1));
-			CK(cudaEventElapsedTime(&ms, e0, e1));
-			double us = ms * 1e3 / 200;
+			double us = chain_time(st, gr);
 			printf("round %d  %-48s %7.1f us, %5.2f a layer\n", round + 1, names[how], us,
 			       us / LAYERS);
-			CK(cudaGraphExecDestroy(x));
-			CK(cudaGraphDestroy(gr));
 		}
 	return 0;
 }

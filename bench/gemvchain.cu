@@ -32,8 +32,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "gemvchain: %s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "chain.cuh"   /* CK, chain_launch, chain_time */
 
 enum { LAYERS = 12, NP = 4 * LAYERS, WARPS = 4 };
 
@@ -186,46 +185,22 @@ kempty(int i)
 }
 
 static cudaStream_t st;
-static cudaEvent_t e0, e1;
 static size_t bytes;
 
-/* Times graph x: the mean of 200 replays after 20. */
+/* Times graph gr and prints the figures. */
 static void
 timeit(cudaGraph_t gr, const char *what)
 {
-	cudaGraphExec_t x;
-	float ms;
+	double us = chain_time(st, gr);
 
-	CK(cudaGraphInstantiate(&x, gr, 0));
-	for (int j = 0; j < 20; j++)
-		CK(cudaGraphLaunch(x, st));
-	CK(cudaEventRecord(e0, st));
-	for (int j = 0; j < 200; j++)
-		CK(cudaGraphLaunch(x, st));
-	CK(cudaEventRecord(e1, st));
-	CK(cudaEventSynchronize(e1));
-	CK(cudaEventElapsedTime(&ms, e0, e1));
-	double us = ms * 1e3 / 200;
 	printf("%-44s %7.1f us a chain, %5.2f a product, %5.0f GB/s\n", what, us, us / NP,
 	       bytes / (us * 1e-6) / 1e9);
-	CK(cudaGraphExecDestroy(x));
-	CK(cudaGraphDestroy(gr));
 }
 
 static void
 launch(const void *f, int grid, int block, int pdl, void **args)
 {
-	cudaLaunchConfig_t c = {};
-	cudaLaunchAttribute at[1];
-
-	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	at[0].val.programmaticStreamSerializationAllowed = pdl;
-	c.gridDim = grid;
-	c.blockDim = block;
-	c.stream = st;
-	c.attrs = at;
-	c.numAttrs = 1;
-	CK(cudaLaunchKernelExC(&c, f, args));
+	chain_launch(st, f, grid, block, pdl, 1, args, 0);
 }
 
 static void
@@ -255,8 +230,6 @@ main(void)
 	char what[64];
 
 	CK(cudaStreamCreate(&st));
-	CK(cudaEventCreate(&e0));
-	CK(cudaEventCreate(&e1));
 	CK(cudaMalloc(&act, 2 * 8192 * sizeof(float)));
 	CK(cudaMemset(act, 0, 2 * 8192 * sizeof(float)));
 	CK(cudaMalloc(&done, NP * sizeof(unsigned)));

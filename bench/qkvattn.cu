@@ -47,8 +47,7 @@
 #include "cuda/attn.cuh"
 #include "cuda/attndec.cuh"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "qkvattn: %s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "chain.cuh"   /* CK, chain_launch, chain_time */
 
 enum { LAYERS = 12, H = 12, D = 64, S = 512, POS = 128, N = H * D, F = 2048, WARPS = 4,
        KT = N / 256 /* 16-byte loads a lane of a row of 768 */ };
@@ -316,29 +315,11 @@ kfused(const __grid_constant__ At P, const uint4 *__restrict__ W, const float *_
 }
 
 static cudaStream_t st;
-static cudaEvent_t e0, e1;
 
 static void
 launch(const void *f, dim3 grid, int block, int cluster, void **args, int smem = 0)
 {
-	cudaLaunchConfig_t c = {};
-	cudaLaunchAttribute at[2];
-
-	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	at[0].val.programmaticStreamSerializationAllowed = 1;
-	c.gridDim = grid;
-	c.blockDim = block;
-	c.stream = st;
-	c.dynamicSmemBytes = smem;
-	c.attrs = at;
-	c.numAttrs = 1;
-	if (cluster > 1) {
-		at[1].id = cudaLaunchAttributeClusterDimension;
-		at[1].val.clusterDim.x = cluster;
-		at[1].val.clusterDim.y = at[1].val.clusterDim.z = 1;
-		c.numAttrs = 2;
-	}
-	CK(cudaLaunchKernelExC(&c, f, args));
+	chain_launch(st, f, grid, block, 1, cluster, args, smem);
 }
 
 struct Bufs {
@@ -448,8 +429,6 @@ main(void)
 	float *kc0 = (float *)malloc(cn * sizeof(float)), *vc0 = (float *)malloc(cn * sizeof(float));
 
 	CK(cudaStreamCreate(&st));
-	CK(cudaEventCreate(&e0));
-	CK(cudaEventCreate(&e1));
 	b.wqkv = weights((size_t)LAYERS * 3 * N * N);
 	b.wo = weights((size_t)LAYERS * N * N);
 	b.wg = weights((size_t)LAYERS * F * N);
@@ -518,25 +497,13 @@ main(void)
 	for (int round = 0; round < 3; round++)
 		for (int how = 0; how < NV; how++) {
 			cudaGraph_t gr;
-			cudaGraphExec_t x;
-			float ms;
+
 			CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
 			layers(b, P, how);
 			CK(cudaStreamEndCapture(st, &gr));
-			CK(cudaGraphInstantiate(&x, gr, 0));
-			for (int j = 0; j < 20; j++)
-				CK(cudaGraphLaunch(x, st));
-			CK(cudaEventRecord(e0, st));
-			for (int j = 0; j < 200; j++)
-				CK(cudaGraphLaunch(x, st));
-			CK(cudaEventRecord(e1, st));
-			CK(cudaEventSynchronize(e1));
-			CK(cudaEventElapsedTime(&ms, e0, e1));
-			double us = ms * 1e3 / 200;
+			double us = chain_time(st, gr);
 			printf("round %d  %-62s %7.1f us, %5.2f a layer\n", round + 1, names[how], us,
 			       us / LAYERS);
-			CK(cudaGraphExecDestroy(x));
-			CK(cudaGraphDestroy(gr));
 		}
 	return 0;
 }

@@ -1,0 +1,71 @@
+/* chain.cuh: what the single-file CUDA microbenchmarks of bench/ share
+ * (gemvchain.cu, attnofuse.cu, qkvattn.cu): a CUDA call checked, a kernel
+ * launched with programmatic dependent launch and a cluster size, a
+ * captured graph timed. */
+#ifndef BENCH_CHAIN_CUH
+#define BENCH_CHAIN_CUH
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+/* x, a CUDA call: on failure, the file, the call and why, and exit 1 */
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "%s: %s: %s\n", __FILE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+/* Enqueues kernel f on st: grid and block, programmatic dependent launch
+ * where pdl (the kernel waits with cudaGridDependencySynchronize), a
+ * cluster of that many blocks along x where more than 1, smem bytes of
+ * dynamic shared memory. */
+static void
+chain_launch(cudaStream_t st, const void *f, dim3 grid, int block, int pdl, int cluster,
+             void **args, int smem)
+{
+	cudaLaunchConfig_t c = {};
+	cudaLaunchAttribute at[2];
+
+	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	at[0].val.programmaticStreamSerializationAllowed = pdl;
+	c.gridDim = grid;
+	c.blockDim = block;
+	c.stream = st;
+	c.dynamicSmemBytes = smem;
+	c.attrs = at;
+	c.numAttrs = 1;
+	if (cluster > 1) {
+		at[1].id = cudaLaunchAttributeClusterDimension;
+		at[1].val.clusterDim.x = cluster;
+		at[1].val.clusterDim.y = at[1].val.clusterDim.z = 1;
+		c.numAttrs = 2;
+	}
+	CK(cudaLaunchKernelExC(&c, f, args));
+}
+
+/* us a replay of graph gr on st: the mean of 200 replays after 20, timed
+ * by CUDA events; gr is destroyed. */
+static double
+chain_time(cudaStream_t st, cudaGraph_t gr)
+{
+	cudaGraphExec_t x;
+	cudaEvent_t e0, e1;
+	float ms;
+
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	CK(cudaGraphInstantiate(&x, gr, 0));
+	for (int j = 0; j < 20; j++)
+		CK(cudaGraphLaunch(x, st));
+	CK(cudaEventRecord(e0, st));
+	for (int j = 0; j < 200; j++)
+		CK(cudaGraphLaunch(x, st));
+	CK(cudaEventRecord(e1, st));
+	CK(cudaEventSynchronize(e1));
+	CK(cudaEventElapsedTime(&ms, e0, e1));
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphDestroy(gr));
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
+	return ms * 1e3 / 200;
+}
+
+#endif
