@@ -372,14 +372,14 @@ rmsops(const Gpu *g, int i)
 	return o;
 }
 
-/* Into s: pow(xe, the exponent ce) of RMS norm i as a double, x·x where the
- * exponent is 2 (powf otherwise). */
+/* Into s: pow(xe, the exponent ce) of RMS norm i as a value of type st
+ * (double, or float), x·x where the exponent is 2 (powf otherwise). */
 static void
-rmssq(const Gpu *g, int i, const char *xe, const char *ce, Str *s)
+rmssq(const Gpu *g, int i, const char *xe, const char *ce, const char *st, Str *s)
 {
 	Rms o = rmsops(g, i);
 
-	str_printf(s, "(double)(%s == 2.0f ? dps_mul(%s, %s, 1.0f) : ", ce, xe, xe);
+	str_printf(s, "(%s)(%s == 2.0f ? dps_mul(%s, %s, 1.0f) : ", st, ce, xe, xe);
 	formula2(s, o.p, xe, ce);
 	str_put(s, ")");
 }
@@ -474,13 +474,13 @@ emit_rms(Gpu *g, int i)
 		for (c = 0; c < 4; c++) {
 			snprintf(xe, sizeof xe, "xv.%c", "xyzw"[c]);
 			str_put(s, c ? " +\n\t\t    " : "");
-			rmssq(g, i, xe, "cc", s);
+			rmssq(g, i, xe, "cc", "double", s);
 		}
 		str_put(s, ";\n\t}\n");
 	} else {
 		str_printf(s, "\tfor (long long j = lane; j < %lldLL; j += %d)\n\t\ta += ",
 		           (long long)n, wd);
-		rmssq(g, i, "xr[j]", "cc", s);
+		rmssq(g, i, "xr[j]", "cc", "double", s);
 		str_put(s, ";\n");
 	}
 	str_printf(s, "\ta = %s(a);\n\tr = ", wd == 32 ? "wsum" : "bsum");
@@ -589,23 +589,31 @@ rms_operands(const Gpu *g, int i, int *x, int *c, int *eps, int *w)
  * sums them in the same order: a loop that summed each piece as it loaded
  * it waited on every load in turn (its exponent test a branch in the
  * body, nothing could be hoisted), 1.7 us of a decode step's norm GEMV of
- * 768 on the H200 (bench/RESULTS.md). */
+ * 768 on the H200 (bench/RESULTS.md).  The sums are f64, but f32 where the
+ * products are in 16 bits (tune cuda.precision bf16 or f16): the
+ * normalized row is rounded to 16 bits before the product, so the f32
+ * sum's error (a lane's terms in turn, then the warp's tree: about 30
+ * roundings, a few 1e-6 relative at a row of 768) stays far below that
+ * rounding's step (2^-8 in bf16, 2^-11 in f16); f64's adds and
+ * shuffles cost 1.8% of the ~100M Llama's bf16 decode step on an H100,
+ * with the same logits (bench/RESULTS.md). */
 void
 rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s)
 {
 	int64_t nq = n / 4, per = (nq + 31) / 32;
 	int ch = per < RMS_CHUNK ? (int)per : RMS_CHUNK, two;
+	const char *st = g->prec16 ? "float" : "double";
 
 	if (!pre)
 		str_put(s, "\tconst float cc = nc[0];\n");
-	str_printf(s, "\tdouble ss = 0;\n\tfloat rn;\n\n"
+	str_printf(s, "\t%s ss = 0;\n\tfloat rn;\n\n"
 	              "\tfor (int j0 = 0; j0 < %lld; j0 += %d) {   /* the RMS norm of a's row */\n"
 	              "\t\tfloat4 xv[%d];\n\n"
 	              "#pragma unroll\n"
 	              "\t\tfor (int u = 0; u < %d; u++)   /* the chunk's loads at once */\n"
 	              "\t\t\tif (j0 + lane + 32 * u < %lld)\n"
 	              "\t\t\t\txv[u] = __ldg((const float4 *)a + j0 + lane + 32 * u);\n",
-	           (long long)nq, 32 * ch, ch, ch, (long long)nq);
+	           st, (long long)nq, 32 * ch, ch, ch, (long long)nq);
 	for (two = 1; two >= 0; two--) {   /* the exponent 2 (x·x), else powf: the test once */
 		str_put(s, two ? "\t\tif (cc == 2.0f) {\n" : "\t\t} else {\n");
 		str_printf(s, "#pragma unroll\n"
@@ -616,7 +624,7 @@ rms_prologue(const Gpu *g, int i, int64_t n, int pre, Str *s)
 			char xe[16];
 			snprintf(xe, sizeof xe, "xv[u].%c", "xyzw"[c]);
 			str_put(s, c ? " +\n\t\t\t\t\t      " : "");
-			rmssq(g, i, xe, "cc", s);
+			rmssq(g, i, xe, "cc", st, s);
 		}
 		str_put(s, ";\n");
 	}
