@@ -43,19 +43,9 @@
 #include "cuda/attn.cuh"
 #include "cuda/attndec.cuh"
 
-#include "chain.cuh"   /* CK, chain_launch, chain_time */
+#include "chain.cuh"   /* CK, chain_launch, chain_time, waitearly, dot8 */
 
 enum { LAYERS = 12, H = 12, D = 64, S = 512, POS = 128, N = H * D, WARPS = 4, FW = 16 };
-
-/* The wait of a kernel that lets the next start at once (DP_PDL_EARLY). */
-static __device__ __forceinline__ void
-waitearly(void)
-{
-#if __CUDA_ARCH__ >= 900
-	cudaTriggerProgrammaticLaunchCompletion();
-	cudaGridDependencySynchronize();
-#endif
-}
 
 /* A warp's 4 columns n..n+3 of a one-row product over K = 768: its lane's
  * 3 16-byte loads of each column's bf16 weights (elements 8·lane + 256·t),
@@ -73,18 +63,6 @@ wload(Wv &v, const uint4 *W, int n)
 #pragma unroll
 		for (int t = 0; t < 3; t++)
 			v.w[c][t] = __ldcs(W + (long long)(n + c) * (N / 8) + lane + 32 * t);
-}
-
-static __device__ __forceinline__ void
-dot8(float &acc, const uint4 &w, float4 a, float4 b)
-{
-	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&w;
-	float2 f0 = __bfloat1622float2(h[0]), f1 = __bfloat1622float2(h[1]);
-	float2 f2 = __bfloat1622float2(h[2]), f3 = __bfloat1622float2(h[3]);
-	acc = fmaf(f0.x, a.x, acc), acc = fmaf(f0.y, a.y, acc);
-	acc = fmaf(f1.x, a.z, acc), acc = fmaf(f1.y, a.w, acc);
-	acc = fmaf(f2.x, b.x, acc), acc = fmaf(f2.y, b.y, acc);
-	acc = fmaf(f3.x, b.z, acc), acc = fmaf(f3.y, b.w, acc);
 }
 
 /* The sums of the 4 columns from the row's pieces xa, xb (a lane's), into

@@ -1,12 +1,14 @@
 /* chain.cuh: what the single-file CUDA microbenchmarks of bench/ share
  * (gemvchain.cu, attnofuse.cu, qkvattn.cu): a CUDA call checked, a kernel
  * launched with programmatic dependent launch and a cluster size, a
- * captured graph timed. */
+ * captured graph timed; in the kernels, the wait of a generated kernel and
+ * a bf16 GEMV's 8-element step. */
 #ifndef BENCH_CHAIN_CUH
 #define BENCH_CHAIN_CUH
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 /* x, a CUDA call: on failure, the file, the call and why, and exit 1 */
@@ -66,6 +68,31 @@ chain_time(cudaStream_t st, cudaGraph_t gr)
 	CK(cudaEventDestroy(e0));
 	CK(cudaEventDestroy(e1));
 	return ms * 1e3 / 200;
+}
+
+/* The wait of a kernel that lets the next start at once, as a generated
+ * kernel's (DP_PDL_EARLY, runtime/cuda/pdl.cuh). */
+static __device__ __forceinline__ void
+waitearly(void)
+{
+#if __CUDA_ARCH__ >= 900
+	cudaTriggerProgrammaticLaunchCompletion();
+	cudaGridDependencySynchronize();
+#endif
+}
+
+/* acc plus the 8 products of w's bf16 weights with a (elements 0-3) and b
+ * (4-7), in turn. */
+static __device__ __forceinline__ void
+dot8(float &acc, const uint4 &w, float4 a, float4 b)
+{
+	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&w;
+	float2 f0 = __bfloat1622float2(h[0]), f1 = __bfloat1622float2(h[1]);
+	float2 f2 = __bfloat1622float2(h[2]), f3 = __bfloat1622float2(h[3]);
+	acc = fmaf(f0.x, a.x, acc), acc = fmaf(f0.y, a.y, acc);
+	acc = fmaf(f1.x, a.z, acc), acc = fmaf(f1.y, a.w, acc);
+	acc = fmaf(f2.x, b.x, acc), acc = fmaf(f2.y, b.y, acc);
+	acc = fmaf(f3.x, b.z, acc), acc = fmaf(f3.y, b.w, acc);
 }
 
 #endif

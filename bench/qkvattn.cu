@@ -51,32 +51,10 @@
 #include "cuda/attn.cuh"
 #include "cuda/attndec.cuh"
 
-#include "chain.cuh"   /* CK, chain_launch, chain_time */
+#include "chain.cuh"   /* CK, chain_launch, chain_time, waitearly, dot8 */
 
 enum { LAYERS = 12, H = 12, D = 64, S = 512, POS = 128, N = H * D, F = 2048, WARPS = 4,
        KT = N / 256 /* 16-byte loads a lane of a row of 768 */ };
-
-/* The wait of a generated kernel: the next may start at once. */
-static __device__ __forceinline__ void
-waitearly(void)
-{
-#if __CUDA_ARCH__ >= 900
-	cudaTriggerProgrammaticLaunchCompletion();
-	cudaGridDependencySynchronize();
-#endif
-}
-
-static __device__ __forceinline__ void
-dot8(float &acc, const uint4 &w, float4 a, float4 b)
-{
-	const __nv_bfloat162 *h = (const __nv_bfloat162 *)&w;
-	float2 f0 = __bfloat1622float2(h[0]), f1 = __bfloat1622float2(h[1]);
-	float2 f2 = __bfloat1622float2(h[2]), f3 = __bfloat1622float2(h[3]);
-	acc = fmaf(f0.x, a.x, acc), acc = fmaf(f0.y, a.y, acc);
-	acc = fmaf(f1.x, a.z, acc), acc = fmaf(f1.y, a.w, acc);
-	acc = fmaf(f2.x, b.x, acc), acc = fmaf(f2.y, b.y, acc);
-	acc = fmaf(f3.x, b.z, acc), acc = fmaf(f3.y, b.w, acc);
-}
 
 static __device__ __forceinline__ float
 wsum(float a)
