@@ -2,12 +2,14 @@
  * (gemvchain.cu, attnofuse.cu, qkvattn.cu): a CUDA call checked, a kernel
  * launched with programmatic dependent launch and a cluster size, a
  * captured graph timed; in the kernels, the wait of a generated kernel and
- * a bf16 GEMV's 8-element step. */
+ * a bf16 GEMV's 8-element step; where attn.cuh came first, the decode
+ * attention's geometry. */
 #ifndef BENCH_CHAIN_CUH
 #define BENCH_CHAIN_CUH
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -94,5 +96,28 @@ dot8(float &acc, const uint4 &w, float4 a, float4 b)
 	acc = fmaf(f2.x, b.x, acc), acc = fmaf(f2.y, b.y, acc);
 	acc = fmaf(f3.x, b.z, acc), acc = fmaf(f3.y, b.w, acc);
 }
+
+#ifdef DPRT_ATTN_CUH
+/* The decode attention's geometry (runtime/cuda/attn.cuh, included
+ * before this file): h heads of one query row of d against s cached keys
+ * each, dense, a bool mask of s bytes shared by the heads, scale 1/8. */
+static At
+chain_decat(int h, int s, int d)
+{
+	At P;
+
+	memset(&P, 0, sizeof P);
+	P.L = 1, P.S = s, P.E = d, P.EV = d, P.CAUSAL = 0, P.NB = 1;
+	P.MSL = 0, P.MSS = 1;
+	for (int i = 0; i < DPRT_SDPA_MAXB; i++)
+		P.bdim[i] = 1;
+	P.bdim[0] = h, P.bstr[0] = 0;
+	P.qbs[0] = d, P.kbs[0] = (long long)s * d, P.vbs[0] = (long long)s * d, P.ybs[0] = d;
+	P.QRS = d, P.KRS = d, P.VRS = d, P.YRS = d, P.YPS = 0;
+	P.SCALE = 0.125f, P.MERGE = 1;
+	atdivs(&P);
+	return P;
+}
+#endif
 
 #endif

@@ -447,16 +447,7 @@ main(void)
 	CK(cudaFuncSetAttribute((const void *)kfused<8, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, 24 * N * 2));
 	CK(cudaFuncSetAttribute((const void *)kfused<4, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * N * 2));
 	CK(cudaFuncSetAttribute((const void *)kfused<8, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, 24 * N * 2));
-	memset(&P, 0, sizeof P);   /* 12 rows (heads) of one query, 512 keys, a bool mask */
-	P.L = 1, P.S = S, P.E = D, P.EV = D, P.CAUSAL = 0, P.NB = 1;
-	P.MSL = 0, P.MSS = 1;
-	for (int i = 0; i < DPRT_SDPA_MAXB; i++)
-		P.bdim[i] = 1;
-	P.bdim[0] = H, P.bstr[0] = 0;
-	P.qbs[0] = D, P.kbs[0] = (long long)S * D, P.vbs[0] = (long long)S * D, P.ybs[0] = D;
-	P.QRS = D, P.KRS = D, P.VRS = D, P.YRS = D, P.YPS = 0;
-	P.SCALE = 0.125f, P.MERGE = 1;
-	atdivs(&P);
+	P = chain_decat(H, S, D);   /* 12 rows (heads) of one query, 512 keys, a bool mask */
 
 	for (int how = 0; how < NV; how++) {   /* each once, from the same row and cache: the results */
 		CK(cudaMemcpy(b.x[0], x0, sizeof x0, cudaMemcpyHostToDevice));
