@@ -1,5 +1,5 @@
 /* dprt_cuda.h (emulation): runs the kernels dp-lower_gpu generates on the
- * host, one std::thread per CUDA thread, block after block, for checking
+ * host, one std::thread per CUDA thread of a block, block after block, for checking
  * their index arithmetic where there is no GPU (tests/conformance_cuda.t,
  * DP_TEST_EMULATE=1).  Not the real runtime: a 1-D block, the warp
  * intrinsics through per-warp barriers, __shared__ as static (one block
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <algorithm>
@@ -156,32 +157,41 @@ __syncthreads_or(int p)
 	return r;
 }
 
-/* dp_launch(G, B, [&](auto... a) { k(a...); })(args): k on G blocks of B threads */
+/* emu_run(B, job): job(t) on the emulator's threads 0..B-1 at once, each
+ * with threadIdx.x = t; returns when all have returned.  The threads are
+ * made once and kept for the next launch: a thread made anew takes a copy
+ * of the runtime's thread-local buffers (the cpu kernels' packing, 336 KB,
+ * zeroed at its start), which cost most of an emulated run (emu.cpp). */
+void emu_run(int B, const std::function<void(int)> &job);
+
+/* dp_launch(G, B, [&](auto... a) { k(a...); })(args): k on G blocks of B
+ * threads, the blocks in turn (x fastest), each thread taking its index in
+ * every block, a barrier between blocks */
 template <typename F> struct emu_launch {
 	dim3 G;
 	int B;
 	F f;
 	template <typename... A> void operator()(A... args) {
 		emu_block *b = new emu_block;
+		emu_bar next;
+		unsigned long long nb = (unsigned long long)G.x * G.y * G.z;
+		dim3 g = G;
+		F k = f;
 		blockDim = {(unsigned)B, 1, 1};
 		gridDim = {G.x, G.y, G.z};
 		b->bar.n = B;
+		next.n = B;
 		for (int w = 0; w < 32; w++)
 			b->warp[w].n = 32;
 		emu_cur = b;
-		for (unsigned z = 0; z < G.z; z++)
-			for (unsigned y = 0; y < G.y; y++)
-				for (unsigned x = 0; x < G.x; x++) {
-					std::vector<std::thread> th;
-					for (int t = 0; t < B; t++)
-						th.emplace_back([=] {
-							threadIdx = {(unsigned)t, 0, 0};
-							blockIdx = {x, y, z};
-							f(args...);
-						});
-					for (auto &j : th)
-						j.join();
-				}
+		emu_run(B, [&](int) {
+			for (unsigned long long i = 0; i < nb; i++) {
+				blockIdx = {(unsigned)(i % g.x), (unsigned)(i / g.x % g.y), (unsigned)(i / g.x / g.y)};
+				k(args...);
+				if (i + 1 < nb)
+					next.wait();   /* the block done before the next starts */
+			}
+		});
 		delete b;
 	}
 };

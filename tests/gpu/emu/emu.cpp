@@ -9,6 +9,53 @@ thread_local emu_dim threadIdx, blockIdx;
 emu_dim blockDim, gridDim;
 emu_block *emu_cur;
 
+/* The threads of emu_run: made as a launch first needs them, never ended
+ * (detached, the pool never freed: they wait in cv when the program exits). */
+static struct emu_pool {
+	std::mutex m;
+	std::condition_variable cv, done;
+	const std::function<void(int)> *job;
+	int nthreads, B, left;
+	long gen;
+} *pool;
+
+static void
+emu_worker(int t)
+{
+	long seen = 0;
+
+	threadIdx = {(unsigned)t, 0, 0};
+	for (;;) {
+		const std::function<void(int)> *job;
+		{
+			std::unique_lock<std::mutex> l(pool->m);
+			pool->cv.wait(l, [&] { return pool->gen != seen && t < pool->B; });
+			seen = pool->gen;
+			job = pool->job;
+		}
+		(*job)(t);
+		std::lock_guard<std::mutex> l(pool->m);
+		if (--pool->left == 0)
+			pool->done.notify_one();
+	}
+}
+
+void
+emu_run(int B, const std::function<void(int)> &job)
+{
+	if (!pool)
+		pool = new emu_pool();
+	std::unique_lock<std::mutex> l(pool->m);
+	for (; pool->nthreads < B; pool->nthreads++)
+		std::thread(emu_worker, pool->nthreads).detach();
+	pool->job = &job;
+	pool->B = B;
+	pool->left = B;
+	pool->gen++;
+	pool->cv.notify_all();
+	pool->done.wait(l, [] { return pool->left == 0; });
+}
+
 extern "C" {
 int
 dprt_cuda_open(dprt_cuda **g, const dprt_cuda_plan *p, char *err, size_t errn)
