@@ -12,6 +12,10 @@
 #include "config.h"
 #include "driver.h"
 
+#ifndef DP_GEN_CFLAGS   /* make SAN=1 passes its own: -O1 */
+#define DP_GEN_CFLAGS "-O3"
+#endif
+
 __attribute__((format(printf, 1, 2))) static int
 fail(const char *fmt, ...)
 {
@@ -378,7 +382,7 @@ gen_ninja(Gen *g)
 	fprintf(f, "\ndp_rootq = ");
 	nshell(f, g->root);
 	fprintf(f, "\ndp_bin = $dp_root/bin\ndp_binq = $dp_rootq/bin\n");
-	fprintf(f, "cc = %s\ncflags = -O3\n", DP_CC);
+	fprintf(f, "cc = %s\ncflags = %s\n", DP_CC, DP_GEN_CFLAGS);
 	fprintf(f, "nvcc = %s\ncuda_arch = %s\ncxx = %s\ncuda_inc = ", *DP_NVCC ? DP_NVCC : "nvcc",
 	        g->arch ? g->arch : t.arch[0] ? t.arch : "sm_90", *DP_CXX ? DP_CXX : "c++");
 	nshell(f, *DP_CUDA_INC ? DP_CUDA_INC : ".");
