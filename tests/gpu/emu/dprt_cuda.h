@@ -1,11 +1,12 @@
 /* dprt_cuda.h (emulation): runs the kernels dp-lower_gpu generates on the
- * host, one std::thread per CUDA thread of a block, block after block, for checking
- * their index arithmetic where there is no GPU (tests/conformance_cuda.t,
- * DP_TEST_EMULATE=1).  Not the real runtime: a 1-D block, the warp
- * intrinsics through per-warp barriers, __shared__ as static (one block
- * runs at a time), products rounded as __fmul_rn rounds them.  The
- * generated code's launches, DP_LAUNCH(k, G, B, pdl)(args), come here
- * through tests/gpu/emu/cuda/launch.cuh as dp_launch(G, B, [](auto... a) {
+ * host, one std::thread per CUDA thread of a block, block after block, for
+ * checking their index arithmetic where there is no GPU (tests/gpu.t,
+ * tests/kernfuzz.t; tests/conformance_cuda.t with DP_TEST_EMULATE=1).
+ * Not the real runtime: a 1-D block, the warp intrinsics through per-warp
+ * barriers, __shared__ as static (one block runs at a time), products
+ * rounded as __fmul_rn rounds them.  The generated code's launches,
+ * DP_LAUNCH(k, G, B, pdl)(args), come here through
+ * tests/gpu/emu/cuda/launch.cuh as dp_launch(G, B, [](auto... a) {
  * k(a...); })(args). */
 #ifndef DPRT_CUDA_H
 #define DPRT_CUDA_H
@@ -175,8 +176,6 @@ template <typename F> struct emu_launch {
 		emu_block *b = new emu_block;
 		emu_bar next;
 		unsigned long long nb = (unsigned long long)G.x * G.y * G.z;
-		dim3 g = G;
-		F k = f;
 		blockDim = {(unsigned)B, 1, 1};
 		gridDim = {G.x, G.y, G.z};
 		b->bar.n = B;
@@ -186,8 +185,8 @@ template <typename F> struct emu_launch {
 		emu_cur = b;
 		emu_run(B, [&](int) {
 			for (unsigned long long i = 0; i < nb; i++) {
-				blockIdx = {(unsigned)(i % g.x), (unsigned)(i / g.x % g.y), (unsigned)(i / g.x / g.y)};
-				k(args...);
+				blockIdx = {(unsigned)(i % G.x), (unsigned)(i / G.x % G.y), (unsigned)(i / G.x / G.y)};
+				f(args...);
 				if (i + 1 < nb)
 					next.wait();   /* the block done before the next starts */
 			}
