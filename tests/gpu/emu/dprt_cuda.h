@@ -158,12 +158,12 @@ __syncthreads_or(int p)
 	return r;
 }
 
-/* emu_run(B, job): job(t) on the emulator's threads 0..B-1 at once, each
+/* emu_run(B, job): job() on the emulator's threads 0..B-1 at once, each
  * with threadIdx.x = t; returns when all have returned.  The threads are
  * made once and kept for the next launch: a thread made anew takes a copy
  * of the runtime's thread-local buffers (the cpu kernels' packing, 336 KB,
  * zeroed at its start), which cost most of an emulated run (emu.cpp). */
-void emu_run(int B, const std::function<void(int)> &job);
+void emu_run(int B, const std::function<void()> &job);
 
 /* dp_launch(G, B, [&](auto... a) { k(a...); })(args): k on G blocks of B
  * threads, the blocks in turn (x fastest), each thread taking its index in
@@ -183,7 +183,7 @@ template <typename F> struct emu_launch {
 		for (int w = 0; w < 32; w++)
 			b->warp[w].n = 32;
 		emu_cur = b;
-		emu_run(B, [&](int) {
+		emu_run(B, [&] {
 			for (unsigned long long i = 0; i < nb; i++) {
 				blockIdx = {(unsigned)(i % G.x), (unsigned)(i / G.x % G.y), (unsigned)(i / G.x / G.y)};
 				f(args...);

@@ -14,7 +14,7 @@ emu_block *emu_cur;
 static struct emu_pool {
 	std::mutex m;
 	std::condition_variable cv, done;
-	const std::function<void(int)> *job;
+	const std::function<void()> *job;
 	int nthreads, B, left;
 	long gen;
 } *pool;
@@ -26,14 +26,14 @@ emu_worker(int t)
 
 	threadIdx = {(unsigned)t, 0, 0};
 	for (;;) {
-		const std::function<void(int)> *job;
+		const std::function<void()> *job;
 		{
 			std::unique_lock<std::mutex> l(pool->m);
 			pool->cv.wait(l, [&] { return pool->gen != seen && t < pool->B; });
 			seen = pool->gen;
 			job = pool->job;
 		}
-		(*job)(t);
+		(*job)();
 		std::lock_guard<std::mutex> l(pool->m);
 		if (--pool->left == 0)
 			pool->done.notify_one();
@@ -41,7 +41,7 @@ emu_worker(int t)
 }
 
 void
-emu_run(int B, const std::function<void(int)> &job)
+emu_run(int B, const std::function<void()> &job)
 {
 	if (!pool)
 		pool = new emu_pool();
