@@ -7,6 +7,7 @@ typedef struct Gen {
 	const char *target;    /* mapping name or path */
 	const char *arch;      /* --cuda-arch: overrides the mapping's sm_XX, or NULL */
 	int apart;             /* --apart: link the weight blob apart (dp-link --apart) */
+	int shared;            /* --shared-runtime: link against libdprt.so */
 	const char *file;      /* the ninja file, relative to dir unless absolute (-o) */
 	int sub;               /* -o given: a file for subninja (no default, no regeneration) */
 	const char **pipe;     /* .dp files */

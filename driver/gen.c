@@ -150,7 +150,7 @@ gen_pipename(const char *file, char *name, size_t n)
 /* One pipeline's edges: import, verify (a validation edge of place), legalize, place,
  * partition, the lowerings and their compiles, link. */
 static void
-edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int alias)
+edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int alias, int shared)
 {
 	int halves = *DP_CXX != 0;   /* configure found a C++ compiler for the host half */
 
@@ -180,8 +180,8 @@ edges(FILE *f, const char *n, const char *dp, const char *map, int cuda, int ali
 	if (cuda)
 		fprintf(f, " %s/5.gpu.o%s%s%s", n, halves ? " " : "", halves ? n : "",
 		        halves ? "/5.gpu.fatbin" : "");
-	fprintf(f, " | %s/weights.bin $dp_bin/dp-link $dp_root/lib/libdprt.a $dp_root/runtime/dprt.h%s\n",
-	        n, cuda ? " $dp_root/lib/libdprt_cuda.a" : "");
+	fprintf(f, " | %s/weights.bin $dp_bin/dp-link $dp_root/lib/libdprt.a $dp_root/runtime/dprt.h%s%s\n",
+	        n, cuda ? " $dp_root/lib/libdprt_cuda.a" : "", shared ? " $dp_root/lib/libdprt.so" : "");
 	fprintf(f, "  name = %s\n  dir = %s\n", n, n);
 	if (alias)
 		fprintf(f, "build %s: phony %s/%s\n", n, n, n);
@@ -387,13 +387,15 @@ gen_ninja(Gen *g)
 	        g->arch ? g->arch : t.arch[0] ? t.arch : "sm_90", *DP_CXX ? DP_CXX : "c++");
 	nshell(f, *DP_CUDA_INC ? DP_CUDA_INC : ".");
 	fputc('\n', f);
-	fprintf(f, "ldflags =%s", g->apart ? " --apart" : "");   /* dp-link finds the CUDA libraries itself */
-	fprintf(f, "\ndp_genflags =%s", g->apart ? " --apart" : "");   /* kept by regeneration */
+	/* dp-link finds the CUDA libraries itself; the flags are kept by regeneration */
+	fprintf(f, "ldflags =%s%s", g->apart ? " --apart" : "", g->shared ? " --shared-runtime" : "");
+	fprintf(f, "\ndp_genflags =%s%s", g->apart ? " --apart" : "",
+	        g->shared ? " --shared-runtime" : "");
 	fprintf(f, "\ndp_target = ");
 	nshell(f, map);
 	fprintf(f, "\ninclude $dp_root/rules.ninja\n");
 	for (int i = 0; i < g->npipe; i++)
-		edges(f, names[i], relto(dir, dps[i]), map, cuda, !g->sub);
+		edges(f, names[i], relto(dir, dps[i]), map, cuda, !g->sub, g->shared);
 
 	if (!g->sub) {
 		/* ninja reruns devproc gen when the mapping (its devices decide

@@ -68,6 +68,11 @@ static const char usage[] =
 	"  --apart             link each program without its weight blob: it maps\n"
 	"                      DIR/NAME/weights.bin (beside it) at run time, or the\n"
 	"                      file its --weights names (dp-link --apart)\n"
+	"  --shared-runtime    link each program against lib/libdprt.so (make\n"
+	"                      lib/libdprt.so), not the static runtime: links in a\n"
+	"                      fraction of the time, for development; the program\n"
+	"                      then needs that library at run time (dp-link\n"
+	"                      --shared-runtime)\n"
 	"  --cuda-arch sm_XX   the GPU architecture for nvcc (default: the mapping's\n"
 	"                      'device cuda sm_XX' line, sm_90 in targets/cuda)\n"
 	"  --target T          a target mapping: a name under targets/ (cpu, cuda) or\n"
@@ -148,6 +153,8 @@ cmd_gen(int argc, char **argv, const char *root, int run)
 			g.arch = a + 12;
 		else if (strcmp(a, "--apart") == 0)
 			g.apart = 1;
+		else if (strcmp(a, "--shared-runtime") == 0)
+			g.shared = 1;
 		else if (strcmp(a, "-C") == 0 && i + 1 < argc)
 			g.dir = argv[++i];
 		else if (strcmp(a, "-o") == 0 && i + 1 < argc && !run) {

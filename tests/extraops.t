@@ -28,13 +28,13 @@ for c in softplus std_keep std_dims var_mean_var var_mean_mean std_mean_std std_
 	up_nearest3d up_trilinear3d up_bilinear_sf up_nearest_sf up_nearest1d_sf up_trilinear_sf \
 	adaptive_max adaptive_max_1 im2col cumprod cumprod_last logcumsumexp prelu mv dot celu log_sigmoid log_sigmoid_buf addmv bucketize bucketize_right searchsorted index_add index_fill hypot_ab copysign_ab; do
 	ins=$(for f in "$tmp/${c}"_x*.npy; do k=${f##*_x}; printf ' --in in%s=%s' "${k%.npy}" "$f"; done)
-	check "$c builds for the cpu" "$bin/devproc" build "$tmp/$c.dp" -C "$tmp/b$c"
+	check "$c builds for the cpu" "$bin/devproc" build "$tmp/$c.dp" -C "$tmp/b$c" $shared
 	check "$c runs" "$tmp/b$c/$c/$c" $ins --out out="$tmp/${c}_y.npy"
 	cmp="--tol 1e-5"
 	case $c in *_exact) cmp=--exact ;; esac
 	check "$c: within 1e-5 of the definition (${cmp#--})" "$bin/npycmp" $cmp "$tmp/${c}_y.npy" "$tmp/${c}_ref.npy"
 	if [ -n "$nvcc" ]; then
-		check "$c builds for cuda" "$bin/devproc" build "$tmp/$c.dp" -C "$tmp/bc$c" --target cuda
+		check "$c builds for cuda" "$bin/devproc" build "$tmp/$c.dp" -C "$tmp/bc$c" --target cuda $shared
 		if [ -n "$gpu" ]; then
 			check "$c runs on cuda" "$tmp/bc$c/$c/$c" $ins --out out="$tmp/${c}_g.npy"
 			check "$c on cuda: within 1e-5 of the definition (${cmp#--})" "$bin/npycmp" $cmp "$tmp/${c}_g.npy" "$tmp/${c}_ref.npy"

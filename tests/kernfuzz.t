@@ -47,7 +47,7 @@ build() {
 		"$bin/dp-lower_cpu" "$bd/4.dpir" -o "$bd/5.cpu.c" &&
 		$cc -std=c11 -O1 -I"$root/runtime" -c "$bd/5.cpu.c" -o "$bd/5.cpu.o" || return 1
 	if [ "$2" = cpu ]; then
-		"$bin/dp-link" "$bd/4.dpir" "$bd/5.cpu.o" --runtime "$root/lib" --cc "$cc" -o "$bd/k"
+		"$bin/dp-link" "$bd/4.dpir" "$bd/5.cpu.o" --runtime "$root/lib" --cc "$cc" $shared -o "$bd/k"
 		return
 	fi
 	"$bin/dp-lower_gpu" "$bd/4.dpir" -t "$map" -o "$bd/5.gpu.cu" &&
@@ -55,7 +55,7 @@ build() {
 		$cxx -std=c++17 -O1 -ffp-contract=off -w $x -include dprt_cuda.h -include emux.h \
 			-c "$bd/gpu.cpp" -o "$bd/gpu.o" &&
 		"$bin/dp-link" "$bd/4.dpir" "$bd/5.cpu.o" "$bd/gpu.o" "$tmp/emu.o" "$tmp/emux.o" \
-			--runtime "$root/lib" --include "$root/runtime" --cc "$cc" -o "$bd/k"
+			--runtime "$root/lib" --include "$root/runtime" --cc "$cc" $shared -o "$bd/k"
 }
 
 # the cuda mapping with the GEMV kernels' tails off

@@ -142,6 +142,11 @@ link_check(Link *l, long long *wsize, Err *err)
 		dp_seterr(err, "cannot read the runtime library %s (check --runtime)", p);
 		return -1;
 	}
+	if (l->shared && !regfile(join(l->a, l->libdir, "libdprt.so"), NULL)) {
+		dp_seterr(err, "--shared-runtime: cannot read %s/libdprt.so (make lib/libdprt.so)",
+		          l->libdir);
+		return -1;
+	}
 	for (i = 0; i < fn->npart; i++)
 		l->gpu |= fn->part[i].dev == DEV_CUDA;
 	for (i = 0; i < fn->nop; i++)
@@ -365,12 +370,28 @@ link_build(Link *l, long long wsize, const Str *hdr, const char *hname, const ch
 	n = 0;
 	xcmd[n++] = (char *)l->cc, xcmd[n++] = "-o", xcmd[n++] = exe, xcmd[n++] = mobj;
 	n += progobjs(l, xcmd + n, fobj, bobj, wobj);
-	xcmd[n++] = "-Wl,--start-group";
-	if (l->gpu)
-		xcmd[n++] = join(l->a, l->libdir, "libdprt_cuda.a");
-	xcmd[n++] = join(l->a, l->libdir, "libdprt.a");
-	xcmd[n++] = DP_JANSSON_A;
-	xcmd[n++] = "-Wl,--end-group";
+	if (l->shared) {   /* the runtime's objects from libdprt.so, found by the rpath */
+		char abs[PATH_MAX];
+		size_t rn;
+		if (realpath(l->libdir, abs) == NULL) {
+			dp_seterr(err, "cannot find the runtime folder %s: %s", l->libdir,
+			          strerror(errno));
+			return -1;
+		}
+		rn = strlen(abs) + 16;
+		if (l->gpu)
+			xcmd[n++] = join(l->a, l->libdir, "libdprt_cuda.a");
+		xcmd[n++] = join(l->a, abs, "libdprt.so");
+		xcmd[n] = dp_alloc(l->a, rn, 1);
+		snprintf(xcmd[n++], rn, "-Wl,-rpath,%s", abs);
+	} else {
+		xcmd[n++] = "-Wl,--start-group";
+		if (l->gpu)
+			xcmd[n++] = join(l->a, l->libdir, "libdprt_cuda.a");
+		xcmd[n++] = join(l->a, l->libdir, "libdprt.a");
+		xcmd[n++] = DP_JANSSON_A;
+		xcmd[n++] = "-Wl,--end-group";
+	}
 	for (i = 0; i < l->nldflag; i++)
 		xcmd[n++] = (char *)l->ldflag[i];
 	for (i = 0; l->image && imagelibs[i]; i++)

@@ -18,6 +18,7 @@ typedef struct Link {
 	                          half of the program's CUDA, embedded as
 	                          NAME_gpu_fatbin; or NULL */
 	int apart;             /* --apart: the blob stays a file beside the program */
+	int shared;            /* --shared-runtime: the executable links libdprt.so */
 	unsigned char head[64];   /* the blob's header */
 	const char *libdir;    /* --runtime: holds libdprt.a */
 	const char *incdir;    /* --include: holds dprt.h */

@@ -14,7 +14,8 @@
 #define STAGE "link"
 
 static const char usage[] =
-	"usage: dp-link IN.dpir OBJ.o... [--fatbin FILE] [--weights BLOB] [--apart] --runtime LIBDIR\n"
+	"usage: dp-link IN.dpir OBJ.o... [--fatbin FILE] [--weights BLOB] [--apart] [--shared-runtime]\n"
+	"               --runtime LIBDIR\n"
 	"               [--include DIR] [--cc CC] [--ar AR] [--ldflag ARG ...] [--cuda DIR]\n"
 	"               -o OUT\n"
 	"\n"
@@ -41,6 +42,13 @@ static const char usage[] =
 	"                  from the executable's --weights FILE (NAME_create_with's\n"
 	"                  weights option), pages read as they are used; its header\n"
 	"                  (size, content hash) must be the one linked\n"
+	"  --shared-runtime\n"
+	"                  link the executable against the runtime's shared library\n"
+	"                  DIR/libdprt.so (make lib/libdprt.so) instead of its static\n"
+	"                  archive: a link takes a fraction of the time and the\n"
+	"                  executable is small, but it needs that library at run time\n"
+	"                  (found by the rpath DIR); for development builds and the\n"
+	"                  test suite.  libBASE.a is self-contained all the same\n"
 	"  --runtime DIR   the folder holding libdprt.a (and, for a program with\n"
 	"                  cuda partitions, libdprt_cuda.a)\n"
 	"  --include DIR   the folder holding dprt.h (default: DIR/../runtime for\n"
@@ -86,6 +94,10 @@ args(Link *l, int argc, char **argv)
 		}
 		if (strcmp(a, "--apart") == 0) {
 			l->apart = 1;
+			continue;
+		}
+		if (strcmp(a, "--shared-runtime") == 0) {
+			l->shared = 1;
 			continue;
 		}
 		for (f = 0; flags[f] && strcmp(a, flags[f]) != 0; f++)
