@@ -50,12 +50,6 @@ nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 cxx=${CXX:-c++}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-# linked against lib/libdprt.so while it is newer than lib/libdprt.a
-# (tests/tap.sh): a tenth of each link's time
-shared=
-if [ lib/libdprt.so -nt lib/libdprt.a ]; then
-	shared=--shared-runtime
-fi
 n=0
 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -93,6 +87,13 @@ gpu=
 if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
 	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 	gpu=yes
+fi
+# where no GPU runs them, linked against lib/libdprt.so while it is newer
+# than lib/libdprt.a (tests/tap.sh): a fraction of each link's time; with
+# a GPU, statically, as users' programs are
+shared=
+if [ -z "$gpu" ] && [ lib/libdprt.so -nt lib/libdprt.a ]; then
+	shared=--shared-runtime
 fi
 emu=
 if [ -n "${DP_TEST_EMULATE:-}" ]; then
