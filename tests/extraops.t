@@ -19,8 +19,9 @@ bin=$root/bin
 
 py=$(command -v python3) || { echo "1..0 # SKIP no python3"; exit 0; }
 check "the cases and their references are made" "$py" tests/extraops.py "$tmp"
-# linked against lib/libdprt.so (tests/tap.sh); for cuda only where no GPU
-# runs the programs (there, statically, as users' programs are)
+# linked against lib/libdprt.so under make check SAN=1 (tests/tap.sh); for
+# cuda only where no GPU runs the programs (there, statically, as users'
+# programs are)
 cshared=$shared
 [ -z "$gpu" ] || cshared=
 nvcc=

@@ -6,13 +6,13 @@
 # build's, byte for byte; regeneration keeps the option; a runtime folder
 # without libdprt.so is a clear error that writes nothing.
 cd "$(dirname "$0")/.." || exit 1
-. tests/tap.sh   # $tmp, n, fails, check, skip; shared
+. tests/tap.sh   # $tmp, n, fails, check, skip; sofresh
 root=$(pwd)
 cc=${DP_TEST_CC:-$(sed -n 's/^CC = //p' config.mk 2>/dev/null)}
 img=examples/classify/image.npy
 ref=tests/data/classify/logits.npy
 
-if [ -z "$shared" ]; then
+if [ -z "$sofresh" ]; then
 	skip "lib/libdprt.so is missing or older than lib/libdprt.a (make testprogs builds it)"
 	echo "1..$n"
 	exit 0

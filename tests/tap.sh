@@ -1,11 +1,13 @@
 # tap.sh: what the shell tests share, sourced after they cd to the
 # repository root: a scratch folder $tmp (removed on exit), the TAP counters
 # n and fails, check and skip, and gpu (yes where nvidia-smi lists a CUDA
-# device; DP_TEST_NO_GPU=1 pretends there is none), and shared
-# (--shared-runtime while lib/libdprt.so, which make check builds after
-# lib/libdprt.a, is the newer of the two: the test's programs then link in
-# a fraction of the time; never a copy older than the archive).  The test
-# prints its plan, "1..$n", at the end and exits with [ $fails -eq 0 ].
+# device; DP_TEST_NO_GPU=1 pretends there is none), sofresh (yes while
+# lib/libdprt.so, which make check builds after lib/libdprt.a, is the
+# newer of the two: never a copy older than the archive) and shared
+# (--shared-runtime where DP_TEST_SHARED_RUNTIME is set, as make check
+# SAN=1 sets it, and sofresh: the test's programs then link in a fraction
+# of the time).  The test prints its plan, "1..$n", at the end and exits
+# with [ $fails -eq 0 ].
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -28,7 +30,11 @@ if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
 	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 	gpu=yes
 fi
-shared=
+sofresh=
 if [ lib/libdprt.so -nt lib/libdprt.a ]; then
+	sofresh=yes
+fi
+shared=
+if [ -n "${DP_TEST_SHARED_RUNTIME:-}" ] && [ -n "$sofresh" ]; then
 	shared=--shared-runtime
 fi
