@@ -33,6 +33,11 @@
 # still all run under the sanitizers, and every executable is still
 # linked by dp-link; what is not repeated is nvcc (not our code, not
 # sanitized) on the same bytes, which gives the same object.
+# DP_TEST_CUDA_LOWERED=REASON (.ci/run's make check SAN=1, after the plain
+# make check compiled and linked the same programs): where no GPU runs
+# them, each case is lowered (every stage, up to 5.gpu.cu and 5.cpu.c) and
+# its placement checked, but not compiled or linked; its "builds" line says
+# "lowers" and gives REASON.  A GPU, or DP_TEST_EMULATE, builds them whole.
 # DP_TEST_ONLY="c_cat c_gelu" checks only the cases it names;
 # DP_TEST_TARGET=MAPPING builds them for that mapping instead of cuda (a
 # copy of targets/cuda with "tune cuda.mm.tc 1" checks the tensor-core
@@ -106,6 +111,12 @@ if [ -n "${DP_TEST_EMULATE:-}" ]; then
 	else
 		sed 's/^/# emulator: /' "$tmp/log" | head -5
 	fi
+fi
+
+# lowered only: no GPU to run them, no emulator, and DP_TEST_CUDA_LOWERED
+lowered=
+if [ -z "$gpu" ] && [ -z "$emu" ] && [ -n "${DP_TEST_CUDA_LOWERED:-}" ]; then
+	lowered=$DP_TEST_CUDA_LOWERED
 fi
 
 # the ops that have a cuda kernel
@@ -222,7 +233,14 @@ NVCC
 		--cc "${DP_TEST_CC:-${CC:-cc}}" --ldflag "$2" -o "$1/$3/$3"' "$root" "$b" "$u/weak.o" \
 		>>"$tmp/ninja.log" 2>&1
 }
-if { [ -n "$gpu" ] && [ -z "${DP_TEST_UNITY:-}" ]; } || [ -n "${DP_TEST_NVCC_EACH:-}" ]; then
+if [ -n "$lowered" ]; then
+	tg=
+	for dp in $cases; do
+		name=${dp##*/}; name=${name%.dp}
+		tg="$tg $name/5.gpu.cu $name/5.cpu.c"
+	done
+	ninja -C "$b" -k 0 $tg >"$tmp/ninja.log" 2>&1
+elif { [ -n "$gpu" ] && [ -z "${DP_TEST_UNITY:-}" ]; } || [ -n "${DP_TEST_NVCC_EACH:-}" ]; then
 	ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
 else
 	unity
@@ -316,6 +334,19 @@ emulated() {
 for dp in $cases; do
 	name=${dp##*/}; name=${name%.dp}
 	exe=$b/$name/$name
+	if [ -n "$lowered" ]; then
+		if [ ! -s "$b/$name/5.gpu.cu" ] || [ ! -s "$b/$name/5.cpu.c" ]; then
+			notok "$name: does not lower for cuda"
+			"$bin/devproc" build "$dp" --target "${DP_TEST_TARGET:-cuda}" -C "$tmp/one/$name" >"$tmp/log" 2>&1
+			grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
+		elif where=$(placed "$name"); then
+			ok "$name: lowers for cuda (not compiled or linked here: $lowered): $where"
+		else
+			notok "$name: lowers for cuda, but $where"
+		fi
+		skip "no CUDA device"
+		continue
+	fi
 	if [ ! -x "$exe" ] || [ ! -s "$b/$name/5.gpu.o" ]; then
 		notok "$name: does not build for cuda"
 		"$bin/devproc" build "$dp" --target "${DP_TEST_TARGET:-cuda}" -C "$tmp/one/$name" >"$tmp/log" 2>&1
