@@ -6,7 +6,10 @@
 # built in one ninja graph, run, and compared with bin/npycmp: floats to
 # max|err| / max|ref| <= T, integers and bool exactly.  Skips while the
 # references have not been generated.  DP_TEST_ONLY="c_cat c_gelu" checks
-# only the pipelines it names.
+# only the pipelines it names.  A case whose program is another's (the
+# same C and weights, the same reference: tests/twins.sh, mostly a Core
+# ATen case and its training-IR twin) is lowered, not compiled, linked or
+# run again; its line gives its twin's result.
 # one conformance suite at a time (make check runs test files side by
 # side; each holds all its builds at once, about 20 GB under SAN=1)
 if [ -z "${DP_CONFORMANCE_LOCKED:-}" ] && command -v flock >/dev/null 2>&1 && mkdir -p obj; then
@@ -55,7 +58,13 @@ for dp in "$dir"/*.dp; do
 	case " ${DP_TEST_ONLY:-$name} " in *" $name "*) set -- "$@" "$dp" ;; esac
 done
 "$bin/devproc" gen "$@" $shared -C "$b" >"$tmp/gen.log" 2>&1 || { sed 's/^/# /' "$tmp/gen.log"; }
-ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
+# every case's C first, then the programs of those that are no twin's
+names() { for dp in "$@"; do name=${dp##*/}; echo "${name%.dp}"; done; }
+ninja -C "$b" -k 0 $(names "$@" | sed 's|.*|&/5.cpu.c|') >"$tmp/ninja.log" 2>&1
+sh "$root/tests/twins.sh" "$b" 5.cpu.c weights.bin >"$tmp/twins"
+ninja -C "$b" -k 0 $(names "$@" | awk -v t="$tmp/twins" '
+	BEGIN { while ((getline l < t) > 0) { split(l, w, " "); tw[w[1]] = 1 } }
+	!($0 in tw) { print $0 "/" $0 }') >>"$tmp/ninja.log" 2>&1
 
 # run.sh NAME: runs the case's program on its inputs and compares its
 # output with PyTorch's at the case's tolerance (its "# ref R", "# tol T"
@@ -99,6 +108,16 @@ for dp in "$@"; do echo "$dp"; done | xargs -n 1 -P "$jobs" sh "$tmp/run.sh"
 for dp in "$@"; do
 	name=${dp##*/}; name=${name%.dp}
 	n=$((n + 1))
+	twin=$(sed -n "s/^$name //p" "$tmp/twins")
+	if [ -n "$twin" ]; then
+		if [ "$(cat "$tmp/res/$twin.rc" 2>/dev/null)" = 0 ]; then
+			echo "ok $n - $name: the program of $twin (the same C, weights and reference): $(cat "$tmp/res/$twin.log")"
+		else
+			echo "not ok $n - $name: the program of $twin, which fails"
+			fails=$((fails + 1))
+		fi
+		continue
+	fi
 	if [ ! -x "$b/$name/$name" ]; then
 		# build it alone to show why
 		"$bin/devproc" build "$dp" -C "$tmp/one" >"$tmp/log" 2>&1

@@ -2,7 +2,9 @@
 # conformance_cuda.t: the cuda half of conformance.t: every case of
 # tests/conformance/ built for --target cuda in one ninja graph (lower_gpu's
 # .cu compiled by nvcc, linked), then, per case:
-#  - "builds": the executable and 5.gpu.o exist, and the placement says how
+#  - "builds": the executable and 5.gpu.o exist (where no GPU runs them, a
+#    case whose .cu and .c are another's, tests/twins.sh, is not compiled
+#    or linked again: that one's are), and the placement says how
 #    many ops run on cuda and how many stay on the cpu (naming those); an
 #    op that has a cuda kernel (the devices column of `devproc ops`) but
 #    lands on the cpu through the mapping's default, not through a rule
@@ -131,6 +133,7 @@ done
 
 # one graph for every pipeline; -k 0 so one failure does not stop the rest
 b=$tmp/b
+: >"$tmp/twins"
 "$bin/devproc" gen $cases --target "${DP_TEST_TARGET:-cuda}" $shared -C "$b" >"$tmp/gen.log" 2>&1 ||
 	sed 's/^/# /' "$tmp/gen.log"
 
@@ -150,13 +153,23 @@ unity() {
 	tg=
 	for dp in $cases; do
 		name=${dp##*/}; name=${name%.dp}
-		tg="$tg $name/5.gpu.cu $name/5.cpu.o"
+		tg="$tg $name/5.gpu.cu $name/5.cpu.c"
 	done
 	ninja -C "$b" -k 0 $tg >"$tmp/ninja.log" 2>&1
+	# where nothing runs them, a case whose .cu and .c are another's
+	# (tests/twins.sh) is not compiled or linked again
+	[ -n "$gpu" ] || [ -n "$emu" ] || sh "$root/tests/twins.sh" "$b" 5.gpu.cu 5.cpu.c >"$tmp/twins"
+	tg=
+	for dp in $cases; do
+		name=${dp##*/}; name=${name%.dp}
+		grep -q "^$name " "$tmp/twins" || tg="$tg $name/5.cpu.o"
+	done
+	ninja -C "$b" -k 0 $tg >>"$tmp/ninja.log" 2>&1
 	i=0
 	: >"$u/weak.c"
 	for dp in $cases; do
 		name=${dp##*/}; name=${name%.dp}
+		grep -q "^$name " "$tmp/twins" && continue
 		cu=$b/$name/5.gpu.cu
 		[ -s "$cu" ] || continue
 		if ! grep -q '_gpu_init' "$cu"; then   # no cuda partition: a comment alone
@@ -343,6 +356,18 @@ for dp in $cases; do
 			ok "$name: lowers for cuda (not compiled or linked here: $lowered): $where"
 		else
 			notok "$name: lowers for cuda, but $where"
+		fi
+		skip "no CUDA device"
+		continue
+	fi
+	twin=$(sed -n "s/^$name //p" "$tmp/twins")
+	if [ -n "$twin" ]; then
+		if [ ! -x "$b/$twin/$twin" ]; then
+			notok "$name: the .cu and .c of $twin, which does not build"
+		elif where=$(placed "$name"); then
+			ok "$name: builds for cuda: the .cu and .c of $twin, compiled and linked: $where"
+		else
+			notok "$name: the .cu and .c of $twin, but $where"
 		fi
 		skip "no CUDA device"
 		continue
