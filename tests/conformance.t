@@ -12,20 +12,16 @@
 # run again; its line gives its twin's result.
 # one conformance suite at a time (make check runs test files side by
 # side; each holds all its builds at once, about 20 GB under SAN=1)
+cd "$(dirname "$0")/.." || exit 1
 if [ -z "${DP_CONFORMANCE_LOCKED:-}" ] && command -v flock >/dev/null 2>&1 && mkdir -p obj; then
-	DP_CONFORMANCE_LOCKED=1 exec flock obj/.conformance.lock sh "$0" "$@"
+	DP_CONFORMANCE_LOCKED=1 exec flock obj/.conformance.lock sh tests/conformance.t "$@"
 fi
 root=$(pwd)
 bin=$root/bin
 dir=$root/tests/conformance
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-# linked against lib/libdprt.so under make check SAN=1, while it is newer
-# than lib/libdprt.a (tests/tap.sh): 0.3 s a link instead of 0.7
-shared=
-if [ -n "${DP_TEST_SHARED_RUNTIME:-}" ] && [ lib/libdprt.so -nt lib/libdprt.a ]; then
-	shared=--shared-runtime
-fi
+# $tmp, n, fails; shared: linked against lib/libdprt.so under make check
+# SAN=1 (0.3 s a link instead of 0.7)
+. tests/tap.sh
 
 if [ ! -f "$dir/refs.npz" ] || ! ls "$dir"/*.dp >/dev/null 2>&1; then
 	echo "ok 1 # SKIP references not generated (run tools/make_conformance.py with PyTorch)"
@@ -38,8 +34,6 @@ if ! ${CC:-cc} -o "$tmp/npzx" "$dir/npzx.c" 2>"$tmp/cc.log"; then
 	exit 0
 fi
 mkdir "$tmp/refs" "$tmp/out"
-n=0
-fails=0
 unpack() {   # every refs*.npz (refs_nonzero.npz: the nonzero cases)
 	for z in "$dir"/refs*.npz; do "$tmp/npzx" "$z" "$tmp/refs" || return 1; done
 }

@@ -55,13 +55,9 @@ bin=$root/bin
 dir=$root/tests/conformance
 nvcc=$(sed -n 's/^NVCC = //p' config.mk 2>/dev/null)
 cxx=${CXX:-c++}
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-fails=0
+. tests/tap.sh   # $tmp, n, fails, skip, gpu, shared
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 
 if [ ! -f "$dir/refs.npz" ] || ! ls "$dir"/*.dp >/dev/null 2>&1; then
 	skip "references not generated (run tools/make_conformance.py with PyTorch)"
@@ -89,20 +85,10 @@ if ! unpack 2>"$tmp/log"; then
 	exit 1
 fi
 
-# A CUDA device: nvidia-smi lists one (DP_TEST_NO_GPU=1 pretends there is none).
-gpu=
-if [ -z "${DP_TEST_NO_GPU:-}" ] && command -v nvidia-smi >/dev/null 2>&1 &&
-	nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
-	gpu=yes
-fi
 # under make check SAN=1 where no GPU runs them, linked against
-# lib/libdprt.so while it is newer than lib/libdprt.a (tests/tap.sh): 0.3 s
-# a link instead of 0.7; with a GPU, statically, as users' programs are
-shared=
-if [ -z "$gpu" ] && [ -n "${DP_TEST_SHARED_RUNTIME:-}" ] &&
-	[ lib/libdprt.so -nt lib/libdprt.a ]; then
-	shared=--shared-runtime
-fi
+# lib/libdprt.so (tests/tap.sh): 0.3 s a link instead of 0.7; with a GPU,
+# statically, as users' programs are
+[ -z "$gpu" ] || shared=
 emu=
 if [ -n "${DP_TEST_EMULATE:-}" ]; then
 	if $cxx -std=c++17 -O1 -ffp-contract=off -w -I"$root/tests/gpu/emu" \
