@@ -123,6 +123,16 @@ b=$tmp/b
 "$bin/devproc" gen $cases --target "${DP_TEST_TARGET:-cuda}" $shared -C "$b" >"$tmp/gen.log" 2>&1 ||
 	sed 's/^/# /' "$tmp/gen.log"
 
+# lowerall: every case through the stages, up to 5.gpu.cu and 5.cpu.c
+lowerall() {
+	tg=
+	for dp in $cases; do
+		name=${dp##*/}; name=${name%.dp}
+		tg="$tg $name/5.gpu.cu $name/5.cpu.c"
+	done
+	ninja -C "$b" -k 0 $tg >"$tmp/ninja.log" 2>&1
+}
+
 # unity: where no GPU is (nothing to run), the cases' .cu files compiled in
 # a few nvcc calls rather than one each (most of an nvcc call is reading
 # the CUDA headers): every edge but the nvcc and link ones through ninja,
@@ -136,12 +146,7 @@ unity() {
 	u=$tmp/u
 	mkdir -p "$u"
 	arch=$(sed -n 's/^cuda_arch = //p' "$b/build.ninja")
-	tg=
-	for dp in $cases; do
-		name=${dp##*/}; name=${name%.dp}
-		tg="$tg $name/5.gpu.cu $name/5.cpu.c"
-	done
-	ninja -C "$b" -k 0 $tg >"$tmp/ninja.log" 2>&1
+	lowerall
 	# where nothing runs them, a case whose .cu and .c are another's
 	# (tests/twins.sh) is not compiled or linked again
 	[ -n "$gpu" ] || [ -n "$emu" ] || sh "$root/tests/twins.sh" "$b" 5.gpu.cu 5.cpu.c >"$tmp/twins"
@@ -233,12 +238,7 @@ NVCC
 		>>"$tmp/ninja.log" 2>&1
 }
 if [ -n "$lowered" ]; then
-	tg=
-	for dp in $cases; do
-		name=${dp##*/}; name=${name%.dp}
-		tg="$tg $name/5.gpu.cu $name/5.cpu.c"
-	done
-	ninja -C "$b" -k 0 $tg >"$tmp/ninja.log" 2>&1
+	lowerall
 elif { [ -n "$gpu" ] && [ -z "${DP_TEST_UNITY:-}" ]; } || [ -n "${DP_TEST_NVCC_EACH:-}" ]; then
 	ninja -C "$b" -k 0 >"$tmp/ninja.log" 2>&1
 else
