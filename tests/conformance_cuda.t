@@ -123,6 +123,15 @@ b=$tmp/b
 "$bin/devproc" gen $cases --target "${DP_TEST_TARGET:-cuda}" $shared -C "$b" >"$tmp/gen.log" 2>&1 ||
 	sed 's/^/# /' "$tmp/gen.log"
 
+# whynot DP: the case built alone, its errors as TAP comments
+whynot() {
+	w=${1##*/}
+	"$bin/devproc" build "$1" --target "${DP_TEST_TARGET:-cuda}" -C "$tmp/one/${w%.dp}" >"$tmp/log" 2>&1
+	grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
+}
+# twinof NAME: the case whose .cu and .c NAME's are (tests/twins.sh), if any
+twinof() { sed -n "s/^$1 //p" "$tmp/twins"; }
+
 # lowerall: every case through the stages, up to 5.gpu.cu and 5.cpu.c
 lowerall() {
 	tg=
@@ -153,14 +162,14 @@ unity() {
 	tg=
 	for dp in $cases; do
 		name=${dp##*/}; name=${name%.dp}
-		grep -q "^$name " "$tmp/twins" || tg="$tg $name/5.cpu.o"
+		[ -n "$(twinof "$name")" ] || tg="$tg $name/5.cpu.o"
 	done
 	ninja -C "$b" -k 0 $tg >>"$tmp/ninja.log" 2>&1
 	i=0
 	: >"$u/weak.c"
 	for dp in $cases; do
 		name=${dp##*/}; name=${name%.dp}
-		grep -q "^$name " "$tmp/twins" && continue
+		[ -z "$(twinof "$name")" ] || continue
 		cu=$b/$name/5.gpu.cu
 		[ -s "$cu" ] || continue
 		if ! grep -q '_gpu_init' "$cu"; then   # no cuda partition: a comment alone
@@ -336,8 +345,7 @@ for dp in $cases; do
 	if [ -n "$lowered" ]; then
 		if [ ! -s "$b/$name/5.gpu.cu" ] || [ ! -s "$b/$name/5.cpu.c" ]; then
 			notok "$name: does not lower for cuda"
-			"$bin/devproc" build "$dp" --target "${DP_TEST_TARGET:-cuda}" -C "$tmp/one/$name" >"$tmp/log" 2>&1
-			grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
+			whynot "$dp"
 		elif where=$(placed "$name"); then
 			ok "$name: lowers for cuda (not compiled or linked here: $lowered): $where"
 		else
@@ -346,7 +354,7 @@ for dp in $cases; do
 		skip "no CUDA device"
 		continue
 	fi
-	twin=$(sed -n "s/^$name //p" "$tmp/twins")
+	twin=$(twinof "$name")
 	if [ -n "$twin" ]; then
 		if [ ! -x "$b/$twin/$twin" ]; then
 			notok "$name: the .cu and .c of $twin, which does not build"
@@ -360,8 +368,7 @@ for dp in $cases; do
 	fi
 	if [ ! -x "$exe" ] || [ ! -s "$b/$name/5.gpu.o" ]; then
 		notok "$name: does not build for cuda"
-		"$bin/devproc" build "$dp" --target "${DP_TEST_TARGET:-cuda}" -C "$tmp/one/$name" >"$tmp/log" 2>&1
-		grep -v '^\[\|^ninja\|^FAILED\|^/.*dp-' "$tmp/log" | sed 's/^/# /' | head -8
+		whynot "$dp"
 		skip "no build to run"
 		continue
 	fi
