@@ -237,6 +237,7 @@
 	X(Arandperm,  "aten.randperm", 0, 1, Ksource, Fcomposite, "", D_CPU|D_CUDA, "dtype:s n:i seed:i=0 stream:i=0") \
 	X(Afftr2c,    "aten.fft_r2c", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "dim:is normalization:i=0 onesided:i=1") \
 	X(Afftc2r,    "aten.fft_c2r", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "dim:is last_dim_size:i normalization:i=0") \
+	X(Afftc2c,    "aten.fft_c2c", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "dim:is forward:i=1 normalization:i=0") \
 	X(Acmul,      "aten.complex_mul", 2, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Acabs,      "aten.complex_abs", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Acangle,    "aten.complex_angle", 1, 1, Kelem, Fcomposite, "", D_CPU|D_CUDA, "") \

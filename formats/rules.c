@@ -849,12 +849,12 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		*out = *t[0];
 		return 0;
 	}
-	case Afftr2c: case Afftc2r: {   /* complex values: f32 [..., 2] (re, im) */
+	case Afftr2c: case Afftc2r: case Afftc2c: {   /* complex values: f32 [..., 2] (re, im) */
 		const Attr *a = dp_attr(op, "dim");
-		int c2r = op->kind == Afftc2r, r = t[0]->rank - c2r, last;
+		int c2c = op->kind == Afftc2c, c2r = op->kind == Afftc2r, r = t[0]->rank - (c2r || c2c), last;
 		if (t[0]->dtype != DP_F32)
 			return dp_failt(err, op, "needs f32", t[0], NULL);
-		if (c2r && (r < 1 || t[0]->dim[r] != 2))
+		if ((c2r || c2c) && (r < 1 || t[0]->dim[r] != 2))
 			return dp_failt(err, op, "needs a complex value: f32 [..., 2]", t[0], NULL);
 		if (!a || a->n == 0 || axes(err, op, "dim", r, &m))
 			return a && a->n ? -1 : fail(err, op, "needs at least one dim");
@@ -865,6 +865,8 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 			return fail(err, op, "normalization must be 0 (none), 1 (1/√n) or 2 (1/n)");
 		last = dp_axis(a->ints[a->n - 1], r);
 		*out = *t[0];
+		if (c2c)
+			return 0;
 		if (c2r) {
 			int64_t n = dp_geti(op, "last_dim_size", 0);
 			if (n < 1)

@@ -691,6 +691,53 @@ def cases():
     case("rfft_angle", lambda s, x, w: torch.angle(torch.fft.rfft(x) * torch.view_as_complex(w)),
          lambda: r(3, 12), lambda: r(7, 2), tol=1e-4)
 
+    case("fftn_real", lambda s, x: torch.view_as_real(torch.fft.fftn(x, dim=(1, 2))), lambda: r(2, 5, 6))
+    case("fft2_ortho", lambda s, x: torch.view_as_real(torch.fft.fft2(x, norm="ortho")), lambda: r(3, 4, 7))
+    case("fftn_realpart", lambda s, x: torch.fft.fftn(x, dim=(1, 2)).real, lambda: r(1, 8, 6))
+    case("fft_complex", lambda s, y: torch.view_as_real(torch.fft.fft(torch.view_as_complex(y),
+                                                                      norm="forward")),
+         lambda: r(3, 7, 2))
+    case("ifft_complex", lambda s, y: torch.view_as_real(torch.fft.ifft(torch.view_as_complex(y))),
+         lambda: r(2, 6, 2))
+    case("ifft2_real_imag", lambda s, x: torch.fft.ifft2(x).imag, lambda: r(2, 5, 4))
+    case("to_complex_fft", lambda s, x: torch.view_as_real(torch.fft.fftn(x.to(torch.complex64),
+                                                                          dim=(0, 1))),
+         lambda: r(4, 3))
+
+    # -- what Hugging Face's vision, speech and encoder-decoder models use
+    case("cast_half", lambda s, x, i: x.to(torch.bfloat16).float() + x.to(torch.float16).float() * 2 +
+         (x * 1e4).to(torch.float16).float() + i.to(torch.bfloat16).float() * 3 +
+         x.double().to(torch.bfloat16).to(torch.float16).float(), lambda: r(4, 5),
+         lambda: ints(-100000, 100000, 5))
+    case("cat_empty", lambda s, x: torch.cat([x.new_zeros(0), x, x.new_zeros(0)], dim=-2),
+         lambda: r(2, 3, 4))
+    case("square", lambda s, x, i: torch.square(x) + torch.square(i), lambda: r(3, 4),
+         lambda: ints(-5, 5, 4))
+    case("arith_aliases", lambda s, x, y: torch.multiply(x, y) - torch.subtract(x, y, alpha=2) +
+         torch.divide(x, y) + torch.true_divide(x, 2.0) + torch.divide(x, y, rounding_mode="floor"),
+         lambda: r(3, 5), lambda: pos(5))
+    case("compare_aliases", lambda s, x, y: torch.greater(x, y).float() + torch.greater_equal(x, y) * 2 +
+         torch.less(x, y) * 4 + torch.less_equal(x, y) * 8 + torch.not_equal(x, y) * 16,
+         lambda: ints(-2, 2, 4, 3).float(), lambda: ints(-2, 2, 3).float())
+    case("unary_aliases", lambda s, x, y: torch.negative(x) + torch.absolute(x) + torch.fix(x * 3) +
+         torch.arctan(x) + torch.arcsinh(x) + torch.clip(x, -0.5, 0.5) + torch.arctan2(x, y),
+         lambda: r(4, 5), lambda: r(5))
+    case("broadcast_to", lambda s, x: torch.broadcast_to(x, (3, 2, 4)) * 2, lambda: r(2, 1))
+    case("meshgrid_ij", lambda s, a, b: torch.stack(torch.meshgrid(a, b, indexing="ij")),
+         lambda: r(3), lambda: r(4))
+    case("meshgrid_xy", lambda s, a, b, c: torch.stack(torch.meshgrid(a, b, c, indexing="xy")),
+         lambda: r(3), lambda: r(4), lambda: r(2))
+    case("conv2d_same", lambda s, x, w: F.conv2d(x, w, padding="same"), lambda: r(1, 3, 7, 8),
+         lambda: r(4, 3, 3, 4))
+    case("conv2d_same_dil", lambda s, x, w, b: F.conv2d(x, w, b, padding="same", dilation=(2, 1)),
+         lambda: r(2, 2, 6, 5), lambda: r(3, 2, 3, 3), lambda: r(3))
+    case("conv1d_valid", lambda s, x, w: F.conv1d(x, w, padding="valid", stride=2), lambda: r(2, 3, 11),
+         lambda: r(4, 3, 3))
+    case("weight_norm_dim2", lambda s, x, v, g: F.conv1d(x, torch._weight_norm(v, g, 2), padding=2),
+         lambda: r(1, 4, 9), lambda: r(4, 4, 5), lambda: pos(1, 1, 5))
+    case("weight_norm_dim0", lambda s, v, g: torch._weight_norm(v, g, 0), lambda: r(3, 2, 4),
+         lambda: pos(3, 1, 1))
+
     # -- a tensor's value as a Python scalar (aten._local_scalar_dense), used in arithmetic
     case("item_scale", lambda s, x, t: x * t.item(), lambda: r(2, 3), lambda: r(()))
     case("item_int_add", lambda s, x, t: x + t.item(), lambda: ints(0, 9, 4), lambda: ints(0, 9))

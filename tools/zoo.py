@@ -20,7 +20,8 @@ timm (a spread of timm's models, TIMM below, each at its own input size),
 hf (more Hugging Face architectures, HF_MORE: Mistral, Phi, Gemma, OPT,
 BLOOM, Falcon, T5's encoder and others, in the same small config), seq
 (torchvision's video classifiers, timm's Sequencer and small LSTM/GRU
-nets: SEQ).
+nets: SEQ), hfx (Hugging Face vision, speech, encoder-decoder, state-space
+and mixture-of-experts models, each in a small config: HFX).
 Weights are random (seeded), the models in eval mode.  Each model is exported in both forms:
 the training IR ("train") and run_decompositions() ("core").  For each
 (model, form): does it import, how long `devproc build` takes per target,
@@ -107,7 +108,136 @@ HF_MORE = ["hf_" + k for k in HF_LM + HF_ENC]
 VIDEO = ["r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"]
 RNN = ["lstm_text", "gru_tagger", "lstm_stack"]
 SEQ = ["video_" + m for m in VIDEO] + ["rnn_" + m for m in RNN] + ["timm_sequencer2d_s"]
-SETS = {"torchvision": None, "timm": ["timm_" + m for m in TIMM], "hf": HF_MORE, "seq": SEQ}
+# --set hfx: Hugging Face families beyond the text models above: vision
+# (pixel values), speech (raw audio or log-mel features), encoder-decoders
+# (input and decoder ids), state-space and recurrent language models and
+# mixtures of experts, each in a small config (HFX: kind -> its inputs, the
+# config's keywords beside the small text ones; AutoModel's last hidden
+# state, or its first output)
+TXT = dict(vocab_size=1000, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+           num_attention_heads=4, num_key_value_heads=2, pad_token_id=0, max_position_embeddings=128,
+           d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+           decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128)
+VIS = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+           image_size=64, patch_size=8)
+WAV = dict(TXT, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
+           num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
+STAGES = dict(depths=[1, 1, 1, 1], hidden_sizes=[16, 32, 64, 128], embedding_size=16, image_size=64)
+HFX = {
+    # vision: (input, config keywords)
+    "vit": ("img64", VIS), "beit": ("img64", dict(VIS, use_relative_position_bias=True)),
+    "data2vec-vision": ("img64", dict(VIS, use_relative_position_bias=True)),
+    "dinov2": ("img64", dict(VIS, mlp_ratio=2)), "deit": ("img64", VIS),
+    "clip_vision_model": ("img64", VIS), "siglip_vision_model": ("img64", VIS),
+    "yolos": ("img64", dict(VIS, image_size=[64, 64], num_detection_tokens=10)),
+    "vit_msn": ("img64", VIS), "ijepa": ("img64", VIS),
+    "swin": ("img64", dict(image_size=64, patch_size=4, embed_dim=32, depths=[1, 1],
+                           num_heads=[2, 4], window_size=4)),
+    "swinv2": ("img64", dict(image_size=64, patch_size=4, embed_dim=32, depths=[1, 1],
+                             num_heads=[2, 4], window_size=4)),
+    "convnext": ("img64", STAGES), "convnextv2": ("img64", STAGES), "resnet": ("img64", STAGES),
+    "regnet": ("img64", dict(STAGES, groups_width=8)),
+    "bit": ("img64", dict(STAGES, layer_type="preactivation", num_groups=8)),
+    "segformer": ("img64", dict(num_encoder_blocks=4, depths=[1, 1, 1, 1],
+                                hidden_sizes=[16, 32, 64, 128], num_attention_heads=[1, 2, 4, 8],
+                                decoder_hidden_size=64)),
+    "mobilevit": ("img64", dict(image_size=64, hidden_sizes=[32, 48, 64],
+                                neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64])),
+    "mobilevitv2": ("img64", dict(image_size=64, width_multiplier=0.5)),
+    "mobilenet_v1": ("img64", dict(image_size=64, depth_multiplier=0.25)),
+    "mobilenet_v2": ("img64", dict(image_size=64, depth_multiplier=0.35)),
+    "efficientnet": ("img64", dict(image_size=64, width_coefficient=0.5, depth_coefficient=0.5,
+                                   hidden_dim=640)),
+    "levit": ("img224", {}), "poolformer": ("img64", dict(image_size=64)),
+    "pvt": ("img64", dict(image_size=64)), "pvt_v2": ("img64", dict(image_size=64)),
+    "cvt": ("img64", {}), "glpn": ("img64", dict(num_encoder_blocks=4, depths=[1, 1, 1, 1],
+                                                 hidden_sizes=[16, 32, 64, 128],
+                                                 num_attention_heads=[1, 2, 4, 8])),
+    "focalnet": ("img64", dict(image_size=64, embed_dim=32, depths=[1, 1], focal_levels=[2, 2])),
+    "hiera": ("img224", dict(embed_dim=32, depths=[1, 1, 1, 1], num_heads=[1, 1, 2, 4])),
+    # speech
+    "wav2vec2": ("wav", WAV), "hubert": ("wav", WAV), "wavlm": ("wav", WAV),
+    "data2vec-audio": ("wav", WAV), "sew": ("wav", WAV), "unispeech": ("wav", WAV),
+    "whisper": ("mel", dict(TXT, num_mel_bins=80, max_source_positions=50, max_target_positions=64)),
+    "audio-spectrogram-transformer": ("ast", dict(VIS, max_length=128, num_mel_bins=32,
+                                                  frequency_stride=8, time_stride=8)),
+    # encoder-decoders
+    "bart": ("s2s", TXT), "mbart": ("s2s", TXT), "marian": ("s2s", TXT),
+    "pegasus": ("s2s", TXT), "m2m_100": ("s2s", TXT), "blenderbot-small": ("s2s", TXT),
+    "t5": ("s2s", dict(TXT, d_ff=128, d_kv=16, num_layers=2, num_heads=4)),
+    "mt5": ("s2s", dict(TXT, d_ff=128, d_kv=16, num_layers=2, num_heads=4)),
+    "umt5": ("s2s", dict(TXT, d_ff=128, d_kv=16, num_layers=2, num_heads=4)),
+    # text encoders
+    "xlnet": ("ids", dict(vocab_size=1000, d_model=64, d_inner=128, n_layer=2, n_head=4)),
+    "funnel": ("ids", dict(vocab_size=1000, d_model=64, block_sizes=[1, 1], d_head=16, n_head=4,
+                           d_inner=128)),
+    "mpnet": ("ids", TXT), "squeezebert": ("ids", dict(TXT, embedding_size=64)),
+    "canine": ("ids", TXT),
+    "mobilebert": ("ids", dict(TXT, embedding_size=32, intra_bottleneck_size=32,
+                                num_feedforward_networks=2)),
+    "convbert": ("ids", TXT),
+    "layoutlm": ("ids", TXT), "xlm-roberta": ("ids", TXT), "ernie": ("ids", TXT),
+    "rembert": ("ids", dict(TXT, input_embedding_size=32, output_embedding_size=32)),
+    "fnet": ("ids", TXT), "megatron-bert": ("ids", TXT), "modernbert": ("ids", TXT),
+    # decoders, state-space, recurrent, experts
+    "mamba": ("ids", dict(TXT, state_size=8, time_step_rank=8)),
+    "mamba2": ("ids", dict(TXT, state_size=8, num_heads=8, head_dim=16, n_groups=1,
+                           chunk_size=16)),
+    "rwkv": ("ids", dict(TXT, attention_hidden_size=64, context_length=128)),
+    "recurrent_gemma": ("ids", dict(TXT, lru_width=64, head_dim=16, attention_window_size=16,
+                                    block_types=["recurrent", "attention"])),
+    "xglm": ("ids", dict(TXT, ffn_dim=128, num_layers=2)), "biogpt": ("ids", TXT),
+    "imagegpt": ("ids", dict(TXT, n_embd=64, n_layer=2, n_head=4, n_positions=128)),
+    "persimmon": ("ids", TXT), "starcoder2": ("ids", TXT), "cohere": ("ids", TXT),
+    "nemotron": ("ids", TXT), "glm": ("ids", TXT), "helium": ("ids", dict(TXT, head_dim=16)),
+    "gemma3_text": ("ids", dict(TXT, head_dim=16, sliding_window=16)),
+    "mixtral": ("ids", dict(TXT, num_local_experts=4, num_experts_per_tok=2)),
+    "olmoe": ("ids", dict(TXT, num_experts=4, num_experts_per_tok=2)),
+    "qwen2_moe": ("ids", dict(TXT, num_experts=4, num_experts_per_tok=2,
+                              moe_intermediate_size=64, shared_expert_intermediate_size=64)),
+}
+HFX_SET = ["hfx_" + k for k in HFX]
+SETS = {"torchvision": None, "timm": ["timm_" + m for m in TIMM], "hf": HF_MORE, "seq": SEQ,
+        "hfx": HFX_SET}
+
+
+def hfx_model(kind):
+    """HFX's model kind in its small config and its example inputs."""
+    import torch
+    import transformers as tf
+    inp, kw = HFX[kind]
+    cfg = tf.AutoConfig.for_model(kind, **kw)
+    m = tf.AutoModel.from_config(cfg)
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(1, 1000, (1, 32), dtype=torch.int64, generator=g)
+    dec = torch.randint(1, 1000, (1, 8), dtype=torch.int64, generator=g)
+    xs, names = {
+        "img64": ((torch.randn(1, 3, 64, 64, generator=g),), ["pixel_values"]),
+        "img224": ((torch.randn(1, 3, 224, 224, generator=g),), ["pixel_values"]),
+        "wav": ((torch.randn(1, 4000, generator=g),), ["input_values"]),
+        "mel": ((torch.randn(1, 80, 100, generator=g), dec), ["input_features", "decoder_input_ids"]),
+        "ast": ((torch.randn(1, 128, 32, generator=g),), ["input_values"]),
+        "s2s": ((ids, dec), ["input_ids", "decoder_input_ids"]),
+        "ids": ((ids,), ["input_ids"]),
+    }[inp]
+
+    class Hfx(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *xs):
+            kw = dict(zip(names, xs))
+            if "input_ids" in kw and "decoder_input_ids" not in kw:
+                kw["use_cache"] = False
+            o = self.m(**kw)
+            h = getattr(o, "last_hidden_state", None)
+            return h if h is not None else o[0]
+    with torch.no_grad():   # as timm's: no weight left at zero
+        for p in m.parameters():
+            if p.dim() >= 2 and not bool(p.any()):
+                p.normal_(0.0, 0.02)
+    return Hfx(m.eval()).eval(), xs
 
 
 def rnn_model(kind):
@@ -166,6 +296,8 @@ def make(name):
         m = torchvision.models.get_model(name[6:], weights=None).eval()
         side = 112 if name[6:] in ("r3d_18", "mc3_18", "r2plus1d_18") else 224
         return m, (torch.randn(1, 3, 16, side, side),)
+    if name.startswith("hfx_"):
+        return hfx_model(name[4:])
     if name.startswith("timm_"):
         import timm
         m = timm.create_model(name[5:], pretrained=False).eval()
@@ -551,7 +683,8 @@ def main():
                     help="which models without --models: torchvision (its classification "
                          "and segmentation models and HF's GPT-2, Llama, Qwen2, BERT), timm "
                          "(a spread of timm's), hf (more Hugging Face architectures), seq "
-                         "(video and recurrent models)")
+                         "(video and recurrent models), hfx (Hugging Face vision, speech, "
+                         "encoder-decoder, state-space and expert models)")
     ap.add_argument("--skip", nargs="*", default=sorted(SKIP),
                     help="models left out (default: %(default)s)")
     ap.add_argument("--forms", nargs="*", default=["train", "core"])

@@ -300,6 +300,10 @@ fromarg(Node *c, const Field *f, json_t *v)
 		        ? dp_dtype_from_pt2((int)json_integer_value(x)) : -1;
 		if (!json_is_integer(x))
 			bad(c, "argument '%s' (%s) is not a dtype", f->name, unionkey(v));
+		if (d < 0 && json_integer_value(x) == PT2_COMPLEX64 && c->a->hook == H_TOCOPY) {
+			newav(c, f->key, A_STR)->s = "complex64";   /* H_TOCOPY's */
+			return;
+		}
 		if (d < 0)
 			bad(c, "argument '%s': unsupported dtype (schema enum %lld)", f->name,
 			    (long long)json_integer_value(x));
@@ -944,6 +948,34 @@ midpermute(Node *c, int x, const int64_t *dims, int n)
 	return midints(c, Apermute, x, "dims", dims, n);
 }
 
+/* Whether operand k of the node is complex in the archive (f32 [..., 2]
+ * in the IR). */
+static int
+argcomplex(Node *c, int k)
+{
+	json_t *ins = json_object_get(c->json, "inputs");
+	return g_complex(c->g, tensorname(json_object_get(json_array_get(ins, (size_t)k), "arg")));
+}
+
+/* Real x as a complex value: f32 [..., 2] of x and zeros (aten.stack). */
+static int
+midcomplex(Node *c, int x)
+{
+	int op, in[2];
+
+	if (c->fn->val[x].t.rank >= DP_MAXRANK)
+		bad(c, "a complex value of rank %d: at most %d", c->fn->val[x].t.rank + 1,
+		    DP_MAXRANK - 1);
+	if (c->fn->val[x].t.dtype != DP_F32)
+		x = preop(c, Ocast, &x, 1, "f32");
+	op = dp_addop(c->fn, Afulllike, &x, 1);
+	dp_setf(c->fn, op, "value", 0);
+	in[0] = x, in[1] = midend(c, op);
+	op = dp_addop(c->fn, Astack, in, 2);
+	dp_seti(c->fn, op, "dim", c->fn->val[x].t.rank);
+	return midend(c, op);
+}
+
 /* x[start:end:step] along d (aten.slice). */
 static int
 midslicest(Node *c, int x, int d, int64_t start, int64_t end, int64_t step)
@@ -1035,8 +1067,12 @@ hook(Node *c)
 		break;
 	}
 	case H_FFT: {   /* the _fft ops' attributes from torch.fft's arguments */
+		int c2c = c->kind == Afftc2c, c2r = c->kind == Afftc2r;
+		int inv = c2r || (c2c && strstr(c->target, "fft_ifft") != NULL);
+		if (c2c && !argcomplex(c, 0))   /* ifft of a real input */
+			c->in[0] = midcomplex(c, c->in[0]);
 		const Type *x = &c->fn->val[c->in[0]].t;
-		int c2r = c->kind == Afftc2r, r = x->rank - c2r;
+		int r = x->rank - (c2r || c2c);
 		Av *d = findav(c, "dim"), *n = findav(c, "n"), *sz = findav(c, "s"), *nm = findav(c, "norm");
 		int64_t *dims = dp_alloc(c->fn->arena, DP_MAXRANK + 1, sizeof *dims), last;
 		int nd = 0;
@@ -1062,12 +1098,14 @@ hook(Node *c)
 		if (c2r)   /* missing bins read as zeros, extra ones are not read (dp-legalize) */
 			newav(c, "last_dim_size", A_INT)->i = n ? n->i : sz ? sz->ints[nd - 1]
 			                                       : 2 * (x->dim[last] - 1);
+		else if (c2c)
+			newav(c, "forward", A_INT)->i = !inv;
 		else
 			newav(c, "onesided", A_INT)->i = strstr(c->target, "fft_fft") == NULL;
 		if (strcmp(norm, "backward") && strcmp(norm, "ortho") && strcmp(norm, "forward"))
 			bad(c, "norm must be backward, ortho or forward, not '%s'", norm);
 		newav(c, "normalization", A_INT)->i = strcmp(norm, "ortho") == 0 ? 1 :
-		                                      (strcmp(norm, "forward") == 0) == !c2r ? 2 : 0;
+		                                      (strcmp(norm, "forward") == 0) == !inv ? 2 : 0;
 		dropav(c, "n");
 		dropav(c, "s");
 		dropav(c, "norm");
@@ -1488,6 +1526,87 @@ hook(Node *c)
 			c->nav = n;
 		}
 		break;
+	case H_SQUARE:
+		c->in[1] = c->in[0];
+		c->nin = 2;
+		break;
+	case H_REAL: {   /* the (re, im) axis of a complex value; a real one is its own real part */
+		int im = strstr(c->target, "imag") != NULL;
+		if (!argcomplex(c, 0)) {
+			if (im)
+				bad(c, "imag of a real tensor");
+			identity(c, 0);
+			return 0;
+		}
+		newav(c, "dim", A_INT)->i = c->fn->val[c->in[0]].t.rank - 1;
+		newav(c, "index", A_INT)->i = im;
+		break;
+	}
+	case H_WEIGHTNORM: {   /* v·(g / ‖v‖₂ over every dim but dim; dim −1: all) */
+		const Type *t = &c->fn->val[c->in[0]].t;
+		int64_t d = findav(c, "dim")->i, dims[DP_MAXRANK];
+		int n = 0, op, in[2];
+		if (d != -1)
+			d = normdim(c, d, t->rank);
+		for (int i = 0; i < t->rank; i++)
+			if (i != d)
+				dims[n++] = i;
+		op = dp_addop(c->fn, Avecnorm, &c->in[0], 1);
+		dp_setints(c->fn, op, "dim", dims, n);
+		dp_seti(c->fn, op, "keepdim", 1);
+		in[0] = c->in[1], in[1] = midend(c, op);
+		c->in[1] = midop(c, Adiv, in, 2, 0);
+		dropav(c, "dim");
+		break;
+	}
+	case H_CONVPAD: {   /* padding 'valid' (none) or 'same' (stride 1: the output as large
+			 * as the input; an odd total's extra element on the far side, as
+			 * PyTorch pads it) */
+		const Type *w = &c->fn->val[c->in[1]].t;
+		int ns = w->rank - 2;
+		Av *p = findav(c, "padding"), *st = findav(c, "stride"), *dl = findav(c, "dilation");
+		int same = p && strcmp(p->s, "same") == 0, odd = 0;
+		int64_t *pad = dp_alloc(c->fn->arena, (size_t)(ns > 0 ? ns : 1), sizeof *pad);
+		int64_t extra[2 * DP_MAXRANK] = { 0 };
+		if (p && !same && strcmp(p->s, "valid") != 0)
+			bad(c, "padding must be 'valid' or 'same', not '%s'", p->s);
+		if (ns < 1 || ns > 3)
+			bad(c, "needs a weight of rank 3 to 5, not %s", typestr(w));
+		for (int i = 0; i < ns; i++) {
+			int64_t s = st && st->n ? st->ints[st->n == 1 ? 0 : i < st->n ? i : st->n - 1] : 1;
+			int64_t dd = dl && dl->n ? dl->ints[dl->n == 1 ? 0 : i < dl->n ? i : dl->n - 1] : 1;
+			int64_t total = dd * (w->dim[2 + i] - 1);
+			if (same && s != 1)
+				bad(c, "padding 'same' needs stride 1");
+			pad[i] = same ? total / 2 : 0;
+			if (same && total % 2) {   /* aten.pad's list: the last dim first */
+				extra[2 * (ns - 1 - i) + 1] = 1;
+				odd = 1;
+			}
+		}
+		if (odd) {
+			int op = dp_addop(c->fn, Apad, &c->in[0], 1);
+			dp_setints(c->fn, op, "pad", extra, 2 * ns);
+			c->in[0] = midend(c, op);
+		}
+		dropav(c, "padding");
+		p = newav(c, "padding", A_INTS);
+		p->ints = pad;
+		p->n = ns;
+		break;
+	}
+	case H_CAT: {   /* PyTorch's cat skips 1-D tensors of 0 elements whatever
+			 * the others' rank (an empty cache's first update) */
+		int n = 0;
+		for (int k = 0; k < c->nin; k++) {
+			const Type *u = &c->fn->val[c->in[k]].t;
+			if (u->rank != 1 || u->dim[0] != 0)
+				c->in[n++] = c->in[k];
+		}
+		if (n > 0)
+			c->nin = n;
+		break;
+	}
 	case H_ASSHAPE:
 		sizesav(c, c->kind == Aview ? "size" : "shape", &c->fn->val[c->in[1]].t);
 		c->nin = 1;
@@ -1529,6 +1648,12 @@ hook(Node *c)
 		break;
 	case H_TOCOPY:
 		v = findav(c, "dtype");
+		if (v && strcmp(v->s, "complex64") == 0) {   /* a complex value (f32 [..., 2]) */
+			if (!argcomplex(c, 0))
+				c->in[0] = midcomplex(c, c->in[0]);
+			identity(c, 0);
+			return 0;
+		}
 		if (!v || dp_dtype_lookup(v->s) == c->fn->val[c->in[0]].t.dtype) {
 			identity(c, 0);
 			return 0;
@@ -1689,6 +1814,44 @@ split(Node *c, const char *what)
 	}
 }
 
+/* aten.meshgrid of 1-D (or 0-D) tensors: result k is tensor k viewed with
+ * its length at axis k (indexing 'xy': the first two axes swapped) and
+ * expanded to every tensor's length. */
+static void
+meshgrid(Node *c, const char *what)
+{
+	json_t *l = json_object_get(json_array_get(json_object_get(c->json, "outputs"), 0), "as_tensors");
+	Av *ix = findav(c, "indexing");
+	int xy = ix && strcmp(ix->s, "xy") == 0, n = c->nin;
+	int64_t *full = dp_alloc(c->fn->arena, DP_MAXRANK, sizeof *full), v[DP_MAXRANK];
+
+	if (ix && !xy && strcmp(ix->s, "ij") != 0)
+		bad(c, "indexing must be 'ij' or 'xy', not '%s'", ix->s);
+	if (n < 1 || n > DP_MAXRANK || (size_t)n != json_array_size(l))
+		bad(c, "%d tensors for %zu results (1 to %d)", n, json_array_size(l), DP_MAXRANK);
+	for (int k = 0; k < n; k++) {
+		const Type *t = &c->fn->val[c->in[k]].t;
+		int at = xy && n > 1 && k < 2 ? 1 - k : k;
+		if (t->rank > 1)
+			bad(c, "needs tensors of rank 0 or 1, not %s", typestr(t));
+		full[at] = t->rank ? t->dim[0] : 1;
+	}
+	int *in = dp_alloc(c->fn->arena, (size_t)n, sizeof *in);
+	memcpy(in, c->in, (size_t)n * sizeof *in);
+	for (int k = 0; k < n; k++) {
+		const char *on = json_string_value(json_object_get(json_array_get(l, (size_t)k), "name"));
+		int at = xy && n > 1 && k < 2 ? 1 - k : k, x;
+		for (int i = 0; i < n; i++)
+			v[i] = i == at ? full[at] : 1;
+		x = midview(c, in[k], v, n);
+		c->nav = 0;
+		Av *a = newav(c, "size", A_INTS);
+		a->ints = full;
+		a->n = n;
+		emit(c, Aexpand, &x, 1, on, what);
+	}
+}
+
 /* Complex operands (formats/ops.md, "Complex values"): f32 [..., 2] in the
  * IR.  The ops that take them: view_as_real, clone and its aliases, abs
  * and angle (aten.complex_abs, aten.complex_angle), mul (by a complex:
@@ -1717,6 +1880,8 @@ complexargs(Node *c)
 			bad(c, "needs a complex operand");
 		return;
 	}
+	if (c->kind == Afftc2c)   /* (the inverses of torch.fft take real ones too) */
+		return;
 	if (!any)
 		return;
 	if (c->a->hook == H_IDENTITY || (c->a->hook == H_CVIEW && strstr(c->target, "_real")))
@@ -1725,7 +1890,17 @@ complexargs(Node *c)
 	case Aabs:
 		c->kind = Acabs;
 		return;
-	case Aslice: case Aselect:
+	case Afftr2c:   /* torch.fft's fft, fft2, fftn of a complex input */
+		if (cx[0] && strstr(c->target, "fft_fft")) {
+			c->kind = Afftc2c;
+			return;
+		}
+		break;
+	case Aselect:
+		if (c->a->hook == H_REAL)
+			return;
+		/* fall through */
+	case Aslice:
 		if (cx[0]) {   /* a dim from the end counts the complex dims */
 			Av *d = findav(c, "dim");
 			if (d && d->i < 0)
@@ -1855,6 +2030,10 @@ aten_node(Graph *g, json_t *node)
 	promote(&c);
 	if (c.a->hook == H_SPLIT) {
 		split(&c, what);
+		return;
+	}
+	if (c.a->hook == H_MESHGRID) {
+		meshgrid(&c, what);
 		return;
 	}
 	if (!hook(&c))

@@ -164,6 +164,12 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_ITEM,             /* _local_scalar_dense: its symbolic result names the value */
 	H_FFT,              /* torch.fft's rfft, irfft...: dims, norm and sizes as the _fft ops' */
 	H_ASSHAPE,          /* view_as, reshape_as: to the other operand's sizes */
+	H_CAT,              /* cat: 1-D empty operands left out, as PyTorch skips them */
+	H_SQUARE,           /* x·x */
+	H_MESHGRID,         /* one aten.expand of a view per tensor (ij or xy) */
+	H_CONVPAD,          /* padding 'valid' or 'same' (odd totals: aten.pad first) */
+	H_WEIGHTNORM,       /* v·(g / aten.linalg_vector_norm of v over the other dims) */
+	H_REAL,             /* real, imag: aten.select of the (re, im) axis */
 	H_REVERSE,          /* numpy_T: aten.permute reversing the dims */
 	H_DTYPEIN,          /* a dtype argument: the input cast to it first */
 	H_DIVMODE,          /* div with rounding_mode floor or trunc */

@@ -2171,6 +2171,24 @@ r_fftc2r(Lz *z, const Op *op)
 	return bind(z, op, x);
 }
 
+/* aten.fft_c2c: the complex DFT (forward e^−iθ, else e^iθ) along each dim
+ * of dim, each scaled by its share of the normalization. */
+static int
+r_fftc2c(Lz *z, const Op *op)
+{
+	const Attr *dims = dp_attr(op, "dim");
+	const Type *t = IT(0);
+	int r = t->rank - 1, x = X(0), sign = dp_geti(op, "forward", 1) ? 1 : -1, i;
+	int64_t code = dp_geti(op, "normalization", 0);
+
+	for (i = 0; i < dims->n; i++) {
+		int d = axis(dims->ints[i], r);
+		int64_t n = t->dim[d];
+		x = along(z, x, d, r, 1, c2cmatrix(z, n, sign, normscale(code, n)), n, 1);
+	}
+	return bind(z, op, x);
+}
+
 /* aten.complex_mul: (ar·br − ai·bi, ar·bi + ai·br), broadcasting;
  * aten.complex_abs: √(re² + im²); aten.complex_angle: atan2(im, re). */
 static int
@@ -2426,6 +2444,8 @@ static const struct {
 	  "then by the complex DFT's [2n, 2n] table along the others, between permutes and views" },
 	{ Afftc2r, r_fftc2r, "the inverse complex DFT's aten.mm along the other dims, then by the weighted "
 	  "[cos; −sin] table of the first n/2 + 1 bins along the last" },
+	{ Afftc2c, r_fftc2c, "the complex DFT's [2n, 2n] table (e^−iθ forward, e^iθ inverse) by aten.mm "
+	  "along each dim, between permutes and views" },
 	{ Acmul, r_complex, "(ar·br − ai·bi, ar·bi + ai·br): aten.select, aten.mul, aten.stack" },
 	{ Acabs, r_complex, "sqrt(re² + im²)" },
 	{ Acangle, r_complex, "atan2(im, re)" },

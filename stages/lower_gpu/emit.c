@@ -638,6 +638,8 @@ gpu_emit_file(Gpu *g, const char *src, const char *dst, Str *out)
 		str_put(out, "#include \"cuda/pdl.cuh\"   /* tune cuda.pdl 1 */\n");
 	if (g->x3put)
 		str_put(out, "#include \"cuda/tf32.cuh\"   /* dp_x3put: 3xTF32's split of A */\n");
+	if (g->halfcast)
+		str_put(out, "#include \"cuda/halfcast.cuh\"   /* casts to and from f16, bf16 */\n");
 	kernels(g->kern.p ? g->kern.p : "", out, &decl);
 	str_put(out, "\n#else   /* the host half alone: the kernels' declarations */\n\n");
 	if (g->prec16)

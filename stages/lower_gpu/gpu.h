@@ -123,6 +123,7 @@ typedef struct Gpu {
 	int x3fuse;        /* tune cuda.mm.x3split 1 (the default): the kernel computing
 	                      a 3xTF32 product's A may write its split (x3split) */
 	int x3put;         /* a kernel writes such a split (cuda/tf32.cuh) */
+	int halfcast;      /* a kernel casts to or from f16, bf16 (cuda/halfcast.cuh) */
 	char *x3s;         /* per op, or NULL: 1 for a 3xTF32 product whose A's split
 	                      the kernel computing A wrote (kern.c, x3split) */
 	int gemvnorm;      /* tune cuda.gemv.norm 1 (the default): the GEMV kernel

@@ -986,18 +986,34 @@ compute(Kern *k, int v, const char *idx, Str *out)
 		break;
 	}
 	case Ocast: {
-		int sd = ty(g, op->in[0])->dtype;
-		if (!ctypes[sd] || !ctypes[t->dtype]) {
-			dp_seterr(g->err, "op %d (cast): the cuda target has no kernel for %s to %s "
-			          "(f16 and bf16 are cpu only)", i, dp_dtype_name[sd],
-			          dp_dtype_name[t->dtype]);
-			goto done;
-		}
+		int sd = ty(g, op->in[0])->dtype, dd = t->dtype;
 		if (elem(k, op->in[0], idx, &a) != 0)
 			goto done;
 		s = line(k);
-		str_printf(s, "%s t%d = ", ctypes[t->dtype], v);
-		convert(s, t->dtype, sd, a.p);
+		str_printf(s, "%s t%d = ", stype(dd), v);
+		if (ctypes[sd] && ctypes[dd]) {
+			convert(s, dd, sd, a.p);
+		} else {   /* f16, bf16 (their bits): through f32, as runtime/cast.c */
+			Str f = {0};
+			g->halfcast = 1;
+			if (!ctypes[sd])
+				str_printf(&f, "dp_%s_f32(%s)", dp_dtype_name[sd], a.p);
+			else if (sd == DP_F32)
+				str_put(&f, a.p);
+			else if (sd == DP_F64)
+				str_printf(&f, "dp_f64_f32odd(%s)", a.p);
+			else if (sd == DP_I64)
+				str_printf(&f, "dp_f64_f32odd(dp_i64_f64odd(%s))", a.p);
+			else if (sd == DP_BOOL)
+				str_printf(&f, "(float)(%s != 0)", a.p);
+			else   /* (exact in f64, rounded once to f32) */
+				str_printf(&f, "__double2float_rn((double)%s)", a.p);
+			if (!ctypes[dd])
+				str_printf(s, "dp_f32_%s(%s)", dp_dtype_name[dd], f.p);
+			else
+				convert(s, dd, DP_F32, f.p);
+			str_free(&f);
+		}
 		str_put(s, ";\n");
 		break;
 	}
