@@ -40,13 +40,15 @@ pair(Err *err, const Op *op, const char *key, int64_t def, int64_t out[2])
 static int64_t
 window(int64_t n, int64_t k, int64_t s, int64_t p, int64_t d, int ceil)
 {
-	int64_t span = n + 2 * p - d * (k - 1) - 1;
-	if (span < 0)
-		return 0;
-	int64_t o = (ceil ? (span + s - 1) / s : span / s) + 1;
+	/* PyTorch's: the quotient rounded down (ceil_mode: up), so that a
+	 * window larger than the padded input still gives one output in
+	 * ceil_mode; the last window must start inside the input or its left
+	 * padding */
+	int64_t span = n + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+	int64_t o = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
 	if (ceil && (o - 1) * s >= n + p)
 		o--;
-	return o;
+	return o > 0 ? o : 0;
 }
 
 static int ntuple(Err *err, const Op *op, const char *key, int64_t def, int n, int64_t *out);

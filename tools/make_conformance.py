@@ -709,6 +709,9 @@ def cases():
          (x * 1e4).to(torch.float16).float() + i.to(torch.bfloat16).float() * 3 +
          x.double().to(torch.bfloat16).to(torch.float16).float(), lambda: r(4, 5),
          lambda: ints(-100000, 100000, 5))
+    case("pool_past_input", lambda s, x: F.avg_pool2d(x, 9, ceil_mode=True) +
+         F.max_pool2d(x, (5, 4), ceil_mode=True) + F.avg_pool2d(x, (3, 2), padding=1, ceil_mode=True)[..., :1, :1],
+         lambda: r(1, 2, 2, 3))
     case("cat_empty", lambda s, x: torch.cat([x.new_zeros(0), x, x.new_zeros(0)], dim=-2),
          lambda: r(2, 3, 4))
     case("square", lambda s, x, i: torch.square(x) + torch.square(i), lambda: r(3, 4),

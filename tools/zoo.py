@@ -169,8 +169,8 @@ HFX = {
     "umt5": ("s2s", dict(TXT, d_ff=128, d_kv=16, num_layers=2, num_heads=4)),
     # text encoders
     "xlnet": ("ids", dict(vocab_size=1000, d_model=64, d_inner=128, n_layer=2, n_head=4)),
-    "funnel": ("ids", dict(vocab_size=1000, d_model=64, block_sizes=[1, 1], d_head=16, n_head=4,
-                           d_inner=128)),
+    "funnel": ("ids", dict(vocab_size=1000, d_model=64, block_sizes=[1, 1], block_repeats=[1, 1],
+                           d_head=16, n_head=4, d_inner=128)),
     "mpnet": ("ids", TXT), "squeezebert": ("ids", dict(TXT, embedding_size=64)),
     "canine": ("ids", TXT),
     "mobilebert": ("ids", dict(TXT, embedding_size=32, intra_bottleneck_size=32,

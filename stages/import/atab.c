@@ -102,10 +102,10 @@ static const Aten aten[] = {
 	{ "aten.addcmul_.default", Aaddcmul, "self:T tensor1:T tensor2:T value:f=1", F_INPLACE, 0 },
 	{ "aten.addcdiv.default", Aaddcdiv, "self:T tensor1:T tensor2:T value:f=1", 0, 0 },
 	{ "aten.addcdiv_.default", Aaddcdiv, "self:T tensor1:T tensor2:T value:f=1", F_INPLACE, 0 },
-	{ "aten.pow.Tensor_Scalar", Apow, "self:S exponent:S", 0, 0 },
+	{ "aten.pow.Tensor_Scalar", Apow, "self:S exponent:S", 0, H_POWINT },
 	{ "aten.pow.Tensor_Tensor", Apow, "self:S exponent:S", 0, 0 },
 	{ "aten.pow.Scalar", Apow, "self:S exponent:S", 0, 0 },
-	{ "aten.pow_.Scalar", Apow, "self:S exponent:S", F_INPLACE, 0 },
+	{ "aten.pow_.Scalar", Apow, "self:S exponent:S", F_INPLACE, H_POWINT },
 	{ "aten.pow_.Tensor", Apow, "self:S exponent:S", F_INPLACE, 0 },
 
 	/* elementwise functions */

@@ -1526,6 +1526,40 @@ hook(Node *c)
 			c->nav = n;
 		}
 		break;
+	case H_POWINT: {   /* an integer base to a literal power n >= 0 (core ATen's square):
+			  * products by squaring, wrapping as PyTorch's integers do */
+		int dt = c->fn->val[c->in[0]].t.dtype, isint, isbool, x = c->in[0], acc = -1;
+		json_t *ins = json_object_get(c->json, "inputs");
+		double e = -1;
+		if (isfloat(dt) || dt == DP_BOOL || c->fn->val[c->in[1]].t.dtype != dt)
+			break;
+		for (size_t j = 0; j < json_array_size(ins); j++) {
+			json_t *a = json_array_get(ins, j);
+			const char *nm = json_string_value(json_object_get(a, "name"));
+			if (nm && strcmp(nm, "exponent") == 0 &&
+			    !pynumber(json_object_get(a, "arg"), &e, &isint, &isbool))
+				e = -1;
+		}
+		if (e < 0 || e != (double)(int64_t)e || e > 1e18)
+			bad(c, "an integer tensor to the power %g: only powers 0, 1, 2... are supported", e);
+		if (e == 0) {
+			int op = dp_addop(c->fn, Afulllike, &x, 1);
+			dp_setf(c->fn, op, "value", 1);
+			acc = midend(c, op);
+		}
+		for (int64_t n = (int64_t)e; n > 0; n >>= 1) {
+			int in[2] = { acc, x };
+			if (n & 1)
+				acc = acc < 0 ? x : midop(c, Amul, in, 2, 0);
+			if (n > 1) {
+				in[0] = in[1] = x;
+				x = midop(c, Amul, in, 2, 0);
+			}
+		}
+		c->in[0] = acc;
+		identity(c, 0);
+		return 0;
+	}
 	case H_SQUARE:
 		c->in[1] = c->in[0];
 		c->nin = 2;

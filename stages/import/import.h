@@ -166,6 +166,7 @@ enum {                      /* Aten.hook: what aten.c does beyond the schema */
 	H_ASSHAPE,          /* view_as, reshape_as: to the other operand's sizes */
 	H_CAT,              /* cat: 1-D empty operands left out, as PyTorch skips them */
 	H_SQUARE,           /* x·x */
+	H_POWINT,           /* an integer tensor to a power n >= 0: aten.mul by squaring */
 	H_MESHGRID,         /* one aten.expand of a view per tensor (ij or xy) */
 	H_CONVPAD,          /* padding 'valid' or 'same' (odd totals: aten.pad first) */
 	H_WEIGHTNORM,       /* v·(g / aten.linalg_vector_norm of v over the other dims) */
