@@ -228,6 +228,8 @@
 	X(Aprod,      "aten.prod", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "dim:is? keepdim:i=0") \
 	X(Abnstats,   "aten.batch_norm_no_stats", -1, 1, Knorm, Fcomposite, "", D_CPU|D_CUDA, "eps:f=1e-05") \
 	X(Acdist,     "aten.cdist", 2, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "p:f=2") \
+	X(Ahistc,     "aten.histc", 1, 1, Kreduce, Fcomposite, "", D_CPU|D_CUDA, "bins:i=100 max:f=0 min:f=0") \
+	X(Agroupedmm, "aten.grouped_mm", 3, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Apdist,     "aten.pdist", 1, 1, Kmatmul, Fcomposite, "", D_CPU|D_CUDA, "p:f=2") \
 	X(Amaskscat,  "aten.masked_scatter", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "") \
 	X(Aembbag,    "aten.embedding_bag", 3, 1, Kindex, Fcomposite, "", D_CPU|D_CUDA, "include_last_offset:i=0 mode:i=0") \

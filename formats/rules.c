@@ -726,6 +726,30 @@ morerule(const Op *op, const Type *const *t, Type *out, Err *err)
 		*out = *t[0];
 		out->dim[out->rank - 1] = t[1]->dim[t[1]->rank - 2];
 		return 0;
+	case Ahistc: {   /* [bins] counts, x's dtype */
+		double lo = dp_getf(op, "min", 0), hi = dp_getf(op, "max", 0);
+		if (dp_needfloat(err, op, t[0]))
+			return -1;
+		if (dp_geti(op, "bins", 100) < 1)
+			return fail(err, op, "bins must be positive");
+		if (!(lo < hi))
+			return fail(err, op, "needs min < max (min = max, the data's own range, is not "
+			            "supported)");
+		*out = *t[0];
+		out->rank = 1;
+		out->dim[0] = dp_geti(op, "bins", 100);
+		return 0;
+	}
+	case Agroupedmm:   /* a [M,K], b [G,K,N], offsets [G]: [M,N] */
+		if (dp_needfloat(err, op, t[0]) || dp_samedt(err, op, t[0], t[1]))
+			return -1;
+		if (t[0]->rank != 2 || t[1]->rank != 3 || t[0]->dim[1] != t[1]->dim[1])
+			return dp_failt(err, op, "needs a [M,K] and b [G,K,N]", t[0], t[1]);
+		if (t[2]->rank != 1 || t[2]->dim[0] != t[1]->dim[0] || !isint(t[2]->dtype))
+			return dp_failt(err, op, "needs integer offsets [G], one per group of b", t[2], NULL);
+		*out = *t[0];
+		out->dim[1] = t[1]->dim[2];
+		return 0;
 	case Apdist:
 		if (dp_needfloat(err, op, t[0]))
 			return -1;

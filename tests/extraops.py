@@ -307,6 +307,29 @@ def main():
          [("dim", {"as_int": -1}), ("value", {"as_float": -2.5})], [[3, 4], [2]], [3, 4],
          lambda x, i: ew([3, 4], lambda j: -2.5 if j[1] in (i[(0,)], i[(1,)]) else x[j]),
          names=["self", "index"], ints={1: (0, 3)})
+    # histc: PyTorch's bin ⌊(x − min)·bins/(max − min)⌋ in f32, x = max in
+    # the last bin, values outside [min, max] and NaN nowhere
+    def histc(x, bins, lo, hi):
+        h = [0] * bins
+        for v in x.values():
+            if v == v and lo <= v <= hi:
+                p = int(f32(f32(f32(v - lo) * bins) / f32(f32(hi) - f32(lo))))
+                h[min(p, bins - 1)] += 1
+        return {(b,): float(h[b]) for b in range(bins)}
+    case(out, "histc", "torch.ops.aten.histc.default",
+         [("bins", {"as_int": 7}), ("min", {"as_float": -2.0}), ("max", {"as_float": 2.5})],
+         [4, 5], [7], lambda x: histc(x, 7, -2.0, 2.5), special=(2.5, -2.0, 3.0, nan, -inf, 0.0))
+    # grouped_mm (transformers' experts): row i of a by the group of b its
+    # offset range gives, g(i) = #{j: offs_j <= i}; rows past the last 0
+    def grouped(a, w, offs, M, K, N, G):
+        o = [offs[(j,)] for j in range(G)]
+        def at(i):
+            g = sum(1 for v in o if v <= i[0])
+            return 0.0 if g >= G else sum(a[(i[0], k)] * w[(g, k, i[1])] for k in range(K))
+        return ew([M, N], at)
+    case(out, "grouped_mm", "torch.ops.transformers.grouped_mm_fallback.default", [],
+         [[7, 4], [3, 4, 5], [3]], [7, 5], lambda a, w, o: grouped(a, w, o, 7, 4, 5, 3),
+         names=["input", "weight", "offs"], ints={2: (0, 6)}, sort=(2,))
     # an index out of range, for extraops.t's run that must fail: 4 of a
     # dimension of 4 (index_add's dim 1)
     npy(os.path.join(out, "index_add_oob.npy"), [5], [0, 1, 4, 2, 3], "q")

@@ -41,7 +41,7 @@ for c in softplus std_keep std_dims var_mean_var var_mean_mean std_mean_std std_
 	threshold hardshrink softshrink frac logit_eps max_all min_all triu tril nan_to_num \
 	nan_to_num_exact lerp lerp_scalar logaddexp up_nearest1d up_linear1d up_linear1d_al \
 	up_nearest3d up_trilinear3d up_bilinear_sf up_nearest_sf up_nearest1d_sf up_trilinear_sf \
-	adaptive_max adaptive_max_1 im2col cumprod cumprod_last logcumsumexp prelu mv dot celu log_sigmoid log_sigmoid_buf addmv bucketize bucketize_right searchsorted index_add index_fill hypot_ab copysign_ab; do
+	adaptive_max adaptive_max_1 im2col cumprod cumprod_last logcumsumexp prelu mv dot celu log_sigmoid log_sigmoid_buf addmv bucketize bucketize_right searchsorted index_add index_fill hypot_ab copysign_ab histc grouped_mm; do
 	ins=$(for f in "$tmp/${c}"_x*.npy; do k=${f##*_x}; printf ' --in in%s=%s' "${k%.npy}" "$f"; done)
 	check "$c builds for the cpu" "$bin/devproc" build "$tmp/$c.dp" -C "$tmp/b$c" $shared
 	check "$c runs" "$tmp/b$c/$c/$c" $ins --out out="$tmp/${c}_y.npy"

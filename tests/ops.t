@@ -73,11 +73,12 @@ ndup=$(sort "$tmp/core" | uniq -d | wc -l)
 [ "$ncore" -eq 193 ] && [ "$ndup" -eq 0 ]; rc=$?
 check "formats/core_aten_ops.txt lists 193 distinct overloads" "entries: $ncore, duplicates: $ndup"
 
-# 6. dp-import --targets: TARGET OP [NOTE], each OP an op of devproc ops
+# 6. dp-import --targets: TARGET OP [NOTE], each TARGET namespace.op.overload
+# (aten's, or a library's own op such as transformers'), each OP an op of devproc ops
 ./bin/dp-import --targets >"$tmp/targets" 2>"$tmp/err"; rc=$?
 badop=$(awk -F '\t' '{print $2}' "$tmp/targets" | grep -v '^(alias)$' | grep -v '^(dropped)$' | grep -v '^(folded)$' |
 	sort -u | grep -vxF -f "$tmp/opnames")
-badline=$(awk -F '\t' 'NF < 2 || NF > 3 || $1 !~ /^aten\./' "$tmp/targets")
+badline=$(awk -F '\t' 'NF < 2 || NF > 3 || $1 !~ /^[a-z_][a-z0-9_]*\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$/' "$tmp/targets")
 dups=$(cut -f 1 "$tmp/targets" | sort | uniq -d)
 [ "$rc" -eq 0 ] && [ -s "$tmp/targets" ] && [ -z "$badop$badline$dups" ]; rc=$?
 check "dp-import --targets maps each target once onto an op of formats/ops.h" \

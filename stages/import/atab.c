@@ -465,6 +465,11 @@ static const Aten aten[] = {
 	{ "aten.topk.default", Atopk, "self:T k:i dim:i=-1 largest:i=1 sorted:-", 0, 0 },
 	{ "aten.prod.default", Aprod, "self:T dtype:0", 0, 0 },
 	{ "aten.prod.dim_int", Aprod, "self:T dim:is keepdim:i=0 dtype:0", 0, 0 },
+	{ "aten.histc.default", Ahistc, "self:T bins:i=100 min:f=0 max:f=0", 0, 0 },
+	/* the experts of transformers' mixtures (their "grouped_mm" and its
+	 * fallback): rows of a by the group their offset range gives */
+	{ "transformers.grouped_mm_fallback.default", Agroupedmm, "input:T weight:T offs:T", 0, 0 },
+	{ "aten._grouped_mm.default", Agroupedmm, "self:T mat2:T offs:T bias:0 out_dtype:0", 0, 0 },
 	{ "aten.cdist.default", Acdist, "x1:T x2:T p:f=2 compute_mode:-", 0, 0 },
 	{ "aten._cdist_forward.default", Acdist, "x1:T x2:T p:f compute_mode:-", 0, 0 },
 	{ "aten.pdist.default", Apdist, "self:T p:f=2", 0, 0 },
@@ -492,6 +497,8 @@ static const Aten aten[] = {
 	{ "aten.full.default", Afull, "size:is fill_value:f>value" FACT, 0, H_FULL },
 	{ "aten.zeros.default", Afull, "size:is @value:f=0>value" FACT, 0, H_FLOATDEF },
 	{ "aten.empty.memory_format", Afull, "size:is @value:f=0>value" FACT " memory_format:-", 0,
+	  H_FLOATDEF },
+	{ "aten.empty_permuted.default", Afull, "size:is physical_layout:- @value:f=0>value" FACT, 0,
 	  H_FLOATDEF },
 	{ "aten.empty_strided.default", Afull, "size:is stride:- @value:f=0>value" FACT, 0,
 	  H_FLOATDEF },

@@ -1653,14 +1653,23 @@ hook(Node *c)
 			v->ints[v->n++] = i;
 		break;
 	}
-	case H_DTYPEIN:   /* cumsum, sum, mean, softmax (x, ..., dtype): of x cast to dtype */
+	case H_DTYPEIN:   /* cumsum, sum, mean, softmax (x, ..., dtype): of x cast to dtype
+			   * (another integer than i64: the op's i64 result cast back to it) */
 		if ((v = findav(c, "dtype"))) {
 			int dt = dp_dtype_lookup(v->s);
-			if (!isfloat(dt) && dt != DP_I64)
+			const char *name = v->s;
+			if (dt < 0 || (!isfloat(dt) && dt != DP_I64 && (dt == DP_BOOL ||
+			    (c->kind != Acumsum && c->kind != Asum))))
 				bad(c, "dtype %s: only a float dtype or i64 is supported", v->s);
 			if (dt != c->fn->val[c->in[0]].t.dtype)
-				c->in[0] = preop(c, Ocast, &c->in[0], 1, v->s);
+				c->in[0] = preop(c, Ocast, &c->in[0], 1, name);
 			dropav(c, "dtype");
+			if (!isfloat(dt) && dt != DP_I64) {
+				int y = midop(c, c->kind, c->in, c->nin, 1);
+				c->in[0] = preop(c, Ocast, &y, 1, name);
+				identity(c, 0);
+				return 0;
+			}
 		}
 		break;
 	case H_DIVMODE:   /* floor or trunc of the quotient (integers exactly) */

@@ -69,6 +69,8 @@ int r_topk(Lz *z, const Op *op);
 int r_prod(Lz *z, const Op *op);
 int r_bnstats(Lz *z, const Op *op);
 int r_cdist(Lz *z, const Op *op);
+int r_histc(Lz *z, const Op *op);
+int r_groupedmm(Lz *z, const Op *op);
 int r_pdist(Lz *z, const Op *op);
 int r_maskscat(Lz *z, const Op *op);
 int r_embbag(Lz *z, const Op *op);

@@ -560,3 +560,71 @@ r_gridsamp(Lz *z, const Op *op)
 	(void)vp;
 	return bindk(z, op, 0, lz_view(z, y, OT->dim, OT->rank));
 }
+
+/* histc(x, bins, min, max): PyTorch's bin of each element,
+ * ⌊(x − min)·bins/(max − min)⌋ in x's dtype (x = max: the last bin),
+ * elements outside [min, max] (and NaN) counted nowhere: an aten.eq of the
+ * bins with aten.arange(bins), [n, bins] bools, summed over the elements. */
+int
+r_histc(Lz *z, const Op *op)
+{
+	const Type *t = IT(0);
+	int64_t bins = dp_geti(op, "bins", 100), n = 1, flat[1], col[2], row[2];
+	double lo = dp_getf(op, "min", 0), hi = dp_getf(op, "max", 0);
+	int dt = t->dtype, x, pos, in, k, b;
+
+	for (int i = 0; i < t->rank; i++)
+		n *= t->dim[i];
+	flat[0] = n;
+	x = lz_view(z, X(0), flat, 1);
+	pos = lz_op2(z, Adiv, lz_op2(z, Amul, lz_op2(z, Asub, x, lz_scalar(z, lo, dt)),
+	                             lz_scalar(z, (double)bins, dt)),
+	             lz_scalar(z, dt == DP_F32 ? (double)((float)hi - (float)lo) : hi - lo, dt));
+	pos = lz_cast(z, pos, DP_I64);
+	pos = where(z, lz_op2(z, Aeq, pos, lz_scalar(z, (double)bins, DP_I64)),
+	            lz_scalar(z, (double)(bins - 1), DP_I64), pos);
+	in = lz_op2(z, Aand, lz_op2(z, Age, x, lz_scalar(z, lo, dt)), lz_op2(z, Ale, x, lz_scalar(z, hi, dt)));
+	col[0] = n, col[1] = 1, row[0] = 1, row[1] = bins;
+	b = lz_op2(z, Aand, lz_op2(z, Aeq, lz_view(z, pos, col, 2), lz_view(z, arange(z, 0, bins, 1), row, 2)),
+	           lz_view(z, in, col, 2));
+	b = lz_cast(z, b, DP_I64);
+	k = reduce(z, Asum, b, (int64_t[]){ 0 }, 1, 0);
+	return bindk(z, op, 0, lz_cast(z, k, dt));
+}
+
+/* grouped_mm(a [M,K], b [G,K,N], offsets [G]): row i of a by b's group
+ * g(i) = Σⱼ [offsetsⱼ <= i] (the rows of group g are offsets[g−1] up to
+ * offsets[g], in order); rows past the last offset are 0.  Every group's
+ * product is computed (an aten.bmm of a expanded to [G,M,K]: G times a
+ * grouped product's work) and row i's taken at g(i)·M + i. */
+int
+r_groupedmm(Lz *z, const Op *op)
+{
+	const Type *ta = IT(0), *tb = IT(1);
+	int64_t M = ta->dim[0], K = ta->dim[1], G = tb->dim[0], N = tb->dim[2];
+	int64_t v3[3] = { 1, M, K }, e3[3] = { G, M, K }, fl[2] = { G * M, N }, col[2] = { M, 1 };
+	int64_t row[2] = { 1, G }, one = 1;
+	int a, y, g, ix, k;
+
+	a = lz_view(z, X(0), v3, 3);
+	k = lz_begin(z, Aexpand, &a, 1);
+	dp_setints(z->out, k, "size", e3, 3);
+	a = lz_end(z, k);
+	y = lz_view(z, lz_op2(z, Abmm, a, X(1)), fl, 2);
+	g = lz_op2(z, Ale, lz_view(z, lz_cast(z, X(2), DP_I64), row, 2),
+	           lz_view(z, arange(z, 0, M, 1), col, 2));
+	g = reduce(z, Asum, lz_cast(z, g, DP_I64), &one, 1, 0);
+	ix = lz_op2(z, Aadd, lz_op2(z, Amul, lz_op2(z, Aminimum, g, lz_scalar(z, (double)(G - 1), DP_I64)),
+	                             lz_scalar(z, (double)M, DP_I64)),
+	            arange(z, 0, M, 1));
+	{
+		int in[2] = { y, ix };
+		if (y < 0 || ix < 0)
+			return -1;
+		k = lz_begin(z, Aindex, in, 2);
+		dp_seti(z->out, k, "dim", 0);
+		y = lz_end(z, k);
+	}
+	return bindk(z, op, 0, where(z, lz_view(z, lz_op2(z, Alt, g, lz_scalar(z, (double)G, DP_I64)), col, 2),
+	                             y, lz_scalar(z, 0, ta->dtype)));
+}

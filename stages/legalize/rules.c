@@ -2428,6 +2428,10 @@ static const struct {
 	  "dims but 1" },
 	{ Acdist, r_cdist, "the row differences [.., P, R, M] (aten.sub of views), then √Σd², Σ|d|, "
 	  "(Σ|d|^p)^(1/p), count of nonzero, or max |d|" },
+	{ Ahistc, r_histc, "bin ⌊(x − min)·bins/(max − min)⌋ (x = max: the last) of x viewed flat, an "
+	  "aten.eq with aten.arange(bins) and the range test, summed" },
+	{ Agroupedmm, r_groupedmm, "every group's aten.bmm of a by b [G, M, N], then row i's of group "
+	  "g(i) = Σⱼ [offsetsⱼ <= i] (aten.index; rows past the last offset 0)" },
 	{ Apdist, r_pdist, "as aten.cdist of x with itself, viewed flat, aten.index at i·N + j, i < j" },
 	{ Amaskscat, r_maskscat, "aten.where(mask, src at aten.cumsum(mask) − 1, x), viewed flat" },
 	{ Acol2im, r_col2im, "per kernel offset: aten.select of x viewed [N, C, kh, kw, nh, nw], spread by "
